@@ -1,0 +1,50 @@
+// The stage protocol's event lines (DESIGN.md, "Stage protocol"): one JSON object per line,
+// with exactly one key naming the event.
+//
+//   {"progress": {"done": 1234, "total": 10000, "unit": "samples"}}
+//   {"metric": {"name": "accept_rate", "value": 0.153, "step": 0}}
+//   {"output": {"name": "endpoint", "value": "http://10.0.0.5:30000"}}
+//   {"artifact": {"name": "samples", "path": "samples.jsonl", "bytes": 81234567}}
+//   {"checkpoint": {"path": "ckpt/epoch-3", "step": 3}}
+//   {"ready": {}}
+//   {"message": {"level": "warn", "text": "429 from server, backing off"}}
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace longhaul {
+
+enum class EventType { kProgress, kMetric, kOutput, kArtifact, kCheckpoint, kReady, kMessage };
+
+std::string_view EventTypeName(EventType type);
+
+struct StageEvent {
+  EventType type = EventType::kMessage;
+  // progress
+  double done = 0;
+  std::optional<double> total;
+  std::string unit;
+  // metric, output, artifact: name
+  std::string name;
+  // metric
+  double value = 0;
+  std::optional<int64_t> step;  // metric and checkpoint
+  // output value, message text
+  std::string text;
+  // artifact and checkpoint
+  std::string path;
+  std::optional<int64_t> bytes;
+  // message: "debug", "info", "warn" or "error"
+  std::string level;
+};
+
+// Parses one line (without its newline). InvalidArgument says what is wrong, e.g.
+// "unknown event 'progres'" or "progress.done: expected a number".
+Result<StageEvent> ParseEventLine(std::string_view line);
+
+}  // namespace longhaul

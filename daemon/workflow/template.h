@@ -1,0 +1,46 @@
+// Templates in `run` and `env` values: ${params.NAME}, ${STAGE.outputs.NAME}, ${output_dir},
+// ${run.id}. "$${" is a literal "${". A template expands to exactly one string, so a value
+// can never inject extra argv elements.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace longhaul::workflow {
+
+struct TemplateRef {
+  enum Kind { kParam, kOutput, kOutputDir, kRunId };
+  Kind kind;
+  std::string stage;  // kOutput only
+  std::string name;   // kParam: param name; kOutput: output name
+  size_t offset = 0;  // of "${" in the template, for column numbers
+};
+
+// The references in `tmpl`, or InvalidArgument for an unclosed "${" or an unknown form
+// ("${foo}", "${a.b}"), naming the offset.
+Result<std::vector<TemplateRef>> ParseTemplate(std::string_view tmpl);
+
+struct TemplateContext {
+  const std::map<std::string, std::string>* params = nullptr;
+  // Returns the output `name` of stage `stage`, or nullopt when it reported none.
+  std::function<std::optional<std::string>(const std::string& stage, const std::string& name)>
+      outputs;
+  std::optional<std::string> output_dir;
+  std::optional<int64_t> run_id;
+  // When true, references with no value in the context (outputs with no callback, no
+  // output_dir, no run_id) are kept as written instead of failing. Used for cache keys,
+  // which hash templates before upstream outputs are substituted.
+  bool keep_unbound = false;
+};
+
+// Expands every reference. FailedPrecondition names the first reference with no value
+// (e.g. "stage 'target_server' reported no output 'endpoint'").
+Result<std::string> ExpandTemplate(std::string_view tmpl, const TemplateContext& ctx);
+
+}  // namespace longhaul::workflow

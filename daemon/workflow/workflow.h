@@ -1,0 +1,93 @@
+// The workflow file, v1 (DESIGN.md "Workflow file"): the parsed and validated model.
+//
+// ParseWorkflow() reads YAML text and returns a Workflow whose stages are in topological
+// order, with `defaults` merged into every stage. Nothing here knows about runs, agents or
+// the store; the scheduler and the CLI (`longhaul validate`) both link this library.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace longhaul::workflow {
+
+// 1-based line and column in the workflow file; 0 when unknown.
+struct SourcePos {
+  int line = 0;
+  int column = 0;
+};
+
+// Failure kinds a retry policy can act on (`retry.on`).
+inline constexpr std::string_view kFailureKinds[] = {"exit", "signal", "timeout", "stalled",
+                                                     "lost", "service_lost"};
+
+struct RetryPolicy {
+  int limit = 0;  // retries after the first attempt: at most limit + 1 attempts
+  int64_t backoff_ms = 10'000;       // delay before retry n is backoff * 2^(n-1), jittered
+  int64_t max_backoff_ms = 600'000;  // cap on that delay
+  std::set<std::string> on = {"exit", "signal", "timeout", "stalled", "lost", "service_lost"};
+  std::vector<int> exit_codes;  // when non-empty, an "exit" failure retries only for these
+};
+
+struct ResourceRequest {
+  double cpus = 1;
+  int64_t memory_bytes = 0;
+  int gpus = 0;
+};
+
+enum class StageKind { kTask, kService };
+
+struct StageSpec {
+  std::string name;
+  SourcePos pos;  // of the stage's key
+  StageKind kind = StageKind::kTask;
+  std::vector<std::string> run;           // argv templates; run[0] is the program
+  std::vector<std::string> needs;         // as written, in file order
+  std::map<std::string, std::string> env;  // values are templates
+  ResourceRequest resources;
+  RetryPolicy retry;
+  std::optional<int64_t> timeout_ms;        // wall time of one attempt
+  std::optional<int64_t> stall_timeout_ms;  // no progress event for this long: stalled
+  std::optional<int64_t> ready_timeout_ms;  // service: no ready event for this long: failed
+  int64_t grace_ms = 10'000;                // SIGTERM -> SIGKILL when stopping the stage
+  bool resume = false;                      // every attempt shares one output dir
+  bool cache = true;                        // `cache: false` opts out of reuse
+  std::string cache_version;                // bump to invalidate cached results
+};
+
+struct ParamSpec {
+  std::string name;
+  std::string default_value;  // YAML scalar as written ("8", "true", "/models/x")
+  SourcePos pos;
+};
+
+struct Workflow {
+  std::string name;
+  std::string description;
+  std::string path;  // as given to ParseWorkflow, for messages
+  std::vector<ParamSpec> params;   // in file order
+  std::vector<StageSpec> stages;   // topological order, ties broken by file order
+
+  // nullptr when there is no such stage / param.
+  const StageSpec* FindStage(std::string_view name) const;
+  const ParamSpec* FindParam(std::string_view name) const;
+};
+
+// Parses and validates a workflow file. On error returns InvalidArgument whose message holds
+// every problem found, one per line, each "PATH:LINE:COL: what was wrong and what was
+// expected" (e.g. "eagle.yaml:12:5: unknown key 'neds' in stage 'datagen' (did you mean
+// 'needs'?)", "eagle.yaml:8:3: cycle: a -> b -> c -> a").
+Result<Workflow> ParseWorkflow(std::string_view text, std::string_view path);
+
+// Applies `--set` overrides to the workflow's defaults. Unknown names are an error that names
+// them. Returns every param's value.
+Result<std::map<std::string, std::string>> ResolveParams(
+    const Workflow& wf, const std::map<std::string, std::string>& overrides);
+
+}  // namespace longhaul::workflow

@@ -1,0 +1,37 @@
+#include "core/duration.h"
+
+#include <gtest/gtest.h>
+
+namespace longhaul {
+namespace {
+
+TEST(DurationTest, ParsesUnitsAndCompounds) {
+  EXPECT_EQ(*ParseDurationMs("250ms"), 250);
+  EXPECT_EQ(*ParseDurationMs("30s"), 30'000);
+  EXPECT_EQ(*ParseDurationMs("10m"), 600'000);
+  EXPECT_EQ(*ParseDurationMs("24h"), 86'400'000);
+  EXPECT_EQ(*ParseDurationMs("1h30m"), 5'400'000);
+  EXPECT_EQ(*ParseDurationMs("2d"), 172'800'000);
+  EXPECT_EQ(*ParseDurationMs("1.5s"), 1'500);
+}
+
+TEST(DurationTest, BareNumberIsSeconds) { EXPECT_EQ(*ParseDurationMs("45"), 45'000); }
+
+TEST(DurationTest, RejectsUnknownUnitNamingIt) {
+  auto r = ParseDurationMs("10y");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'y'"), std::string::npos) << r.status();
+  EXPECT_FALSE(ParseDurationMs("").ok());
+  EXPECT_FALSE(ParseDurationMs("m").ok());
+}
+
+TEST(DurationTest, FormatsShort) {
+  EXPECT_EQ(FormatDurationMs(350), "350ms");
+  EXPECT_EQ(FormatDurationMs(42'000), "42s");
+  EXPECT_EQ(FormatDurationMs(307'000), "5m07s");
+  EXPECT_EQ(FormatDurationMs(3 * 3'600'000 + 5 * 60'000), "3h05m");
+  EXPECT_EQ(FormatDurationMs(2 * 86'400'000LL + 4 * 3'600'000), "2d04h");
+}
+
+}  // namespace
+}  // namespace longhaul
