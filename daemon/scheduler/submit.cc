@@ -1,0 +1,90 @@
+// Submitting a run: store the workflow text, the run and its stages, and make the roots ready.
+#include "core/logging.h"
+#include "core/strings.h"
+#include "daemon/scheduler/scheduler.h"
+#include "proto/state_names.h"
+
+namespace longhaul::scheduler {
+namespace {
+
+v1::Resources ToResources(const workflow::ResourceRequest& r) {
+  v1::Resources out;
+  out.set_cpus(r.cpus);
+  out.set_memory_bytes(r.memory_bytes);
+  out.set_gpus(r.gpus);
+  return out;
+}
+
+}  // namespace
+
+Result<SubmitOutput> Scheduler::Submit(SubmitInput input) {
+  ASSIGN_OR_RETURN(auto params, workflow::ResolveParams(input.workflow, input.overrides));
+  int64_t now = clock_->NowMs();
+  SubmitOutput out;
+  for (const auto& spec : input.workflow.stages) {
+    v1::PlanEntry entry;
+    entry.set_stage(spec.name);
+    entry.set_action("run");
+    entry.set_reason("new run");
+    out.plan.push_back(entry);
+  }
+  if (input.dry_run) return out;
+
+  auto run = std::make_unique<RunState>();
+  RunState* r = run.get();
+  ASSIGN_OR_RETURN(r->row.workflow_id,
+                   store_->PutWorkflow(input.workflow.name, input.text, input.hash, now));
+  r->row.workflow_name = input.workflow.name;
+  r->row.workflow_path = input.path;
+  r->row.workflow_text = input.text;
+  r->row.status = v1::RUN_RUNNING;
+  r->row.params = params;
+  r->row.overrides = input.overrides;
+  r->row.parent_run_id = input.parent_run_id;
+  r->row.from_stage = input.from_stage;
+  r->row.no_cache = input.no_cache;
+  r->row.created_at_ms = now;
+  r->row.started_at_ms = now;
+  RETURN_IF_ERROR(store_->InsertRun(&r->row));
+  r->workflow = std::move(input.workflow);
+
+  for (size_t i = 0; i < r->workflow.stages.size(); ++i) {
+    const workflow::StageSpec& spec = r->workflow.stages[i];
+    auto st = std::make_unique<StageState>();
+    st->spec = &spec;
+    st->run = r;
+    st->index = static_cast<int>(i);
+    st->rate = RateEstimator(options_.rate_tau_ms);
+    st->row.run_id = r->row.id;
+    st->row.name = spec.name;
+    st->row.position = static_cast<int>(i);
+    st->row.kind = spec.kind == workflow::StageKind::kService ? "service" : "task";
+    st->row.status = v1::STAGE_WAITING;
+    st->row.needs = spec.needs;
+    st->row.resources = ToResources(spec.resources);
+    RETURN_IF_ERROR(store_->InsertStage(&st->row));
+    r->index_by_name[spec.name] = st->index;
+    stage_owner_[st->row.id] = r;
+    r->stages.push_back(std::move(st));
+  }
+  for (auto& st : r->stages) {
+    for (const auto& need : st->spec->needs) {
+      int d = r->index_by_name.at(need);
+      st->deps.push_back(d);
+      r->stages[d]->dependents.push_back(st->index);
+    }
+  }
+  int64_t run_id = r->row.id;
+  runs_[run_id] = std::move(run);
+  for (auto& st : r->stages) {
+    if (st->deps.empty()) MarkReady(st.get());
+  }
+  changed_runs_.insert(run_id);
+  MaybeFinishRun(r);  // a workflow whose stages are all reused ends at once
+  GetLogger("scheduler")->info("run {} submitted: {} ({} stages)", run_id, r->row.workflow_name,
+                               r->stages.size());
+  out.run = SnapshotRun(*r, true);
+  return out;
+}
+
+}  // namespace longhaul::scheduler
