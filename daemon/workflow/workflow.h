@@ -59,6 +59,7 @@ struct StageSpec {
   bool resume = false;                      // every attempt shares one output dir
   bool cache = true;                        // `cache: false` opts out of reuse
   std::string cache_version;                // bump to invalidate cached results
+  std::string description;
 };
 
 struct ParamSpec {
