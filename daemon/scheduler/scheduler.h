@@ -102,6 +102,11 @@ class Scheduler {
   const RunState* FindRun(int64_t run_id) const;
 
  private:
+  // submit.cc
+  Result<std::unique_ptr<RunState>> CreateRun(SubmitInput input,
+                                              std::map<std::string, std::string> params,
+                                              int64_t now);
+
   // scheduler.cc: runs and stages
   Result<RunState*> LoadRunIntoMemory(int64_t run_id);
   Status BuildRunState(RunState* run, std::vector<store::StageRow> stages,

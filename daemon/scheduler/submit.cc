@@ -30,6 +30,32 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input) {
   }
   if (input.dry_run) return out;
 
+  RETURN_IF_ERROR(store_->Savepoint("submit"));
+  Result<std::unique_ptr<RunState>> made = CreateRun(std::move(input), std::move(params), now);
+  if (!made.ok()) {
+    store_->RollbackToSavepoint("submit");
+    return made.status();
+  }
+  RETURN_IF_ERROR(store_->ReleaseSavepoint("submit"));
+  std::unique_ptr<RunState> run = std::move(*made);
+  RunState* r = run.get();
+  int64_t run_id = r->row.id;
+  for (auto& st : r->stages) stage_owner_[st->row.id] = r;
+  runs_[run_id] = std::move(run);
+  for (auto& st : r->stages) {
+    if (st->deps.empty()) MarkReady(st.get());
+  }
+  changed_runs_.insert(run_id);
+  MaybeFinishRun(r);  // a workflow whose stages are all reused ends at once
+  GetLogger("scheduler")->info("run {} submitted: {} ({} stages)", run_id, r->row.workflow_name,
+                               r->stages.size());
+  out.run = SnapshotRun(*r, true);
+  return out;
+}
+
+Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input,
+                                                       std::map<std::string, std::string> params,
+                                                       int64_t now) {
   auto run = std::make_unique<RunState>();
   RunState* r = run.get();
   ASSIGN_OR_RETURN(r->row.workflow_id,
@@ -64,7 +90,6 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input) {
     st->row.resources = ToResources(spec.resources);
     RETURN_IF_ERROR(store_->InsertStage(&st->row));
     r->index_by_name[spec.name] = st->index;
-    stage_owner_[st->row.id] = r;
     r->stages.push_back(std::move(st));
   }
   for (auto& st : r->stages) {
@@ -74,17 +99,7 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input) {
       r->stages[d]->dependents.push_back(st->index);
     }
   }
-  int64_t run_id = r->row.id;
-  runs_[run_id] = std::move(run);
-  for (auto& st : r->stages) {
-    if (st->deps.empty()) MarkReady(st.get());
-  }
-  changed_runs_.insert(run_id);
-  MaybeFinishRun(r);  // a workflow whose stages are all reused ends at once
-  GetLogger("scheduler")->info("run {} submitted: {} ({} stages)", run_id, r->row.workflow_name,
-                               r->stages.size());
-  out.run = SnapshotRun(*r, true);
-  return out;
+  return run;
 }
 
 }  // namespace longhaul::scheduler

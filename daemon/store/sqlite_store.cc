@@ -38,6 +38,19 @@ void SqliteStore::Rollback() {
   in_tx_ = false;
 }
 
+Status SqliteStore::Savepoint(const std::string& name) {
+  return writer_->Exec(StrCat("SAVEPOINT ", name));
+}
+
+Status SqliteStore::ReleaseSavepoint(const std::string& name) {
+  return writer_->Exec(StrCat("RELEASE ", name));
+}
+
+void SqliteStore::RollbackToSavepoint(const std::string& name) {
+  (void)writer_->Exec(StrCat("ROLLBACK TO ", name));
+  (void)writer_->Exec(StrCat("RELEASE ", name));
+}
+
 Result<int64_t> SqliteStore::PutWorkflow(const std::string& name, const std::string& text,
                                          const std::string& hash, int64_t now_ms) {
   ASSIGN_OR_RETURN(Stmt * find, writer_->Prepare("SELECT id FROM workflows WHERE hash = ?"));

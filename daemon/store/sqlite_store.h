@@ -34,6 +34,11 @@ class SqliteStore {
   Status Commit();
   void Rollback();
   bool in_transaction() const { return in_tx_; }
+  // Nested undo points inside the transaction: a failed client call undoes its own writes
+  // without losing the rest of the batch.
+  Status Savepoint(const std::string& name);
+  Status ReleaseSavepoint(const std::string& name);
+  void RollbackToSavepoint(const std::string& name);
 
   // Returns the id of the workflow text with this hash, storing it if new.
   Result<int64_t> PutWorkflow(const std::string& name, const std::string& text,
