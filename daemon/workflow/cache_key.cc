@@ -49,8 +49,7 @@ Status ReadStringMap(const nlohmann::json& json, const char* field,
   }
   for (const auto& [k, v] : it->items()) {
     if (!v.is_string()) {
-      return absl::InvalidArgumentError(
-          StrCat("fingerprint: ", field, ".", k, " is not a string"));
+      return absl::InvalidArgumentError(StrCat("fingerprint: ", field, ".", k, " is not a string"));
     }
     out[k] = v.get<std::string>();
   }
@@ -146,8 +145,7 @@ Result<StageFingerprint> FingerprintFromJson(const nlohmann::json& json) {
   RETURN_IF_ERROR(ReadStringMap(json, "upstream", fp.upstream));
   RETURN_IF_ERROR(ReadString(json, "key", fp.key));
   if (KeyOf(fp) != fp.key) {
-    return absl::DataLossError(
-        StrCat("fingerprint: key ", fp.key, " does not match its fields"));
+    return absl::DataLossError(StrCat("fingerprint: key ", fp.key, " does not match its fields"));
   }
   return fp;
 }

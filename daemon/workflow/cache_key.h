@@ -5,11 +5,10 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "daemon/workflow/workflow.h"
@@ -20,7 +19,7 @@ struct StageFingerprint {
   std::string definition_hash;  // kind, run and env templates as written, cache_version
   std::map<std::string, std::string> params;    // params the stage's templates use -> value
   std::map<std::string, std::string> upstream;  // each stage in `needs` -> its cache key
-  std::string key;              // hash of the three above (core/hash.h FieldHasher)
+  std::string key;                              // hash of the three above (core/hash.h FieldHasher)
 
   bool operator==(const StageFingerprint&) const = default;
 };

@@ -10,13 +10,11 @@ namespace longhaul::workflow {
 namespace {
 
 const std::vector<std::string> kStageKeys = {
-    "run",           "needs", "env",         "resources", "retry",        "timeout",
-    "stall_timeout", "ready_timeout", "grace", "kind",      "resume",       "cache",
-    "cache_version", "description"};
-const std::vector<std::string> kDefaultsKeys = {"retry", "timeout",   "stall_timeout",
-                                                "ready_timeout", "grace", "resources", "env"};
-const std::vector<std::string> kRetryKeys = {"limit", "backoff", "max_backoff", "on",
-                                             "exit_codes"};
+    "run",           "needs", "env",  "resources", "retry", "timeout",       "stall_timeout",
+    "ready_timeout", "grace", "kind", "resume",    "cache", "cache_version", "description"};
+const std::vector<std::string> kDefaultsKeys = {
+    "retry", "timeout", "stall_timeout", "ready_timeout", "grace", "resources", "env"};
+const std::vector<std::string> kRetryKeys = {"limit", "backoff", "max_backoff", "on", "exit_codes"};
 const std::vector<std::string> kResourceKeys = {"cpus", "memory", "gpus"};
 
 bool IsEnvName(std::string_view name) {
@@ -60,8 +58,8 @@ void ParseRetry(const MapEntry& e, std::string_view where, OverridableFields& ou
       bool ok = true;
       for (size_t i = 0; i < f.value.size(); ++i) {
         YAML::Node item = f.value[i];
-        auto code = ReadInt(item, item.IsNull() ? f.value_pos : PosOf(item),
-                            ElementName(what, i), 0, 255, diag);
+        auto code = ReadInt(item, item.IsNull() ? f.value_pos : PosOf(item), ElementName(what, i),
+                            0, 255, diag);
         if (code) codes.push_back(static_cast<int>(*code));
         ok = ok && code.has_value();
       }
@@ -159,8 +157,9 @@ ParsedStage ParseStage(const MapEntry& entry, Diagnostics& diag) {
   stage.spec.name = entry.key;
   stage.spec.pos = entry.key_pos;
   if (!entry.value.IsMap()) {
-    diag.Add(entry.value_pos, StrCat(where, ": expected a mapping of stage keys (run, needs, ...)"
-                                            ", got ",
+    diag.Add(entry.value_pos, StrCat(where,
+                                     ": expected a mapping of stage keys (run, needs, ...)"
+                                     ", got ",
                                      Describe(entry.value)));
     return stage;
   }
@@ -171,8 +170,9 @@ ParsedStage ParseStage(const MapEntry& entry, Diagnostics& diag) {
     if (f.key == "run") {
       has_run = true;
       if (f.value.IsScalar()) {
-        diag.Add(f.value_pos, StrCat(what, ": run must be a list (argv), not a shell string; "
-                                           "write [prog, arg1, arg2]"));
+        diag.Add(f.value_pos, StrCat(what,
+                                     ": run must be a list (argv), not a shell string; "
+                                     "write [prog, arg1, arg2]"));
         continue;
       }
       std::optional<std::vector<Scalar>> argv = ReadScalarList(f, what, diag);
@@ -231,7 +231,8 @@ std::vector<TemplateSite> ApplyDefaults(const OverridableFields& d, ParsedStage&
 
   ResourceRequest builtin_resources;
   spec.resources.cpus = Pick(own.cpus, d.cpus, builtin_resources.cpus);
-  spec.resources.memory_bytes = Pick(own.memory_bytes, d.memory_bytes, builtin_resources.memory_bytes);
+  spec.resources.memory_bytes =
+      Pick(own.memory_bytes, d.memory_bytes, builtin_resources.memory_bytes);
   spec.resources.gpus = Pick(own.gpus, d.gpus, builtin_resources.gpus);
 
   spec.timeout_ms = PickOpt(own.timeout_ms, d.timeout_ms);

@@ -41,10 +41,10 @@ struct TemplateSite {
 };
 
 struct ParsedStage {
-  StageSpec spec;              // own fields; defaults not merged yet
-  OverridableFields fields;    // as the stage wrote them
-  std::vector<Scalar> needs;   // as written, with positions
-  std::vector<Scalar> run;     // as written, with positions
+  StageSpec spec;             // own fields; defaults not merged yet
+  OverridableFields fields;   // as the stage wrote them
+  std::vector<Scalar> needs;  // as written, with positions
+  std::vector<Scalar> run;    // as written, with positions
   size_t file_index = 0;
 };
 

@@ -1,8 +1,8 @@
 #include "daemon/workflow/workflow.h"
 
-#include <cctype>
-
 #include <yaml-cpp/yaml.h>
+
+#include <cctype>
 
 #include "core/strings.h"
 #include "daemon/workflow/graph.h"
@@ -14,16 +14,14 @@
 namespace longhaul::workflow {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name", "description", "params", "defaults",
-                                           "stages"};
+const std::vector<std::string> kTopKeys = {"name", "description", "params", "defaults", "stages"};
 // These would read like the other template forms (${params.x}, ${run.id}, ${output_dir}).
 const std::vector<std::string> kReservedStageNames = {"params", "run", "output_dir"};
 
 bool IsWorkflowName(std::string_view name) {
   if (name.empty()) return false;
   for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-              c == '-';
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
     if (!ok) return false;
   }
   return true;
@@ -33,12 +31,11 @@ void ReadParams(const MapEntry& e, Workflow& wf, Diagnostics& diag) {
   if (!ExpectMap(e, "params", diag)) return;
   for (const MapEntry& p : ReadMap(e.value, "params", "param", nullptr, diag)) {
     if (!IsTemplateName(p.key)) {
-      diag.Add(p.key_pos, StrCat("param '", p.key,
-                                 "': a name is a letter or _ then letters, digits, _ or -"));
+      diag.Add(p.key_pos,
+               StrCat("param '", p.key, "': a name is a letter or _ then letters, digits, _ or -"));
       continue;
     }
-    std::optional<Scalar> value =
-        ReadScalar(p, StrCat("param '", p.key, "'"), diag);
+    std::optional<Scalar> value = ReadScalar(p, StrCat("param '", p.key, "'"), diag);
     if (!value) continue;
     wf.params.push_back(ParamSpec{p.key, value->text, p.key_pos});
   }
@@ -170,11 +167,11 @@ Result<std::map<std::string, std::string>> ResolveParams(
     std::vector<std::string> known;
     for (const ParamSpec& p : wf.params) known.push_back(p.name);
     std::string what = unknown.size() == 1 ? "unknown param " : "unknown params ";
-    return absl::InvalidArgumentError(StrCat(
-        what, StrJoin(unknown, ", "), " for workflow '", wf.name, "' (",
-        known.empty() ? std::string("it has no params")
-                      : StrCat("its params are: ", StrJoin(known, ", ")),
-        ")"));
+    return absl::InvalidArgumentError(
+        StrCat(what, StrJoin(unknown, ", "), " for workflow '", wf.name, "' (",
+               known.empty() ? std::string("it has no params")
+                             : StrCat("its params are: ", StrJoin(known, ", ")),
+               ")"));
   }
   return values;
 }

@@ -90,9 +90,8 @@ std::string Describe(const YAML::Node& node) {
   }
 }
 
-std::vector<MapEntry> ReadMap(const YAML::Node& map, std::string_view where,
-                              std::string_view noun, const std::vector<std::string>* allowed,
-                              Diagnostics& diag) {
+std::vector<MapEntry> ReadMap(const YAML::Node& map, std::string_view where, std::string_view noun,
+                              const std::vector<std::string>* allowed, Diagnostics& diag) {
   std::vector<MapEntry> entries;
   std::map<std::string, int> first_line;
   for (const auto& pair : map) {
@@ -100,8 +99,7 @@ std::vector<MapEntry> ReadMap(const YAML::Node& map, std::string_view where,
     const YAML::Node& value = pair.second;
     SourcePos key_pos = PosOf(key);
     if (!key.IsScalar()) {
-      diag.Add(key_pos, StrCat("expected a plain name as key in ", where, ", got ",
-                               Describe(key)));
+      diag.Add(key_pos, StrCat("expected a plain name as key in ", where, ", got ", Describe(key)));
       continue;
     }
     std::string name = key.Scalar();
@@ -169,14 +167,14 @@ std::optional<int64_t> ReadInt(const YAML::Node& node, SourcePos pos, std::strin
       return value;
     }
   }
-  std::string range = max == INT32_MAX || max == INT64_MAX ? StrCat(">= ", min)
-                                                           : StrCat("from ", min, " to ", max);
+  std::string range =
+      max == INT32_MAX || max == INT64_MAX ? StrCat(">= ", min) : StrCat("from ", min, " to ", max);
   diag.Add(pos, StrCat(what, ": expected an integer ", range, ", got ", Describe(node)));
   return std::nullopt;
 }
 
-std::optional<int64_t> ReadInt(const MapEntry& e, std::string_view what, int64_t min,
-                               int64_t max, Diagnostics& diag) {
+std::optional<int64_t> ReadInt(const MapEntry& e, std::string_view what, int64_t min, int64_t max,
+                               Diagnostics& diag) {
   return ReadInt(e.value, e.value_pos, what, min, max, diag);
 }
 
@@ -204,8 +202,7 @@ std::optional<int64_t> ReadDuration(const MapEntry& e, std::string_view what, bo
       return std::nullopt;
     }
   }
-  diag.Add(e.value_pos,
-           StrCat(what, ": expected a duration like 30s, got ", Describe(e.value)));
+  diag.Add(e.value_pos, StrCat(what, ": expected a duration like 30s, got ", Describe(e.value)));
   return std::nullopt;
 }
 
@@ -237,8 +234,7 @@ Result<int64_t> ParseByteSize(std::string_view text) {
   return static_cast<int64_t>(bytes);
 }
 
-std::optional<int64_t> ReadByteSize(const MapEntry& e, std::string_view what,
-                                    Diagnostics& diag) {
+std::optional<int64_t> ReadByteSize(const MapEntry& e, std::string_view what, Diagnostics& diag) {
   if (e.value.IsScalar()) {
     Result<int64_t> bytes = ParseByteSize(e.value.Scalar());
     if (bytes.ok()) return *bytes;

@@ -6,13 +6,13 @@
 // "wf.yaml:7:14: timeout in stage 'datagen': expected a duration like 30s, got 'soon'".
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "core/status.h"
 #include "daemon/workflow/workflow.h"
@@ -65,9 +65,8 @@ struct MapEntry {
 // The entries of a mapping in file order. Reports non-scalar keys, duplicate keys ("duplicate
 // NOUN 'x' in WHERE (first at line 3)"; the later one is dropped) and, when `allowed` is
 // given, unknown keys with a suggestion. `where` is "stage 'datagen'", "defaults", ...
-std::vector<MapEntry> ReadMap(const YAML::Node& map, std::string_view where,
-                              std::string_view noun, const std::vector<std::string>* allowed,
-                              Diagnostics& diag);
+std::vector<MapEntry> ReadMap(const YAML::Node& map, std::string_view where, std::string_view noun,
+                              const std::vector<std::string>* allowed, Diagnostics& diag);
 
 // "a list", "a mapping", "nothing", or "'text'" for a scalar: what a value was, in messages.
 std::string Describe(const YAML::Node& node);
@@ -86,16 +85,15 @@ std::optional<Scalar> ReadScalar(const MapEntry& e, std::string_view what, Diagn
 std::optional<bool> ReadBool(const MapEntry& e, std::string_view what, Diagnostics& diag);
 std::optional<int64_t> ReadInt(const YAML::Node& node, SourcePos pos, std::string_view what,
                                int64_t min, int64_t max, Diagnostics& diag);
-std::optional<int64_t> ReadInt(const MapEntry& e, std::string_view what, int64_t min,
-                               int64_t max, Diagnostics& diag);
+std::optional<int64_t> ReadInt(const MapEntry& e, std::string_view what, int64_t min, int64_t max,
+                               Diagnostics& diag);
 // A finite number > 0.
 std::optional<double> ReadPositiveNumber(const MapEntry& e, std::string_view what,
                                          Diagnostics& diag);
 // A duration (core/duration.h) in ms; `allow_zero` false rejects "0s".
 std::optional<int64_t> ReadDuration(const MapEntry& e, std::string_view what, bool allow_zero,
                                     Diagnostics& diag);
-std::optional<int64_t> ReadByteSize(const MapEntry& e, std::string_view what,
-                                    Diagnostics& diag);
+std::optional<int64_t> ReadByteSize(const MapEntry& e, std::string_view what, Diagnostics& diag);
 // A list of scalars ("expected a list" for anything else; each bad element reported).
 std::optional<std::vector<Scalar>> ReadScalarList(const MapEntry& e, std::string_view what,
                                                   Diagnostics& diag);

@@ -63,13 +63,12 @@ TEST_F(CacheKeyTest, IsDeterministic) {
 
 TEST_F(CacheKeyTest, ChangesWithAUsedParamNotWithAnUnusedOne) {
   StageFingerprint before = FingerprintStage(Stage("serve"), Params(), {{"finetune", "k1"}});
-  StageFingerprint unused =
-      FingerprintStage(Stage("serve"), Params({{"model", "/models/other"}, {"lr", "1e-3"}}),
-                       {{"finetune", "k1"}});
+  StageFingerprint unused = FingerprintStage(
+      Stage("serve"), Params({{"model", "/models/other"}, {"lr", "1e-3"}}), {{"finetune", "k1"}});
   EXPECT_EQ(before.key, unused.key);
 
-  StageFingerprint now = FingerprintStage(Stage("serve"), Params({{"spec_engine", "sglang"}}),
-                                          {{"finetune", "k1"}});
+  StageFingerprint now =
+      FingerprintStage(Stage("serve"), Params({{"spec_engine", "sglang"}}), {{"finetune", "k1"}});
   EXPECT_NE(before.key, now.key);
   EXPECT_EQ(before.definition_hash, now.definition_hash);
   EXPECT_THAT(ExplainDifference(before, now),
@@ -122,10 +121,10 @@ TEST_F(CacheKeyTest, ExplainsParamsAndUpstreamsComingAndGoing) {
   changed.run = {"lh-finetune", "--model", "${params.model}"};
   changed.needs = {"other"};
   StageFingerprint now = FingerprintStage(changed, Params(), {{"other", "k9"}});
-  EXPECT_THAT(ExplainDifference(before, now),
-              ElementsAre("definition changed", "now uses param model (/models/target)",
-                          "no longer uses param lr", "now needs 'other'",
-                          "no longer needs 'datagen'"));
+  EXPECT_THAT(
+      ExplainDifference(before, now),
+      ElementsAre("definition changed", "now uses param model (/models/target)",
+                  "no longer uses param lr", "now needs 'other'", "no longer needs 'datagen'"));
 }
 
 TEST_F(CacheKeyTest, JsonRoundTrip) {
@@ -138,8 +137,7 @@ TEST_F(CacheKeyTest, JsonRoundTrip) {
 }
 
 TEST_F(CacheKeyTest, JsonRejectsBadInput) {
-  EXPECT_EQ(ParseFingerprintJson("{not json").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseFingerprintJson("{not json").status().code(), absl::StatusCode::kInvalidArgument);
   auto missing = ParseFingerprintJson(R"({"definition_hash": "x", "params": {}})");
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(ToStd(missing.status().message()), HasSubstr("'upstream'"));

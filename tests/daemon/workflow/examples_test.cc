@@ -1,8 +1,8 @@
 // Every workflow shipped under workflows/ parses. Engine profiles (workflows/engines/) are
 // not workflows and have their own format.
-#include <filesystem>
-
 #include <gtest/gtest.h>
+
+#include <filesystem>
 
 #include "core/fs.h"
 #include "core/strings.h"

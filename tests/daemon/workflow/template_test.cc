@@ -56,15 +56,15 @@ TEST(TemplateTest, ExpandsEveryBinding) {
   std::map<std::string, std::string> params = {{"model", "/models/t"}};
   TemplateContext ctx;
   ctx.params = &params;
-  ctx.outputs = [](const std::string& stage, const std::string& name)
-      -> std::optional<std::string> {
+  ctx.outputs = [](const std::string& stage,
+                   const std::string& name) -> std::optional<std::string> {
     if (stage == "serve" && name == "endpoint") return "http://10.0.0.5:30000";
     return std::nullopt;
   };
   ctx.output_dir = "/data/runs/7/bench";
   ctx.run_id = 7;
-  auto out = ExpandTemplate("${serve.outputs.endpoint}|${params.model}|${output_dir}|${run.id}",
-                            ctx);
+  auto out =
+      ExpandTemplate("${serve.outputs.endpoint}|${params.model}|${output_dir}|${run.id}", ctx);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, "http://10.0.0.5:30000|/models/t|/data/runs/7/bench|7");
 

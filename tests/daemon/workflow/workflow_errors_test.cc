@@ -82,22 +82,25 @@ stages:
   b:
     run: [x, {a: 1}]
 )");
-  EXPECT_THAT(errors, ::testing::ElementsAre(
-      "wf.yaml:5:12: needs in stage 'a': expected a list, got 'b'",
-      "wf.yaml:6:14: timeout in stage 'a': expected a duration like 30s, got 'soon'",
-      "wf.yaml:7:13: resume in stage 'a': expected true or false, got 'maybe'",
-      "wf.yaml:8:23: resources.gpus in stage 'a': expected an integer from 0 to 1024, got 'two'",
-      "wf.yaml:8:36: resources.memory in stage 'a': expected a size like 16G or a number of "
-      "bytes, got '12X'",
-      "wf.yaml:8:47: resources.cpus in stage 'a': expected a number > 0, got '-1'",
-      "wf.yaml:9:11: kind in stage 'a': expected task or service, got 'daemon'",
-      "wf.yaml:10:20: retry.limit in stage 'a': expected an integer from 0 to 1000, got '-1'",
-      "wf.yaml:10:35: retry.on in stage 'a': unknown failure kind 'crash' (expected one of "
-      "exit, signal, timeout, stalled, lost, service_lost)",
-      "wf.yaml:10:59: retry.exit_codes[1] in stage 'a': expected an integer from 0 to 255, "
-      "got '300'",
-      "wf.yaml:11:10: env in stage 'a': expected a mapping, got a list",
-      "wf.yaml:13:14: run[1] in stage 'b': expected a string, got a mapping"));
+  EXPECT_THAT(
+      errors,
+      ::testing::ElementsAre(
+          "wf.yaml:5:12: needs in stage 'a': expected a list, got 'b'",
+          "wf.yaml:6:14: timeout in stage 'a': expected a duration like 30s, got 'soon'",
+          "wf.yaml:7:13: resume in stage 'a': expected true or false, got 'maybe'",
+          "wf.yaml:8:23: resources.gpus in stage 'a': expected an integer from 0 to 1024, got "
+          "'two'",
+          "wf.yaml:8:36: resources.memory in stage 'a': expected a size like 16G or a number of "
+          "bytes, got '12X'",
+          "wf.yaml:8:47: resources.cpus in stage 'a': expected a number > 0, got '-1'",
+          "wf.yaml:9:11: kind in stage 'a': expected task or service, got 'daemon'",
+          "wf.yaml:10:20: retry.limit in stage 'a': expected an integer from 0 to 1000, got '-1'",
+          "wf.yaml:10:35: retry.on in stage 'a': unknown failure kind 'crash' (expected one of "
+          "exit, signal, timeout, stalled, lost, service_lost)",
+          "wf.yaml:10:59: retry.exit_codes[1] in stage 'a': expected an integer from 0 to 255, "
+          "got '300'",
+          "wf.yaml:11:10: env in stage 'a': expected a mapping, got a list",
+          "wf.yaml:13:14: run[1] in stage 'b': expected a string, got a mapping"));
 }
 
 TEST(WorkflowErrorsTest, DuplicateKeysAndStagesAreReported) {
@@ -315,7 +318,8 @@ stages:
     retry: {limit: many}
 )");
   ASSERT_EQ(errors.size(), 6u) << StrJoin(errors, "\n");
-  EXPECT_THAT(errors[0], HasSubstr("wf.yaml:6:15: run[1] in stage 'a': ${params.q} is not a param"));
+  EXPECT_THAT(errors[0],
+              HasSubstr("wf.yaml:6:15: run[1] in stage 'a': ${params.q} is not a param"));
   EXPECT_THAT(errors[1], HasSubstr("wf.yaml:7:14: timeout in stage 'a'"));
   EXPECT_THAT(errors[2], HasSubstr("wf.yaml:9:5: unknown key 'neeeds'"));
   EXPECT_THAT(errors[3], HasSubstr("wf.yaml:10:10: run in stage 'b': run must be a list"));
