@@ -36,6 +36,20 @@ Result<T> Field(const json& doc, const char* key, const std::string& path) {
   }
 }
 
+// Atomic (temp file + rename) but not fsynced: for files whose loss in a crash of the node is
+// harmless, kept off the start path's critical time.
+Status WriteFileFast(const std::string& path, const std::string& data) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("create", tmp, errno);
+  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+  int err = errno;
+  ::close(fd);
+  if (!ok) return ErrnoStatus("write", tmp, err);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoStatus("rename to", path, errno);
+  return OkStatus();
+}
+
 std::string Dump(const json& doc) {
   return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -55,7 +69,9 @@ Status AttemptDir::WriteSpec(const v1::StartAttempt& spec) const {
   opts.preserve_proto_field_names = true;
   auto st = google::protobuf::util::MessageToJsonString(spec, &text, opts);
   if (!st.ok()) return absl::InternalError(StrCat("spec.json: ", st.ToString()));
-  return WriteFileAtomic(File("spec.json"), text + "\n");
+  // Not fsynced: after a crash of the node (which ends the stage anyway) the attempt is
+  // reported as never started, or not at all, and then the coordinator sends it again.
+  return WriteFileFast(File("spec.json"), text + "\n");
 }
 
 Result<v1::StartAttempt> AttemptDir::ReadSpec() const {
@@ -119,18 +135,8 @@ Result<AckHint> AttemptDir::ReadAckHint() const {
 }
 
 Status AttemptDir::WriteAckHint(const AckHint& h) const {
-  // Without fsync: losing the latest hint only means re-sending a few acknowledged events.
-  std::string path = File("acked.json");
-  std::string tmp = path + ".tmp";
-  std::string data = Dump(json{{"seq", h.seq}, {"offset", h.offset}});
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("create", tmp, errno);
-  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
-  int err = errno;
-  ::close(fd);
-  if (!ok) return ErrnoStatus("write", tmp, err);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoStatus("rename to", path, errno);
-  return OkStatus();
+  // A lost hint only means re-sending a few acknowledged events.
+  return WriteFileFast(File("acked.json"), Dump(json{{"seq", h.seq}, {"offset", h.offset}}));
 }
 
 Result<int64_t> ProcessStartTime(pid_t pid) {

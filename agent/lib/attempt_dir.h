@@ -58,7 +58,7 @@ class AttemptDir {
   bool IsDone() const;
   Status MarkDone() const;
 
-  Status WriteSpec(const v1::StartAttempt& spec) const;
+  Status WriteSpec(const v1::StartAttempt& spec) const;  // not fsynced
   Result<v1::StartAttempt> ReadSpec() const;
   Result<PidInfo> ReadPid() const;
   Result<ExitInfo> ReadExit() const;

@@ -78,4 +78,13 @@ ExitInfo UnknownExit(const std::string& reason, int64_t now_ms, bool start_faile
   return e;
 }
 
+ExitInfo StartFailure(std::string reason, int64_t now_ms) {
+  ExitInfo e;
+  e.exit_code = 127;
+  e.reason = std::move(reason);
+  e.ended_at_ms = now_ms;
+  e.start_failed = true;
+  return e;
+}
+
 }  // namespace longhaul::agent

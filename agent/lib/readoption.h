@@ -40,8 +40,11 @@ Adoption DecideAdoption(const AttemptProbe& probe);
 // it. `*lock_fd` is -1 otherwise.
 AttemptProbe ProbeAttempt(const AttemptDir& dir, int* lock_fd);
 
-// The exit recorded for the outcomes that have no exit.json of the shim's.
+// The exit recorded for the outcomes that have no exit.json of the shim's: exit code -1.
 ExitInfo UnknownExit(const std::string& reason, int64_t now_ms, bool start_failed);
+
+// A stage the agent could not start (exit code 127, as the shim's exec failures).
+ExitInfo StartFailure(std::string reason, int64_t now_ms);
 
 inline constexpr char kNeverStartedReason[] = "agent restarted before the stage started";
 inline constexpr char kShimDiedReason[] =

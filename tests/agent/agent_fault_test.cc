@@ -164,5 +164,32 @@ TEST_F(AgentFaultTest, ShimKilledWhileTheStageRunsIsStillCancellable) {
   EXPECT_FALSE(ProcessAlive(stage));
 }
 
+TEST_F(AgentFaultTest, StalledCoordinatorNeverBlocksTheAgentsLoop) {
+  h_.StartAgent({"--event-window", "1000000"});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(31, {"lh-testjob", "--sleep", "60"})));
+  ASSERT_TRUE(WaitFor([&] { return !coord().started(31).empty(); }, 10'000));
+  pid_t sleeper = static_cast<pid_t>(coord().started(31)[0].pid());
+
+  // The coordinator stops reading; 12 MB of events back up in the agent's writer.
+  coord().set_stalled(true);
+  ASSERT_TRUE(coord().Start(h_.Spec(32, {"lh-testjob", "--events", "200000"})));
+  ASSERT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(32, "exit.json")); }, 20'000));
+  // Messages still flow the other way, and the loop still acts on them.
+  ASSERT_TRUE(coord().Cancel(31, "cancelled", 1000));
+  EXPECT_TRUE(WaitFor([&] { return !ProcessAlive(sleeper); }, 10'000)) << h_.AgentLog();
+  EXPECT_LT(coord().events_received(32), 200000);  // the stall was real
+
+  coord().set_stalled(false);
+  ASSERT_TRUE(h_.WaitExited(32, 60'000)) << h_.AgentLog();
+  ASSERT_TRUE(h_.WaitExited(31)) << h_.AgentLog();
+  EXPECT_EQ(coord().exited(31)->reason(), "cancelled");
+  auto events = coord().events(32);
+  ASSERT_EQ(events.size(), 200000u);
+  EXPECT_EQ(events.begin()->first, 1);
+  EXPECT_EQ(events.rbegin()->first, 200000);
+  EXPECT_EQ(coord().exited(32)->last_seq(), 200000);
+}
+
 }  // namespace
 }  // namespace longhaul::testing

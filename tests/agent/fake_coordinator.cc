@@ -18,11 +18,21 @@ void FakeCoordinator::Shutdown() {
   if (server_ == nullptr) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    stalled_ = false;
     if (ctx_ != nullptr) ctx_->TryCancel();
   }
+  unstalled_.notify_all();
   server_->Shutdown(std::chrono::system_clock::now());
   server_->Wait();
   server_.reset();
+}
+
+void FakeCoordinator::set_stalled(bool on) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stalled_ = on;
+  }
+  unstalled_.notify_all();
 }
 
 void FakeCoordinator::set_auto_ack(bool on) {
@@ -75,7 +85,14 @@ grpc::Status FakeCoordinator::Connect(
     exit_seen_on_stream_.clear();
   }
   v1::AgentMessage msg;
-  while (stream->Read(&msg)) Record(msg, stream);
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      unstalled_.wait(lock, [&] { return !stalled_ || ctx->IsCancelled(); });
+    }
+    if (!stream->Read(&msg)) break;
+    Record(msg, stream);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   stream_ = nullptr;
   ctx_ = nullptr;
@@ -102,6 +119,7 @@ void FakeCoordinator::Record(
         break;
       case v1::AgentMessage::kStarted:
         started_[msg.started().attempt_id()].push_back(msg.started());
+        started_time_.emplace(msg.started().attempt_id(), std::chrono::steady_clock::now());
         break;
       case v1::AgentMessage::kEvents: {
         int64_t id = msg.events().attempt_id();
@@ -123,6 +141,7 @@ void FakeCoordinator::Record(
       case v1::AgentMessage::kExited: {
         int64_t id = msg.exited().attempt_id();
         exited_[id] = msg.exited();
+        exited_time_.emplace(id, std::chrono::steady_clock::now());
         ++exit_count_[id];
         exit_seen_on_stream_[id] = true;
         if (auto_ack_) {
@@ -220,6 +239,22 @@ int FakeCoordinator::heartbeats() const {
 bool FakeCoordinator::saw_event_after_exit() const {
   std::lock_guard<std::mutex> lock(mu_);
   return event_after_exit_;
+}
+
+std::optional<std::chrono::steady_clock::time_point> FakeCoordinator::started_time(
+    int64_t id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = started_time_.find(id);
+  if (it == started_time_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::chrono::steady_clock::time_point> FakeCoordinator::exited_time(
+    int64_t id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = exited_time_.find(id);
+  if (it == exited_time_.end()) return std::nullopt;
+  return it->second;
 }
 
 }  // namespace longhaul::testing

@@ -4,6 +4,7 @@
 // Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -31,6 +32,9 @@ class FakeCoordinator : public v1::AgentService::Service {
   void Shutdown();
 
   void set_auto_ack(bool on);
+  // While stalled the coordinator reads nothing: the agent's writes back up, as with a
+  // coordinator that hangs or a network that drops packets.
+  void set_stalled(bool on);
   // Sends on the current stream; false when no agent is connected.
   bool Send(const v1::CoordinatorMessage& msg);
   bool Start(const v1::StartAttempt& start);
@@ -51,6 +55,9 @@ class FakeCoordinator : public v1::AgentService::Service {
   int heartbeats() const;
   // An event line whose seq arrived after the exit of its attempt, on the same stream.
   bool saw_event_after_exit() const;
+  // When the first AttemptStarted / AttemptExited of an attempt arrived (steady clock).
+  std::optional<std::chrono::steady_clock::time_point> started_time(int64_t attempt_id) const;
+  std::optional<std::chrono::steady_clock::time_point> exited_time(int64_t attempt_id) const;
 
   grpc::Status Connect(
       grpc::ServerContext* ctx,
@@ -68,6 +75,9 @@ class FakeCoordinator : public v1::AgentService::Service {
   grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* stream_ = nullptr;
   grpc::ServerContext* ctx_ = nullptr;
   bool auto_ack_ = true;
+  bool stalled_ = false;
+  std::condition_variable unstalled_;
+  std::map<int64_t, std::chrono::steady_clock::time_point> started_time_, exited_time_;
   int hellos_ = 0;
   std::optional<v1::Hello> hello_;
   std::map<int64_t, std::map<int64_t, std::string>> events_;
