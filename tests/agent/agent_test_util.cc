@@ -2,6 +2,8 @@
 
 #include <dirent.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/strings.h"
@@ -39,8 +41,10 @@ void AgentHarness::StartAgent(const std::vector<std::string>& extra,
                                    "--coordinator", "127.0.0.1:" + std::to_string(port_),
                                    "--state-dir", state_,
                                    "--id", "test-agent",
-                                   "--heartbeat", "200ms",
-                                   "--log-level", "debug"};
+                                   "--heartbeat", "200ms"};
+  if (std::find(extra.begin(), extra.end(), "--log-level") == extra.end()) {
+    argv.insert(argv.end(), {"--log-level", "debug"});
+  }
   argv.insert(argv.end(), extra.begin(), extra.end());
   agent_.reset();
   auto p = Subprocess::Start(argv, env, agent_log_);
