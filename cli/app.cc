@@ -41,6 +41,18 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_flag("--dry-run", submit.dry_run, "print the plan (STAGE ACTION REASON), start nothing");
   cmd->callback([&] { action = [&](CommandContext& c) { return Submit(c, submit); }; });
 
+  PivotOptions pivot;
+  cmd = app.add_subcommand(
+      "pivot", "run an earlier run's workflow again with changes, reusing what did not change");
+  cmd->add_option("run", pivot.run_id, "the run to pivot from")->required();
+  cmd->add_option("--set", pivot.sets, "change a param: NAME=VALUE (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--from", pivot.from_stage, "re-run this stage and everything after it");
+  cmd->add_flag("--watch", pivot.watch, "then follow the new run, as `watch` does");
+  cmd->add_flag("--no-cache", pivot.no_cache, "run every stage, reuse nothing");
+  cmd->add_flag("--dry-run", pivot.dry_run, "print the plan, start nothing");
+  cmd->callback([&] { action = [&](CommandContext& c) { return Pivot(c, pivot); }; });
+
   RunsOptions runs;
   cmd = app.add_subcommand("runs", "list runs, newest first");
   cmd->add_option("--status", runs.status, "only runs in this status (running, failed, ...)");

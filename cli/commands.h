@@ -22,6 +22,17 @@ struct SubmitOptions {
 };
 // Validates locally first (exit 2 and nothing sent on any problem), then SubmitRun.
 int Submit(CommandContext& ctx, const SubmitOptions& options);
+struct PivotOptions {
+  int64_t run_id = 0;
+  std::vector<std::string> sets;  // "name=value", on top of the earlier run's own
+  std::string from_stage;
+  bool watch = false;
+  bool no_cache = false;
+  bool dry_run = false;
+};
+// Resubmits RUN's workflow with changes; prints the plan (every stage reused or re-run, and
+// why) and the new run's id.
+int Pivot(CommandContext& ctx, const PivotOptions& options);
 // Local only: the stages in topological order, or the errors (exit 2).
 int Validate(CommandContext& ctx, const std::string& file);
 

@@ -61,6 +61,21 @@ void PrintStageTable(CommandContext& ctx, const v1::Run& run) {
   table.Render(ctx.out());
 }
 
+// Why each stage ran or was reused, decided at submission: the story of a pivot.
+void PrintPlanReasons(CommandContext& ctx, const v1::Run& run) {
+  bool any_reuse = false;
+  for (const v1::Stage& s : run.stages()) any_reuse |= s.plan_action() == "reuse";
+  if (!any_reuse && run.parent_run_id() == 0) return;
+  Table table({"STAGE", "PLAN", "WHY"});
+  for (const v1::Stage& s : run.stages()) {
+    if (s.plan_action().empty()) continue;
+    table.AddRow({s.name(), s.plan_action(), s.plan_reason().empty() ? "-" : s.plan_reason()});
+  }
+  if (table.rows() == 0) return;
+  ctx.out() << "\nplan:\n";
+  table.Render(ctx.out());
+}
+
 void PrintOutputsMetricsArtifacts(CommandContext& ctx, const v1::Run& run) {
   Table outputs({"STAGE", "OUTPUT", "VALUE"});
   Table metrics({"STAGE", "METRIC", "VALUE", "STEP", "ATTEMPT"});
@@ -178,6 +193,7 @@ int ShowRun(CommandContext& ctx, int64_t run_id, bool attempts) {
   if (ctx.json) return PrintJson(ctx, *run);
   PrintRunHeader(ctx, *run);
   PrintStageTable(ctx, *run);
+  PrintPlanReasons(ctx, *run);
   PrintOutputsMetricsArtifacts(ctx, *run);
   if (attempts) PrintAttempts(ctx, *run);
   return kExitOk;

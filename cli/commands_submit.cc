@@ -120,4 +120,42 @@ int Submit(CommandContext& ctx, const SubmitOptions& options) {
   return Watch(ctx, resp->run().id());
 }
 
+int Pivot(CommandContext& ctx, const PivotOptions& options) {
+  Result<std::map<std::string, std::string>> sets = ParseSets(options.sets);
+  if (!sets.ok()) return ctx.Fail(sets.status());
+  v1::PivotRunRequest req;
+  req.set_run_id(options.run_id);
+  for (const auto& [k, v] : *sets) (*req.mutable_params())[k] = v;
+  req.set_from_stage(options.from_stage);
+  req.set_dry_run(options.dry_run);
+  req.set_no_cache(options.no_cache);
+  Result<v1::SubmitRunResponse> resp = ctx.coordinator->PivotRun(req);
+  if (!resp.ok()) return ctx.Fail(resp.status());
+  if (ctx.json) {
+    PrintJson(ctx, *resp);
+  } else {
+    // The plan goes to stderr for a real pivot, so stdout stays the new run's id alone.
+    std::ostream& plan_out = options.dry_run ? ctx.out() : ctx.err();
+    int reuse = 0;
+    for (const v1::PlanEntry& e : resp->plan()) reuse += e.action() == "reuse";
+    plan_out << (options.dry_run ? "plan for" : "pivot of") << " run " << options.run_id << ": "
+             << reuse << " of " << resp->plan_size() << " stages reused\n";
+    {
+      Table table({"STAGE", "ACTION", "REASON"});
+      for (const v1::PlanEntry& e : resp->plan()) table.AddRow({e.stage(), e.action(), e.reason()});
+      table.Render(plan_out);
+    }
+    if (options.dry_run) {
+      ctx.err() << "dry run: nothing was submitted\n";
+    } else {
+      ctx.out() << resp->run().id() << '\n';
+      ctx.err() << "submitted run " << resp->run().id() << " (parent: run " << options.run_id
+                << ")\n";
+    }
+  }
+  ctx.out().flush();
+  if (options.dry_run || !options.watch) return kExitOk;
+  return Watch(ctx, resp->run().id());
+}
+
 }  // namespace longhaul::cli

@@ -15,6 +15,9 @@ class Coordinator {
   virtual ~Coordinator() = default;
 
   virtual Result<v1::SubmitRunResponse> SubmitRun(const v1::SubmitRunRequest& req) = 0;
+  virtual Result<v1::SubmitRunResponse> PivotRun(const v1::PivotRunRequest& req) {
+    return absl::UnimplementedError("pivot is not supported by this coordinator");
+  }
   virtual Result<v1::Run> GetRun(const v1::GetRunRequest& req) = 0;
   virtual Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& req) = 0;
   virtual Result<v1::Run> CancelRun(const v1::CancelRunRequest& req) = 0;

@@ -65,6 +65,11 @@ Result<Response> GrpcCoordinator::Unary(Call call) {
   return resp;
 }
 
+Result<v1::SubmitRunResponse> GrpcCoordinator::PivotRun(const v1::PivotRunRequest& req) {
+  return Unary<v1::SubmitRunResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->PivotRun(ctx, req, resp); });
+}
+
 Result<v1::SubmitRunResponse> GrpcCoordinator::SubmitRun(const v1::SubmitRunRequest& req) {
   return Unary<v1::SubmitRunResponse>(
       [&](auto* ctx, auto* resp) { return stub_->SubmitRun(ctx, req, resp); });

@@ -28,6 +28,7 @@ class GrpcCoordinator : public Coordinator {
   explicit GrpcCoordinator(GrpcCoordinatorOptions options);
 
   Result<v1::SubmitRunResponse> SubmitRun(const v1::SubmitRunRequest& req) override;
+  Result<v1::SubmitRunResponse> PivotRun(const v1::PivotRunRequest& req) override;
   Result<v1::Run> GetRun(const v1::GetRunRequest& req) override;
   Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& req) override;
   Result<v1::Run> CancelRun(const v1::CancelRunRequest& req) override;

@@ -5,6 +5,8 @@
 
 #include "core/hash.h"
 #include "core/logging.h"
+#include "core/strings.h"
+#include "daemon/scheduler/planner.h"
 #include "daemon/rpc/status_util.h"
 #include "daemon/workflow/workflow.h"
 #include "proto/state_names.h"
@@ -32,12 +34,92 @@ grpc::Status ClientServiceImpl::SubmitRun(grpc::ServerContext*, const v1::Submit
   input->no_cache = req->no_cache();
   if (req->parent_run_id() > 0) input->parent_run_id = req->parent_run_id();
   input->from_stage = req->from_stage();
+  return PlanAndSubmit(std::move(input), resp);
+}
+
+grpc::Status ClientServiceImpl::PivotRun(grpc::ServerContext*, const v1::PivotRunRequest* req,
+                                         v1::SubmitRunResponse* resp) {
+  Result<store::SqliteStore::RunSource> src = store_->GetRunSource(req->run_id());
+  if (!src.ok()) return ToGrpc(src.status());
+  Result<workflow::Workflow> wf = workflow::ParseWorkflow(src->workflow_text, src->workflow_path);
+  if (!wf.ok()) {
+    return ToGrpc(Annotate(wf.status(), StrCat("run ", req->run_id(), "'s workflow")));
+  }
+  auto input = std::make_shared<scheduler::SubmitInput>();
+  input->overrides = src->overrides;  // the earlier run's --set values, then the pivot's
+  for (const auto& [k, v] : req->params()) input->overrides[k] = v;
+  Result<std::map<std::string, std::string>> params =
+      workflow::ResolveParams(*wf, input->overrides);
+  if (!params.ok()) return ToGrpc(params.status());
+  input->workflow = std::move(*wf);
+  input->text = src->workflow_text;
+  input->path = src->workflow_path;
+  input->hash = Sha256Hex(src->workflow_text);
+  input->dry_run = req->dry_run();
+  input->no_cache = req->no_cache();
+  input->parent_run_id = req->run_id();
+  input->from_stage = req->from_stage();
+  return PlanAndSubmit(std::move(input), resp);
+}
+
+grpc::Status ClientServiceImpl::PlanAndSubmit(std::shared_ptr<scheduler::SubmitInput> input,
+                                              v1::SubmitRunResponse* resp) {
+  Result<scheduler::RunPlan> plan = scheduler::PlanRun(store_, *input);
+  if (!plan.ok()) return ToGrpc(plan.status());
+  CheckReusedArtifacts(&*plan);
+  scheduler::FinalizePlan(input->workflow, &*plan);
+  auto shared_plan = std::make_shared<scheduler::RunPlan>(std::move(*plan));
   Result<scheduler::SubmitOutput> out = loop_->Call<scheduler::SubmitOutput>(
-      [this, input]() { return scheduler_->Submit(std::move(*input)); });
+      [this, input, shared_plan]() {
+        return scheduler_->Submit(std::move(*input), std::move(*shared_plan));
+      });
   if (!out.ok()) return ToGrpc(out.status());
-  *resp->mutable_run() = std::move(out->run);
+  if (out->run.id() != 0) *resp->mutable_run() = std::move(out->run);
   for (auto& e : out->plan) *resp->add_plan() = std::move(e);
   return grpc::Status::OK;
+}
+
+void ClientServiceImpl::CheckReusedArtifacts(scheduler::RunPlan* plan) {
+  for (size_t i = 0; i < plan->stages.size(); ++i) {
+    scheduler::StagePlan& sp = plan->stages[i];
+    if (sp.action != "reuse" || !sp.hit || sp.hit->artifacts.empty()) continue;
+    std::map<std::string, std::vector<const store::ArtifactRow*>> by_agent;
+    for (const auto& a : sp.hit->artifacts) by_agent[a.agent_id].push_back(&a);
+    for (const auto& [agent, arts] : by_agent) {
+      std::vector<std::string> paths;
+      for (const auto* a : arts) paths.push_back(a->path);
+      auto promise = std::make_shared<std::promise<Result<std::vector<std::string>>>>();
+      auto future = promise->get_future();
+      loop_->Post([this, agent = agent, paths, promise] {
+        scheduler_->CheckArtifacts(agent, paths, [promise](Result<std::vector<std::string>> r) {
+          promise->set_value(std::move(r));
+        });
+      });
+      int64_t run_id = sp.hit->run_id;
+      if (future.wait_for(std::chrono::milliseconds(log_timeout_ms_)) !=
+          std::future_status::ready) {
+        scheduler::RerunStage(plan, i, StrCat("cannot check the artifacts of run ", run_id,
+                                              ": agent ", agent, " did not answer"));
+        break;
+      }
+      Result<std::vector<std::string>> missing = future.get();
+      if (!missing.ok()) {
+        scheduler::RerunStage(plan, i, StrCat("the artifacts of run ", run_id, " are on agent ",
+                                              agent, ", which is not connected"));
+        break;
+      }
+      if (!missing->empty()) {
+        std::string name;
+        for (const auto* a : arts) {
+          if (a->path == missing->front()) name = a->name;
+        }
+        scheduler::RerunStage(plan, i, StrCat("artifact '", name, "' of run ", run_id,
+                                              " is gone: ", missing->front(), " (on ", agent,
+                                              ")"));
+        break;
+      }
+    }
+  }
 }
 
 grpc::Status ClientServiceImpl::GetRun(grpc::ServerContext*, const v1::GetRunRequest* req,

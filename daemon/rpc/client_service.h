@@ -17,6 +17,8 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
 
   grpc::Status SubmitRun(grpc::ServerContext* ctx, const v1::SubmitRunRequest* req,
                          v1::SubmitRunResponse* resp) override;
+  grpc::Status PivotRun(grpc::ServerContext* ctx, const v1::PivotRunRequest* req,
+                        v1::SubmitRunResponse* resp) override;
   grpc::Status GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req,
                       v1::Run* resp) override;
   grpc::Status ListRuns(grpc::ServerContext* ctx, const v1::ListRunsRequest* req,
@@ -35,6 +37,12 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
                           v1::ListEventsResponse* resp) override;
 
  private:
+  // Plans (reuse or run, and why), checks that reused artifacts still exist on their agents,
+  // and submits; a dry run stops after the plan.
+  grpc::Status PlanAndSubmit(std::shared_ptr<scheduler::SubmitInput> input,
+                             v1::SubmitRunResponse* resp);
+  void CheckReusedArtifacts(scheduler::RunPlan* plan);
+
   scheduler::Scheduler* scheduler_;
   scheduler::SchedulerLoop* loop_;
   store::SqliteStore* store_;

@@ -123,6 +123,21 @@ void Scheduler::AttemptEnded(AttemptState* a, v1::AttemptState state, const std:
   s->current = nullptr;
   MarkChanged(s);
   auto log = GetLogger("scheduler");
+  std::string kind_now = kind, reason_now = reason;
+  if (IsService(s)) {
+    if (ServiceAttemptEnded(a, kind, reason)) return;
+    if (kind == "success") {  // a service that ends by itself while needed has failed
+      kind_now = "exit";
+      reason_now = "exited (code 0) while dependents needed it";
+    }
+  }
+  AttemptFailedOrSucceeded(s, a, kind_now, reason_now);
+}
+
+void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const std::string& kind,
+                                         const std::string& reason) {
+  int64_t now = clock_->NowMs();
+  auto log = GetLogger("scheduler");
   if (kind == "success") {
     StageSucceeded(s);
     return;

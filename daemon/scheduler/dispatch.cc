@@ -178,7 +178,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   s->attempts.push_back(std::move(attempt));
   attempts_[a->row.id] = a;
   a->last_progress_ms = clock_->NowMs();
-  SetStageStatus(s, v1::STAGE_RUNNING, "");
+  SetStageStatus(s, IsService(s) ? v1::STAGE_STARTING : v1::STAGE_RUNNING, "");
   ArmAttemptTimers(a);
 
   v1::CoordinatorMessage msg;

@@ -111,8 +111,10 @@ void Scheduler::ApplyEvent(AttemptState* a, const StageEvent& ev, int64_t ts_ms)
       s->row.checkpoint_step = ev.step;
       break;
     case EventType::kReady:
-      s->row.last_message = "ready";
-      s->row.last_message_level = "info";
+      if (IsService(s) && s->row.status == v1::STAGE_STARTING) {
+        SetStageStatus(s, v1::STAGE_SERVING, "");
+        Propagate(s);  // its dependents may run now
+      }
       break;
     case EventType::kMessage:
       s->row.last_message = ev.text;

@@ -151,8 +151,8 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
         if (st->row.next_retry_at_ms) {
           timers_.Push({*st->row.next_retry_at_ms, TimerKind::kRetry, st->row.id, "",
                         st->retry_gen});
-        } else if (DepsSatisfied(st.get()) && !run->cancel_requested) {
-          MarkReady(st.get());
+        } else {
+          MaybeReady(st.get());
         }
         break;
       case v1::STAGE_RUNNING:
@@ -160,7 +160,8 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
       case v1::STAGE_SERVING:
         if (st->current == nullptr) {
           // The coordinator died between deciding to run the stage and recording an attempt.
-          MarkReady(st.get());
+          SetStageStatus(st.get(), v1::STAGE_WAITING, "");
+          MaybeReady(st.get());
         }
         break;
       default:

@@ -87,32 +87,25 @@ void Scheduler::MarkReady(StageState* s) {
 
 bool Scheduler::DepsSatisfied(const StageState* s) const {
   for (int d : s->deps) {
-    v1::StageStatus st = s->run->stages[d]->row.status;
-    if (st != v1::STAGE_SUCCEEDED && st != v1::STAGE_CACHED) return false;
+    const StageState* dep = s->run->stages[d].get();
+    v1::StageStatus st = dep->row.status;
+    if (st == v1::STAGE_SUCCEEDED || st == v1::STAGE_CACHED) continue;
+    if (IsService(dep) && st == v1::STAGE_SERVING) continue;
+    return false;
   }
   return true;
 }
 
 void Scheduler::StageSucceeded(StageState* s) {
   SetStageStatus(s, v1::STAGE_SUCCEEDED, "");
-  PromoteDependents(s);
+  Propagate(s);
   MaybeFinishRun(s->run);
-}
-
-void Scheduler::PromoteDependents(StageState* s) {
-  if (s->run->cancel_requested) return;
-  for (int d : s->dependents) {
-    StageState* dep = s->run->stages[d].get();
-    if (dep->row.status == v1::STAGE_WAITING && !dep->row.next_retry_at_ms &&
-        DepsSatisfied(dep)) {
-      MarkReady(dep);
-    }
-  }
 }
 
 void Scheduler::StageFailed(StageState* s, v1::StageStatus status, const std::string& reason) {
   SetStageStatus(s, status, reason);
   SkipDependents(s);
+  Propagate(s);
   MaybeFinishRun(s->run);
 }
 
@@ -123,6 +116,7 @@ void Scheduler::SkipDependents(StageState* s) {
       SetStageStatus(dep, v1::STAGE_SKIPPED,
                      StrCat("needs '", s->row.name, "', which ", StageStatusName(s->row.status)));
       SkipDependents(dep);
+      Propagate(dep);
     }
   }
 }
@@ -177,7 +171,11 @@ Result<v1::Run> Scheduler::Cancel(int64_t run_id) {
       case v1::STAGE_RUNNING:
       case v1::STAGE_STARTING:
       case v1::STAGE_SERVING:
-        if (s->current) StopAttempt(s->current, "cancelled", "cancelled by request");
+        if (s->current) {
+          StopAttempt(s->current, "cancelled", "cancelled by request");
+        } else {
+          SetStageStatus(s.get(), v1::STAGE_CANCELLED, "cancelled");
+        }
         break;
       default:
         break;
@@ -260,10 +258,7 @@ Result<v1::Run> Scheduler::Retry(int64_t run_id, const std::string& stage_name) 
     s->retry_gen++;
     SetStageStatus(s, v1::STAGE_WAITING, "");
   }
-  for (int i : reset) {
-    StageState* s = run->stages[i].get();
-    if (DepsSatisfied(s)) MarkReady(s);
-  }
+  for (int i : reset) MaybeReady(run->stages[i].get());
   GetLogger("scheduler")->info("run {}: retrying {} stage(s)", run_id, reset.size());
   return SnapshotRun(*run, true);
 }

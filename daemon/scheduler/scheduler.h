@@ -28,6 +28,7 @@
 #include "daemon/scheduler/agent_link.h"
 #include "daemon/scheduler/model.h"
 #include "daemon/scheduler/options.h"
+#include "daemon/scheduler/planner.h"
 #include "daemon/scheduler/timer_queue.h"
 #include "daemon/scheduler/watcher.h"
 #include "daemon/store/sqlite_store.h"
@@ -66,7 +67,9 @@ class Scheduler {
   Status Recover();
 
   // --- client API ---
-  Result<SubmitOutput> Submit(SubmitInput input);
+  // Stores the run as `plan` says (PlanRun + artifact checks + FinalizePlan); without a plan,
+  // plans here without checking artifacts.
+  Result<SubmitOutput> Submit(SubmitInput input, std::optional<RunPlan> plan = std::nullopt);
   Result<v1::Run> Cancel(int64_t run_id);
   // Re-runs `stage` (or every failed/cancelled stage when empty) and its dependents that did
   // not succeed; continues a run that already ended.
@@ -103,9 +106,7 @@ class Scheduler {
 
  private:
   // submit.cc
-  Result<std::unique_ptr<RunState>> CreateRun(SubmitInput input,
-                                              std::map<std::string, std::string> params,
-                                              int64_t now);
+  Result<std::unique_ptr<RunState>> CreateRun(SubmitInput input, RunPlan plan, int64_t now);
 
   // scheduler.cc: runs and stages
   Result<RunState*> LoadRunIntoMemory(int64_t run_id);
@@ -116,8 +117,20 @@ class Scheduler {
   void StageSucceeded(StageState* s);
   void StageFailed(StageState* s, v1::StageStatus status, const std::string& reason);
   void SkipDependents(StageState* s);
-  void PromoteDependents(StageState* s);
   bool DepsSatisfied(const StageState* s) const;
+
+  // services.cc: readiness for tasks and services, and the life of a service
+  static bool IsService(const StageState* s);
+  // A waiting stage becomes ready when its dependencies allow (a service: only when some
+  // dependent must really run), or skipped when one of them failed.
+  void MaybeReady(StageState* s);
+  bool ServiceWanted(const StageState* s) const;
+  // After `s` changed state: its dependents may be ready, services they need may be wanted,
+  // services `s` needed may no longer be.
+  void Propagate(StageState* s);
+  void MaybeStopService(StageState* s);
+  // A service's attempt ended; true when handled (the stage is done with it).
+  bool ServiceAttemptEnded(AttemptState* a, const std::string& kind, const std::string& reason);
   void MaybeFinishRun(RunState* run);
   v1::Run SnapshotRun(const RunState& run, bool all_stages) const;
   void MarkChanged(StageState* s);
@@ -141,6 +154,8 @@ class Scheduler {
   // attempts.cc: how attempts end
   void AttemptEnded(AttemptState* a, v1::AttemptState state, const std::string& kind,
                     const std::string& reason);
+  void AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const std::string& kind,
+                                const std::string& reason);
   void HandleStarted(AttemptState* a, const v1::AttemptStarted& msg);
   void HandleExited(AgentState* agent, const v1::AttemptExited& msg);
   int64_t BackoffMs(const workflow::RetryPolicy& policy, int retry_number);

@@ -1,6 +1,7 @@
 // Submitting a run: store the workflow text, the run and its stages, and make the roots ready.
 #include "core/logging.h"
 #include "core/strings.h"
+#include "daemon/scheduler/planner.h"
 #include "daemon/scheduler/scheduler.h"
 #include "proto/state_names.h"
 
@@ -17,21 +18,21 @@ v1::Resources ToResources(const workflow::ResourceRequest& r) {
 
 }  // namespace
 
-Result<SubmitOutput> Scheduler::Submit(SubmitInput input) {
-  ASSIGN_OR_RETURN(auto params, workflow::ResolveParams(input.workflow, input.overrides));
+Result<SubmitOutput> Scheduler::Submit(SubmitInput input, std::optional<RunPlan> given) {
+  RunPlan plan;
+  if (given) {
+    plan = std::move(*given);
+  } else {
+    ASSIGN_OR_RETURN(plan, PlanRun(store_, input));
+    FinalizePlan(input.workflow, &plan);
+  }
   int64_t now = clock_->NowMs();
   SubmitOutput out;
-  for (const auto& spec : input.workflow.stages) {
-    v1::PlanEntry entry;
-    entry.set_stage(spec.name);
-    entry.set_action("run");
-    entry.set_reason("new run");
-    out.plan.push_back(entry);
-  }
+  out.plan = PlanEntries(plan);
   if (input.dry_run) return out;
 
   RETURN_IF_ERROR(store_->Savepoint("submit"));
-  Result<std::unique_ptr<RunState>> made = CreateRun(std::move(input), std::move(params), now);
+  Result<std::unique_ptr<RunState>> made = CreateRun(std::move(input), std::move(plan), now);
   if (!made.ok()) {
     store_->RollbackToSavepoint("submit");
     return made.status();
@@ -42,9 +43,7 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input) {
   int64_t run_id = r->row.id;
   for (auto& st : r->stages) stage_owner_[st->row.id] = r;
   runs_[run_id] = std::move(run);
-  for (auto& st : r->stages) {
-    if (st->deps.empty()) MarkReady(st.get());
-  }
+  for (auto& st : r->stages) MaybeReady(st.get());
   changed_runs_.insert(run_id);
   MaybeFinishRun(r);  // a workflow whose stages are all reused ends at once
   GetLogger("scheduler")->info("run {} submitted: {} ({} stages)", run_id, r->row.workflow_name,
@@ -53,8 +52,7 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input) {
   return out;
 }
 
-Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input,
-                                                       std::map<std::string, std::string> params,
+Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, RunPlan plan,
                                                        int64_t now) {
   auto run = std::make_unique<RunState>();
   RunState* r = run.get();
@@ -64,7 +62,7 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input,
   r->row.workflow_path = input.path;
   r->row.workflow_text = input.text;
   r->row.status = v1::RUN_RUNNING;
-  r->row.params = params;
+  r->row.params = plan.params;
   r->row.overrides = input.overrides;
   r->row.parent_run_id = input.parent_run_id;
   r->row.from_stage = input.from_stage;
@@ -88,6 +86,21 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input,
     st->row.status = v1::STAGE_WAITING;
     st->row.needs = spec.needs;
     st->row.resources = ToResources(spec.resources);
+    const StagePlan& sp = plan.stages[i];
+    st->row.cache_key = sp.fingerprint.key;
+    st->row.fingerprint_json = workflow::FingerprintToJson(sp.fingerprint).dump();
+    st->row.plan_action = sp.action;
+    st->row.plan_reason = sp.reason;
+    if (sp.action == "reuse" && sp.hit) {
+      st->row.status = v1::STAGE_CACHED;
+      st->row.cached_from_stage_id = sp.hit->stage_id;
+      st->row.outputs = sp.hit->outputs;
+      st->row.ended_at_ms = now;
+    } else if (sp.action == "skip") {
+      st->row.status = v1::STAGE_STOPPED;
+      st->row.reason = sp.reason;
+      st->row.ended_at_ms = now;
+    }
     RETURN_IF_ERROR(store_->InsertStage(&st->row));
     r->index_by_name[spec.name] = st->index;
     r->stages.push_back(std::move(st));

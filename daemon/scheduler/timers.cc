@@ -55,8 +55,7 @@ void Scheduler::FireTimer(const Timer& t) {
         if (s->row.id != t.id) continue;
         if (s->retry_gen != t.generation || s->row.status != v1::STAGE_WAITING) return;
         s->row.next_retry_at_ms.reset();
-        if (run->cancel_requested) return;
-        if (DepsSatisfied(s.get())) MarkReady(s.get());
+        MaybeReady(s.get());
         return;
       }
       return;
@@ -85,6 +84,7 @@ void Scheduler::FireTimer(const Timer& t) {
         timers_.Push({now + limit, TimerKind::kStall, a->row.id, "", a->timer_gen});
         return;
       }
+      if (a->stage->row.status == v1::STAGE_SERVING) return;  // a serving service is idle by design
       if (now - a->last_progress_ms < limit) {
         timers_.Push({a->last_progress_ms + limit, TimerKind::kStall, a->row.id, "",
                       a->timer_gen});

@@ -64,6 +64,8 @@ CREATE TABLE stages (
   last_malformed TEXT NOT NULL DEFAULT '',
   needs_json TEXT NOT NULL DEFAULT '[]',
   resources_json TEXT NOT NULL DEFAULT '{}',
+  plan_action TEXT NOT NULL DEFAULT '',
+  plan_reason TEXT NOT NULL DEFAULT '',
   UNIQUE(run_id, name)
 );
 CREATE INDEX stages_by_cache_key ON stages(cache_key, status);

@@ -49,6 +49,8 @@ void StageRowToProto(const StageRow& s, v1::Stage* out) {
   out->set_agent_id(s.agent_id);
   out->set_malformed_events(s.malformed);
   out->set_last_malformed(s.last_malformed);
+  out->set_plan_action(s.plan_action);
+  out->set_plan_reason(s.plan_reason);
 }
 
 void AttemptRowToProto(const AttemptRow& a, v1::Attempt* out) {

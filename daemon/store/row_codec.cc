@@ -87,7 +87,7 @@ const char kStageColumns[] =
     "id, run_id, name, position, kind, status, reason, attempt_count, retries_used, cache_key, "
     "fingerprint_json, cached_from_stage_id, outputs_json, progress_json, last_message, "
     "last_message_level, next_retry_at_ms, checkpoint, checkpoint_step, started_at_ms, "
-    "ended_at_ms, agent_id, malformed, last_malformed, needs_json, resources_json";
+    "ended_at_ms, agent_id, malformed, last_malformed, needs_json, resources_json, plan_action, plan_reason";
 
 StageRow ReadStage(const Stmt& st) {
   StageRow s;
@@ -122,6 +122,8 @@ StageRow ReadStage(const Stmt& st) {
     }
   }
   s.resources = JsonToResources(st.Text(25));
+  s.plan_action = st.Text(26);
+  s.plan_reason = st.Text(27);
   return s;
 }
 

@@ -66,6 +66,8 @@ struct StageRow {
   std::string last_malformed;
   std::vector<std::string> needs;  // from the workflow, for display
   v1::Resources resources;         // what each attempt asks for
+  std::string plan_action;         // "run" or "reuse", decided at submission
+  std::string plan_reason;         // why
 };
 
 struct AttemptRow {

@@ -133,7 +133,9 @@ void BindStageFields(Stmt* st, const StageRow& s) {
       .Bind(22, s.malformed)
       .Bind(23, s.last_malformed)
       .Bind(24, nlohmann::json(s.needs).dump())
-      .Bind(25, ResourcesToJson(s.resources));
+      .Bind(25, ResourcesToJson(s.resources))
+      .Bind(26, s.plan_action)
+      .Bind(27, s.plan_reason);
 }
 
 }  // namespace
@@ -141,7 +143,7 @@ void BindStageFields(Stmt* st, const StageRow& s) {
 Status SqliteStore::InsertStage(StageRow* stage) {
   ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
       "INSERT INTO stages(", std::string(kStageColumns).substr(4),
-      ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")));
+      ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")));
   BindStageFields(st, *stage);
   RETURN_IF_ERROR(st->Run());
   stage->id = writer_->LastInsertId();
@@ -156,9 +158,9 @@ Status SqliteStore::UpdateStage(const StageRow& stage) {
       "progress_json = ?13, last_message = ?14, last_message_level = ?15, "
       "next_retry_at_ms = ?16, checkpoint = ?17, checkpoint_step = ?18, started_at_ms = ?19, "
       "ended_at_ms = ?20, agent_id = ?21, malformed = ?22, last_malformed = ?23, needs_json = ?24, "
-      "resources_json = ?25 WHERE id = ?26"));
+      "resources_json = ?25, plan_action = ?26, plan_reason = ?27 WHERE id = ?28"));
   BindStageFields(st, stage);
-  st->Bind(26, stage.id);
+  st->Bind(28, stage.id);
   return st->Run();
 }
 
@@ -367,25 +369,6 @@ Result<std::vector<ArtifactRow>> SqliteStore::LoadArtifacts(int64_t stage_id) {
   }
   st->Reset();
   return out;
-}
-
-Result<std::optional<CacheHit>> SqliteStore::FindCacheHit(const std::string& cache_key,
-                                                          int64_t exclude_run_id) {
-  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
-      "SELECT id, run_id, name, outputs_json, fingerprint_json FROM stages "
-      "WHERE cache_key = ? AND status = 'succeeded' AND run_id != ? ORDER BY id DESC LIMIT 1"));
-  st->Bind(1, cache_key).Bind(2, exclude_run_id);
-  ASSIGN_OR_RETURN(bool row, st->Step());
-  if (!row) return std::optional<CacheHit>();
-  CacheHit hit;
-  hit.stage_id = st->Int(0);
-  hit.run_id = st->Int(1);
-  hit.stage_name = st->Text(2);
-  hit.outputs = JsonToMap(st->Text(3));
-  hit.fingerprint_json = st->Text(4);
-  st->Reset();
-  ASSIGN_OR_RETURN(hit.artifacts, LoadArtifacts(hit.stage_id));
-  return std::optional<CacheHit>(std::move(hit));
 }
 
 }  // namespace longhaul::store

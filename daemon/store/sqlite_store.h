@@ -62,15 +62,28 @@ class SqliteStore {
   Result<std::vector<AttemptRow>> LoadAttempts(int64_t run_id);
   Result<std::vector<AgentRow>> LoadAgents();
   Result<std::vector<ArtifactRow>> LoadArtifacts(int64_t stage_id);
-  // The most recent succeeded (not cached) stage with this cache key, excluding `run_id`.
-  Result<std::optional<CacheHit>> FindCacheHit(const std::string& cache_key,
-                                               int64_t exclude_run_id);
   Result<StageRow> LoadStageById(int64_t stage_id);
 
   // --- client reads (any thread) ---
   Result<v1::Run> GetRun(int64_t run_id, bool include_attempts);
   Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& request);
   Result<v1::ListEventsResponse> ListEvents(const v1::ListEventsRequest& request);
+  // The most recent stage with this cache key that produced its result itself (succeeded, or a
+  // service that stopped), outside `exclude_run_id`, with its outputs and artifacts.
+  Result<std::optional<CacheHit>> FindCacheHit(const std::string& cache_key,
+                                               int64_t exclude_run_id);
+  // What a pivot needs of an earlier run: its workflow text and path, and its --set values.
+  struct RunSource {
+    std::string workflow_text;
+    std::string workflow_path;
+    std::string workflow_name;
+    std::map<std::string, std::string> overrides;
+  };
+  Result<RunSource> GetRunSource(int64_t run_id);
+  // The newest run of workflow `name` (nullopt when none), for explaining a plan.
+  Result<std::optional<int64_t>> LatestRunOf(const std::string& name);
+  // Every stage row of a run (any thread).
+  Result<std::vector<StageRow>> ReadStages(int64_t run_id);
   // The attempt `number` (0: the latest) of stage `stage` of run `run_id`.
   Result<AttemptRow> FindAttempt(int64_t run_id, const std::string& stage, int number);
   // PRAGMA integrity_check; "ok" when healthy.

@@ -104,6 +104,21 @@ NeedsGraph ValidateStages(const std::vector<ParsedStage>& stages,
   }
   NeedsGraph graph = CheckNeeds(stages, index, names, diag);
   CheckCycles(stages, graph, diag);
+  // A service starts only when a dependent must run: one that nothing needs would never run.
+  std::vector<bool> needed(stages.size(), false);
+  for (const auto& deps : graph) {
+    for (int d : deps) {
+      if (d >= 0 && d < static_cast<int>(needed.size())) needed[d] = true;
+    }
+  }
+  for (size_t i = 0; i < stages.size(); ++i) {
+    if (stages[i].spec.kind == StageKind::kService && !needed[i]) {
+      diag.Add(stages[i].spec.pos,
+               StrCat("service '", stages[i].spec.name,
+                      "' is needed by no stage, so it would never start (a service starts when "
+                      "a stage that needs it must run; use kind: task for a job of its own)"));
+    }
+  }
   std::vector<std::set<int>> upstream = TransitiveNeeds(graph);
   for (size_t i = 0; i < stages.size(); ++i) {
     for (const TemplateSite& site : sites[i]) {
