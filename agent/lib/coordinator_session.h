@@ -26,7 +26,8 @@ struct SessionOptions {
   std::string target;                // HOST:PORT
   int64_t initial_backoff_ms = 100;
   int64_t max_backoff_ms = 5000;
-  int64_t keepalive_ms = 300'000;    // HTTP/2 pings; 0 disables
+  int64_t keepalive_ms = 30'000;     // HTTP/2 pings; 0 disables
+  int64_t keepalive_timeout_ms = 10'000;
 };
 
 class CoordinatorSession : public CoordinatorLink {
@@ -65,6 +66,7 @@ class CoordinatorSession : public CoordinatorLink {
   uint64_t active_gen_ = 0;                    // guarded by mu_; 0 while no stream is open
   grpc::ClientContext* active_ctx_ = nullptr;  // guarded by mu_
   std::deque<v1::AgentMessage> queue_;         // guarded by mu_; for active_gen_
+  bool writer_done_ = false;                   // guarded by mu_; the stream's writer returned
 };
 
 }  // namespace longhaul::agent

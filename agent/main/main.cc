@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   CLI::App app{"longhaul-agent: runs longhaul stages on this node for a coordinator"};
   const char* env_coord = std::getenv("LONGHAUL_COORDINATOR");
   std::string coordinator = env_coord ? env_coord : "";
-  std::string state_dir, data_dir, id, memory, heartbeat = "1s", keepalive = "5m", shim,
+  std::string state_dir, data_dir, id, memory, heartbeat = "1s", keepalive = "30s", shim,
                                               log_level = "info", log_file;
   std::optional<double> cpus;
   std::optional<int> gpus;
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   app.add_option("--gpus", gpus, "GPUs to offer (default: what nvidia-smi lists)");
   app.add_option("--label", labels, "KEY=VALUE label (repeatable)");
   app.add_option("--heartbeat", heartbeat, "heartbeat interval (default 1s)");
-  app.add_option("--keepalive", keepalive, "HTTP/2 keepalive ping interval, 0 = off (default 5m)");
+  app.add_option("--keepalive", keepalive, "HTTP/2 keepalive ping interval, 0 = off (default 30s)");
   app.add_option("--shim", shim, "longhaul-shim to use (default: beside this executable)");
   app.add_option("--event-window", window, "unacknowledged events in flight (default 20000)");
   app.add_option("--log-level", log_level, "debug, info, warn or error");
@@ -115,6 +115,7 @@ int main(int argc, char** argv) {
   SessionOptions so;
   so.target = coordinator;
   so.keepalive_ms = *keepalive_ms;
+  so.keepalive_timeout_ms = std::min<int64_t>(10'000, *keepalive_ms);
   CoordinatorSession session(
       so, CoordinatorSession::Callbacks{
               [&](uint64_t gen) { boost::asio::post(io, [&, gen] { agent_ptr->OnStreamOpen(gen); }); },

@@ -12,6 +12,7 @@
 #include "core/fs.h"
 #include "core/strings.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/agent/blackhole_proxy.h"
 
 namespace longhaul::testing {
 namespace {
@@ -162,6 +163,29 @@ TEST_F(AgentFaultTest, ShimKilledWhileTheStageRunsIsStillCancellable) {
   ASSERT_TRUE(h_.WaitExited(25)) << h_.AgentLog();
   EXPECT_EQ(coord().exited(25)->reason(), "timeout");
   EXPECT_FALSE(ProcessAlive(stage));
+}
+
+TEST_F(AgentFaultTest, NetworkThatDropsEverythingForAWhileLosesNothing) {
+  // The minute-long drop of production, scaled to seconds: keepalive pings every second.
+  BlackholeProxy proxy(coord().port());
+  h_.set_agent_target(proxy.address());
+  h_.StartAgent({"--keepalive", "1s"});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(26, {"lh-testjob", "--progress", "30", "--sleep", "3"})));
+  ASSERT_TRUE(WaitFor([&] { return coord().max_seq_received(26) >= 3; }, 10'000));
+  proxy.set_blackholed(true);
+  // The agent notices the silence by itself (no RST ever comes) and keeps re-dialing.
+  ASSERT_TRUE(WaitFor([&] {
+    return h_.AgentLog().find("lost the coordinator") != std::string::npos;
+  }, 20'000)) << h_.AgentLog();
+  // Meanwhile the stage finishes its work.
+  ASSERT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(26, "exit.json")); }, 20'000));
+  EXPECT_FALSE(coord().exited(26).has_value());
+  proxy.set_blackholed(false);
+  ASSERT_TRUE(h_.WaitExited(26, 30'000)) << h_.AgentLog();
+  EXPECT_GE(coord().hello_count(), 2);
+  EXPECT_EQ(coord().exited(26)->last_seq(), 30);
+  ExpectEventsMatchFile(coord().events(26), h_.AttemptFile(26, "events.jsonl"));
 }
 
 TEST_F(AgentFaultTest, StalledCoordinatorNeverBlocksTheAgentsLoop) {
