@@ -195,11 +195,13 @@ void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
 
 bool Agent::ValidHint(const AttemptDir& dir, const AckHint& hint) {
   if (hint.offset == 0) return hint.seq == 0;
-  // The hint must end a line of the file as it is now, or it is not trusted.
+  // The hint must end a line of the file as it is now (or end the file: a last line without
+  // '\n' after the stage ended), or it is not trusted and everything is sent again.
   int fd = ::open(dir.events_path().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   char c = 0;
-  bool ok = ::pread(fd, &c, 1, hint.offset - 1) == 1 && c == '\n';
+  bool ok = ::pread(fd, &c, 1, hint.offset - 1) == 1 &&
+            (c == '\n' || ::lseek(fd, 0, SEEK_END) == hint.offset);
   ::close(fd);
   return ok;
 }

@@ -120,6 +120,18 @@ TEST_F(AgentIntegrationTest, MissingProgramIsReportedAndTheAgentCarriesOn) {
   EXPECT_EQ(coord().exited(14)->exit_code(), 0);
 }
 
+TEST_F(AgentIntegrationTest, ShimThatCannotBeStartedIsAStartFailureNotACrash) {
+  h_.StartAgent({"--shim", h_.tmp().Join("no-such-shim")});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(19, {"lh-testjob"})));
+  ASSERT_TRUE(h_.WaitExited(19)) << h_.AgentLog();
+  EXPECT_TRUE(coord().exited(19)->start_failed());
+  EXPECT_NE(coord().exited(19)->reason().find("cannot start " + h_.tmp().Join("no-such-shim")),
+            std::string::npos)
+      << coord().exited(19)->reason();
+  EXPECT_TRUE(h_.AgentRunning());
+}
+
 TEST_F(AgentIntegrationTest, StartAttemptIsIdempotent) {
   h_.StartAgent();
   ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
