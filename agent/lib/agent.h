@@ -6,15 +6,14 @@
 // it does block on small local file reads and writes.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "agent/lib/attempt.h"
 #include "agent/lib/coordinator_link.h"
@@ -34,7 +33,7 @@ struct AgentConfig {
   std::string state_dir;
   std::string data_dir;
   std::string shim_path;
-  std::string bin_dir;           // first on the stages' PATH
+  std::string bin_dir;  // first on the stages' PATH
   v1::Resources resources;
   std::map<std::string, std::string> labels;
   int64_t heartbeat_ms = 1000;

@@ -25,7 +25,6 @@ Status TouchFile(const std::string& path) {
 
 }  // namespace
 
-
 void Agent::HandleStart(const v1::StartAttempt& spec) {
   int64_t id = spec.attempt_id();
   if (id <= 0) {
@@ -97,8 +96,8 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
   CheckPidFile(a);
 }
 
-std::vector<std::string> Agent::StageEnv(const v1::StartAttempt& spec,
-                                         const std::string& out_dir, const AttemptDir& dir) {
+std::vector<std::string> Agent::StageEnv(const v1::StartAttempt& spec, const std::string& out_dir,
+                                         const AttemptDir& dir) {
   std::map<std::string, std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view kv(*e);
@@ -149,7 +148,8 @@ void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
     a.pos_seq = a.acked_seq = a.last_event_seq = a.saved_hint_seq = hint->seq;
     a.tailer.Rewind(hint->offset, hint->seq);
   }
-  if (Status s = TouchFile(dir.events_path()); !s.ok()) log_->warn("attempt {}: {}", id, ToStd(s.message()));
+  if (Status s = TouchFile(dir.events_path()); !s.ok())
+    log_->warn("attempt {}: {}", id, ToStd(s.message()));
   WatchFiles(a);
   a.pid = probe.pid;
   a.started_reported = probe.pid.has_value();
@@ -172,12 +172,12 @@ void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
       }
       break;
     case Adoption::kShimDied:
-      RecordExit(a,
-                 UnknownExit(probe.exit_error.empty()
-                                 ? std::string(kShimDiedReason)
-                                 : StrCat("exit status unknown: ", probe.exit_error),
-                             clock_->NowMs(), /*start_failed=*/false),
-                 /*write_file=*/true);
+      RecordExit(
+          a,
+          UnknownExit(probe.exit_error.empty() ? std::string(kShimDiedReason)
+                                               : StrCat("exit status unknown: ", probe.exit_error),
+                      clock_->NowMs(), /*start_failed=*/false),
+          /*write_file=*/true);
       break;
     case Adoption::kWaitForShim:
       break;  // pid.json or exit.json will appear; the heartbeat also checks

@@ -25,7 +25,9 @@ CoordinatorSession::CoordinatorSession(SessionOptions opts, Callbacks cb)
 
 CoordinatorSession::~CoordinatorSession() { Stop(); }
 
-void CoordinatorSession::Start() { thread_ = std::thread([this] { Run(); }); }
+void CoordinatorSession::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void CoordinatorSession::Stop() {
   {
@@ -94,8 +96,7 @@ void CoordinatorSession::Run() {
     }
     writer.join();
     grpc::Status status = stream->Finish();
-    std::string why = status.ok() ? "stream closed by the coordinator"
-                                  : status.error_message();
+    std::string why = status.ok() ? "stream closed by the coordinator" : status.error_message();
     {
       std::lock_guard<std::mutex> lock(mu_);
       active_ctx_ = nullptr;

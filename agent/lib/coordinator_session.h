@@ -6,6 +6,8 @@
 // caller of Send. The callbacks run on those threads; the agent posts them into its loop.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -15,18 +17,16 @@
 #include <string>
 #include <thread>
 
-#include <grpcpp/grpcpp.h>
-
 #include "agent/lib/coordinator_link.h"
 #include "longhaul/v1/agent.grpc.pb.h"
 
 namespace longhaul::agent {
 
 struct SessionOptions {
-  std::string target;                // HOST:PORT
+  std::string target;  // HOST:PORT
   int64_t initial_backoff_ms = 100;
   int64_t max_backoff_ms = 5000;
-  int64_t keepalive_ms = 30'000;     // HTTP/2 pings; 0 disables
+  int64_t keepalive_ms = 30'000;  // HTTP/2 pings; 0 disables
   int64_t keepalive_timeout_ms = 10'000;
 };
 
@@ -49,8 +49,8 @@ class CoordinatorSession : public CoordinatorLink {
 
  private:
   void Run();
-  void WriteLoop(uint64_t gen, grpc::ClientReaderWriter<v1::AgentMessage,
-                                                        v1::CoordinatorMessage>* stream,
+  void WriteLoop(uint64_t gen,
+                 grpc::ClientReaderWriter<v1::AgentMessage, v1::CoordinatorMessage>* stream,
                  grpc::ClientContext* ctx);
   int64_t Jittered(int64_t ms);
 

@@ -1,8 +1,7 @@
 // The real longhaul-agent against a fake coordinator on loopback, running real stages.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
-
-#include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -79,7 +78,8 @@ TEST_F(AgentIntegrationTest, RunsAnAttemptAndReportsEveryEventOnceThenTheExit) {
   EXPECT_EQ(coord().events_received(11), 20);  // no re-sends on a healthy stream
   auto started = coord().started(11);
   ASSERT_EQ(started.size(), 1u);
-  EXPECT_EQ(started[0].pid(), json::parse(ReadTextFile(h_.AttemptFile(11, "pid.json")))["stage_pid"]);
+  EXPECT_EQ(started[0].pid(),
+            json::parse(ReadTextFile(h_.AttemptFile(11, "pid.json")))["stage_pid"]);
   EXPECT_EQ(ReadTextFile(h_.AttemptFile(11, "stdout.log")), "hello\n");
   // The fake coordinator acknowledged the exit: the agent lets go of the attempt.
   EXPECT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(11, "done")); }, 10'000));
@@ -167,8 +167,8 @@ TEST_F(AgentIntegrationTest, CancelKillsTheStagesWholeProcessGroup) {
 TEST_F(AgentIntegrationTest, ReadLogAndCheckArtifactsAnswerFromTheNode) {
   h_.StartAgent();
   ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
-  ASSERT_TRUE(coord().Start(h_.Spec(17, {"lh-testjob", "--print", "hello", "--stderr", "oops",
-                                         "--artifact", "a=data/a.txt"})));
+  ASSERT_TRUE(coord().Start(h_.Spec(
+      17, {"lh-testjob", "--print", "hello", "--stderr", "oops", "--artifact", "a=data/a.txt"})));
   ASSERT_TRUE(h_.WaitExited(17)) << h_.AgentLog();
   auto read_log = [&](int64_t req, const std::string& stream, int64_t offset) {
     v1::CoordinatorMessage m;

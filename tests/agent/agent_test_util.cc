@@ -3,7 +3,6 @@
 #include <dirent.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "core/strings.h"
@@ -37,8 +36,7 @@ AgentHarness::~AgentHarness() {
 
 void AgentHarness::StartAgent(const std::vector<std::string>& extra,
                               const std::map<std::string, std::string>& env) {
-  std::string target =
-      agent_target_.empty() ? "127.0.0.1:" + std::to_string(port_) : agent_target_;
+  std::string target = agent_target_.empty() ? "127.0.0.1:" + std::to_string(port_) : agent_target_;
   std::vector<std::string> argv = {BinPath("longhaul-agent"), "--coordinator", target,
                                    "--state-dir", state_};
   // Test defaults, unless the test gives the flag itself.
@@ -86,9 +84,8 @@ v1::StartAttempt AgentHarness::Spec(int64_t id, const std::vector<std::string>& 
 }
 
 bool AgentHarness::WaitConnected(int hellos, int64_t timeout_ms) {
-  return WaitFor(
-      [&] { return coordinator_->connected() && coordinator_->hello_count() >= hellos; },
-      timeout_ms);
+  return WaitFor([&] { return coordinator_->connected() && coordinator_->hello_count() >= hellos; },
+                 timeout_ms);
 }
 
 bool AgentHarness::WaitExited(int64_t id, int64_t timeout_ms) {

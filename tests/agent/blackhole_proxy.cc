@@ -62,7 +62,8 @@ void BlackholeProxy::Run() {
     std::vector<pollfd> fds;
     fds.push_back({listen_fd_, static_cast<short>(holed ? 0 : POLLIN), 0});
     for (const Pair& p : pairs) {
-      for (int fd : p.fd) fds.push_back({fd, static_cast<short>(holed || p.closed ? 0 : POLLIN), 0});
+      for (int fd : p.fd)
+        fds.push_back({fd, static_cast<short>(holed || p.closed ? 0 : POLLIN), 0});
     }
     // A short timeout so that a change of blackholed_ or stop_ is seen.
     ::poll(fds.data(), fds.size(), 20);

@@ -4,6 +4,8 @@
 // Thread-safe.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -13,8 +15,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "longhaul/v1/agent.grpc.pb.h"
 

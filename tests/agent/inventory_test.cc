@@ -1,8 +1,7 @@
 #include "agent/lib/inventory.h"
 
-#include <sys/stat.h>
-
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 
@@ -52,10 +51,11 @@ TEST(InventoryTest, ParsesMemorySizes) {
 TEST(InventoryTest, DetectsGpusThroughNvidiaSmiOnPathAndFlagsOverride) {
   testing::TempDir dir;
   std::string smi = dir.Join("nvidia-smi");
-  testing::WriteTextFile(smi,
-                         "#!/bin/sh\n"
-                         "[ \"$1\" = --query-gpu=index,name,memory.total ] || exit 3\n"
-                         "echo '0, Fake GPU, 1000'\necho '1, Fake GPU, 1000'\necho '2, Fake GPU, 1000'\n");
+  testing::WriteTextFile(
+      smi,
+      "#!/bin/sh\n"
+      "[ \"$1\" = --query-gpu=index,name,memory.total ] || exit 3\n"
+      "echo '0, Fake GPU, 1000'\necho '1, Fake GPU, 1000'\necho '2, Fake GPU, 1000'\n");
   ::chmod(smi.c_str(), 0755);
   std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
   ::setenv("PATH", (dir.path() + ":/usr/bin:/bin").c_str(), 1);
