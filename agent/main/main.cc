@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
   if (!keepalive_ms.ok())
     return Fail("--keepalive '" + keepalive + "': expected a duration such as 5m or 0");
   if (window <= 0) return Fail("--event-window must be positive");
+  if (cpus && !(*cpus > 0)) return Fail("--cpus must be positive");
+  if (gpus && *gpus < 0) return Fail("--gpus must not be negative");
 
   InventoryOverrides overrides;
   overrides.cpus = cpus;
