@@ -61,7 +61,6 @@ class Agent {
   void OnStreamClosed(uint64_t gen);
   void OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg);
 
-  size_t attempt_count() const { return attempts_.size(); }
 
  private:
   // agent.cc: the stream, Hello, heartbeats.

@@ -152,7 +152,6 @@ void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
     log_->warn("attempt {}: {}", id, ToStd(s.message()));
   WatchFiles(a);
   a.pid = probe.pid;
-  a.started_reported = probe.pid.has_value();
   switch (decision) {
     case Adoption::kReportExit:
       RecordExit(a, *probe.exit, /*write_file=*/false);

@@ -140,7 +140,6 @@ void Agent::CheckProgress(Attempt& a) {
 
 void Agent::ReportStarted(Attempt& a) {
   if (!a.pid) return;
-  a.started_reported = true;
   auto it = start_received_ms_.find(a.id);
   if (it != start_received_ms_.end()) {
     log_->debug("attempt {}: running {} ms after StartAttempt", a.id, clock_->NowMs() - it->second);

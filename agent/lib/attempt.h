@@ -32,7 +32,6 @@ struct Attempt {
   bool watching_stage = false;
   std::unique_ptr<boost::asio::posix::stream_descriptor> watched;
   std::optional<PidInfo> pid;        // from pid.json, once the stage runs
-  bool started_reported = false;     // AttemptStarted sent at least once
   std::optional<CancelInfo> cancel;  // requested; the exit reports its reason
   bool cancel_signalled = false;
   boost::asio::steady_timer kill_timer;  // SIGKILL after the grace, when there is no shim
