@@ -57,10 +57,11 @@ class Agent {
   // Stops timers and watches and saves the acknowledgement hints. Stages keep running.
   void Shutdown();
 
+  // From the link, in order: a stream opened (send Hello and everything unacknowledged), a
+  // message on it, the stream ended. Messages of a stream other than the open one are ignored.
   void OnStreamOpen(uint64_t gen);
   void OnStreamClosed(uint64_t gen);
   void OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg);
-
 
  private:
   // agent.cc: the stream, Hello, heartbeats.
