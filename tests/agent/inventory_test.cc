@@ -11,6 +11,7 @@ namespace longhaul::agent {
 namespace {
 
 TEST(InventoryTest, ParsesNvidiaSmiCsv) {
+  // The first line is what nvidia-smi printed on a real H200 node.
   auto gpus = ParseNvidiaSmi("0, NVIDIA H200, 143771\n1, NVIDIA H200, 143771\n\n");
   ASSERT_TRUE(gpus.ok()) << gpus.status();
   ASSERT_EQ(gpus->size(), 2u);
