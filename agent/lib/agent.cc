@@ -144,11 +144,21 @@ void Agent::OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg) {
         log_->info("heartbeat every {} ms, as the coordinator asks", heartbeat_ms_);
       }
       break;
-    case v1::CoordinatorMessage::kStart: HandleStart(msg.start()); break;
-    case v1::CoordinatorMessage::kCancel: HandleCancel(msg.cancel()); break;
-    case v1::CoordinatorMessage::kAckEvents: HandleAckEvents(msg.ack_events()); break;
-    case v1::CoordinatorMessage::kAckExit: HandleAckExit(msg.ack_exit()); break;
-    case v1::CoordinatorMessage::kReadLog: HandleReadLog(msg.read_log()); break;
+    case v1::CoordinatorMessage::kStart:
+      HandleStart(msg.start());
+      break;
+    case v1::CoordinatorMessage::kCancel:
+      HandleCancel(msg.cancel());
+      break;
+    case v1::CoordinatorMessage::kAckEvents:
+      HandleAckEvents(msg.ack_events());
+      break;
+    case v1::CoordinatorMessage::kAckExit:
+      HandleAckExit(msg.ack_exit());
+      break;
+    case v1::CoordinatorMessage::kReadLog:
+      HandleReadLog(msg.read_log());
+      break;
     case v1::CoordinatorMessage::kCheckArtifacts:
       HandleCheckArtifacts(msg.check_artifacts());
       break;

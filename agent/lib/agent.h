@@ -6,15 +6,14 @@
 // it does block on small local file reads and writes.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "agent/lib/attempt.h"
 #include "agent/lib/coordinator_link.h"
@@ -34,7 +33,7 @@ struct AgentConfig {
   std::string state_dir;
   std::string data_dir;
   std::string shim_path;
-  std::string bin_dir;           // first on the stages' PATH
+  std::string bin_dir;  // first on the stages' PATH
   v1::Resources resources;
   std::map<std::string, std::string> labels;
   int64_t heartbeat_ms = 1000;
@@ -58,11 +57,11 @@ class Agent {
   // Stops timers and watches and saves the acknowledgement hints. Stages keep running.
   void Shutdown();
 
+  // From the link, in order: a stream opened (send Hello and everything unacknowledged), a
+  // message on it, the stream ended. Messages of a stream other than the open one are ignored.
   void OnStreamOpen(uint64_t gen);
   void OnStreamClosed(uint64_t gen);
   void OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg);
-
-  size_t attempt_count() const { return attempts_.size(); }
 
  private:
   // agent.cc: the stream, Hello, heartbeats.

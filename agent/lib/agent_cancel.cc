@@ -9,7 +9,6 @@
 
 namespace longhaul::agent {
 
-
 void Agent::HandleCancel(const v1::CancelAttempt& cancel) {
   Attempt* a = Find(cancel.attempt_id());
   if (a == nullptr) {
@@ -22,7 +21,8 @@ void Agent::HandleCancel(const v1::CancelAttempt& cancel) {
   c.reason = cancel.reason().empty() ? "cancelled" : cancel.reason();
   c.grace_ms = cancel.grace_ms() > 0 ? cancel.grace_ms() : config_.default_grace_ms;
   a->cancel = c;
-  if (Status s = a->dir.WriteCancel(c); !s.ok()) log_->error("attempt {}: {}", a->id, ToStd(s.message()));
+  if (Status s = a->dir.WriteCancel(c); !s.ok())
+    log_->error("attempt {}: {}", a->id, ToStd(s.message()));
   log_->info("attempt {}: cancelling ({}, grace {} ms)", a->id, c.reason, c.grace_ms);
   if (a->watching_stage) {
     SignalStageGroup(*a, SIGTERM);

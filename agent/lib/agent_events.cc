@@ -9,8 +9,8 @@ void Agent::Pump(Attempt& a) {
   if (gen_ == 0 || shut_down_) return;
   while (in_flight_ < config_.event_window && !a.read_to_end) {
     bool final = a.exit.has_value();  // the stage has ended: a last line without '\n' counts
-    size_t room = static_cast<size_t>(
-        std::min<int64_t>(static_cast<int64_t>(config_.batch_lines), config_.event_window - in_flight_));
+    size_t room = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(config_.batch_lines),
+                                                        config_.event_window - in_flight_));
     auto batch = a.tailer.Read(room, config_.batch_bytes, final);
     if (!batch.ok()) {
       log_->error("attempt {}: {}", a.id, ToStd(batch.status().message()));

@@ -22,11 +22,11 @@ void Agent::HandleReadLog(const v1::ReadLog& req) {
   if (req.stream() != "stdout" && req.stream() != "stderr") {
     out->set_error(StrCat("unknown log stream '", req.stream(), "' (stdout or stderr)"));
   } else if (!dir.Exists()) {
-    out->set_error(StrCat("attempt ", req.attempt_id(), " has no directory on agent ",
-                          config_.agent_id));
+    out->set_error(
+        StrCat("attempt ", req.attempt_id(), " has no directory on agent ", config_.agent_id));
   } else {
-    int64_t max = req.max_bytes() > 0 ? std::min<int64_t>(req.max_bytes(), kMaxLogBytes)
-                                      : kDefaultLogBytes;
+    int64_t max =
+        req.max_bytes() > 0 ? std::min<int64_t>(req.max_bytes(), kMaxLogBytes) : kDefaultLogBytes;
     auto slice = ReadLogSlice(dir.log_path(req.stream()), req.offset(), max);
     if (slice.ok()) {
       out->set_data(std::move(slice->data));

@@ -22,7 +22,8 @@ Result<std::string> ResolveAgentId(const std::string& state_dir, const std::stri
       return absl::FailedPreconditionError(
           StrCat("the state dir ", state_dir, " belongs to agent '", id, "', not '", flag_id,
                  "' (its attempts would be reported under the wrong name; use another --state-dir"
-                 " or remove ", path, ")"));
+                 " or remove ",
+                 path, ")"));
     }
     return id;
   }

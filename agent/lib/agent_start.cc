@@ -25,7 +25,6 @@ Status TouchFile(const std::string& path) {
 
 }  // namespace
 
-
 void Agent::HandleStart(const v1::StartAttempt& spec) {
   int64_t id = spec.attempt_id();
   if (id <= 0) {
@@ -97,8 +96,8 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
   CheckPidFile(a);
 }
 
-std::vector<std::string> Agent::StageEnv(const v1::StartAttempt& spec,
-                                         const std::string& out_dir, const AttemptDir& dir) {
+std::vector<std::string> Agent::StageEnv(const v1::StartAttempt& spec, const std::string& out_dir,
+                                         const AttemptDir& dir) {
   std::map<std::string, std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view kv(*e);
@@ -149,10 +148,10 @@ void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
     a.pos_seq = a.acked_seq = a.last_event_seq = a.saved_hint_seq = hint->seq;
     a.tailer.Rewind(hint->offset, hint->seq);
   }
-  if (Status s = TouchFile(dir.events_path()); !s.ok()) log_->warn("attempt {}: {}", id, ToStd(s.message()));
+  if (Status s = TouchFile(dir.events_path()); !s.ok())
+    log_->warn("attempt {}: {}", id, ToStd(s.message()));
   WatchFiles(a);
   a.pid = probe.pid;
-  a.started_reported = probe.pid.has_value();
   switch (decision) {
     case Adoption::kReportExit:
       RecordExit(a, *probe.exit, /*write_file=*/false);
@@ -172,12 +171,12 @@ void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
       }
       break;
     case Adoption::kShimDied:
-      RecordExit(a,
-                 UnknownExit(probe.exit_error.empty()
-                                 ? std::string(kShimDiedReason)
-                                 : StrCat("exit status unknown: ", probe.exit_error),
-                             clock_->NowMs(), /*start_failed=*/false),
-                 /*write_file=*/true);
+      RecordExit(
+          a,
+          UnknownExit(probe.exit_error.empty() ? std::string(kShimDiedReason)
+                                               : StrCat("exit status unknown: ", probe.exit_error),
+                      clock_->NowMs(), /*start_failed=*/false),
+          /*write_file=*/true);
       break;
     case Adoption::kWaitForShim:
       break;  // pid.json or exit.json will appear; the heartbeat also checks
@@ -195,11 +194,13 @@ void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
 
 bool Agent::ValidHint(const AttemptDir& dir, const AckHint& hint) {
   if (hint.offset == 0) return hint.seq == 0;
-  // The hint must end a line of the file as it is now, or it is not trusted.
+  // The hint must end a line of the file as it is now (or end the file: a last line without
+  // '\n' after the stage ended), or it is not trusted and everything is sent again.
   int fd = ::open(dir.events_path().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   char c = 0;
-  bool ok = ::pread(fd, &c, 1, hint.offset - 1) == 1 && c == '\n';
+  bool ok = ::pread(fd, &c, 1, hint.offset - 1) == 1 &&
+            (c == '\n' || ::lseek(fd, 0, SEEK_END) == hint.offset);
   ::close(fd);
   return ok;
 }

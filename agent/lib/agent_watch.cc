@@ -22,7 +22,6 @@ std::string DescribeWaitStatus(int status) {
 
 }  // namespace
 
-
 Status Agent::WatchPid(Attempt& a, pid_t pid, bool is_shim) {
   int fd = PidfdOpen(pid);
   if (fd < 0) return ErrnoStatus("pidfd_open", std::to_string(pid), errno);
@@ -60,8 +59,9 @@ void Agent::OnShimGone(Attempt& a, std::optional<int> wait_status) {
   if (exit.ok()) {
     RecordExit(a, *exit, /*write_file=*/false);
   } else if (!absl::IsNotFound(exit.status())) {
-    RecordExit(a, UnknownExit(StrCat("exit status unknown: ", ToStd(exit.status().message())),
-                              clock_->NowMs(), false),
+    RecordExit(a,
+               UnknownExit(StrCat("exit status unknown: ", ToStd(exit.status().message())),
+                           clock_->NowMs(), false),
                /*write_file=*/true);
   } else if (a.pid && ProcessMatches(a.pid->stage_pid, a.pid->stage_start) &&
              WatchPid(a, a.pid->stage_pid, /*is_shim=*/false).ok()) {
@@ -74,8 +74,8 @@ void Agent::OnShimGone(Attempt& a, std::optional<int> wait_status) {
     if (a.pid) {
       RecordExit(a, UnknownExit(StrCat(kShimDiedReason, how), clock_->NowMs(), false), true);
     } else {
-      std::string reason = a.cancel ? a.cancel->reason
-                                    : StrCat("longhaul-shim ended before the stage started", how);
+      std::string reason =
+          a.cancel ? a.cancel->reason : StrCat("longhaul-shim ended before the stage started", how);
       RecordExit(a, StartFailure(reason, clock_->NowMs()), /*write_file=*/true);
     }
   }
@@ -140,11 +140,9 @@ void Agent::CheckProgress(Attempt& a) {
 
 void Agent::ReportStarted(Attempt& a) {
   if (!a.pid) return;
-  a.started_reported = true;
   auto it = start_received_ms_.find(a.id);
   if (it != start_received_ms_.end()) {
-    log_->debug("attempt {}: running {} ms after StartAttempt", a.id,
-                clock_->NowMs() - it->second);
+    log_->debug("attempt {}: running {} ms after StartAttempt", a.id, clock_->NowMs() - it->second);
     start_received_ms_.erase(it);
   }
   v1::AgentMessage m;

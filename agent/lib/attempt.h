@@ -3,15 +3,14 @@
 
 #include <sys/types.h>
 
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
-
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "agent/lib/attempt_dir.h"
 #include "agent/lib/event_tailer.h"
@@ -33,7 +32,6 @@ struct Attempt {
   bool watching_stage = false;
   std::unique_ptr<boost::asio::posix::stream_descriptor> watched;
   std::optional<PidInfo> pid;        // from pid.json, once the stage runs
-  bool started_reported = false;     // AttemptStarted sent at least once
   std::optional<CancelInfo> cancel;  // requested; the exit reports its reason
   bool cancel_signalled = false;
   boost::asio::steady_timer kill_timer;  // SIGKILL after the grace, when there is no shim
@@ -44,9 +42,9 @@ struct Attempt {
   int64_t pos_offset = 0;
   int64_t pos_seq = 0;
   int64_t acked_seq = 0;
-  int64_t last_event_seq = 0;                        // highest non-blank line seen
+  int64_t last_event_seq = 0;                         // highest non-blank line seen
   std::deque<std::pair<int64_t, int64_t>> in_flight;  // (seq, end_offset) sent, not acked
-  int64_t saved_hint_seq = 0;                        // pos_seq last written to acked.json
+  int64_t saved_hint_seq = 0;                         // pos_seq last written to acked.json
   bool read_to_end = false;  // after the exit: the whole file, last partial line too, was read
 
   // Exit.

@@ -17,7 +17,7 @@ CoordinatorSession::CoordinatorSession(SessionOptions opts, Callbacks cb)
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(opts_.max_backoff_ms));
   if (opts_.keepalive_ms > 0) {
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(opts_.keepalive_ms));
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20'000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(opts_.keepalive_timeout_ms));
   }
   channel_ = grpc::CreateCustomChannel(opts_.target, grpc::InsecureChannelCredentials(), args);
   stub_ = v1::AgentService::NewStub(channel_);
@@ -25,7 +25,9 @@ CoordinatorSession::CoordinatorSession(SessionOptions opts, Callbacks cb)
 
 CoordinatorSession::~CoordinatorSession() { Stop(); }
 
-void CoordinatorSession::Start() { thread_ = std::thread([this] { Run(); }); }
+void CoordinatorSession::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void CoordinatorSession::Stop() {
   {
@@ -56,6 +58,7 @@ void CoordinatorSession::Run() {
   auto log = GetLogger("session");
   int64_t backoff = opts_.initial_backoff_ms;
   uint64_t gen = 0;
+  int failures = 0;  // dials in a row that got no Welcome
   for (;;) {
     auto ctx = std::make_unique<grpc::ClientContext>();
     {
@@ -64,6 +67,7 @@ void CoordinatorSession::Run() {
       active_ctx_ = ctx.get();
       active_gen_ = ++gen;
       queue_.clear();
+      writer_done_ = false;
     }
     auto stream = stub_->Connect(ctx.get());
     cb_.on_open(gen);
@@ -80,16 +84,19 @@ void CoordinatorSession::Run() {
       msg.Clear();
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      // The call has ended, so a Write in progress fails by itself; cancelling (which would
+      // hide the real status) is only the fallback for a writer that does not return.
+      std::unique_lock<std::mutex> lock(mu_);
       active_gen_ = 0;
       queue_.clear();
+      cv_.notify_all();
+      if (!cv_.wait_for(lock, std::chrono::seconds(1), [&] { return writer_done_; })) {
+        ctx->TryCancel();
+      }
     }
-    cv_.notify_all();
-    ctx->TryCancel();
     writer.join();
     grpc::Status status = stream->Finish();
-    std::string why = status.ok() ? "stream closed by the coordinator"
-                                  : status.error_message();
+    std::string why = status.ok() ? "stream closed by the coordinator" : status.error_message();
     {
       std::lock_guard<std::mutex> lock(mu_);
       active_ctx_ = nullptr;
@@ -97,6 +104,9 @@ void CoordinatorSession::Run() {
     cb_.on_close(gen, why);
     if (welcomed) {
       log->warn("lost the coordinator {}: {}", opts_.target, why);
+      failures = 0;
+    } else if (failures++ % 60 == 0) {  // once, then about every 5 minutes
+      log->warn("cannot reach the coordinator {}: {} (retrying)", opts_.target, why);
     } else {
       log->debug("cannot reach the coordinator {}: {}", opts_.target, why);
     }
@@ -110,6 +120,14 @@ void CoordinatorSession::Run() {
 void CoordinatorSession::WriteLoop(
     uint64_t gen, grpc::ClientReaderWriter<v1::AgentMessage, v1::CoordinatorMessage>* stream,
     grpc::ClientContext* ctx) {
+  struct Done {
+    CoordinatorSession* s;
+    ~Done() {
+      std::lock_guard<std::mutex> lock(s->mu_);
+      s->writer_done_ = true;
+      s->cv_.notify_all();
+    }
+  } done{this};
   for (;;) {
     v1::AgentMessage msg;
     {

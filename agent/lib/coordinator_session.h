@@ -6,6 +6,8 @@
 // caller of Send. The callbacks run on those threads; the agent posts them into its loop.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -15,18 +17,17 @@
 #include <string>
 #include <thread>
 
-#include <grpcpp/grpcpp.h>
-
 #include "agent/lib/coordinator_link.h"
 #include "longhaul/v1/agent.grpc.pb.h"
 
 namespace longhaul::agent {
 
 struct SessionOptions {
-  std::string target;                // HOST:PORT
+  std::string target;  // HOST:PORT
   int64_t initial_backoff_ms = 100;
   int64_t max_backoff_ms = 5000;
-  int64_t keepalive_ms = 300'000;    // HTTP/2 pings; 0 disables
+  int64_t keepalive_ms = 30'000;  // HTTP/2 pings; 0 disables
+  int64_t keepalive_timeout_ms = 10'000;
 };
 
 class CoordinatorSession : public CoordinatorLink {
@@ -48,8 +49,8 @@ class CoordinatorSession : public CoordinatorLink {
 
  private:
   void Run();
-  void WriteLoop(uint64_t gen, grpc::ClientReaderWriter<v1::AgentMessage,
-                                                        v1::CoordinatorMessage>* stream,
+  void WriteLoop(uint64_t gen,
+                 grpc::ClientReaderWriter<v1::AgentMessage, v1::CoordinatorMessage>* stream,
                  grpc::ClientContext* ctx);
   int64_t Jittered(int64_t ms);
 
@@ -65,6 +66,7 @@ class CoordinatorSession : public CoordinatorLink {
   uint64_t active_gen_ = 0;                    // guarded by mu_; 0 while no stream is open
   grpc::ClientContext* active_ctx_ = nullptr;  // guarded by mu_
   std::deque<v1::AgentMessage> queue_;         // guarded by mu_; for active_gen_
+  bool writer_done_ = false;                   // guarded by mu_; the stream's writer returned
 };
 
 }  // namespace longhaul::agent

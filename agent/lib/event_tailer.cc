@@ -23,12 +23,11 @@ bool IsBlank(std::string_view s) {
 }
 
 std::string OversizeLine(int64_t seq, int64_t bytes) {
-  nlohmann::json ev = {
-      {"message",
-       {{"level", "error"},
-        {"text", StrCat("longhaul-agent: event line ", seq, " is ", bytes,
-                        " bytes, over the limit of ", EventTailer::kMaxLineBytes,
-                        " bytes; it was dropped")}}}};
+  nlohmann::json ev = {{"message",
+                        {{"level", "error"},
+                         {"text", StrCat("longhaul-agent: event line ", seq, " is ", bytes,
+                                         " bytes, over the limit of ", EventTailer::kMaxLineBytes,
+                                         " bytes; it was dropped")}}}};
   return ev.dump();
 }
 

@@ -24,7 +24,7 @@ struct EventLine {
 
 struct EventBatch {
   std::vector<EventLine> lines;
-  bool at_end = false;     // nothing more to read now (the rest is a partial line, or EOF)
+  bool at_end = false;  // nothing more to read now (the rest is a partial line, or EOF)
 };
 
 class EventTailer {

@@ -8,13 +8,12 @@
 
 #include <sys/inotify.h>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 
 #include "core/status.h"
 

@@ -75,11 +75,24 @@ Result<int64_t> ParseMemorySize(const std::string& text) {
   int64_t unit = 1;
   if (!s.empty()) {
     switch (s.back()) {
-      case 'K': case 'k': unit = 1LL << 10; break;
-      case 'M': case 'm': unit = 1LL << 20; break;
-      case 'G': case 'g': unit = 1LL << 30; break;
-      case 'T': case 't': unit = 1LL << 40; break;
-      default: break;
+      case 'K':
+      case 'k':
+        unit = 1LL << 10;
+        break;
+      case 'M':
+      case 'm':
+        unit = 1LL << 20;
+        break;
+      case 'G':
+      case 'g':
+        unit = 1LL << 30;
+        break;
+      case 'T':
+      case 't':
+        unit = 1LL << 40;
+        break;
+      default:
+        break;
     }
     if (unit != 1) s.pop_back();
   }

@@ -21,7 +21,7 @@ struct Inventory {
   double cpus = 0;
   int64_t memory_bytes = 0;
   int gpus = 0;
-  std::vector<GpuInfo> gpu_list;  // as detected; empty when --gpus declared them
+  std::vector<GpuInfo> gpu_list;   // as detected; empty when --gpus declared them
   std::vector<std::string> notes;  // what detection could not do, for the log
 };
 

@@ -27,8 +27,8 @@ Result<LogSlice> ReadLogSlice(const std::string& path, int64_t offset, int64_t m
   slice.data.resize(static_cast<size_t>(want));
   int64_t got = 0;
   while (got < want) {
-    ssize_t n = ::pread(fd, slice.data.data() + got, static_cast<size_t>(want - got),
-                        slice.offset + got);
+    ssize_t n =
+        ::pread(fd, slice.data.data() + got, static_cast<size_t>(want - got), slice.offset + got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int err = errno;

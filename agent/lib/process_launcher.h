@@ -12,10 +12,10 @@
 namespace longhaul::agent {
 
 struct LaunchSpec {
-  std::string program;              // a path; not searched on PATH
-  std::vector<std::string> args;    // without the program itself
-  std::vector<std::string> env;     // the complete environment, "K=V"
-  std::string cwd;                  // empty: the caller's
+  std::string program;            // a path; not searched on PATH
+  std::vector<std::string> args;  // without the program itself
+  std::vector<std::string> env;   // the complete environment, "K=V"
+  std::string cwd;                // empty: the caller's
 };
 
 class ProcessLauncher {

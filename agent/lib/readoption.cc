@@ -11,13 +11,20 @@ namespace longhaul::agent {
 
 const char* AdoptionName(Adoption a) {
   switch (a) {
-    case Adoption::kIgnore: return "done";
-    case Adoption::kReportExit: return "exited";
-    case Adoption::kAdoptShim: return "running";
-    case Adoption::kAdoptStage: return "running without its shim";
-    case Adoption::kShimDied: return "shim died";
-    case Adoption::kWaitForShim: return "starting";
-    case Adoption::kNeverStarted: return "never started";
+    case Adoption::kIgnore:
+      return "done";
+    case Adoption::kReportExit:
+      return "exited";
+    case Adoption::kAdoptShim:
+      return "running";
+    case Adoption::kAdoptStage:
+      return "running without its shim";
+    case Adoption::kShimDied:
+      return "shim died";
+    case Adoption::kWaitForShim:
+      return "starting";
+    case Adoption::kNeverStarted:
+      return "never started";
   }
   return "?";
 }

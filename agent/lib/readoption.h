@@ -12,22 +12,22 @@ namespace longhaul::agent {
 
 struct AttemptProbe {
   bool done = false;
-  std::optional<ExitInfo> exit;       // exit.json, when present and readable
-  std::string exit_error;             // exit.json present but unreadable
-  std::optional<PidInfo> pid;         // pid.json, when present and readable
-  bool shim_alive = false;            // pid.json's shim pid runs with the recorded start time
-  bool stage_alive = false;           // same for the stage
-  bool shim_lock_held = false;        // a shim holds shim.lock (it is starting or running)
+  std::optional<ExitInfo> exit;  // exit.json, when present and readable
+  std::string exit_error;        // exit.json present but unreadable
+  std::optional<PidInfo> pid;    // pid.json, when present and readable
+  bool shim_alive = false;       // pid.json's shim pid runs with the recorded start time
+  bool stage_alive = false;      // same for the stage
+  bool shim_lock_held = false;   // a shim holds shim.lock (it is starting or running)
 };
 
 enum class Adoption {
-  kIgnore,           // `done`: the coordinator has the exit already
-  kReportExit,       // exit.json: report it (after the remaining events)
-  kAdoptShim,        // the shim runs: watch it as if we had started it
-  kAdoptStage,       // the shim died but the stage runs: watch the stage; exit status unknown
-  kShimDied,         // neither runs and there is no exit.json: exit status unknown
-  kWaitForShim,      // no pid.json yet, but a shim holds the lock: it is still starting
-  kNeverStarted,     // nothing ran: report start_failed
+  kIgnore,        // `done`: the coordinator has the exit already
+  kReportExit,    // exit.json: report it (after the remaining events)
+  kAdoptShim,     // the shim runs: watch it as if we had started it
+  kAdoptStage,    // the shim died but the stage runs: watch the stage; exit status unknown
+  kShimDied,      // neither runs and there is no exit.json: exit status unknown
+  kWaitForShim,   // no pid.json yet, but a shim holds the lock: it is still starting
+  kNeverStarted,  // nothing ran: report start_failed
 };
 
 const char* AdoptionName(Adoption a);

@@ -1,14 +1,13 @@
 // longhaul-agent: flags, logging and wiring only; see agent/lib/agent.h and docs/agent.md.
 #include <signal.h>
 
-#include <cstdlib>
-#include <iostream>
-#include <optional>
-
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
 
 #include "agent/lib/agent.h"
 #include "agent/lib/agent_setup.h"
@@ -38,8 +37,8 @@ int main(int argc, char** argv) {
   CLI::App app{"longhaul-agent: runs longhaul stages on this node for a coordinator"};
   const char* env_coord = std::getenv("LONGHAUL_COORDINATOR");
   std::string coordinator = env_coord ? env_coord : "";
-  std::string state_dir, data_dir, id, memory, heartbeat = "1s", keepalive = "5m", shim,
-                                              log_level = "info", log_file;
+  std::string state_dir, data_dir, id, memory, heartbeat = "1s", keepalive = "30s", shim,
+                                               log_level = "info", log_file;
   std::optional<double> cpus;
   std::optional<int> gpus;
   std::vector<std::string> labels;
@@ -53,7 +52,7 @@ int main(int argc, char** argv) {
   app.add_option("--gpus", gpus, "GPUs to offer (default: what nvidia-smi lists)");
   app.add_option("--label", labels, "KEY=VALUE label (repeatable)");
   app.add_option("--heartbeat", heartbeat, "heartbeat interval (default 1s)");
-  app.add_option("--keepalive", keepalive, "HTTP/2 keepalive ping interval, 0 = off (default 5m)");
+  app.add_option("--keepalive", keepalive, "HTTP/2 keepalive ping interval, 0 = off (default 30s)");
   app.add_option("--shim", shim, "longhaul-shim to use (default: beside this executable)");
   app.add_option("--event-window", window, "unacknowledged events in flight (default 20000)");
   app.add_option("--log-level", log_level, "debug, info, warn or error");
@@ -62,13 +61,18 @@ int main(int argc, char** argv) {
 
   SetupLogging(log_level, log_file);
   auto log = GetLogger("agent");
-  if (coordinator.empty()) return Fail("--coordinator HOST:PORT (or $LONGHAUL_COORDINATOR) is required");
+  if (coordinator.empty())
+    return Fail("--coordinator HOST:PORT (or $LONGHAUL_COORDINATOR) is required");
   if (Status s = CheckHostPort(coordinator); !s.ok()) return Fail(ToStd(s.message()));
   auto heartbeat_ms = ParseDurationMs(heartbeat);
-  if (!heartbeat_ms.ok() || *heartbeat_ms <= 0) return Fail("--heartbeat '" + heartbeat + "': expected a duration such as 1s");
+  if (!heartbeat_ms.ok() || *heartbeat_ms <= 0)
+    return Fail("--heartbeat '" + heartbeat + "': expected a duration such as 1s");
   auto keepalive_ms = ParseDurationMs(keepalive);
-  if (!keepalive_ms.ok()) return Fail("--keepalive '" + keepalive + "': expected a duration such as 5m or 0");
+  if (!keepalive_ms.ok())
+    return Fail("--keepalive '" + keepalive + "': expected a duration such as 5m or 0");
   if (window <= 0) return Fail("--event-window must be positive");
+  if (cpus && !(*cpus > 0)) return Fail("--cpus must be positive");
+  if (gpus && *gpus < 0) return Fail("--gpus must not be negative");
 
   InventoryOverrides overrides;
   overrides.cpus = cpus;
@@ -101,7 +105,8 @@ int main(int argc, char** argv) {
   }
   Inventory inv = DetectInventory(overrides);
   for (const auto& note : inv.notes) log->warn("{}", note);
-  for (const auto& g : inv.gpu_list) log->info("GPU {}: {} ({} MiB)", g.index, g.name, g.memory_mib);
+  for (const auto& g : inv.gpu_list)
+    log->info("GPU {}: {} ({} MiB)", g.index, g.name, g.memory_mib);
   config.resources.set_cpus(inv.cpus);
   config.resources.set_memory_bytes(inv.memory_bytes);
   config.resources.set_gpus(inv.gpus);
@@ -115,15 +120,17 @@ int main(int argc, char** argv) {
   SessionOptions so;
   so.target = coordinator;
   so.keepalive_ms = *keepalive_ms;
+  so.keepalive_timeout_ms = std::min<int64_t>(10'000, *keepalive_ms);
   CoordinatorSession session(
-      so, CoordinatorSession::Callbacks{
-              [&](uint64_t gen) { boost::asio::post(io, [&, gen] { agent_ptr->OnStreamOpen(gen); }); },
-              [&](uint64_t gen, v1::CoordinatorMessage m) {
-                boost::asio::post(io, [&, gen, m = std::move(m)] { agent_ptr->OnMessage(gen, m); });
-              },
-              [&](uint64_t gen, std::string) {
-                boost::asio::post(io, [&, gen] { agent_ptr->OnStreamClosed(gen); });
-              }});
+      so,
+      CoordinatorSession::Callbacks{
+          [&](uint64_t gen) { boost::asio::post(io, [&, gen] { agent_ptr->OnStreamOpen(gen); }); },
+          [&](uint64_t gen, v1::CoordinatorMessage m) {
+            boost::asio::post(io, [&, gen, m = std::move(m)] { agent_ptr->OnMessage(gen, m); });
+          },
+          [&](uint64_t gen, std::string) {
+            boost::asio::post(io, [&, gen] { agent_ptr->OnStreamClosed(gen); });
+          }});
   Agent agent(io, config, &launcher, &session, SystemClock::Get());
   agent_ptr = &agent;
   if (Status s = agent.Start(); !s.ok()) return Fail(ToStd(s.message()));

@@ -42,11 +42,10 @@ struct ExitRecord {
 };
 
 int WriteExit(const std::string& dir, const ExitRecord& e) {
-  std::string json = "{\"exit_code\":" + std::to_string(e.exit_code) +
-                     ",\"signal\":" + std::to_string(e.signal) +
-                     ",\"ended_at_ms\":" + std::to_string(e.ended_at_ms) +
-                     ",\"reason\":" + JsonQuote(e.reason) +
-                     ",\"start_failed\":" + (e.start_failed ? "true" : "false") + "}\n";
+  std::string json =
+      "{\"exit_code\":" + std::to_string(e.exit_code) + ",\"signal\":" + std::to_string(e.signal) +
+      ",\"ended_at_ms\":" + std::to_string(e.ended_at_ms) + ",\"reason\":" + JsonQuote(e.reason) +
+      ",\"start_failed\":" + (e.start_failed ? "true" : "false") + "}\n";
   int err = WriteFileAtomic(dir + "/exit.json", json, /*durable=*/true);
   if (err != 0) Log("cannot write %s/exit.json: %s", dir, std::strerror(err));
   return err;
@@ -64,10 +63,13 @@ std::string StartFailureReason(const StartError& e, const std::string& program) 
     return "cannot enter output dir " + std::string(out ? out : "") + ": " + std::strerror(e.err);
   }
   switch (e.err) {
-    case ENOENT: return "not found: " + program;
+    case ENOENT:
+      return "not found: " + program;
     case EACCES:
-    case EPERM: return "permission denied: " + program;
-    default: return "cannot execute " + program + ": " + std::strerror(e.err);
+    case EPERM:
+      return "permission denied: " + program;
+    default:
+      return "cannot execute " + program + ": " + std::strerror(e.err);
   }
 }
 
@@ -270,14 +272,17 @@ int RunShim(const ShimOptions& opts) {
 
   int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   int out = OpenLog(dir + "/stdout.log");
-  if (out < 0) return StartFailed(dir, "cannot open " + dir + "/stdout.log: " + std::strerror(errno));
+  if (out < 0)
+    return StartFailed(dir, "cannot open " + dir + "/stdout.log: " + std::strerror(errno));
   int err = OpenLog(dir + "/stderr.log");
-  if (err < 0) return StartFailed(dir, "cannot open " + dir + "/stderr.log: " + std::strerror(errno));
+  if (err < 0)
+    return StartFailed(dir, "cannot open " + dir + "/stderr.log: " + std::strerror(errno));
   // The shim's own complaints go to the stage's stderr.log, where an operator looks.
   ::dup2(err, 2);
 
   int report[2];
-  if (::pipe2(report, O_CLOEXEC) != 0) return StartFailed(dir, std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(report, O_CLOEXEC) != 0)
+    return StartFailed(dir, std::string("pipe: ") + std::strerror(errno));
   pid_t stage = ::fork();
   if (stage < 0) return StartFailed(dir, std::string("cannot fork: ") + std::strerror(errno));
   if (stage == 0) ExecStage(opts, in, out, err, report[1]);

@@ -161,11 +161,21 @@ bool JsonFindString(const std::string& json, const std::string& key, std::string
     }
     if (++pos >= json.size()) return false;
     switch (json[pos]) {
-      case 'n': *out += '\n'; break;
-      case 't': *out += '\t'; break;
-      case 'r': *out += '\r'; break;
-      case 'b': *out += '\b'; break;
-      case 'f': *out += '\f'; break;
+      case 'n':
+        *out += '\n';
+        break;
+      case 't':
+        *out += '\t';
+        break;
+      case 'r':
+        *out += '\r';
+        break;
+      case 'b':
+        *out += '\b';
+        break;
+      case 'f':
+        *out += '\f';
+        break;
       case 'u': {
         // Only what the agent's writer emits for control characters (\u00XX) is decoded.
         if (pos + 4 >= json.size()) return false;
@@ -174,7 +184,9 @@ bool JsonFindString(const std::string& json, const std::string& key, std::string
         pos += 4;
         break;
       }
-      default: *out += json[pos]; break;
+      default:
+        *out += json[pos];
+        break;
     }
   }
   return false;

@@ -1,10 +1,9 @@
 // What a long job meets: the agent SIGKILLed and restarted, the coordinator going away and
 // coming back, an agent that died while starting a stage. Nothing may be lost or done twice.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
-
-#include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -12,6 +11,7 @@
 #include "core/fs.h"
 #include "core/strings.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/agent/blackhole_proxy.h"
 
 namespace longhaul::testing {
 namespace {
@@ -101,9 +101,11 @@ TEST_F(AgentFaultTest, CoordinatorAwayAndBackGetsEveryUnacknowledgedEventAndTheE
   ASSERT_TRUE(h_.WaitExited(23)) << h_.AgentLog();
   ASSERT_EQ(coord().events_received(23), 300);
   ASSERT_TRUE(coord().AckEvents(23, 120));  // part acknowledged, the rest and the exit not
-  ASSERT_TRUE(WaitFor([&] {
-    return ReadTextFile(h_.AttemptFile(23, "acked.json")).find("120") != std::string::npos;
-  }, 10'000));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return ReadTextFile(h_.AttemptFile(23, "acked.json")).find("120") != std::string::npos;
+      },
+      10'000));
 
   h_.StopCoordinator();
   h_.RestartCoordinator();  // same port, empty memory, acknowledges everything
@@ -126,8 +128,8 @@ TEST_F(AgentFaultTest, AgentKeepsRetryingWhileTheCoordinatorIsAway) {
   h_.StopCoordinator();
   h_.StartAgent();
   // Let it fail a few dials, then bring the coordinator up.
-  ASSERT_TRUE(WaitFor([&] { return h_.AgentLog().find("cannot reach") != std::string::npos; },
-                      10'000));
+  ASSERT_TRUE(
+      WaitFor([&] { return h_.AgentLog().find("cannot reach") != std::string::npos; }, 10'000));
   h_.RestartCoordinator();
   ASSERT_TRUE(h_.WaitConnected(1, 15'000)) << h_.AgentLog();
   EXPECT_TRUE(h_.AgentRunning());
@@ -154,14 +156,37 @@ TEST_F(AgentFaultTest, ShimKilledWhileTheStageRunsIsStillCancellable) {
   json pid = json::parse(ReadTextFile(h_.AttemptFile(25, "pid.json")));
   ::kill(pid["shim_pid"].get<pid_t>(), SIGKILL);
   pid_t stage = pid["stage_pid"];
-  ASSERT_TRUE(WaitFor([&] {
-    return h_.AgentLog().find("watching the stage") != std::string::npos;
-  }, 10'000)) << h_.AgentLog();
+  ASSERT_TRUE(WaitFor([&] { return h_.AgentLog().find("watching the stage") != std::string::npos; },
+                      10'000))
+      << h_.AgentLog();
   EXPECT_TRUE(ProcessAlive(stage));
   ASSERT_TRUE(coord().Cancel(25, "timeout", 1000));
   ASSERT_TRUE(h_.WaitExited(25)) << h_.AgentLog();
   EXPECT_EQ(coord().exited(25)->reason(), "timeout");
   EXPECT_FALSE(ProcessAlive(stage));
+}
+
+TEST_F(AgentFaultTest, NetworkThatDropsEverythingForAWhileLosesNothing) {
+  // The minute-long drop of production, scaled to seconds: keepalive pings every second.
+  BlackholeProxy proxy(coord().port());
+  h_.set_agent_target(proxy.address());
+  h_.StartAgent({"--keepalive", "1s"});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(26, {"lh-testjob", "--progress", "30", "--sleep", "3"})));
+  ASSERT_TRUE(WaitFor([&] { return coord().max_seq_received(26) >= 3; }, 10'000));
+  proxy.set_blackholed(true);
+  // The agent notices the silence by itself (no RST ever comes) and keeps re-dialing.
+  ASSERT_TRUE(WaitFor(
+      [&] { return h_.AgentLog().find("lost the coordinator") != std::string::npos; }, 20'000))
+      << h_.AgentLog();
+  // Meanwhile the stage finishes its work.
+  ASSERT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(26, "exit.json")); }, 20'000));
+  EXPECT_FALSE(coord().exited(26).has_value());
+  proxy.set_blackholed(false);
+  ASSERT_TRUE(h_.WaitExited(26, 30'000)) << h_.AgentLog();
+  EXPECT_GE(coord().hello_count(), 2);
+  EXPECT_EQ(coord().exited(26)->last_seq(), 30);
+  ExpectEventsMatchFile(coord().events(26), h_.AttemptFile(26, "events.jsonl"));
 }
 
 TEST_F(AgentFaultTest, StalledCoordinatorNeverBlocksTheAgentsLoop) {

@@ -1,8 +1,7 @@
 // The real longhaul-agent against a fake coordinator on loopback, running real stages.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
-
-#include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -79,7 +78,8 @@ TEST_F(AgentIntegrationTest, RunsAnAttemptAndReportsEveryEventOnceThenTheExit) {
   EXPECT_EQ(coord().events_received(11), 20);  // no re-sends on a healthy stream
   auto started = coord().started(11);
   ASSERT_EQ(started.size(), 1u);
-  EXPECT_EQ(started[0].pid(), json::parse(ReadTextFile(h_.AttemptFile(11, "pid.json")))["stage_pid"]);
+  EXPECT_EQ(started[0].pid(),
+            json::parse(ReadTextFile(h_.AttemptFile(11, "pid.json")))["stage_pid"]);
   EXPECT_EQ(ReadTextFile(h_.AttemptFile(11, "stdout.log")), "hello\n");
   // The fake coordinator acknowledged the exit: the agent lets go of the attempt.
   EXPECT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(11, "done")); }, 10'000));
@@ -120,6 +120,18 @@ TEST_F(AgentIntegrationTest, MissingProgramIsReportedAndTheAgentCarriesOn) {
   EXPECT_EQ(coord().exited(14)->exit_code(), 0);
 }
 
+TEST_F(AgentIntegrationTest, ShimThatCannotBeStartedIsAStartFailureNotACrash) {
+  h_.StartAgent({"--shim", h_.tmp().Join("no-such-shim")});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(19, {"lh-testjob"})));
+  ASSERT_TRUE(h_.WaitExited(19)) << h_.AgentLog();
+  EXPECT_TRUE(coord().exited(19)->start_failed());
+  EXPECT_NE(coord().exited(19)->reason().find("cannot start " + h_.tmp().Join("no-such-shim")),
+            std::string::npos)
+      << coord().exited(19)->reason();
+  EXPECT_TRUE(h_.AgentRunning());
+}
+
 TEST_F(AgentIntegrationTest, StartAttemptIsIdempotent) {
   h_.StartAgent();
   ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
@@ -155,8 +167,8 @@ TEST_F(AgentIntegrationTest, CancelKillsTheStagesWholeProcessGroup) {
 TEST_F(AgentIntegrationTest, ReadLogAndCheckArtifactsAnswerFromTheNode) {
   h_.StartAgent();
   ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
-  ASSERT_TRUE(coord().Start(h_.Spec(17, {"lh-testjob", "--print", "hello", "--stderr", "oops",
-                                         "--artifact", "a=data/a.txt"})));
+  ASSERT_TRUE(coord().Start(h_.Spec(
+      17, {"lh-testjob", "--print", "hello", "--stderr", "oops", "--artifact", "a=data/a.txt"})));
   ASSERT_TRUE(h_.WaitExited(17)) << h_.AgentLog();
   auto read_log = [&](int64_t req, const std::string& stream, int64_t offset) {
     v1::CoordinatorMessage m;

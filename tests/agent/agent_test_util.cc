@@ -3,7 +3,6 @@
 #include <dirent.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "core/strings.h"
@@ -37,13 +36,15 @@ AgentHarness::~AgentHarness() {
 
 void AgentHarness::StartAgent(const std::vector<std::string>& extra,
                               const std::map<std::string, std::string>& env) {
-  std::vector<std::string> argv = {BinPath("longhaul-agent"),
-                                   "--coordinator", "127.0.0.1:" + std::to_string(port_),
-                                   "--state-dir", state_,
-                                   "--id", "test-agent",
-                                   "--heartbeat", "200ms"};
-  if (std::find(extra.begin(), extra.end(), "--log-level") == extra.end()) {
-    argv.insert(argv.end(), {"--log-level", "debug"});
+  std::string target = agent_target_.empty() ? "127.0.0.1:" + std::to_string(port_) : agent_target_;
+  std::vector<std::string> argv = {BinPath("longhaul-agent"), "--coordinator", target,
+                                   "--state-dir", state_};
+  // Test defaults, unless the test gives the flag itself.
+  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--id", "test-agent"}, {"--heartbeat", "200ms"}, {"--log-level", "debug"}}) {
+    if (std::find(extra.begin(), extra.end(), flag) == extra.end()) {
+      argv.insert(argv.end(), {flag, value});
+    }
   }
   argv.insert(argv.end(), extra.begin(), extra.end());
   agent_.reset();
@@ -83,9 +84,8 @@ v1::StartAttempt AgentHarness::Spec(int64_t id, const std::vector<std::string>& 
 }
 
 bool AgentHarness::WaitConnected(int hellos, int64_t timeout_ms) {
-  return WaitFor(
-      [&] { return coordinator_->connected() && coordinator_->hello_count() >= hellos; },
-      timeout_ms);
+  return WaitFor([&] { return coordinator_->connected() && coordinator_->hello_count() >= hellos; },
+                 timeout_ms);
 }
 
 bool AgentHarness::WaitExited(int64_t id, int64_t timeout_ms) {

@@ -24,6 +24,8 @@ class AgentHarness {
   void StartAgent(const std::vector<std::string>& extra = {},
                   const std::map<std::string, std::string>& env = {});
   void KillAgent();  // SIGKILL, as a crash
+  // The agent dials this instead of the fake coordinator (a proxy in front of it).
+  void set_agent_target(const std::string& host_port) { agent_target_ = host_port; }
   bool AgentRunning();
   std::string AgentLog() const { return ReadTextFile(agent_log_); }
 
@@ -49,7 +51,7 @@ class AgentHarness {
   int port_ = 0;
   std::unique_ptr<FakeCoordinator> coordinator_;
   std::unique_ptr<Subprocess> agent_;
-  std::vector<std::string> last_extra_;
+  std::string agent_target_;
 };
 
 }  // namespace longhaul::testing

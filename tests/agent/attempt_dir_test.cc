@@ -1,8 +1,7 @@
 #include "agent/lib/attempt_dir.h"
 
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "agent/lib/agent_setup.h"
 #include "agent/lib/log_reader.h"
@@ -46,8 +45,9 @@ TEST_F(AttemptDirTest, ExitRoundTripsAndReadsWhatTheShimWrites) {
   EXPECT_EQ(back->exit_code, -1);
   EXPECT_EQ(back->reason, e.reason);
   EXPECT_TRUE(back->start_failed);
-  testing::WriteTextFile(dir_.File("exit.json"),
-                         R"({"exit_code":137,"signal":9,"ended_at_ms":5,"reason":"timeout","start_failed":false})");
+  testing::WriteTextFile(
+      dir_.File("exit.json"),
+      R"({"exit_code":137,"signal":9,"ended_at_ms":5,"reason":"timeout","start_failed":false})");
   back = dir_.ReadExit();
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->signal, 9);
@@ -55,8 +55,9 @@ TEST_F(AttemptDirTest, ExitRoundTripsAndReadsWhatTheShimWrites) {
 }
 
 TEST_F(AttemptDirTest, PidFileAndAckHintRoundTrip) {
-  testing::WriteTextFile(dir_.File("pid.json"),
-                         R"({"shim_pid":10,"shim_start":100,"stage_pid":11,"stage_start":101,"started_at_ms":7})");
+  testing::WriteTextFile(
+      dir_.File("pid.json"),
+      R"({"shim_pid":10,"shim_start":100,"stage_pid":11,"stage_start":101,"started_at_ms":7})");
   auto pid = dir_.ReadPid();
   ASSERT_TRUE(pid.ok()) << pid.status();
   EXPECT_EQ(pid->stage_pid, 11);

@@ -1,9 +1,8 @@
 #include "agent/lib/event_tailer.h"
 
 #include <fcntl.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "tests/testing/test_util.h"
 

@@ -76,10 +76,12 @@ grpc::Status FakeCoordinator::Connect(
     grpc::ServerContext* ctx,
     grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* stream) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stream_ != nullptr) {
-      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, "one agent at a time");
-    }
+    // A new stream from the agent supersedes the old one, which may be dead without either
+    // side having noticed (a dropped network), as the real coordinator does.
+    std::unique_lock<std::mutex> lock(mu_);
+    if (ctx_ != nullptr) ctx_->TryCancel();
+    unstalled_.notify_all();
+    stream_gone_.wait(lock, [&] { return stream_ == nullptr; });
     stream_ = stream;
     ctx_ = ctx;
     exit_seen_on_stream_.clear();
@@ -96,6 +98,7 @@ grpc::Status FakeCoordinator::Connect(
   std::lock_guard<std::mutex> lock(mu_);
   stream_ = nullptr;
   ctx_ = nullptr;
+  stream_gone_.notify_all();
   return grpc::Status::OK;
 }
 

@@ -4,6 +4,8 @@
 // Thread-safe.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -13,8 +15,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "longhaul/v1/agent.grpc.pb.h"
 
@@ -77,6 +77,7 @@ class FakeCoordinator : public v1::AgentService::Service {
   bool auto_ack_ = true;
   bool stalled_ = false;
   std::condition_variable unstalled_;
+  std::condition_variable stream_gone_;
   std::map<int64_t, std::chrono::steady_clock::time_point> started_time_, exited_time_;
   int hellos_ = 0;
   std::optional<v1::Hello> hello_;

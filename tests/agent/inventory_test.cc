@@ -1,8 +1,7 @@
 #include "agent/lib/inventory.h"
 
-#include <sys/stat.h>
-
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 
@@ -12,6 +11,7 @@ namespace longhaul::agent {
 namespace {
 
 TEST(InventoryTest, ParsesNvidiaSmiCsv) {
+  // The first line is what nvidia-smi printed on a real H200 node.
   auto gpus = ParseNvidiaSmi("0, NVIDIA H200, 143771\n1, NVIDIA H200, 143771\n\n");
   ASSERT_TRUE(gpus.ok()) << gpus.status();
   ASSERT_EQ(gpus->size(), 2u);
@@ -52,10 +52,11 @@ TEST(InventoryTest, ParsesMemorySizes) {
 TEST(InventoryTest, DetectsGpusThroughNvidiaSmiOnPathAndFlagsOverride) {
   testing::TempDir dir;
   std::string smi = dir.Join("nvidia-smi");
-  testing::WriteTextFile(smi,
-                         "#!/bin/sh\n"
-                         "[ \"$1\" = --query-gpu=index,name,memory.total ] || exit 3\n"
-                         "echo '0, Fake GPU, 1000'\necho '1, Fake GPU, 1000'\necho '2, Fake GPU, 1000'\n");
+  testing::WriteTextFile(
+      smi,
+      "#!/bin/sh\n"
+      "[ \"$1\" = --query-gpu=index,name,memory.total ] || exit 3\n"
+      "echo '0, Fake GPU, 1000'\necho '1, Fake GPU, 1000'\necho '2, Fake GPU, 1000'\n");
   ::chmod(smi.c_str(), 0755);
   std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
   ::setenv("PATH", (dir.path() + ":/usr/bin:/bin").c_str(), 1);

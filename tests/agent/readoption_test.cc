@@ -1,10 +1,9 @@
 #include "agent/lib/readoption.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/file.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "core/fs.h"
 #include "core/strings.h"
@@ -38,10 +37,10 @@ class ProbeTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(MakeDirs(dir_.path()).ok()); }
   void WritePid(pid_t shim, int64_t shim_start, pid_t stage, int64_t stage_start) {
-    testing::WriteTextFile(dir_.File("pid.json"),
-                           StrCat("{\"shim_pid\":", shim, ",\"shim_start\":", shim_start,
-                                  ",\"stage_pid\":", stage, ",\"stage_start\":", stage_start,
-                                  ",\"started_at_ms\":1}"));
+    testing::WriteTextFile(
+        dir_.File("pid.json"),
+        StrCat("{\"shim_pid\":", shim, ",\"shim_start\":", shim_start, ",\"stage_pid\":", stage,
+               ",\"stage_start\":", stage_start, ",\"started_at_ms\":1}"));
   }
   Adoption Decide() {
     int fd = -1;

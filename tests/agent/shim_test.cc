@@ -1,19 +1,19 @@
 // longhaul-shim as a real process: what it records, how it cancels, and that its stage
 // outlives whoever launched it.
+#include "agent/shim/shim.h"
+
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "agent/shim/shim.h"
 #include "agent/shim/shim_files.h"
 #include "tests/testing/test_util.h"
 
@@ -54,11 +54,13 @@ class ShimProcess {
   bool started() const { return rc_ == 0; }
   pid_t pid() const { return pid_; }
   std::optional<int> Wait(int64_t timeout_ms) {
-    WaitFor([&] {
-      int st;
-      if (::waitpid(pid_, &st, WNOHANG) == pid_) status_ = st;
-      return status_.has_value();
-    }, timeout_ms);
+    WaitFor(
+        [&] {
+          int st;
+          if (::waitpid(pid_, &st, WNOHANG) == pid_) status_ = st;
+          return status_.has_value();
+        },
+        timeout_ms);
     return status_;
   }
 
@@ -72,8 +74,8 @@ class ShimTest : public ::testing::Test {
  protected:
   std::vector<std::string> ShimArgv(const std::vector<std::string>& stage,
                                     int64_t grace_ms = 10'000) {
-    std::vector<std::string> argv = {BinPath("longhaul-shim"), "--dir", dir_.path(),
-                                     "--grace-ms", std::to_string(grace_ms), "--"};
+    std::vector<std::string> argv = {BinPath("longhaul-shim"), "--dir", dir_.path(), "--grace-ms",
+                                     std::to_string(grace_ms), "--"};
     argv.insert(argv.end(), stage.begin(), stage.end());
     return argv;
   }
@@ -101,9 +103,9 @@ class ShimTest : public ::testing::Test {
 };
 
 TEST_F(ShimTest, RecordsExitCodeOutputAndPids) {
-  ShimProcess shim(ShimArgv({BinPath("lh-testjob"), "--print", "hello", "--stderr", "err",
-                             "--exit", "3"}),
-                   Env());
+  ShimProcess shim(
+      ShimArgv({BinPath("lh-testjob"), "--print", "hello", "--stderr", "err", "--exit", "3"}),
+      Env());
   ASSERT_TRUE(shim.started());
   auto st = shim.Wait(10'000);
   ASSERT_TRUE(st.has_value());
@@ -166,8 +168,7 @@ TEST_F(ShimTest, MissingOutputDirIsAStartFailure) {
   ASSERT_TRUE(shim.Wait(10'000).has_value());
   json exit = ReadJson("exit.json");
   EXPECT_EQ(exit["start_failed"], true);
-  EXPECT_NE(exit["reason"].get<std::string>().find("cannot enter output dir"),
-            std::string::npos);
+  EXPECT_NE(exit["reason"].get<std::string>().find("cannot enter output dir"), std::string::npos);
 }
 
 TEST_F(ShimTest, CancelEscalatesToSigkillForAStageThatIgnoresSigterm) {
@@ -176,12 +177,14 @@ TEST_F(ShimTest, CancelEscalatesToSigkillForAStageThatIgnoresSigterm) {
   // --ignore-sigterm takes effect once the stage runs; its pid file would race, so the test
   // waits until SIGTERM is ignored according to /proc.
   pid_t stage = ReadJson("pid.json")["stage_pid"].get<pid_t>();
-  ASSERT_TRUE(WaitFor([&] {
-    std::string status = ReadTextFile("/proc/" + std::to_string(stage) + "/status");
-    auto pos = status.find("SigIgn:");
-    return pos != std::string::npos &&
-           (std::stoull(status.substr(pos + 7), nullptr, 16) & (1ull << (SIGTERM - 1))) != 0;
-  }, 10'000));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::string status = ReadTextFile("/proc/" + std::to_string(stage) + "/status");
+        auto pos = status.find("SigIgn:");
+        return pos != std::string::npos &&
+               (std::stoull(status.substr(pos + 7), nullptr, 16) & (1ull << (SIGTERM - 1))) != 0;
+      },
+      10'000));
   WriteTextFile(dir_.Join("cancel.json"), R"({"reason":"timeout","grace_ms":200})");
   ::kill(shim.pid(), SIGTERM);
   ASSERT_TRUE(shim.Wait(10'000).has_value());
@@ -225,8 +228,8 @@ TEST_F(ShimTest, LeftoverChildrenDieWhenTheStageExits) {
 
 TEST_F(ShimTest, StageGetsDefaultSignalHandlingWhateverTheShimInherited) {
   // The launching shell ignores SIGTERM; the stage must still die of it on cancel.
-  std::string cmd = "trap '' TERM INT; exec " + BinPath("longhaul-shim") + " --dir " +
-                    dir_.path() + " -- " + BinPath("lh-testjob") + " --sleep 60";
+  std::string cmd = "trap '' TERM INT; exec " + BinPath("longhaul-shim") + " --dir " + dir_.path() +
+                    " -- " + BinPath("lh-testjob") + " --sleep 60";
   ShimProcess launcher({"/bin/sh", "-c", cmd}, Env());
   ASSERT_TRUE(WaitFor([&] { return Has("pid.json"); }, 10'000));
   WriteTextFile(dir_.Join("cancel.json"), R"({"reason":"cancelled","grace_ms":60000})");
@@ -240,8 +243,8 @@ TEST_F(ShimTest, StageSurvivesSigkillOfItsLauncher) {
   // crash of the agent's service would) must not reach the shim or the stage.
   std::string cmd = BinPath("longhaul-shim") + " --dir " + dir_.path() + " -- " +
                     BinPath("lh-testjob") + " --sleep 60 & wait";
-  auto launcher = testing::Subprocess::Start({"/bin/sh", "-c", cmd}, {
-      {"LONGHAUL_OUTPUT_DIR", dir_.Join("out")}});
+  auto launcher = testing::Subprocess::Start({"/bin/sh", "-c", cmd},
+                                             {{"LONGHAUL_OUTPUT_DIR", dir_.Join("out")}});
   ASSERT_TRUE(launcher.ok()) << launcher.status();
   ASSERT_TRUE(WaitFor([&] { return Has("pid.json"); }, 10'000));
   json pid = ReadJson("pid.json");
@@ -293,8 +296,8 @@ TEST(ShimArgsTest, RequiresDirAndProgram) {
 }
 
 TEST(ShimFilesTest, JsonRoundTripsOfTheFewFieldsItReads) {
-  std::string text = std::string("{\"reason\": ") + JsonQuote("a \"quoted\"\n\\ reason") +
-                     ", \"grace_ms\": 1500}";
+  std::string text =
+      std::string("{\"reason\": ") + JsonQuote("a \"quoted\"\n\\ reason") + ", \"grace_ms\": 1500}";
   std::string reason;
   int64_t grace = 0;
   ASSERT_TRUE(JsonFindString(text, "reason", &reason));

@@ -103,8 +103,7 @@ Status DoWork(const TestJobOptions& o, EventWriter& events) {
     auto text = ReadFile(ckpt);
     if (text.ok()) {
       start = std::strtoll(text->c_str(), nullptr, 10);
-      std::fprintf(stderr, "lh-testjob: resuming after item %lld\n",
-                   static_cast<long long>(start));
+      std::fprintf(stderr, "lh-testjob: resuming after item %lld\n", static_cast<long long>(start));
     } else {
       std::fprintf(stderr, "lh-testjob: no checkpoint (%s); starting from the first item\n",
                    ToStd(text.status().message()).c_str());

@@ -63,8 +63,7 @@ Result<double> Seconds(std::string_view flag, const std::string& v) {
   return d;
 }
 
-Result<std::pair<std::string, std::string>> NameValue(std::string_view flag,
-                                                      const std::string& v) {
+Result<std::pair<std::string, std::string>> NameValue(std::string_view flag, const std::string& v) {
   auto eq = v.find('=');
   if (eq == std::string::npos || eq == 0) return Bad(flag, v, "expected NAME=VALUE");
   return std::make_pair(v.substr(0, eq), v.substr(eq + 1));

@@ -1,7 +1,6 @@
 // lh-testjob runs as a real process here, as the agent and the benchmarks run it.
-#include <signal.h>
-
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <sstream>
 #include <string>
