@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace longhaul::refmodel {
@@ -54,7 +55,17 @@ uint64_t Rng::Below(uint64_t n) {
 }
 
 int32_t Argmax(std::span<const float> probs) {
-  return static_cast<int32_t>(std::max_element(probs.begin(), probs.end()) - probs.begin());
+  // Two vectorizable passes (max, then its first index) beat one max_element pass, which
+  // the compiler cannot vectorize; this runs once per generated token.
+  const float* p = probs.data();
+  const size_t n = probs.size();
+  float best = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : best)
+  for (size_t i = 0; i < n; ++i) best = std::max(best, p[i]);
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] == best) return static_cast<int32_t>(i);
+  }
+  return 0;
 }
 
 int32_t SampleIndex(std::span<const float> probs, Rng& rng) {
