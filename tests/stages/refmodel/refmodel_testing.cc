@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "stages/refmodel/chat_template.h"
 #include "stages/refmodel/draft_vocab.h"
@@ -100,6 +101,25 @@ SpecRun RunSpeculative(const Drafter* drafter, DraftFeed feed, int k, double tem
     }
   }
   return run;
+}
+
+}  // namespace longhaul::refmodel::testing
+
+namespace longhaul::refmodel::testing {
+
+std::string SamplesJsonl(const std::vector<ConversationSample>& samples) {
+  std::string out;
+  for (const ConversationSample& s : samples) {
+    nlohmann::json turns = nlohmann::json::array();
+    std::string reasoning;
+    for (const ChatMessage& m : s.messages) {
+      turns.push_back({{"role", m.role}, {"content", m.content}});
+      if (m.role == "assistant") reasoning = m.reasoning;
+    }
+    out += nlohmann::json{{"id", s.id}, {"conversations", turns}, {"reasoning", reasoning}}.dump();
+    out += "\n";
+  }
+  return out;
 }
 
 }  // namespace longhaul::refmodel::testing

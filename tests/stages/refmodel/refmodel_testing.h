@@ -42,3 +42,11 @@ SpecRun RunSpeculative(const Drafter* drafter, DraftFeed feed, int k, double tem
                        size_t first, size_t count, int max_tokens = 120);
 
 }  // namespace longhaul::refmodel::testing
+
+namespace longhaul::refmodel::testing {
+
+// Samples as lh-datagen writes them: {"id", "conversations": [user..., assistant content],
+// "reasoning"}, one per line.
+std::string SamplesJsonl(const std::vector<ConversationSample>& samples);
+
+}  // namespace longhaul::refmodel::testing
