@@ -22,7 +22,12 @@ int main(int argc, char** argv) {
   app.add_option("--corpus", o.corpus,
                  "the target's corpus, as given to lh-refengine (default: the repo's)");
   app.add_option("--max-samples", o.max_samples, "use only the first N samples");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Usage errors exit with 2, as the longhaul CLI does; --help with 0.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   longhaul::SetupLogging("info");
   if (backend != "refengine") {
     std::cerr << "lh-extract: --backend '" << backend

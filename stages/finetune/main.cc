@@ -35,7 +35,12 @@ int main(int argc, char** argv) {
   app.add_option("--log-every", o.log_every, "emit the loss metric every N steps")
       ->capture_default_str();
   app.add_flag("--resume", o.resume, "continue after the newest checkpoint in --out");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Usage errors exit with 2, as the longhaul CLI does; --help with 0.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   longhaul::SetupLogging("info");
   if (backend != "refengine") {
     std::cerr << "lh-finetune: --backend '" << backend

@@ -53,7 +53,12 @@ int main(int argc, char** argv) {
   app.add_option("--fatal-log-line", o.fatal_log_line,
                  "fault: print this line to stderr at start-up");
   app.add_option("--log-level", log_level, "debug | info | warn | error")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Usage errors exit with 2, as the longhaul CLI does; --help with 0.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
   if (metrics_style == "vllm") {
     o.metrics_style = MetricsStyle::kVllm;
@@ -72,7 +77,7 @@ int main(int argc, char** argv) {
   longhaul::refengine::RefEngineServer server(o, std::cout);
   if (auto s = server.Start(); !s.ok()) {
     std::cerr << "lh-refengine: " << s.message() << "\n";
-    return 2;
+    return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
   }
   if (auto s = server.Run(); !s.ok()) {
     std::cerr << "lh-refengine: " << s.message() << "\n";
