@@ -27,6 +27,9 @@ stages:
     kind: service
     needs: [finetune]
     run: [lh-serve, --profile, "${params.spec_engine}", --drafter, "${finetune.outputs.ckpt}"]
+  bench:
+    needs: [serve]
+    run: [lh-bench, --endpoint, "${serve.outputs.endpoint}"]
 )";
 
 class CacheKeyTest : public ::testing::Test {

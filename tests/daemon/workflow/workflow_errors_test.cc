@@ -329,3 +329,22 @@ stages:
 
 }  // namespace
 }  // namespace longhaul::workflow
+
+namespace longhaul::workflow {
+namespace {
+
+TEST(WorkflowServiceTest, AServiceNothingNeedsIsRefused) {
+  auto wf = ParseWorkflow(R"(name: lonely
+stages:
+  server: {kind: service, run: [serve]}
+  other: {run: [prog]}
+)", "lonely.yaml");
+  ASSERT_FALSE(wf.ok());
+  EXPECT_NE(std::string(wf.status().message()).find(
+                "lonely.yaml:3:3: service 'server' is needed by no stage"),
+            std::string::npos)
+      << wf.status();
+}
+
+}  // namespace
+}  // namespace longhaul::workflow
