@@ -94,36 +94,7 @@ std::string BuildCompletionRequest(std::string_view prompt, const GenerationPara
   return Dump(req);
 }
 
-Result<StreamDelta> ParseStreamEvent(std::string_view data) {
-  StreamDelta out;
-  std::string_view trimmed = StripWhitespace(data);
-  if (trimmed == "[DONE]") {
-    out.done = true;
-    return out;
-  }
-  json doc = json::parse(trimmed.begin(), trimmed.end(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    return absl::InvalidArgumentError(
-        StrCat("stream event is not a JSON object: '", trimmed.substr(0, 120), "'"));
-  }
-  RETURN_IF_ERROR(ErrorObject(doc));
-  ASSIGN_OR_RETURN(out.usage, ReadUsage(doc));
-  auto choices = doc.find("choices");
-  if (choices != doc.end() && choices->is_array() && !choices->empty()) {
-    const json& c = (*choices)[0];
-    if (c.is_object()) {
-      auto delta = c.find("delta");
-      if (delta != c.end() && delta->is_object()) {
-        ReadText(*delta, "content", out.content);
-        ReadReasoning(*delta, out.reasoning);
-      } else {
-        ReadText(c, "text", out.content);
-      }
-      ReadText(c, "finish_reason", out.finish_reason);
-    }
-  }
-  return out;
-}
+// ParseStreamEvent is in stream_event_parser.cc.
 
 Result<Completion> ParseCompletionResponse(std::string_view body) {
   json doc = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);

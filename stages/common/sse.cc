@@ -3,6 +3,18 @@
 #include "core/strings.h"
 
 namespace longhaul::stages {
+namespace {
+
+// string_view::find_first_of calls memchr over the needle once per byte of the haystack;
+// this runs for every byte of every stream, so scan directly.
+size_t FindLineEnd(std::string_view s, size_t from) {
+  for (size_t i = from; i < s.size(); ++i) {
+    if (s[i] == '\n' || s[i] == '\r') return i;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
 
 Status SseParser::Feed(std::string_view bytes) {
   if (!status_.ok()) return status_;
@@ -12,7 +24,7 @@ Status SseParser::Feed(std::string_view bytes) {
     skip_lf_ = false;
   }
   while (i < bytes.size()) {
-    size_t end = bytes.find_first_of("\r\n", i);
+    size_t end = FindLineEnd(bytes, i);
     if (end == std::string_view::npos) {
       partial_.append(bytes.substr(i));
       if (partial_.size() > max_line_) {

@@ -62,6 +62,24 @@ TEST(OpenAiTest, ParsesCompletionsTextUsageChunkAndDone) {
   EXPECT_TRUE(d->done);
 }
 
+TEST(OpenAiTest, OnlyTheFirstChoicesOwnFieldsCount) {
+  auto d = ParseStreamEvent(
+      R"({"id":"x","choices":[{"index":0,"delta":{"content":"a","tool_calls":[{"content":"no"}]},)"
+      R"("logprobs":{"content":[{"token":"a","content":"no"}]},"finish_reason":null},)"
+      R"({"index":1,"delta":{"content":"second"}}],"usage":{"completion_tokens":4.0}})");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->content, "a");
+  ASSERT_TRUE(d->usage.has_value());
+  EXPECT_EQ(d->usage->completion_tokens, 4);
+  d = ParseStreamEvent(R"({"choices":[{"delta":{"content":"x"}}],"usage":null,"error":null})");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_FALSE(d->usage.has_value());
+  EXPECT_FALSE(ParseStreamEvent("[1,2]").ok());
+  EXPECT_FALSE(ParseStreamEvent(R"({"a":1} trailing)").ok());
+  d = ParseStreamEvent(R"({"error":"plain text"})");
+  EXPECT_NE(d.status().message().find("plain text"), std::string::npos);
+}
+
 TEST(OpenAiTest, InStreamErrorsAndGarbageAreErrors) {
   auto d = ParseStreamEvent(R"({"error":{"message":"out of memory"}})");
   EXPECT_FALSE(d.ok());
