@@ -92,6 +92,10 @@ Result<Conversation> ParseConversation(const json& record, std::string_view wher
     } else {
       return Bad(at, "expected 'role' and 'content' (or ShareGPT's 'from' and 'value')");
     }
+    for (const char* key : {"reasoning", "reasoning_content"}) {
+      auto r = t.find(key);
+      if (r != t.end() && r->is_string() && m.reasoning.empty()) m.reasoning = *r;
+    }
     std::string_view norm = NormaliseRole(role);
     if (norm.empty()) return Bad(at, StrCat("unknown role '", role, "'"));
     m.role = std::string(norm);
@@ -131,7 +135,11 @@ Result<std::vector<Conversation>> ReadConversations(const std::string& path) {
 
 json ConversationToJson(const Conversation& c) {
   json turns = json::array();
-  for (const auto& m : c.messages) turns.push_back({{"role", m.role}, {"content", m.content}});
+  for (const auto& m : c.messages) {
+    json t = {{"role", m.role}, {"content", m.content}};
+    if (!m.reasoning.empty()) t["reasoning"] = m.reasoning;
+    turns.push_back(std::move(t));
+  }
   json out = {{"id", c.id_json.is_null() ? json(c.id) : c.id_json},
               {"conversations", std::move(turns)}};
   out["reasoning"] = c.reasoning.empty() ? json(nullptr) : json(c.reasoning);

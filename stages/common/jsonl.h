@@ -38,6 +38,7 @@ Result<Conversation> ParseConversation(const nlohmann::json& record, std::string
 Result<std::vector<Conversation>> ReadConversations(const std::string& path);
 
 // The record lh-datagen writes: {"id", "conversations": [{"role","content"}..], "reasoning"}.
+// An assistant turn with reasoning text also carries it as "reasoning" in its own object.
 nlohmann::json ConversationToJson(const Conversation& c);
 
 // What a JSONL file held when it was opened for resuming.

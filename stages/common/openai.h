@@ -29,8 +29,13 @@ std::string_view OpenAiApiName(OpenAiApi api);
 std::string_view OpenAiApiPath(OpenAiApi api);
 
 struct ChatMessage {
+  ChatMessage() = default;
+  ChatMessage(std::string r, std::string c, std::string reason = "")
+      : role(std::move(r)), content(std::move(c)), reasoning(std::move(reason)) {}
+
   std::string role;  // "system", "user", "assistant"
   std::string content;
+  std::string reasoning;  // an assistant turn's reasoning text; never sent in requests
 };
 
 struct GenerationParams {
