@@ -22,11 +22,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/strings.h"
 #include "tests/stages/common/fake_openai_server.h"
@@ -94,16 +93,26 @@ int main(int argc, char** argv) {
   Args a;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
-    if (k == "--cpu") a.cpu = std::atoi(v.c_str());
-    else if (k == "--server-cpus") a.server_cpus = v;
-    else if (k == "--server-threads") a.server_threads = std::atoi(v.c_str());
-    else if (k == "--seconds") a.seconds = std::atof(v.c_str());
-    else if (k == "--rates") a.rates = v;
-    else if (k == "--output-len") a.output_len = std::atoi(v.c_str());
-    else if (k == "--input-len") a.input_len = std::atoi(v.c_str());
-    else if (k == "--lh-bench") a.lh_bench = v;
-    else if (k == "--out-dir") a.out_dir = v;
-    else if (k == "--realtime") a.realtime = std::atoi(v.c_str());
+    if (k == "--cpu")
+      a.cpu = std::atoi(v.c_str());
+    else if (k == "--server-cpus")
+      a.server_cpus = v;
+    else if (k == "--server-threads")
+      a.server_threads = std::atoi(v.c_str());
+    else if (k == "--seconds")
+      a.seconds = std::atof(v.c_str());
+    else if (k == "--rates")
+      a.rates = v;
+    else if (k == "--output-len")
+      a.output_len = std::atoi(v.c_str());
+    else if (k == "--input-len")
+      a.input_len = std::atoi(v.c_str());
+    else if (k == "--lh-bench")
+      a.lh_bench = v;
+    else if (k == "--out-dir")
+      a.out_dir = v;
+    else if (k == "--realtime")
+      a.realtime = std::atoi(v.c_str());
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       return 2;
@@ -122,11 +131,12 @@ int main(int argc, char** argv) {
   longhaul::testing::FakeOpenAiServer server(opts);
   server.Start();
 
-  std::printf("lh-bench capacity: lh-bench pinned to CPU %d, zero-cost server on CPUs %s (%d "
-              "thread%s), %g s per step, %d words in / %d tokens out, streaming chat, %s\n",
-              a.cpu, a.server_cpus.c_str(), a.server_threads, a.server_threads == 1 ? "" : "s",
-              a.seconds, a.input_len, a.output_len,
-              a.realtime > 0 ? StrCat("SCHED_FIFO ", a.realtime).c_str() : "normal priority");
+  std::printf(
+      "lh-bench capacity: lh-bench pinned to CPU %d, zero-cost server on CPUs %s (%d "
+      "thread%s), %g s per step, %d words in / %d tokens out, streaming chat, %s\n",
+      a.cpu, a.server_cpus.c_str(), a.server_threads, a.server_threads == 1 ? "" : "s", a.seconds,
+      a.input_len, a.output_len,
+      a.realtime > 0 ? StrCat("SCHED_FIFO ", a.realtime).c_str() : "normal priority");
   std::printf("%10s %12s %9s %12s %12s %12s %8s %s\n", "target/s", "achieved/s", "ratio",
               "sched p50ms", "sched p99ms", "e2e p99 ms", "failed", "verdict");
   double best = 0;
@@ -135,12 +145,26 @@ int main(int argc, char** argv) {
     if (rate <= 0) continue;
     std::string out = StrCat(a.out_dir, "/loadgen_", static_cast<int64_t>(rate), ".json");
     int64_t n = static_cast<int64_t>(rate * a.seconds);
-    int rc = RunPinned(a, {a.lh_bench, "--endpoint", server.url(), "--model", "fake-model",
-                           "--rate", r, "--num-requests", std::to_string(n),
-                           "--random-input-len", std::to_string(a.input_len),
-                           "--random-output-len", std::to_string(a.output_len),
-                           "--metrics-style", "none", "--no-records", "--log-level", "warn",
-                           "--out", out});
+    int rc = RunPinned(a, {a.lh_bench,
+                           "--endpoint",
+                           server.url(),
+                           "--model",
+                           "fake-model",
+                           "--rate",
+                           r,
+                           "--num-requests",
+                           std::to_string(n),
+                           "--random-input-len",
+                           std::to_string(a.input_len),
+                           "--random-output-len",
+                           std::to_string(a.output_len),
+                           "--metrics-style",
+                           "none",
+                           "--no-records",
+                           "--log-level",
+                           "warn",
+                           "--out",
+                           out});
     std::ifstream in(out);
     std::stringstream ss;
     ss << in.rdbuf();
@@ -157,8 +181,8 @@ int main(int argc, char** argv) {
     double failed = Num(res, "requests", "failed");
     bool pass = ratio >= 0.99 && ratio <= 1.01 && p99 <= 1.0 && failed == 0;
     if (pass && rate > best) best = rate;
-    std::printf("%10.0f %12.1f %9.4f %12.3f %12.3f %12.3f %8.0f %s\n", rate, achieved, ratio,
-                p50, p99, e2e, failed, pass ? "pass" : "FAIL");
+    std::printf("%10.0f %12.1f %9.4f %12.3f %12.3f %12.3f %8.0f %s\n", rate, achieved, ratio, p50,
+                p99, e2e, failed, pass ? "pass" : "FAIL");
     std::fflush(stdout);
   }
   std::printf("highest passing rate: %.0f requests/s\n", best);

@@ -109,8 +109,8 @@ Result<BenchOutcome> RunBench(const BenchOptions& o, EventWriter& events) {
     log->warn("signal {}: stopping; writing a partial result", sig);
     runner_ptr->Stop();
   });
-  log->info("running {} requests against {}{}", total ? StrCat(*total) : "open-ended",
-            url.Origin(), plan.target);
+  log->info("running {} requests against {}{}", total ? StrCat(*total) : "open-ended", url.Origin(),
+            plan.target);
   // The pending signal wait would keep the loop alive past the end of the plan.
   runner.OnFinished([&] { signals.cancel(); });
   runner.Run();

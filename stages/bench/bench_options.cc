@@ -58,7 +58,8 @@ nlohmann::json BenchOptionsToJson(const BenchOptions& o) {
   opt("max_tokens", o.max_tokens);
   opt("temperature", o.temperature);
   j["prompts"] = o.prompts_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.prompts_file);
-  j["baseline"] = o.baseline_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.baseline_file);
+  j["baseline"] =
+      o.baseline_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.baseline_file);
   return j;
 }
 

@@ -122,15 +122,14 @@ json BuildBenchResult(const BenchOptions& options, const std::vector<RequestReco
     rate["planned"] = nullptr;
     rate["achieved"] = per_s(static_cast<double>(sent));
   }
-  rate["achieved_vs_target"] =
-      options.rate && rate["achieved"].is_number()
-          ? json(rate["achieved"].get<double>() / *options.rate)
-          : json(nullptr);
+  rate["achieved_vs_target"] = options.rate && rate["achieved"].is_number()
+                                   ? json(rate["achieved"].get<double>() / *options.rate)
+                                   : json(nullptr);
 
-  std::string itl_source = ok == 0            ? "none"
-                           : all_exact        ? "usage_per_chunk"
-                           : any_even         ? "even_split_of_usage"
-                                              : "one_token_per_chunk";
+  std::string itl_source = ok == 0     ? "none"
+                           : all_exact ? "usage_per_chunk"
+                           : any_even  ? "even_split_of_usage"
+                                       : "one_token_per_chunk";
   json errs = json::object();
   for (const auto& [msg, n] : errors) errs[msg] = n;
 
@@ -142,7 +141,10 @@ json BuildBenchResult(const BenchOptions& options, const std::vector<RequestReco
       {"interrupted", facts.interrupted},
       {"duration_s", span_s},
       {"requests",
-       {{"planned", records.size()}, {"sent", sent}, {"completed", ok}, {"failed", failed},
+       {{"planned", records.size()},
+        {"sent", sent},
+        {"completed", ok},
+        {"failed", failed},
         {"connections_opened", facts.connections_opened}}},
       {"rate", rate},
       {"schedule_error_ms", SummaryToJson(Summarize(sched))},

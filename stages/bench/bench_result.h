@@ -13,12 +13,11 @@
 // first planned send to the last response.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "stages/bench/bench_options.h"
 #include "stages/bench/load_runner.h"

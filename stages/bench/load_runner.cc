@@ -1,8 +1,7 @@
 #include "stages/bench/load_runner.h"
 
-#include <memory>
-
 #include <boost/asio/post.hpp>
+#include <memory>
 
 #include "core/strings.h"
 #include "stages/common/openai.h"
@@ -57,16 +56,15 @@ struct LoadRunner::Stream {
   bool chunks_without_usage = false;
 };
 
-LoadRunner::LoadRunner(boost::asio::io_context& io, HttpClient& client, RunPlan plan,
-                       OnComplete cb)
+LoadRunner::LoadRunner(boost::asio::io_context& io, HttpClient& client, RunPlan plan, OnComplete cb)
     : io_(io), client_(client), plan_(std::move(plan)), on_complete_(std::move(cb)), timer_(io) {
   records_.reserve(plan_.planned_ns.empty() ? static_cast<size_t>(plan_.closed_loop_count)
                                             : plan_.planned_ns.size());
 }
 
 int64_t LoadRunner::Now() const {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now() - start_)
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              start_)
       .count();
 }
 

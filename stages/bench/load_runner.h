@@ -7,14 +7,13 @@
 // concurrency slot (queueing) is part of it, as a user would see it.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "stages/common/http_client.h"
 
@@ -32,19 +31,19 @@ struct RequestRecord {
   std::string error;
   int64_t output_tokens = 0;
   int64_t prompt_tokens = -1;
-  bool tokens_from_usage = false;     // else: one token per content chunk
+  bool tokens_from_usage = false;       // else: one token per content chunk
   bool per_chunk_tokens_known = false;  // every content chunk carried a running usage
-  std::vector<int64_t> chunk_ns;       // arrival of each content chunk
-  std::vector<int32_t> chunk_tokens;   // tokens in each chunk, when known
+  std::vector<int64_t> chunk_ns;        // arrival of each content chunk
+  std::vector<int32_t> chunk_tokens;    // tokens in each chunk, when known
 };
 
 struct RunPlan {
   std::vector<int64_t> planned_ns;  // open loop: send times; empty: closed loop
   int64_t closed_loop_count = 0;    // closed loop: this many requests (0 = until duration)
   std::optional<int64_t> closed_loop_duration_ns;
-  int64_t concurrency = 0;          // cap on requests in flight; 0 = none
+  int64_t concurrency = 0;  // cap on requests in flight; 0 = none
   int64_t request_timeout_ms = 600'000;
-  std::string target;               // "/v1/chat/completions"
+  std::string target;  // "/v1/chat/completions"
   const std::vector<std::string>* bodies = nullptr;
 };
 
@@ -91,7 +90,7 @@ class LoadRunner {
   std::vector<RequestRecord> records_;
   std::vector<size_t> waiting_;  // FIFO of requests waiting for a slot
   size_t waiting_head_ = 0;
-  size_t next_ = 0;              // next planned send
+  size_t next_ = 0;  // next planned send
   int64_t in_flight_ = 0;
   int64_t ended_ = 0;
   bool stopped_ = false;

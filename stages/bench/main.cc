@@ -1,9 +1,8 @@
 // lh-bench: open-loop load generator and speculative-decoding benchmark for
 // OpenAI-compatible servers. See docs/stages.md ("lh-bench").
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
-
-#include <CLI/CLI.hpp>
 
 #include "core/event_writer.h"
 #include "core/logging.h"

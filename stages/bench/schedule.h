@@ -9,10 +9,10 @@
 namespace longhaul::stages {
 
 struct ScheduleSpec {
-  double rate = 1;                    // requests per second
-  bool poisson = false;               // exponential gaps; uniform (1/rate) otherwise
-  std::optional<int64_t> count;       // this many sends ...
-  std::optional<double> duration_s;   // ... or every send before this time
+  double rate = 1;                   // requests per second
+  bool poisson = false;              // exponential gaps; uniform (1/rate) otherwise
+  std::optional<int64_t> count;      // this many sends ...
+  std::optional<double> duration_s;  // ... or every send before this time
   uint64_t seed = 0;
 };
 

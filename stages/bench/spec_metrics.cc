@@ -53,7 +53,8 @@ void ComputeSglang(const ServerScrape& before, const ServerScrape& after, SpecMe
   if (after.metrics) {
     m.sglang_accept_length_gauge = after.metrics->Sum(kSglAcceptLength);
     m.sglang_accept_rate_gauge = after.metrics->Sum(kSglAcceptRate);
-    if (before.metrics) m.server_generation_tokens = Delta(*before.metrics, *after.metrics, kSglGenTokens);
+    if (before.metrics)
+      m.server_generation_tokens = Delta(*before.metrics, *after.metrics, kSglGenTokens);
   }
   if (after.server_info && after.server_info->is_object()) {
     const auto& info = *after.server_info;
@@ -61,12 +62,13 @@ void ComputeSglang(const ServerScrape& before, const ServerScrape& after, SpecMe
     if (states != info.end() && states->is_array() && !states->empty() &&
         (*states)[0].is_object()) {
       auto v = (*states)[0].find("avg_spec_accept_length");
-      if (v != (*states)[0].end() && v->is_number()) m.sglang_avg_spec_accept_length = v->get<double>();
+      if (v != (*states)[0].end() && v->is_number())
+        m.sglang_avg_spec_accept_length = v->get<double>();
     }
   }
   m.acceptance_rate = m.sglang_accept_rate_gauge;
-  m.acceptance_length = m.sglang_accept_length_gauge ? m.sglang_accept_length_gauge
-                                                     : m.sglang_avg_spec_accept_length;
+  m.acceptance_length =
+      m.sglang_accept_length_gauge ? m.sglang_accept_length_gauge : m.sglang_avg_spec_accept_length;
   m.note =
       "SGLang exposes gauges of the latest batch, not counters: the figures describe the end "
       "of the run, and avg_spec_accept_length is cumulative since the server started";
@@ -85,10 +87,14 @@ Result<MetricsStyle> ParseMetricsStyle(std::string_view name) {
 
 std::string_view MetricsStyleName(MetricsStyle style) {
   switch (style) {
-    case MetricsStyle::kAuto: return "auto";
-    case MetricsStyle::kVllm: return "vllm";
-    case MetricsStyle::kSglang: return "sglang";
-    case MetricsStyle::kNone: return "none";
+    case MetricsStyle::kAuto:
+      return "auto";
+    case MetricsStyle::kVllm:
+      return "vllm";
+    case MetricsStyle::kSglang:
+      return "sglang";
+    case MetricsStyle::kNone:
+      return "none";
   }
   return "?";
 }
@@ -131,8 +137,8 @@ SpecMetrics ComputeSpecMetrics(const ServerScrape& before, const ServerScrape& a
     return m;
   }
   if (!before.metrics || !after.metrics) {
-    m.note = StrCat("server metrics unavailable: ",
-                    !before.error.empty() ? before.error : after.error);
+    m.note =
+        StrCat("server metrics unavailable: ", !before.error.empty() ? before.error : after.error);
     if (style == MetricsStyle::kSglang || style == MetricsStyle::kAuto) {
       if (after.server_info) ComputeSglang(before, after, m);
     }

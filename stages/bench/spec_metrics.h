@@ -8,12 +8,11 @@
 //     avg_spec_accept_length (cumulative since the server started).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "stages/common/prometheus.h"

@@ -34,9 +34,9 @@ Summary Summarize(std::vector<double> values) {
 
 Summary SummarizeWeighted(std::vector<std::pair<double, double>> samples) {
   Summary s;
-  samples.erase(std::remove_if(samples.begin(), samples.end(),
-                               [](const auto& p) { return !(p.second > 0); }),
-                samples.end());
+  samples.erase(
+      std::remove_if(samples.begin(), samples.end(), [](const auto& p) { return !(p.second > 0); }),
+      samples.end());
   if (samples.empty()) return s;
   std::sort(samples.begin(), samples.end());
   double total = 0, sum = 0;
@@ -64,8 +64,8 @@ Summary SummarizeWeighted(std::vector<std::pair<double, double>> samples) {
 
 nlohmann::json SummaryToJson(const Summary& s) {
   if (s.count == 0) {
-    return {{"count", 0}, {"mean", nullptr}, {"min", nullptr}, {"max", nullptr},
-            {"p50", nullptr}, {"p90", nullptr}, {"p99", nullptr}};
+    return {{"count", 0},     {"mean", nullptr}, {"min", nullptr}, {"max", nullptr},
+            {"p50", nullptr}, {"p90", nullptr},  {"p99", nullptr}};
   }
   return {{"count", s.count}, {"mean", s.mean}, {"min", s.min}, {"max", s.max},
           {"p50", s.p50},     {"p90", s.p90},   {"p99", s.p99}};

@@ -62,8 +62,8 @@ Result<Workload> BuildWorkload(const BenchOptions& o) {
     for (size_t i = 0; i < n; ++i) {
       w.bodies.push_back(Body(o, p, {{"user", RandomPrompt(rng, *o.random_input_len)}}));
     }
-    w.description = StrCat("random prompts: ", *o.random_input_len, " words in, ",
-                           *p.max_tokens, " tokens out (ignore_eos), ", n, " distinct");
+    w.description = StrCat("random prompts: ", *o.random_input_len, " words in, ", *p.max_tokens,
+                           " tokens out (ignore_eos), ", n, " distinct");
     return w;
   }
   ASSIGN_OR_RETURN(std::vector<Conversation> convs, ReadConversations(o.prompts_file));
@@ -86,9 +86,8 @@ Result<Workload> BuildWorkload(const BenchOptions& o) {
     return absl::InvalidArgumentError(
         StrCat(o.prompts_file, ": no conversation starts with a user turn"));
   }
-  w.description = StrCat("prompts from ", o.prompts_file, ": ", w.bodies.size(),
-                         " conversations (", skipped, " without a user turn skipped), max_tokens ",
-                         *p.max_tokens);
+  w.description = StrCat("prompts from ", o.prompts_file, ": ", w.bodies.size(), " conversations (",
+                         skipped, " without a user turn skipped), max_tokens ", *p.max_tokens);
   return w;
 }
 

@@ -1,52 +1,17 @@
 #include "stages/common/http_client.h"
 
 #include <cctype>
-#include <chrono>
-#include <deque>
-#include <limits>
-#include <optional>
-
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/buffer_body.hpp>
-#include <boost/beast/http/error.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
 
 #include "core/strings.h"
+#include "stages/common/http_pool.h"
 
 namespace longhaul::stages {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = boost::beast::http;
-using tcp = asio::ip::tcp;
-using SteadyClock = std::chrono::steady_clock;
-using SteadyTime = SteadyClock::time_point;
+using namespace http_internal;
 
 namespace {
 
-constexpr auto kSweepPeriod = std::chrono::milliseconds(10);
-constexpr size_t kBodyPiece = 16 * 1024;
-constexpr SteadyTime kNever = SteadyTime::max();
-
-SteadyTime DeadlineAfter(SteadyTime from, int64_t ms) {
-  return ms > 0 ? from + std::chrono::milliseconds(ms) : kNever;
-}
-
 bool HasCrLf(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
-
-std::string ToStd(beast::string_view s) { return std::string(s.data(), s.size()); }
-
-struct Pending {
-  HttpRequest request;
-  HttpHandler handler;
-  SteadyTime total_deadline = kNever;
-  bool retried = false;  // already re-sent once after a stale keep-alive connection
-};
 
 }  // namespace
 
@@ -63,271 +28,12 @@ std::string_view HttpResponseHead::Header(std::string_view name) const {
   return {};
 }
 
-class Connection;
-
-class HttpClient::Core : public std::enable_shared_from_this<HttpClient::Core> {
- public:
-  Core(asio::io_context& io, HttpUrl url, Options options)
-      : io_(io), url_(std::move(url)), options_(options), sweep_(io) {
-    bool v6 = url_.host.find(':') != std::string::npos;
-    host_header_ = StrCat(v6 ? "[" : "", url_.host, v6 ? "]" : "", ":",
-                          static_cast<int>(url_.port));
-  }
-
-  void Send(Pending p);
-  // A connection finished its request; `reusable` if it may serve another.
-  void Release(const std::shared_ptr<Connection>& c, bool reusable);
-  // Starts `p` on a new connection (`fresh`) or an idle one, or queues it at the cap.
-  void Dispatch(Pending p, bool fresh);
-  void Shutdown();
-  void Fail(Pending p, Status s);
-
-  asio::io_context& io_;
-  HttpUrl url_;
-  std::string host_header_;
-  Options options_;
-  bool shut_down_ = false;
-  std::optional<tcp::resolver::results_type> endpoints_;
-  std::vector<std::shared_ptr<Connection>> idle_;
-  std::vector<std::shared_ptr<Connection>> busy_;
-  std::deque<Pending> queue_;
-  size_t open_ = 0;  // idle + busy
-  asio::steady_timer sweep_;
-  bool sweeping_ = false;
-  Stats stats_;
-
- private:
-  void AddBusy(const std::shared_ptr<Connection>& c);
-  void RemoveBusy(Connection* c);
-  void ArmSweep();
-  void Sweep();
-};
-
-class Connection : public std::enable_shared_from_this<Connection> {
- public:
-  explicit Connection(const std::shared_ptr<HttpClient::Core>& core)
-      : core_(core), socket_(core->io_) {}
-
-  void Start(Pending p);
-  void CheckDeadline(SteadyTime now);
-  void Close() {
-    beast::error_code ignored;
-    socket_.close(ignored);
-  }
-  bool open() const { return socket_.is_open(); }
-
-  size_t busy_index = 0;
-
- private:
-  void Connect();
-  void Write();
-  void ReadHeader();
-  void ReadBody();
-  void Finish();
-  void Fail(beast::error_code ec, std::string_view phase);
-  std::shared_ptr<HttpClient::Core> LiveCore() {
-    auto core = core_.lock();
-    return core && !core->shut_down_ ? core : nullptr;
-  }
-
-  std::weak_ptr<HttpClient::Core> core_;
-  tcp::socket socket_;
-  beast::flat_buffer buffer_;
-  std::optional<http::response_parser<http::buffer_body>> parser_;
-  std::string wire_;
-  Pending cur_;
-  bool has_request_ = false;
-  bool connecting_ = false;
-  bool reused_ = false;     // it has served a response before
-  bool got_bytes_ = false;  // any byte of the current response
-  SteadyTime connect_deadline_ = kNever;
-  SteadyTime first_byte_deadline_ = kNever;
-  Status timeout_;  // set by CheckDeadline before it closes the socket
-  char piece_[kBodyPiece];
-};
-
-// ---- Connection ----
-
-void Connection::Start(Pending p) {
-  cur_ = std::move(p);
-  has_request_ = true;
-  got_bytes_ = false;
-  timeout_ = OkStatus();
-  first_byte_deadline_ = kNever;
-  auto core = LiveCore();
-  if (!core) return;
-  const HttpRequest& r = cur_.request;
-  wire_.clear();
-  wire_.reserve(r.body.size() + r.target.size() + 160);
-  wire_ += r.method;
-  wire_ += ' ';
-  wire_ += r.target;
-  wire_ += " HTTP/1.1\r\nHost: ";
-  wire_ += core->host_header_;
-  wire_ += "\r\n";
-  if (!r.body.empty() || r.method == "POST" || r.method == "PUT") {
-    wire_ += StrCat("Content-Type: ", r.content_type, "\r\nContent-Length: ", r.body.size(),
-                    "\r\n");
-  }
-  for (const auto& [k, v] : r.headers) wire_ += StrCat(k, ": ", v, "\r\n");
-  wire_ += "\r\n";
-  wire_ += r.body;
-  if (socket_.is_open()) {
-    Write();
-  } else {
-    Connect();
-  }
-}
-
-void Connection::Connect() {
-  auto core = LiveCore();
-  if (!core) return;
-  connecting_ = true;
-  connect_deadline_ = DeadlineAfter(SteadyClock::now(), cur_.request.timeouts.connect_ms);
-  asio::async_connect(socket_, *core->endpoints_,
-                      [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) {
-                        self->connecting_ = false;
-                        if (ec) return self->Fail(ec, "connect");
-                        beast::error_code ignored;
-                        self->socket_.set_option(tcp::no_delay(true), ignored);
-                        self->Write();
-                      });
-}
-
-void Connection::Write() {
-  first_byte_deadline_ = DeadlineAfter(SteadyClock::now(), cur_.request.timeouts.first_byte_ms);
-  asio::async_write(socket_, asio::buffer(wire_),
-                    [self = shared_from_this()](beast::error_code ec, size_t) {
-                      if (ec) return self->Fail(ec, "write");
-                      self->ReadHeader();
-                    });
-}
-
-void Connection::ReadHeader() {
-  parser_.emplace();
-  parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
-  http::async_read_header(
-      socket_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
-        if (ec) {
-          self->got_bytes_ = self->buffer_.size() > 0;
-          return self->Fail(ec, "read");
-        }
-        self->got_bytes_ = true;
-        auto core = self->LiveCore();
-        if (!core) return;
-        if (self->cur_.handler.on_head) {
-          HttpResponseHead head;
-          const auto& msg = self->parser_->get();
-          head.status = static_cast<int>(msg.result_int());
-          for (const auto& f : msg) head.headers.emplace_back(ToStd(f.name_string()), ToStd(f.value()));
-          self->cur_.handler.on_head(head);
-          if (!self->LiveCore()) return;
-        }
-        self->ReadBody();
-      });
-}
-
-void Connection::ReadBody() {
-  if (parser_->is_done()) return Finish();
-  auto& body = parser_->get().body();
-  body.data = piece_;
-  body.size = sizeof piece_;
-  http::async_read_some(
-      socket_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
-        if (ec == http::error::need_buffer) ec = {};
-        if (ec) return self->Fail(ec, "read");
-        size_t got = sizeof self->piece_ - self->parser_->get().body().size;
-        if (got > 0) {
-          self->first_byte_deadline_ = kNever;
-          if (self->cur_.handler.on_body) {
-            self->cur_.handler.on_body(std::string_view(self->piece_, got));
-            if (!self->LiveCore()) return;
-          }
-        }
-        self->ReadBody();
-      });
-}
-
-void Connection::Finish() {
-  auto core = LiveCore();
-  if (!core) return;
-  HttpHandler handler = std::move(cur_.handler);
-  has_request_ = false;
-  reused_ = true;
-  bool reusable = parser_->get().keep_alive() && socket_.is_open();
-  if (!reusable) Close();
-  core->Release(shared_from_this(), reusable);
-  handler.on_done(OkStatus());
-}
-
-void Connection::Fail(beast::error_code ec, std::string_view phase) {
-  auto core = LiveCore();
-  if (!core) return;
-  Close();
-  has_request_ = false;
-  auto self = shared_from_this();
-  // A kept-alive connection the server closed while it sat idle fails on first use with
-  // nothing received; every HTTP client re-sends once on a fresh connection.
-  if (timeout_.ok() && phase != "connect" && reused_ && !got_bytes_ && !cur_.retried) {
-    Pending p = std::move(cur_);
-    p.retried = true;
-    ++core->stats_.stale_retries;
-    core->Release(self, false);
-    core->Dispatch(std::move(p), /*fresh=*/true);
-    return;
-  }
-  Status s = timeout_;
-  if (s.ok()) {
-    std::string where = StrCat(core->url_.Origin());
-    if (phase == "connect") {
-      s = absl::UnavailableError(StrCat("connect to ", where, ": ", ec.message()));
-    } else if (ec == asio::error::eof || ec == http::error::end_of_stream ||
-               ec == http::error::partial_message || ec == asio::error::connection_reset) {
-      s = absl::UnavailableError(StrCat(where, " closed the connection ",
-                                        got_bytes_ ? "in the middle of the response"
-                                                   : "before responding"));
-    } else if (ec.category() == http::make_error_code(http::error::bad_version).category()) {
-      s = absl::InvalidArgumentError(StrCat("malformed HTTP response from ", where, ": ",
-                                            ec.message()));
-    } else {
-      s = absl::UnavailableError(StrCat(phase, " ", where, ": ", ec.message()));
-    }
-  }
-  HttpHandler handler = std::move(cur_.handler);
-  core->Release(self, false);
-  handler.on_done(s);
-}
-
-void Connection::CheckDeadline(SteadyTime now) {
-  if (!has_request_ || !timeout_.ok()) return;
-  auto core = LiveCore();
-  if (!core) return;
-  const HttpTimeouts& t = cur_.request.timeouts;
-  std::string where = core->url_.Origin();
-  if (connecting_ && now >= connect_deadline_) {
-    timeout_ = absl::DeadlineExceededError(
-        StrCat("connect to ", where, " timed out after ", t.connect_ms, " ms"));
-  } else if (!connecting_ && now >= first_byte_deadline_) {
-    timeout_ = absl::DeadlineExceededError(
-        StrCat("no response body from ", where, " within ", t.first_byte_ms,
-               " ms (first-byte timeout)"));
-  } else if (now >= cur_.total_deadline) {
-    timeout_ = absl::DeadlineExceededError(
-        StrCat("response from ", where, " not complete within ", t.total_ms, " ms"));
-  } else {
-    return;
-  }
-  Close();  // the pending operation completes with an error and reports timeout_
-}
-
-// ---- Core ----
-
 void HttpClient::Core::Send(Pending p) {
   const HttpRequest& r = p.request;
   if (HasCrLf(r.method) || HasCrLf(r.target) || HasCrLf(r.content_type) || r.target.empty() ||
       r.target[0] != '/') {
-    return Fail(std::move(p), absl::InvalidArgumentError(
-                                  StrCat("bad request line: ", r.method, " ", r.target)));
+    return Fail(std::move(p),
+                absl::InvalidArgumentError(StrCat("bad request line: ", r.method, " ", r.target)));
   }
   for (const auto& [k, v] : r.headers) {
     if (HasCrLf(k) || HasCrLf(v) || k.empty()) {
@@ -370,8 +76,8 @@ void HttpClient::Core::Dispatch(Pending p, bool fresh) {
     tcp::resolver resolver(io_);
     auto results = resolver.resolve(url_.host, std::to_string(url_.port), ec);
     if (ec) {
-      return Fail(std::move(p), absl::UnavailableError(
-                                    StrCat("resolve ", url_.host, ": ", ec.message())));
+      return Fail(std::move(p),
+                  absl::UnavailableError(StrCat("resolve ", url_.host, ": ", ec.message())));
     }
     endpoints_ = results;
   }
@@ -459,9 +165,9 @@ void HttpClient::Core::Sweep() {
         Pending p = std::move(*it);
         queue_.erase(it);
         --stats_.queued;
-        Status s = absl::DeadlineExceededError(StrCat("no connection to ", url_.Origin(),
-                                                      " free within ",
-                                                      p.request.timeouts.total_ms, " ms"));
+        Status s =
+            absl::DeadlineExceededError(StrCat("no connection to ", url_.Origin(), " free within ",
+                                               p.request.timeouts.total_ms, " ms"));
         Fail(std::move(p), s);
         any = true;
         break;
@@ -483,8 +189,6 @@ void HttpClient::Core::Shutdown() {
   beast::error_code ignored;
   sweep_.cancel();
 }
-
-// ---- HttpClient ----
 
 HttpClient::HttpClient(asio::io_context& io, HttpUrl url, Options options)
     : core_(std::make_shared<Core>(io, std::move(url), options)) {}

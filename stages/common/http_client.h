@@ -11,6 +11,7 @@
 // Shutdown()) closes every connection and drops pending handlers without calling them.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -18,8 +19,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
 
 #include "core/status.h"
 #include "stages/common/url.h"
@@ -30,7 +29,7 @@ struct HttpTimeouts {
   int64_t connect_ms = 10'000;  // one TCP connect
   int64_t first_byte_ms = 0;    // request written -> first body byte (or an empty body's end)
   int64_t total_ms = 0;         // Send() -> response complete, queueing included
-};  // 0 = no limit. Enforced with 10 ms granularity.
+};                              // 0 = no limit. Enforced with 10 ms granularity.
 
 using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 

@@ -53,8 +53,7 @@ Status ForEachLine(std::string_view text, Fn fn) {
 
 }  // namespace
 
-Result<Conversation> ParseConversation(const json& record, std::string_view where,
-                                       size_t index) {
+Result<Conversation> ParseConversation(const json& record, std::string_view where, size_t index) {
   if (!record.is_object()) return Bad(where, "expected a JSON object");
   Conversation c;
   auto id = record.find("id");
@@ -116,8 +115,7 @@ Result<std::vector<Conversation>> ReadConversations(const std::string& path) {
       return Bad(path, "starts with '[' but is not a valid JSON array");
     }
     for (size_t i = 0; i < doc.size(); ++i) {
-      ASSIGN_OR_RETURN(Conversation c,
-                       ParseConversation(doc[i], StrCat(path, ": record ", i), i));
+      ASSIGN_OR_RETURN(Conversation c, ParseConversation(doc[i], StrCat(path, ": record ", i), i));
       out.push_back(std::move(c));
     }
     return out;

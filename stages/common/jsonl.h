@@ -10,12 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "stages/common/openai.h"
@@ -23,10 +22,10 @@
 namespace longhaul::stages {
 
 struct Conversation {
-  std::string id;         // the id as text (a numeric id printed as a number)
-  nlohmann::json id_json;  // the id as it was in the input, written back unchanged
+  std::string id;                     // the id as text (a numeric id printed as a number)
+  nlohmann::json id_json;             // the id as it was in the input, written back unchanged
   std::vector<ChatMessage> messages;  // roles normalised to system / user / assistant
-  std::string reasoning;  // top-level "reasoning", if the record had one
+  std::string reasoning;              // top-level "reasoning", if the record had one
 };
 
 // Parses one record. `where` ("prompts.jsonl:12") prefixes every error.
@@ -59,9 +58,7 @@ class JsonlAppender {
  public:
   static Result<JsonlAppender> Open(const std::string& path);
   JsonlAppender() = default;
-  JsonlAppender(JsonlAppender&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) {
-    o.fd_ = -1;
-  }
+  JsonlAppender(JsonlAppender&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
   JsonlAppender& operator=(JsonlAppender&& o) noexcept;
   ~JsonlAppender();
 

@@ -65,8 +65,7 @@ Status ErrorObject(const json& doc) {
 Result<OpenAiApi> ParseOpenAiApi(std::string_view name) {
   if (name == "chat") return OpenAiApi::kChat;
   if (name == "completions") return OpenAiApi::kCompletions;
-  return absl::InvalidArgumentError(
-      StrCat("api '", name, "': expected 'chat' or 'completions'"));
+  return absl::InvalidArgumentError(StrCat("api '", name, "': expected 'chat' or 'completions'"));
 }
 
 std::string_view OpenAiApiName(OpenAiApi api) {

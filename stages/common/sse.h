@@ -45,7 +45,7 @@ class SseParser {
 
   Callback on_event_;
   size_t max_line_;
-  std::string partial_;  // an unterminated line carried between Feed() calls
+  std::string partial_;   // an unterminated line carried between Feed() calls
   bool skip_lf_ = false;  // the last byte was '\r': a '\n' right after it ends nothing
   bool has_data_ = false;
   SseEvent cur_;

@@ -2,10 +2,9 @@
 // event per chunk of every response, and building a DOM for each was most of its user time.
 // Only the fields a client reads are kept; everything else is skipped as it is lexed.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/strings.h"
 #include "stages/common/openai.h"
@@ -16,8 +15,19 @@ namespace {
 using nlohmann::json;
 
 enum class Key : uint8_t {
-  kOther, kChoices, kDelta, kText, kContent, kReasoning, kReasoningContent, kFinishReason,
-  kUsage, kCompletionTokens, kPromptTokens, kError, kMessage
+  kOther,
+  kChoices,
+  kDelta,
+  kText,
+  kContent,
+  kReasoning,
+  kReasoningContent,
+  kFinishReason,
+  kUsage,
+  kCompletionTokens,
+  kPromptTokens,
+  kError,
+  kMessage
 };
 
 Key KeyOf(const std::string& k) {
@@ -51,7 +61,7 @@ Key KeyOf(const std::string& k) {
 
 struct Frame {
   bool array = false;
-  int64_t index = -1;  // arrays: the element being read
+  int64_t index = -1;     // arrays: the element being read
   Key key = Key::kOther;  // objects: the member being read
 };
 
@@ -97,10 +107,17 @@ class Handler : public nlohmann::json_sax<json> {
         out.finish_reason = std::move(v);
       } else if (n == 4 && k == Key::kDelta && !stack_[3].array) {
         switch (stack_[3].key) {
-          case Key::kContent: out.content = std::move(v); break;
-          case Key::kReasoning: out.reasoning = std::move(v); break;
-          case Key::kReasoningContent: reasoning_content = std::move(v); break;
-          default: break;
+          case Key::kContent:
+            out.content = std::move(v);
+            break;
+          case Key::kReasoning:
+            out.reasoning = std::move(v);
+            break;
+          case Key::kReasoningContent:
+            reasoning_content = std::move(v);
+            break;
+          default:
+            break;
         }
       }
     }

@@ -12,9 +12,9 @@
 namespace longhaul::stages {
 
 struct HttpUrl {
-  std::string host;   // "127.0.0.1", "node5", "[::1]" unwrapped to "::1"
+  std::string host;  // "127.0.0.1", "node5", "[::1]" unwrapped to "::1"
   uint16_t port = 80;
-  std::string base;   // path prefix without a trailing '/', "" for the root ("/v1" kept)
+  std::string base;  // path prefix without a trailing '/', "" for the root ("/v1" kept)
 
   // "http://host:port" (no base): what an "endpoint" output carries.
   std::string Origin() const;

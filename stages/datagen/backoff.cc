@@ -15,8 +15,8 @@ int64_t BackoffMs(const BackoffPolicy& p, int retry, std::string_view retry_afte
   int64_t delay = half;
   if (cap - half > 0) delay += std::uniform_int_distribution<int64_t>(0, cap - half)(rng);
   int64_t seconds = 0;
-  auto [ptr, ec] = std::from_chars(retry_after.data(), retry_after.data() + retry_after.size(),
-                                   seconds);
+  auto [ptr, ec] =
+      std::from_chars(retry_after.data(), retry_after.data() + retry_after.size(), seconds);
   if (ec == std::errc() && ptr == retry_after.data() + retry_after.size() && seconds > 0) {
     delay = std::max(delay, std::min<int64_t>(seconds, 600) * 1000);
   }

@@ -70,16 +70,16 @@ Result<DatagenOutcome> RunDatagen(DatagenOptions o, EventWriter& events) {
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
-    log->warn("signal {}: stopping; finished samples are kept, in-flight ones are redone on "
-              "resume",
-              sig);
+    log->warn(
+        "signal {}: stopping; finished samples are kept, in-flight ones are redone on "
+        "resume",
+        sig);
     runner.Stop();
   });
   runner.OnFinished([&] { signals.cancel(); });
   auto start = std::chrono::steady_clock::now();
   Status run = runner.Run();
-  double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   RETURN_IF_ERROR(store.Sync());
   outcome.stats = runner.stats();
   outcome.interrupted = runner.stopped() && run.ok();
@@ -106,9 +106,10 @@ Result<DatagenOutcome> RunDatagen(DatagenOptions o, EventWriter& events) {
   events.Output("samples", o.out_file);
   events.Artifact("samples", o.out_file, bytes);
   if (st.failed > 0) events.Artifact("failed_samples", o.failed_file, std::nullopt);
-  log->info("{} samples generated ({} resumed, {} failed, {} retries), {} output tokens in "
-            "{:.1f} s",
-            st.done, outcome.resumed, st.failed, st.retries, st.output_tokens, elapsed);
+  log->info(
+      "{} samples generated ({} resumed, {} failed, {} retries), {} output tokens in "
+      "{:.1f} s",
+      st.done, outcome.resumed, st.failed, st.retries, st.output_tokens, elapsed);
   outcome.too_many_failures =
       outcome.total > 0 &&
       static_cast<double>(st.failed) / static_cast<double>(outcome.total) > o.max_failed_fraction;

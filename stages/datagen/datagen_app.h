@@ -10,9 +10,9 @@
 namespace longhaul::stages {
 
 struct DatagenOutcome {
-  int64_t total = 0;         // samples asked for (capped at what the prompts file holds)
-  int64_t resumed = 0;       // already in OUT when this attempt started
-  DatagenStats stats;        // this attempt
+  int64_t total = 0;    // samples asked for (capped at what the prompts file holds)
+  int64_t resumed = 0;  // already in OUT when this attempt started
+  DatagenStats stats;   // this attempt
   bool too_many_failures = false;
   bool interrupted = false;
 };

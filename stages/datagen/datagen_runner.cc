@@ -1,9 +1,8 @@
 #include "stages/datagen/datagen_runner.h"
 
-#include <chrono>
-
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 
 #include "core/logging.h"
 #include "core/strings.h"
@@ -12,7 +11,7 @@
 namespace longhaul::stages {
 namespace {
 
-constexpr int64_t kProgressEveryNs = 100'000'000;        // 10 progress events a second at most
+constexpr int64_t kProgressEveryNs = 100'000'000;           // 10 progress events a second at most
 constexpr int64_t kBackoffMessageEveryNs = 30'000'000'000;  // one "backing off" warning / 30 s
 
 int64_t NowNs() {
@@ -141,8 +140,8 @@ void DatagenRunner::Request(const std::shared_ptr<Job>& job) {
                    job->any_reasoning = true;
                    job->last_reasoning = out.completion.reasoning;
                  }
-                 job->history.push_back(ChatMessage("assistant", out.completion.content,
-                                                    out.completion.reasoning));
+                 job->history.push_back(
+                     ChatMessage("assistant", out.completion.content, out.completion.reasoning));
                  job->retry = 0;
                  if (NextUserTurn(*job)) return Request(job);
                  return Finish(job);
@@ -162,8 +161,7 @@ void DatagenRunner::Request(const std::shared_ptr<Job>& job) {
                    now - last_backoff_message_ns_ >= kBackoffMessageEveryNs) {
                  last_backoff_message_ns_ = now;
                  std::string text = StrCat(error, "; backing off ", delay, " ms (retry ",
-                                           job->retry, " of ", options_.max_request_retries,
-                                           ")");
+                                           job->retry, " of ", options_.max_request_retries, ")");
                  GetLogger("datagen")->warn("sample {}: {}", job->input.id, text);
                  events_.Message("warn", text);
                }
@@ -215,8 +213,8 @@ void DatagenRunner::ReportProgress(bool force) {
   int64_t now = NowNs();
   if (!force && now - last_progress_ns_ < kProgressEveryNs) return;
   last_progress_ns_ = now;
-  events_.Progress(static_cast<double>(already_done_ + stats_.done),
-                   static_cast<double>(total_), "samples");
+  events_.Progress(static_cast<double>(already_done_ + stats_.done), static_cast<double>(total_),
+                   "samples");
 }
 
 }  // namespace longhaul::stages

@@ -9,6 +9,7 @@
 // recorded in the failed side file and counted.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -16,8 +17,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
 
 #include "core/event_writer.h"
 #include "core/status.h"
@@ -30,9 +29,9 @@
 namespace longhaul::stages {
 
 struct DatagenStats {
-  int64_t done = 0;            // samples finished in this attempt
-  int64_t failed = 0;          // samples that failed every retry
-  int64_t requests = 0;        // HTTP requests sent, retries included
+  int64_t done = 0;      // samples finished in this attempt
+  int64_t failed = 0;    // samples that failed every retry
+  int64_t requests = 0;  // HTTP requests sent, retries included
   int64_t retries = 0;
   int64_t rate_limited = 0;    // 429 answers
   int64_t output_tokens = 0;   // usage.completion_tokens summed over successful requests

@@ -1,8 +1,7 @@
 // lh-datagen: regenerates the assistant answers of a conversations / ShareGPT file with an
 // OpenAI-compatible endpoint, resumably. See docs/stages.md ("lh-datagen").
-#include <cstdio>
-
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "core/event_writer.h"
 #include "core/logging.h"

@@ -10,8 +10,7 @@
 
 namespace longhaul::stages {
 
-Result<SampleStore> SampleStore::Open(const std::string& out_path,
-                                      const std::string& failed_path) {
+Result<SampleStore> SampleStore::Open(const std::string& out_path, const std::string& failed_path) {
   SampleStore s;
   ASSIGN_OR_RETURN(JsonlRecovery rec, RecoverJsonl(out_path));
   s.truncated_bytes_ = rec.truncated_bytes;

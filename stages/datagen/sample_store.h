@@ -8,10 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_set>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "stages/common/jsonl.h"

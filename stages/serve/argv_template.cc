@@ -14,8 +14,8 @@ std::string ListVariable(std::string_view element) {
   return "";
 }
 
-Status AppendElement(const std::string& element, const TemplateVars& vars,
-                     std::string_view where, std::vector<std::string>& out) {
+Status AppendElement(const std::string& element, const TemplateVars& vars, std::string_view where,
+                     std::vector<std::string>& out) {
   std::string list = ListVariable(element);
   if (!list.empty()) {
     auto it = vars.find(list);

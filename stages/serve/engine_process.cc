@@ -4,13 +4,12 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
-
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
+#include <cerrno>
+#include <cstdio>
 
 #include "core/fs.h"
 #include "core/strings.h"
@@ -23,7 +22,10 @@ namespace asio = boost::asio;
 class EngineProcess::Impl : public std::enable_shared_from_this<EngineProcess::Impl> {
  public:
   Impl(asio::io_context& io, LineFn on_line, ExitFn on_exit, bool echo)
-      : out_pipe_(io), err_pipe_(io), on_line_(std::move(on_line)), on_exit_(std::move(on_exit)),
+      : out_pipe_(io),
+        err_pipe_(io),
+        on_line_(std::move(on_line)),
+        on_exit_(std::move(on_exit)),
         echo_(echo) {}
   ~Impl() {
     if (out_log_) std::fclose(out_log_);
@@ -33,11 +35,11 @@ class EngineProcess::Impl : public std::enable_shared_from_this<EngineProcess::I
   void Read(bool is_err) {
     auto& pipe = is_err ? err_pipe_ : out_pipe_;
     auto& buf = is_err ? err_buf_ : out_buf_;
-    asio::async_read_until(pipe, buf, '\n',
-                           [self = shared_from_this(), is_err](boost::system::error_code ec,
-                                                               size_t n) {
-                             self->OnRead(is_err, ec, n);
-                           });
+    asio::async_read_until(
+        pipe, buf, '\n',
+        [self = shared_from_this(), is_err](boost::system::error_code ec, size_t n) {
+          self->OnRead(is_err, ec, n);
+        });
   }
 
   void OnRead(bool is_err, boost::system::error_code ec, size_t n) {
@@ -87,9 +89,8 @@ class EngineProcess::Impl : public std::enable_shared_from_this<EngineProcess::I
   bool exited_ = false;
 };
 
-Result<std::unique_ptr<EngineProcess>> EngineProcess::Start(asio::io_context& io,
-                                                            Options options, LineFn on_line,
-                                                            ExitFn on_exit) {
+Result<std::unique_ptr<EngineProcess>> EngineProcess::Start(asio::io_context& io, Options options,
+                                                            LineFn on_line, ExitFn on_exit) {
   if (options.argv.empty()) return absl::InvalidArgumentError("empty engine command");
   auto impl = std::make_shared<Impl>(io, std::move(on_line), std::move(on_exit), options.echo);
   for (auto [path, slot] : {std::pair{options.stdout_log, &impl->out_log_},
@@ -114,9 +115,8 @@ Result<std::unique_ptr<EngineProcess>> EngineProcess::Start(asio::io_context& io
   std::weak_ptr<Impl> weak = impl;
   try {
     impl->child_ = bp::child(
-        exe, bp::args(args), env, bp::std_in < bp::null, bp::std_out > impl->out_pipe_,
-        bp::std_err > impl->err_pipe_, io,
-        bp::on_exit([weak](int, const std::error_code&) {
+        exe, bp::args(args), env, bp::std_in<bp::null, bp::std_out> impl->out_pipe_,
+        bp::std_err > impl->err_pipe_, io, bp::on_exit([weak](int, const std::error_code&) {
           auto self = weak.lock();
           if (!self) return;
           self->exited_ = true;

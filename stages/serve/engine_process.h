@@ -8,14 +8,13 @@
 
 #include <sys/types.h>
 
+#include <boost/asio/io_context.hpp>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
 
 #include "core/status.h"
 
@@ -24,7 +23,7 @@ namespace longhaul::stages {
 class EngineProcess {
  public:
   struct Options {
-    std::vector<std::string> argv;          // argv[0] without a '/' is looked up on PATH
+    std::vector<std::string> argv;           // argv[0] without a '/' is looked up on PATH
     std::map<std::string, std::string> env;  // added to the inherited environment
     std::string stdout_log;                  // files, appended to
     std::string stderr_log;
@@ -36,9 +35,8 @@ class EngineProcess {
   using ExitFn = std::function<void(int exit_code, int signal)>;
 
   // Errors: the program is not found or cannot be started, a log file cannot be opened.
-  static Result<std::unique_ptr<EngineProcess>> Start(boost::asio::io_context& io,
-                                                      Options options, LineFn on_line,
-                                                      ExitFn on_exit);
+  static Result<std::unique_ptr<EngineProcess>> Start(boost::asio::io_context& io, Options options,
+                                                      LineFn on_line, ExitFn on_exit);
   ~EngineProcess();
 
   pid_t pid() const;

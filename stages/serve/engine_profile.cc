@@ -98,10 +98,10 @@ class Reader {
 };
 
 Status ParseInto(const YAML::Node& root, const Reader& r, EngineProfile& p) {
-  RETURN_IF_ERROR(r.Keys(root, "the profile",
-                         {"name", "description", "argv", "optional", "defaults", "env", "port",
-                          "health", "probe", "metrics", "fatal_log_patterns",
-                          "fatal_while_serving", "ready_log_line", "timeouts"}));
+  RETURN_IF_ERROR(r.Keys(
+      root, "the profile",
+      {"name", "description", "argv", "optional", "defaults", "env", "port", "health", "probe",
+       "metrics", "fatal_log_patterns", "fatal_while_serving", "ready_log_line", "timeouts"}));
   if (!root["name"]) return r.Bad(root, "missing 'name'");
   ASSIGN_OR_RETURN(p.name, r.Str(root["name"], "name"));
   if (root["description"]) {
@@ -116,7 +116,8 @@ Status ParseInto(const YAML::Node& root, const Reader& r, EngineProfile& p) {
       std::string what = StrCat("optional[", i, "]");
       RETURN_IF_ERROR(r.Keys(opt[i], what, {"when", "argv"}));
       ArgvSection s;
-      if (!opt[i]["when"] || !opt[i]["argv"]) return r.Bad(opt[i], StrCat(what, ": needs 'when' and 'argv'"));
+      if (!opt[i]["when"] || !opt[i]["argv"])
+        return r.Bad(opt[i], StrCat(what, ": needs 'when' and 'argv'"));
       if (opt[i]["when"].IsSequence()) {
         ASSIGN_OR_RETURN(s.when, r.StrList(opt[i]["when"], StrCat(what, ".when")));
       } else {
@@ -142,7 +143,8 @@ Status ParseInto(const YAML::Node& root, const Reader& r, EngineProfile& p) {
     }
   }
   if (const YAML::Node h = root["health"]) {
-    RETURN_IF_ERROR(r.Keys(h, "health", {"path", "interval", "serving_interval", "serving_failures"}));
+    RETURN_IF_ERROR(
+        r.Keys(h, "health", {"path", "interval", "serving_interval", "serving_failures"}));
     if (h["path"]) {
       ASSIGN_OR_RETURN(p.health_path, r.Str(h["path"], "health.path"));
     }

@@ -54,7 +54,7 @@ struct EngineProfile {
   std::map<std::string, std::string> metric_names;  // role -> metric name, for readers
 
   std::vector<LogPattern> fatal_log_patterns;
-  bool fatal_while_serving = false;  // patterns apply during load only unless set
+  bool fatal_while_serving = false;          // patterns apply during load only unless set
   std::optional<LogPattern> ready_log_line;  // health is not trusted before this line
 
   int64_t load_timeout_ms = 40 * 60 * 1000;  // start -> healthy

@@ -2,10 +2,9 @@
 // its endpoint once it really generates, and supervises it. See docs/engine-profiles.md.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
-
-#include <CLI/CLI.hpp>
 
 #include "core/event_writer.h"
 #include "core/logging.h"
@@ -30,8 +29,7 @@ int main(int argc, char** argv) {
   bool dry_run = false, quiet = false;
 
   CLI::App app{"lh-serve: start an inference engine from a profile and supervise it"};
-  app.add_option("--profile", o.profile, "profile NAME (searched) or PATH to a .yaml")
-      ->required();
+  app.add_option("--profile", o.profile, "profile NAME (searched) or PATH to a .yaml")->required();
   app.add_option("--model", o.model, "the target model (path or name): ${model}");
   app.add_option("--drafter", o.drafter, "a drafter directory: ${drafter}, enables spec decoding");
   app.add_option("--set", o.sets, "KEY=VALUE for a profile variable (repeatable)");

@@ -37,8 +37,8 @@ std::vector<std::string> ProfileSearchPath(const std::vector<std::string>& flag_
 Result<std::string> FindProfile(const std::string& name_or_path,
                                 const std::vector<std::string>& dirs) {
   if (name_or_path.empty()) return absl::InvalidArgumentError("--profile is empty");
-  bool is_path = name_or_path.find('/') != std::string::npos ||
-                 EndsWith(name_or_path, ".yaml") || EndsWith(name_or_path, ".yml");
+  bool is_path = name_or_path.find('/') != std::string::npos || EndsWith(name_or_path, ".yaml") ||
+                 EndsWith(name_or_path, ".yml");
   if (is_path) {
     if (!PathExists(name_or_path)) {
       return absl::NotFoundError(StrCat("engine profile ", name_or_path, ": no such file"));
@@ -60,9 +60,9 @@ Result<std::string> FindProfile(const std::string& name_or_path,
   return absl::NotFoundError(StrCat(
       "no engine profile '", name_or_path, "' in ",
       dirs.empty() ? std::string("(no profile directories)") : StrJoin(dirs, ", "),
-      available.empty() ? std::string()
-                        : StrCat(" (available: ", StrJoin({available.begin(), available.end()}, ", "),
-                                 ")")));
+      available.empty()
+          ? std::string()
+          : StrCat(" (available: ", StrJoin({available.begin(), available.end()}, ", "), ")")));
 }
 
 }  // namespace longhaul::stages

@@ -67,8 +67,8 @@ Result<int> PickFreePort(const std::string& host) {
 
 Result<SupervisorConfig> PrepareServe(const ServeOptions& o, const std::string& exe_dir) {
   const char* env_dirs = std::getenv("LONGHAUL_ENGINE_PROFILES");
-  auto dirs = ProfileSearchPath(o.profiles_dirs, env_dirs ? env_dirs : "", BuiltinProfilesDir(),
-                                exe_dir);
+  auto dirs =
+      ProfileSearchPath(o.profiles_dirs, env_dirs ? env_dirs : "", BuiltinProfilesDir(), exe_dir);
   ASSIGN_OR_RETURN(std::string path, FindProfile(o.profile, dirs));
   ASSIGN_OR_RETURN(EngineProfile profile, LoadEngineProfile(path));
 
@@ -98,9 +98,9 @@ Result<SupervisorConfig> PrepareServe(const ServeOptions& o, const std::string& 
       for (const auto& [k, v] : profile.defaults) {
         if (builtins.count(k) == 0) known.push_back(k);
       }
-      return absl::InvalidArgumentError(StrCat("--set ", key, ": profile '", profile.name,
-                                               "' (", path, ") has no such variable (known: ",
-                                               StrJoin(known, ", "), ")"));
+      return absl::InvalidArgumentError(
+          StrCat("--set ", key, ": profile '", profile.name, "' (", path,
+                 ") has no such variable (known: ", StrJoin(known, ", "), ")"));
     }
     vars[key] = kv.substr(eq + 1);
     if (key == "port") port_set = true;
@@ -111,7 +111,8 @@ Result<SupervisorConfig> PrepareServe(const ServeOptions& o, const std::string& 
     bool changed = false;
     for (auto& [k, v] : vars) {
       if (v.find("${") == std::string::npos) continue;
-      ASSIGN_OR_RETURN(std::string expanded, SubstituteVars(v, vars, StrCat(path, ": defaults.", k)));
+      ASSIGN_OR_RETURN(std::string expanded,
+                       SubstituteVars(v, vars, StrCat(path, ": defaults.", k)));
       if (expanded != v) changed = true;
       v = std::move(expanded);
     }
@@ -144,7 +145,8 @@ Result<SupervisorConfig> PrepareServe(const ServeOptions& o, const std::string& 
 
   SupervisorConfig cfg;
   ASSIGN_OR_RETURN(cfg.command, RenderCommand(profile, vars));
-  ASSIGN_OR_RETURN(cfg.model, SubstituteVars(profile.probe_model, vars, StrCat(path, ": probe.model")));
+  ASSIGN_OR_RETURN(cfg.model,
+                   SubstituteVars(profile.probe_model, vars, StrCat(path, ": probe.model")));
   const std::string& host = vars["host"];
   std::string check_host = IsWildcard(host) ? (host == "::" ? "::1" : "127.0.0.1") : host;
   ASSIGN_OR_RETURN(cfg.check_url,

@@ -13,12 +13,12 @@
 namespace longhaul::stages {
 
 struct ServeOptions {
-  std::string profile;                    // NAME or PATH
+  std::string profile;  // NAME or PATH
   std::string model;
   std::string drafter;
-  std::string host;                       // bind address; default the profile's or 127.0.0.1
-  std::string advertise_host;             // host in the endpoint; default: see PrepareServe
-  std::vector<std::string> sets;          // "key=value"
+  std::string host;               // bind address; default the profile's or 127.0.0.1
+  std::string advertise_host;     // host in the endpoint; default: see PrepareServe
+  std::vector<std::string> sets;  // "key=value"
   std::vector<std::string> profiles_dirs;
   std::string log_dir = ".";
   bool echo = true;

@@ -45,12 +45,10 @@ ServeSupervisor::ServeSupervisor(boost::asio::io_context& io, SupervisorConfig c
 ServeSupervisor::~ServeSupervisor() = default;
 
 int64_t ServeSupervisor::ElapsedMs() const {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start_)
-      .count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start_).count();
 }
 
-void ServeSupervisor::Arm(boost::asio::steady_timer& t, int64_t ms,
-                          void (ServeSupervisor::*fn)()) {
+void ServeSupervisor::Arm(boost::asio::steady_timer& t, int64_t ms, void (ServeSupervisor::*fn)()) {
   t.expires_after(std::chrono::milliseconds(std::max<int64_t>(ms, 0)));
   t.async_wait([this, fn](boost::system::error_code ec) {
     if (!ec) (this->*fn)();
@@ -106,8 +104,8 @@ void ServeSupervisor::OnLine(bool is_stderr, std::string_view line) {
   if (!fatal_applies) return;
   for (const auto& pat : p.fatal_log_patterns) {
     if (std::regex_search(line.begin(), line.end(), pat.regex)) {
-      return Fail(absl::FailedPreconditionError(
-          StrCat("fatal log line matched '", pat.text, "': ", line)));
+      return Fail(
+          absl::FailedPreconditionError(StrCat("fatal log line matched '", pat.text, "': ", line)));
     }
   }
 }
@@ -170,8 +168,8 @@ void ServeSupervisor::Probe() {
   int64_t remaining = MsUntil(probe_deadline_);
   if (remaining <= 0) {
     return Fail(absl::DeadlineExceededError(
-        StrCat("healthy but no generation in ", Seconds(p.probe_timeout_ms), " s (last probe: ",
-               last_probe_.empty() ? "none" : last_probe_, ")")));
+        StrCat("healthy but no generation in ", Seconds(p.probe_timeout_ms),
+               " s (last probe: ", last_probe_.empty() ? "none" : last_probe_, ")")));
   }
   GenerationParams gp;
   gp.model = cfg_.model;
@@ -269,9 +267,9 @@ void ServeSupervisor::Stop() {
 void ServeSupervisor::StopTick() {
   if (state_ != State::kStopping) return;
   if (engine_->exited() && !engine_->GroupAlive()) return Done();
-  int64_t elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        SteadyClock::now() - stop_started_)
-                        .count();
+  int64_t elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - stop_started_)
+          .count();
   if (!sent_kill_ && elapsed >= cfg_.profile.stop_grace_ms) {
     GetLogger("serve")->warn("the engine did not stop within {} s: SIGKILL to its group",
                              Seconds(cfg_.profile.stop_grace_ms));

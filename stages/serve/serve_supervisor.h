@@ -16,14 +16,13 @@
 // processes and short limits.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "core/event_writer.h"
 #include "core/status.h"
@@ -37,9 +36,9 @@ namespace longhaul::stages {
 struct SupervisorConfig {
   EngineProfile profile;
   RenderedCommand command;
-  HttpUrl check_url;      // where lh-serve itself reaches the engine (loopback)
-  std::string endpoint;   // what dependents are told (output `endpoint`)
-  std::string model;      // the served model name, for the probe and output `model`
+  HttpUrl check_url;     // where lh-serve itself reaches the engine (loopback)
+  std::string endpoint;  // what dependents are told (output `endpoint`)
+  std::string model;     // the served model name, for the probe and output `model`
   std::string log_dir = ".";
   bool echo = true;
 };

@@ -86,8 +86,8 @@ TEST(BenchResultTest, EvenSplitWithoutPerChunkUsageAndFailuresCounted) {
 TEST(BenchResultTest, BaselineSpeedupsAndFigures) {
   RunFacts facts;
   facts.planned_ns = {0, 100 * kMs};
-  json base = BuildBenchResult(Options(), {Streamed(0, 0, 12, 1), Streamed(1, 100, 12, 1)},
-                               facts, SpecMetrics{}, nullptr);
+  json base = BuildBenchResult(Options(), {Streamed(0, 0, 12, 1), Streamed(1, 100, 12, 1)}, facts,
+                               SpecMetrics{}, nullptr);
   SpecMetrics spec;
   spec.style = "vllm";
   spec.acceptance_rate = 0.5;

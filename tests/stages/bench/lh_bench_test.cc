@@ -1,7 +1,6 @@
 // lh-bench as a process, against the in-process fake OpenAI server over loopback.
-#include <signal.h>
-
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <nlohmann/json.hpp>
 
@@ -24,8 +23,8 @@ using testing::TempDir;
 class LhBenchTest : public ::testing::Test {
  protected:
   testing::CommandResult Bench(const FakeOpenAiServer& server, std::vector<std::string> args) {
-    std::vector<std::string> argv = {BinPath("lh-bench"), "--endpoint", server.url(),
-                                     "--model", "fake-model", "--out", result_path()};
+    std::vector<std::string> argv = {BinPath("lh-bench"), "--endpoint", server.url(), "--model",
+                                     "fake-model",        "--out",      result_path()};
     argv.insert(argv.end(), args.begin(), args.end());
     return RunCommand(argv, {{"LONGHAUL_EVENTS", dir_.Join("events.jsonl")}}, 60'000);
   }
@@ -78,7 +77,8 @@ TEST_F(LhBenchTest, OpenLoopRunMeasuresLatencyAndSpeculativeMetrics) {
 
   bool final_progress = false, accept_metric = false, artifact = false;
   for (const auto& ev : Events()) {
-    if (ev.type == EventType::kProgress && ev.done == 100 && ev.total == 100.0) final_progress = true;
+    if (ev.type == EventType::kProgress && ev.done == 100 && ev.total == 100.0)
+      final_progress = true;
     if (ev.type == EventType::kMetric && ev.name == "accept_rate") accept_metric = true;
     if (ev.type == EventType::kArtifact && ev.path == result_path()) artifact = true;
   }
@@ -137,7 +137,9 @@ TEST_F(LhBenchTest, PromptsFileBaselineAndSpeedup) {
   FakeOpenAiServer server;
   server.Start();
   std::string prompts = dir_.Join("samples.jsonl");
-  testing::WriteTextFile(prompts, R"({"id":"a","conversations":[{"role":"system","content":"be brief"},{"role":"user","content":"what is up"},{"role":"assistant","content":"sky"}]}
+  testing::WriteTextFile(
+      prompts,
+      R"({"id":"a","conversations":[{"role":"system","content":"be brief"},{"role":"user","content":"what is up"},{"role":"assistant","content":"sky"}]}
 {"id":"b","conversations":[{"from":"human","value":"hello"},{"from":"gpt","value":"hi"}]}
 )");
   auto r = Bench(server, {"--rate", "100", "--num-requests", "4", "--prompts", prompts,
@@ -153,8 +155,8 @@ TEST_F(LhBenchTest, PromptsFileBaselineAndSpeedup) {
   EXPECT_EQ(reqs[0]["temperature"], 0.0);
   std::string base = dir_.Join("base.json");
   ASSERT_EQ(std::rename(result_path().c_str(), base.c_str()), 0);
-  r = Bench(server, {"--rate", "100", "--num-requests", "4", "--prompts", prompts,
-                     "--baseline", base});
+  r = Bench(server,
+            {"--rate", "100", "--num-requests", "4", "--prompts", prompts, "--baseline", base});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json res = Result();
   EXPECT_TRUE(res["baseline"]["speedup_output_throughput"].is_number());
@@ -180,8 +182,8 @@ TEST_F(LhBenchTest, FailedRequestsAreCountedAndFailTheStage) {
 TEST_F(LhBenchTest, BadInputGetsAClearError) {
   FakeOpenAiServer server;
   server.Start();
-  auto r = Bench(server, {"--num-requests", "3", "--random-input-len", "4",
-                          "--random-output-len", "2"});
+  auto r =
+      Bench(server, {"--num-requests", "3", "--random-input-len", "4", "--random-output-len", "2"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("give --rate R or --concurrency C"), std::string::npos) << r.err;
   r = Bench(server, {"--rate", "1", "--num-requests", "3", "--prompts", dir_.Join("none.jsonl")});
@@ -198,9 +200,21 @@ TEST_F(LhBenchTest, BadInputGetsAClearError) {
 TEST_F(LhBenchTest, SigtermWritesAPartialResult) {
   FakeOpenAiServer server;
   server.Start();
-  std::vector<std::string> argv = {BinPath("lh-bench"), "--endpoint", server.url(), "--model",
-                                   "m", "--out", result_path(), "--rate", "20", "--duration",
-                                   "60", "--random-input-len", "4", "--random-output-len", "2"};
+  std::vector<std::string> argv = {BinPath("lh-bench"),
+                                   "--endpoint",
+                                   server.url(),
+                                   "--model",
+                                   "m",
+                                   "--out",
+                                   result_path(),
+                                   "--rate",
+                                   "20",
+                                   "--duration",
+                                   "60",
+                                   "--random-input-len",
+                                   "4",
+                                   "--random-output-len",
+                                   "2"};
   auto proc = testing::Subprocess::Start(argv, {}, dir_.Join("log"));
   ASSERT_TRUE(proc.ok());
   ASSERT_TRUE(testing::WaitFor([&] { return server.completed() >= 5; }, 10'000));

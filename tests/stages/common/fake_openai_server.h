@@ -23,17 +23,16 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace longhaul::testing {
 
 struct FakeOpenAiOptions {
   std::vector<std::string> content = {"Hello", " there", ",", " my", " friend", "."};
-  std::vector<std::string> reasoning;      // generated before the content
+  std::vector<std::string> reasoning;         // generated before the content
   std::string reasoning_field = "reasoning";  // or "reasoning_content"
   int tokens_per_chunk = 1;
   int num_spec_tokens = 3;

@@ -15,8 +15,9 @@ using nlohmann::json;
 TEST(JsonlTest, ReadsConversationsShareGptAndMessages) {
   TempDir dir;
   std::string path = dir.Join("in.jsonl");
-  WriteTextFile(path,
-                R"({"id":"a","conversations":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"}]}
+  WriteTextFile(
+      path,
+      R"({"id":"a","conversations":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"}]}
 {"id":7,"conversations":[{"from":"human","value":"q"},{"from":"gpt","value":"r"}]}
 
 {"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}]}
@@ -46,7 +47,9 @@ TEST(JsonlTest, ReadsAJsonArray) {
 TEST(JsonlTest, ErrorsNameFileLineAndTurn) {
   TempDir dir;
   std::string path = dir.Join("bad.jsonl");
-  WriteTextFile(path, "{\"id\":1,\"conversations\":[]}\n{\"id\":2,\"conversations\":[{\"role\":\"user\"}]}\n");
+  WriteTextFile(
+      path,
+      "{\"id\":1,\"conversations\":[]}\n{\"id\":2,\"conversations\":[{\"role\":\"user\"}]}\n");
   auto convs = ReadConversations(path);
   ASSERT_FALSE(convs.ok());
   EXPECT_NE(convs.status().message().find("bad.jsonl:2: conversations[0]: missing 'content'"),

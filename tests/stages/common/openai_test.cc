@@ -39,7 +39,8 @@ TEST(OpenAiTest, NonStreamingRequestHasNoStreamOptions) {
 }
 
 TEST(OpenAiTest, ParsesChatDeltasAndBothReasoningNames) {
-  auto d = ParseStreamEvent(R"({"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]})");
+  auto d = ParseStreamEvent(
+      R"({"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]})");
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->content, "Hi");
   EXPECT_FALSE(d->done);
@@ -104,7 +105,8 @@ TEST(OpenAiTest, AccumulatesAStream) {
   Completion c;
   Accumulate(*ParseStreamEvent(R"({"choices":[{"delta":{"reasoning":"a"}}]})"), c);
   Accumulate(*ParseStreamEvent(R"({"choices":[{"delta":{"content":"b"}}]})"), c);
-  Accumulate(*ParseStreamEvent(R"({"choices":[{"delta":{"content":"c"},"finish_reason":"stop"}]})"), c);
+  Accumulate(*ParseStreamEvent(R"({"choices":[{"delta":{"content":"c"},"finish_reason":"stop"}]})"),
+             c);
   EXPECT_EQ(c.content, "bc");
   EXPECT_EQ(c.reasoning, "a");
   EXPECT_EQ(c.finish_reason, "stop");

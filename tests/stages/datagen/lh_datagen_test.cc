@@ -1,7 +1,6 @@
 // lh-datagen as a process, against the in-process fake OpenAI server over loopback.
-#include <signal.h>
-
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
@@ -48,11 +47,21 @@ class LhDatagenTest : public ::testing::Test {
   }
   std::vector<std::string> Args(const FakeOpenAiServer& server, int samples,
                                 std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {BinPath("lh-datagen"), "--endpoint", server.url(),
-                                     "--model", "fake-model", "--prompts", prompts(),
-                                     "--out", out(), "--samples", std::to_string(samples),
-                                     "--retry-initial-backoff", "0.01",
-                                     "--retry-max-backoff", "0.05"};
+    std::vector<std::string> argv = {BinPath("lh-datagen"),
+                                     "--endpoint",
+                                     server.url(),
+                                     "--model",
+                                     "fake-model",
+                                     "--prompts",
+                                     prompts(),
+                                     "--out",
+                                     out(),
+                                     "--samples",
+                                     std::to_string(samples),
+                                     "--retry-initial-backoff",
+                                     "0.01",
+                                     "--retry-max-backoff",
+                                     "0.05"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }
@@ -206,8 +215,8 @@ TEST_F(LhDatagenTest, KillNineMidRunThenResumeLosesAndDuplicatesNothing) {
   server.Start();
   const int n = 60;
   WritePrompts(n);
-  auto proc = testing::Subprocess::Start(Args(server, n, {"--concurrency", "4"}), {},
-                                         dir_.Join("log1"));
+  auto proc =
+      testing::Subprocess::Start(Args(server, n, {"--concurrency", "4"}), {}, dir_.Join("log1"));
   ASSERT_TRUE(proc.ok());
   ASSERT_TRUE(testing::WaitFor([&] { return Lines(ReadTextFile(out())).size() >= 12; }, 20'000));
   (*proc)->SignalGroup(SIGKILL);
@@ -237,8 +246,7 @@ TEST_F(LhDatagenTest, FailsFastWhenNothingWorks) {
   WritePrompts(100);
   auto r = Run(server, 100, {"--concurrency", "2"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("the first 20 samples all failed; last error: HTTP 404"),
-            std::string::npos)
+  EXPECT_NE(r.err.find("the first 20 samples all failed; last error: HTTP 404"), std::string::npos)
       << r.err;
   EXPECT_LT(server.generation_requests(), 30);
 }
@@ -252,8 +260,7 @@ TEST_F(LhDatagenTest, BadInputNamesTheProblem) {
   WriteTextFile(prompts(), "{\"id\":1,\"conversations\":[{\"role\":\"user\"}]}\n");
   r = Run(server, 3);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("prompts.jsonl:1: conversations[0]: missing 'content'"),
-            std::string::npos)
+  EXPECT_NE(r.err.find("prompts.jsonl:1: conversations[0]: missing 'content'"), std::string::npos)
       << r.err;
   r = Run(server, 0);
   EXPECT_EQ(r.exit_code, 2);

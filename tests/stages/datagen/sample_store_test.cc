@@ -23,7 +23,9 @@ Conversation Sample(const std::string& id) {
 TEST(SampleStoreTest, ResumesFromFinishedIdsAndCutsATornLine) {
   TempDir dir;
   std::string out = dir.Join("out.jsonl"), failed = dir.Join("out.failed.jsonl");
-  WriteTextFile(out, "{\"id\":\"a\",\"conversations\":[]}\n{\"id\":3,\"conversations\":[]}\n{\"id\":\"c\",\"conv");
+  WriteTextFile(
+      out,
+      "{\"id\":\"a\",\"conversations\":[]}\n{\"id\":3,\"conversations\":[]}\n{\"id\":\"c\",\"conv");
   WriteTextFile(failed, "{\"id\":\"old\"}\n");
   auto store = SampleStore::Open(out, failed);
   ASSERT_TRUE(store.ok()) << store.status();

@@ -12,8 +12,10 @@ TEST(ArgvTemplateTest, SubstitutesInsideElements) {
                           "here");
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(*s, R"({"model": "/d", "k": 4})");
-  EXPECT_NE(SubstituteVars("${nope}", {}, "p.yaml: argv[2]").status().message().find(
-                "p.yaml: argv[2]: undefined variable 'nope'"),
+  EXPECT_NE(SubstituteVars("${nope}", {}, "p.yaml: argv[2]")
+                .status()
+                .message()
+                .find("p.yaml: argv[2]: undefined variable 'nope'"),
             std::string::npos);
   EXPECT_FALSE(SubstituteVars("${open", {}, "x").ok());
 }
@@ -30,15 +32,14 @@ EngineProfile Profile() {
   EngineProfile p;
   p.path = "e.yaml";
   p.argv = {"serve", "${model}", "--port", "${port}", "${extra_args...}"};
-  p.optional = {{{"drafter"}, {"--spec", R"({"model":"${drafter}"})"}},
-                {{"a", "b"}, {"--ab"}}};
+  p.optional = {{{"drafter"}, {"--spec", R"({"model":"${drafter}"})"}}, {{"a", "b"}, {"--ab"}}};
   p.env = {{"HOME_DIR", "/x/${model}"}};
   return p;
 }
 
 TEST(ArgvTemplateTest, OptionalSectionsOnlyWhenAllTheirVariablesAreSet) {
-  TemplateVars vars = {{"model", "m"}, {"port", "80"}, {"extra_args", ""}, {"drafter", ""},
-                       {"a", "1"}, {"b", ""}};
+  TemplateVars vars = {{"model", "m"},  {"port", "80"}, {"extra_args", ""},
+                       {"drafter", ""}, {"a", "1"},     {"b", ""}};
   auto cmd = RenderCommand(Profile(), vars);
   ASSERT_TRUE(cmd.ok()) << cmd.status();
   EXPECT_EQ(cmd->argv, (Argv{"serve", "m", "--port", "80"}));
@@ -53,8 +54,8 @@ TEST(ArgvTemplateTest, OptionalSectionsOnlyWhenAllTheirVariablesAreSet) {
 }
 
 TEST(ArgvTemplateTest, EmptyElementNamesTheVariable) {
-  TemplateVars vars = {{"model", ""}, {"port", "80"}, {"extra_args", ""}, {"drafter", ""},
-                       {"a", ""}, {"b", ""}};
+  TemplateVars vars = {{"model", ""},   {"port", "80"}, {"extra_args", ""},
+                       {"drafter", ""}, {"a", ""},      {"b", ""}};
   auto cmd = RenderCommand(Profile(), vars);
   ASSERT_FALSE(cmd.ok());
   EXPECT_NE(cmd.status().message().find("e.yaml: argv[1]: '${model}' renders empty"),

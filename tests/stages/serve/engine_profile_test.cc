@@ -52,8 +52,9 @@ TEST(EngineProfileTest, ErrorsNameFileLineAndColumn) {
   EXPECT_NE(Error("name: e\nargv: [a]\nhelth: {path: /x}\n")
                 .find("x.yaml:3:1: unknown key 'helth' in the profile"),
             std::string::npos);
-  EXPECT_NE(Error("name: e\nargv: [a]\ntimeouts:\n  load: soon\n").find("x.yaml:4:9: timeouts.load"),
-            std::string::npos);
+  EXPECT_NE(
+      Error("name: e\nargv: [a]\ntimeouts:\n  load: soon\n").find("x.yaml:4:9: timeouts.load"),
+      std::string::npos);
   EXPECT_NE(Error("name: e\nargv: [a]\nfatal_log_patterns: ['(unclosed']\n")
                 .find("fatal_log_patterns[0]: bad regex '(unclosed'"),
             std::string::npos);
@@ -84,10 +85,20 @@ TEST(EngineProfileTest, ShippedProfilesRenderTheEnginesCommands) {
   v["drafter"] = "/ckpt/d";
   auto cmd = RenderCommand(vllm, v);
   ASSERT_TRUE(cmd.ok()) << cmd.status();
-  std::vector<std::string> want = {"vllm", "serve", "/models/t", "--host", "0.0.0.0", "--port",
-                                   "30000", "--tensor-parallel-size", "8", "--served-model-name",
-                                   "/models/t", "--speculative-config",
-                                   R"({"method": "eagle3", "model": "/ckpt/d", "num_speculative_tokens": 4, "draft_tensor_parallel_size": 8})"};
+  std::vector<std::string> want = {
+      "vllm",
+      "serve",
+      "/models/t",
+      "--host",
+      "0.0.0.0",
+      "--port",
+      "30000",
+      "--tensor-parallel-size",
+      "8",
+      "--served-model-name",
+      "/models/t",
+      "--speculative-config",
+      R"({"method": "eagle3", "model": "/ckpt/d", "num_speculative_tokens": 4, "draft_tensor_parallel_size": 8})"};
   EXPECT_EQ(cmd->argv, want);
 
   auto sgl = *LoadEngineProfile(dir + "sglang.yaml");

@@ -38,18 +38,30 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--host") host = next();
-    else if (a == "--port") port = std::atoi(next().c_str());
-    else if (a == "--model-name") model = next();
-    else if (a == "--load-delay-s") load_delay = std::atof(next().c_str());
-    else if (a == "--hang") hang = true;
-    else if (a == "--crash-after") crash_after = std::atoi(next().c_str());
-    else if (a == "--fatal-log-line") fatal_line = next();
-    else if (a == "--exit-at-start") exit_at_start = std::atoi(next().c_str());
-    else if (a == "--spawn-child") spawn_child = true;
-    else if (a == "--ignore-sigterm") ignore_term = true;
-    else if (a == "--ready-line") ready_line = next();
-    else if (a == "--drafter") next();
+    if (a == "--host")
+      host = next();
+    else if (a == "--port")
+      port = std::atoi(next().c_str());
+    else if (a == "--model-name")
+      model = next();
+    else if (a == "--load-delay-s")
+      load_delay = std::atof(next().c_str());
+    else if (a == "--hang")
+      hang = true;
+    else if (a == "--crash-after")
+      crash_after = std::atoi(next().c_str());
+    else if (a == "--fatal-log-line")
+      fatal_line = next();
+    else if (a == "--exit-at-start")
+      exit_at_start = std::atoi(next().c_str());
+    else if (a == "--spawn-child")
+      spawn_child = true;
+    else if (a == "--ignore-sigterm")
+      ignore_term = true;
+    else if (a == "--ready-line")
+      ready_line = next();
+    else if (a == "--drafter")
+      next();
     else {
       std::fprintf(stderr, "lh-fake-engine: unknown flag %s\n", a.c_str());
       return 2;

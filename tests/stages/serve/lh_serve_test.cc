@@ -1,9 +1,8 @@
 // lh-serve as a process, supervising lh-fake-engine through a profile written by the test
 // (which is also how a user adds an engine: no rebuild).
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <regex>
@@ -27,9 +26,11 @@ class LhServeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(::mkdir(dir_.Join("profiles").c_str(), 0755), 0);
-    WriteTextFile(dir_.Join("profiles/fake.yaml"), StrCat(R"(
+    WriteTextFile(dir_.Join("profiles/fake.yaml"),
+                  StrCat(R"(
 name: fake
-argv: [")", BinPath("lh-fake-engine"), R"(", --host, "${host}", --port, "${port}",
+argv: [")",
+                         BinPath("lh-fake-engine"), R"(", --host, "${host}", --port, "${port}",
        --model-name, "${model}", "${extra_args...}"]
 optional:
   - when: drafter
@@ -45,8 +46,9 @@ timeouts: {load: 20s, probe: 1500ms, stop_grace: 1s}
   }
 
   void Serve(std::vector<std::string> args) {
-    std::vector<std::string> argv = {BinPath("lh-serve"), "--profile", "fake", "--profiles-dir",
-                                     dir_.Join("profiles"), "--log-dir", dir_.path()};
+    std::vector<std::string> argv = {BinPath("lh-serve"), "--profile",           "fake",
+                                     "--profiles-dir",    dir_.Join("profiles"), "--log-dir",
+                                     dir_.path()};
     argv.insert(argv.end(), args.begin(), args.end());
     auto p = Subprocess::Start(argv, {{"LONGHAUL_EVENTS", dir_.Join("events.jsonl")}},
                                dir_.Join("serve.log"));
@@ -113,7 +115,8 @@ TEST_F(LhServeTest, WaitsOutASlowLoadThenReportsEndpointAndStopsOnSigterm) {
   ASSERT_TRUE(res.ok()) << res.status();
   EXPECT_EQ(res->status(), 200);
   // Output went to the log files and was echoed.
-  EXPECT_NE(ReadTextFile(dir_.Join("engine.stdout.log")).find("loading weights"), std::string::npos);
+  EXPECT_NE(ReadTextFile(dir_.Join("engine.stdout.log")).find("loading weights"),
+            std::string::npos);
   EXPECT_NE(Log().find("loading weights"), std::string::npos);
 
   pid_t engine = EnginePid();
@@ -198,17 +201,17 @@ TEST_F(LhServeTest, EngineDiesWithItsSupervisor) {
 
 TEST_F(LhServeTest, DryRunRendersAndBadInputIsNamed) {
   ::mkdir(dir_.Join("drafter").c_str(), 0755);
-  auto r = testing::RunCommand({BinPath("lh-serve"), "--profile", "fake", "--dry-run",
-                                "--drafter", dir_.Join("drafter"), "--model", "m1", "--set",
-                                "extra_args=--x 'a b'", "--set", "port=4321"},
-                               {{"LONGHAUL_ENGINE_PROFILES", "/nonexistent:" + dir_.Join("profiles")}});
+  auto r = testing::RunCommand(
+      {BinPath("lh-serve"), "--profile", "fake", "--dry-run", "--drafter", dir_.Join("drafter"),
+       "--model", "m1", "--set", "extra_args=--x 'a b'", "--set", "port=4321"},
+      {{"LONGHAUL_ENGINE_PROFILES", "/nonexistent:" + dir_.Join("profiles")}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("argv: a b\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("argv: --drafter\nargv: " + dir_.Join("drafter")), std::string::npos);
   EXPECT_NE(r.out.find("endpoint: http://127.0.0.1:4321\nmodel: m1"), std::string::npos);
 
-  r = testing::RunCommand({BinPath("lh-serve"), "--profile", "nope", "--profiles-dir",
-                           dir_.Join("profiles")});
+  r = testing::RunCommand(
+      {BinPath("lh-serve"), "--profile", "nope", "--profiles-dir", dir_.Join("profiles")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("no engine profile 'nope'"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("available: fake"), std::string::npos) << r.err;
@@ -216,8 +219,8 @@ TEST_F(LhServeTest, DryRunRendersAndBadInputIsNamed) {
                            dir_.Join("profiles"), "--set", "tp=8"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--set tp: profile 'fake'"), std::string::npos) << r.err;
-  r = testing::RunCommand({BinPath("lh-serve"), "--profile", "vllm", "--dry-run", "--model",
-                           "/models/t"});
+  r = testing::RunCommand(
+      {BinPath("lh-serve"), "--profile", "vllm", "--dry-run", "--model", "/models/t"});
   EXPECT_EQ(r.exit_code, 0) << r.err;  // the repository's profiles are found built in
   EXPECT_NE(r.out.find("argv: vllm\nargv: serve\nargv: /models/t"), std::string::npos) << r.out;
 }
