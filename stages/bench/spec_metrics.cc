@@ -24,6 +24,14 @@ std::optional<double> Delta(const PromSnapshot& b, const PromSnapshot& a, const 
   return CounterDelta(vb.value_or(0), *va);
 }
 
+bool HasAvgAcceptLength(const ServerScrape& s) {
+  if (!s.server_info || !s.server_info->is_object()) return false;
+  auto states = s.server_info->find("internal_states");
+  return states != s.server_info->end() && states->is_array() && !states->empty() &&
+         (*states)[0].is_object() && (*states)[0].contains("avg_spec_accept_length") &&
+         (*states)[0]["avg_spec_accept_length"].is_number();
+}
+
 void ComputeVllm(const PromSnapshot& b, const PromSnapshot& a, SpecMetrics& m) {
   m.style = "vllm";
   m.drafts = Delta(b, a, kDrafts).value_or(0);
@@ -139,7 +147,8 @@ SpecMetrics ComputeSpecMetrics(const ServerScrape& before, const ServerScrape& a
   if (!before.metrics || !after.metrics) {
     m.note =
         StrCat("server metrics unavailable: ", !before.error.empty() ? before.error : after.error);
-    if (style == MetricsStyle::kSglang || style == MetricsStyle::kAuto) {
+    if (style == MetricsStyle::kSglang ||
+        (style == MetricsStyle::kAuto && HasAvgAcceptLength(after))) {
       if (after.server_info) ComputeSglang(before, after, m);
     }
     return m;
@@ -147,7 +156,7 @@ SpecMetrics ComputeSpecMetrics(const ServerScrape& before, const ServerScrape& a
   if (style == MetricsStyle::kAuto) {
     if (after.metrics->Counter(kDrafts)) {
       style = MetricsStyle::kVllm;
-    } else if (after.metrics->Has(kSglAcceptLength) || after.server_info) {
+    } else if (after.metrics->Has(kSglAcceptLength) || HasAvgAcceptLength(after)) {
       style = MetricsStyle::kSglang;
     } else {
       m.note = "no speculative-decoding metrics found (neither vLLM's nor SGLang's names)";

@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
   app.add_option("--host", o.host, "bind address: ${host} (default 127.0.0.1)");
   app.add_option("--advertise-host", o.advertise_host, "host name put in the endpoint output");
   app.add_option("--log-dir", o.log_dir, "where engine.stdout.log / engine.stderr.log go");
+  app.add_option("--load-timeout", o.load_timeout, "override the profile's timeouts.load");
+  app.add_option("--probe-timeout", o.probe_timeout, "override the profile's timeouts.probe");
+  app.add_option("--stop-grace", o.stop_grace, "override the profile's timeouts.stop_grace");
   app.add_flag("--no-echo", quiet, "do not copy the engine's output to lh-serve's own");
   app.add_flag("--dry-run", dry_run, "print the command, environment and endpoint; start nothing");
   app.add_option("--log-level", log_level, "debug | info | warn | error");

@@ -10,7 +10,9 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
+#include "core/duration.h"
 #include "core/fs.h"
 #include "core/strings.h"
 #include "stages/serve/profile_finder.h"
@@ -71,6 +73,17 @@ Result<SupervisorConfig> PrepareServe(const ServeOptions& o, const std::string& 
       ProfileSearchPath(o.profiles_dirs, env_dirs ? env_dirs : "", BuiltinProfilesDir(), exe_dir);
   ASSIGN_OR_RETURN(std::string path, FindProfile(o.profile, dirs));
   ASSIGN_OR_RETURN(EngineProfile profile, LoadEngineProfile(path));
+  for (auto [flag, text, slot] :
+       {std::tuple{"--load-timeout", &o.load_timeout, &profile.load_timeout_ms},
+        std::tuple{"--probe-timeout", &o.probe_timeout, &profile.probe_timeout_ms},
+        std::tuple{"--stop-grace", &o.stop_grace, &profile.stop_grace_ms}}) {
+    if (text->empty()) continue;
+    auto ms = ParseDurationMs(*text);
+    if (!ms.ok() || *ms <= 0) {
+      return absl::InvalidArgumentError(StrCat(flag, " '", *text, "': expected a duration > 0"));
+    }
+    *slot = *ms;
+  }
 
   // Variables: the profile's defaults, then the dedicated flags, then --set.
   TemplateVars vars = profile.defaults;

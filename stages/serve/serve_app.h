@@ -22,6 +22,11 @@ struct ServeOptions {
   std::vector<std::string> profiles_dirs;
   std::string log_dir = ".";
   bool echo = true;
+  // Override the profile's timeouts (durations as in workflow files: "90s", "1h"); empty
+  // keeps the profile's.
+  std::string load_timeout;
+  std::string probe_timeout;
+  std::string stop_grace;
 };
 
 // The supervisor's configuration. The endpoint's host is --advertise-host, else the bind

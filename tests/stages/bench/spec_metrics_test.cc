@@ -72,6 +72,12 @@ TEST(SpecMetricsTest, MissingMetricsAreSaidNotInvented) {
   auto plain = Scrape("process_cpu_seconds_total 3\n");
   m = ComputeSpecMetrics(plain, plain, MetricsStyle::kAuto);
   EXPECT_EQ(m.style, "none");
+  // A server info without acceptance figures (no drafter loaded) is not SGLang speculation.
+  auto info =
+      Scrape("sglang:gen_throughput 5\n", {{"internal_states", {{{"last_gen_throughput", 5.0}}}}});
+  m = ComputeSpecMetrics(info, info, MetricsStyle::kAuto);
+  EXPECT_EQ(m.style, "none");
+  EXPECT_NE(m.note.find("no speculative-decoding metrics"), std::string::npos);
   EXPECT_FALSE(m.acceptance_rate.has_value());
   EXPECT_FALSE(ParseMetricsStyle("vlm").ok());
 }
