@@ -239,6 +239,31 @@ TEST_F(LhDatagenTest, KillNineMidRunThenResumeLosesAndDuplicatesNothing) {
             static_cast<int64_t>(n - before_resume));
 }
 
+TEST_F(LhDatagenTest, SigtermStopsCleanlyAndTheNextAttemptFinishes) {
+  FakeOpenAiOptions opts;
+  opts.chunk_interval_us = 5'000;
+  FakeOpenAiServer server(opts);
+  server.Start();
+  WritePrompts(40);
+  auto proc = testing::Subprocess::Start(Args(server, 40, {"--concurrency", "2"}),
+                                         {{"LONGHAUL_EVENTS", dir_.Join("events.jsonl")}},
+                                         dir_.Join("log"));
+  ASSERT_TRUE(proc.ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return Lines(ReadTextFile(out())).size() >= 4; }, 20'000));
+  (*proc)->Signal(SIGTERM);
+  auto st = (*proc)->Wait(10'000);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(WEXITSTATUS(*st), 143) << ReadTextFile(dir_.Join("log"));
+  std::string text = ReadTextFile(out());
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');  // whole lines only
+  size_t kept = Lines(text).size();
+  EXPECT_LT(kept, 40u);
+  auto r = Run(server, 40, {"--concurrency", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Lines(ReadTextFile(out())).size(), 40u);
+}
+
 TEST_F(LhDatagenTest, FailsFastWhenNothingWorks) {
   FakeOpenAiServer server;
   server.Start();
