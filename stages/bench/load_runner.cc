@@ -77,19 +77,17 @@ size_t LoadRunner::NewRecord(int64_t planned_ns) {
 }
 
 void LoadRunner::Run() {
-  start_ = std::chrono::steady_clock::now();
-  start_epoch_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count();
-  if (!plan_.planned_ns.empty()) {
-    for (int64_t t : plan_.planned_ns) NewRecord(t);
-    boost::asio::post(io_, [this] { Tick(); });
-  } else {
+  // Records first: allocating them after the clock starts would make the first sends late.
+  for (int64_t t : plan_.planned_ns) NewRecord(t);
+  boost::asio::post(io_, [this] {
+    start_ = std::chrono::steady_clock::now();
+    start_epoch_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+    if (!plan_.planned_ns.empty()) return Tick();
     int64_t first = plan_.concurrency > 0 ? plan_.concurrency : 1;
-    boost::asio::post(io_, [this, first] {
-      for (int64_t k = 0; k < first && ClosedLoopWantsMore(); ++k) Dispatch(NewRecord(Now()));
-    });
-  }
+    for (int64_t k = 0; k < first && ClosedLoopWantsMore(); ++k) Dispatch(NewRecord(Now()));
+  });
   io_.run();
 }
 

@@ -50,14 +50,40 @@ void Connection::Connect() {
   if (!core) return;
   connecting_ = true;
   connect_deadline_ = DeadlineAfter(SteadyClock::now(), cur_.request.timeouts.connect_ms);
-  asio::async_connect(socket_, *core->endpoints_,
-                      [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) {
-                        self->connecting_ = false;
-                        if (ec) return self->Fail(ec, "connect");
-                        beast::error_code ignored;
-                        self->socket_.set_option(tcp::no_delay(true), ignored);
-                        self->Write();
-                      });
+  next_endpoint_ = 0;
+  ConnectNext();
+}
+
+// Tries the resolved addresses in turn. Not asio::async_connect over the range: it reports a
+// socket that could not even be opened (EMFILE under overload) as "Operation canceled".
+void Connection::ConnectNext() {
+  auto core = LiveCore();
+  if (!core) return;
+  const auto& endpoints = *core->endpoints_;
+  auto it = endpoints.begin();
+  std::advance(it, static_cast<std::ptrdiff_t>(next_endpoint_));
+  tcp::endpoint ep = it->endpoint();
+  beast::error_code ec;
+  socket_.open(ep.protocol(), ec);
+  if (ec) {
+    connecting_ = false;
+    return Fail(ec, "open");
+  }
+  socket_.async_connect(ep, [self = shared_from_this()](beast::error_code ec) {
+    auto core = self->LiveCore();
+    if (!core) return;
+    if (ec && self->timeout_.ok() && ec != asio::error::operation_aborted &&
+        self->next_endpoint_ + 1 < core->endpoints_->size()) {
+      ++self->next_endpoint_;
+      self->Close();
+      return self->ConnectNext();
+    }
+    self->connecting_ = false;
+    if (ec) return self->Fail(ec, "connect");
+    beast::error_code ignored;
+    self->socket_.set_option(tcp::no_delay(true), ignored);
+    self->Write();
+  });
 }
 
 void Connection::Write() {
@@ -135,7 +161,8 @@ void Connection::Fail(beast::error_code ec, std::string_view phase) {
   auto self = shared_from_this();
   // A kept-alive connection the server closed while it sat idle fails on first use with
   // nothing received; every HTTP client re-sends once on a fresh connection.
-  if (timeout_.ok() && phase != "connect" && reused_ && !got_bytes_ && !cur_.retried) {
+  bool connecting = phase == "connect" || phase == "open";
+  if (timeout_.ok() && !connecting && reused_ && !got_bytes_ && !cur_.retried) {
     Pending p = std::move(cur_);
     p.retried = true;
     ++core->stats_.stale_retries;
@@ -146,7 +173,9 @@ void Connection::Fail(beast::error_code ec, std::string_view phase) {
   Status s = timeout_;
   if (s.ok()) {
     std::string where = StrCat(core->url_.Origin());
-    if (phase == "connect") {
+    if (phase == "open") {
+      s = absl::UnavailableError(StrCat("open a socket for ", where, ": ", ec.message()));
+    } else if (phase == "connect") {
       s = absl::UnavailableError(StrCat("connect to ", where, ": ", ec.message()));
     } else if (ec == asio::error::eof || ec == http::error::end_of_stream ||
                ec == http::error::partial_message || ec == asio::error::connection_reset) {

@@ -110,6 +110,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   void Connect();
+  void ConnectNext();
   void Write();
   void ReadHeader();
   void ReadBody();
@@ -128,8 +129,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Pending cur_;
   bool has_request_ = false;
   bool connecting_ = false;
-  bool reused_ = false;     // it has served a response before
-  bool got_bytes_ = false;  // any byte of the current response
+  size_t next_endpoint_ = 0;  // the address being tried
+  bool reused_ = false;       // it has served a response before
+  bool got_bytes_ = false;    // any byte of the current response
   SteadyTime connect_deadline_ = kNever;
   SteadyTime first_byte_deadline_ = kNever;
   Status timeout_;  // set by CheckDeadline before it closes the socket
