@@ -92,7 +92,6 @@ Result<BenchOutcome> RunBench(const BenchOptions& o, EventWriter& events) {
   HttpClient client(io, url);
   auto last_progress = std::chrono::steady_clock::now() - kProgressEvery;
   int64_t failures = 0;
-  LoadRunner* runner_ptr = nullptr;
   LoadRunner runner(io, client, plan, [&](const RequestRecord& r, int64_t done) {
     if (!r.ok && failures++ < 5) log->warn("request {} failed: {}", r.index, r.error);
     auto now = std::chrono::steady_clock::now();
@@ -102,15 +101,14 @@ Result<BenchOutcome> RunBench(const BenchOptions& o, EventWriter& events) {
       events.Progress(static_cast<double>(done), total, "requests");
     }
   });
-  runner_ptr = &runner;
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     log->warn("signal {}: stopping; writing a partial result", sig);
-    runner_ptr->Stop();
+    runner.Stop();
   });
-  log->info("running {} requests against {}{}", total ? StrCat(*total) : "open-ended", url.Origin(),
-            plan.target);
+  log->info("running {} requests against {}{}",
+            total ? StrCat(static_cast<int64_t>(*total)) : "open-ended", url.Origin(), plan.target);
   // The pending signal wait would keep the loop alive past the end of the plan.
   runner.OnFinished([&] { signals.cancel(); });
   runner.Run();

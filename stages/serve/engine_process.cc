@@ -111,6 +111,7 @@ Result<std::unique_ptr<EngineProcess>> EngineProcess::Start(asio::io_context& io
   }
   std::vector<std::string> args(options.argv.begin() + 1, options.argv.end());
   bp::environment env = boost::this_process::environment();
+  for (const auto& k : options.unset_env) env.erase(k);
   for (const auto& [k, v] : options.env) env[k] = v;
   std::weak_ptr<Impl> weak = impl;
   try {

@@ -25,6 +25,7 @@ class EngineProcess {
   struct Options {
     std::vector<std::string> argv;           // argv[0] without a '/' is looked up on PATH
     std::map<std::string, std::string> env;  // added to the inherited environment
+    std::vector<std::string> unset_env;      // removed from it
     std::string stdout_log;                  // files, appended to
     std::string stderr_log;
     bool echo = true;

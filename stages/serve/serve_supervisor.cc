@@ -70,6 +70,8 @@ Status ServeSupervisor::Run() {
   o.stdout_log = cfg_.log_dir + "/engine.stdout.log";
   o.stderr_log = cfg_.log_dir + "/engine.stderr.log";
   o.echo = cfg_.echo;
+  // The engine is not the stage: events it might write must not land in lh-serve's file.
+  o.unset_env = {"LONGHAUL_EVENTS"};
   auto engine = EngineProcess::Start(
       io_, o, [this](bool err, std::string_view line) { OnLine(err, line); },
       [this](int code, int sig) { OnExit(code, sig); });
