@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 
 #include "tests/stages/serve/refengine_harness.h"
 
@@ -76,6 +77,51 @@ TEST_F(RefengineClientTest, DatagenCapturesReasoningContent) {
   EXPECT_GT(with_reasoning, 0);
   auto m = ReadMetrics(dir_.Join("datagen.events.jsonl"));
   EXPECT_DOUBLE_EQ(m["reasoning_capture_rate"], with_reasoning / 40.0);
+  serve.Stop();
+}
+
+TEST_F(RefengineClientTest, DatagenKilledMidRunResumesWithoutDuplicates) {
+  ServeProcess serve(dir_, "serve");
+  serve.Start({"--set", "extra_args=--target-step-ms 2"});  // ~0.1 s per answer
+  ASSERT_TRUE(serve.WaitReady()) << serve.Log();
+  const int n = 60;
+  WriteQuestions(dir_.Join("prompts.jsonl"), n);
+  std::vector<std::string> argv = {BinPath("lh-datagen"),
+                                   "--endpoint",
+                                   serve.Output("endpoint"),
+                                   "--model",
+                                   "refengine",
+                                   "--prompts",
+                                   dir_.Join("prompts.jsonl"),
+                                   "--out",
+                                   dir_.Join("samples.jsonl"),
+                                   "--samples",
+                                   std::to_string(n),
+                                   "--max-tokens",
+                                   "60",
+                                   "--concurrency",
+                                   "4"};
+  auto lines = [&] {
+    size_t count = 0;
+    for (const auto& l : StrSplit(ReadTextFile(dir_.Join("samples.jsonl")), '\n')) {
+      if (!l.empty()) ++count;
+    }
+    return count;
+  };
+  auto first = Subprocess::Start(argv, StageEnv(dir_.Join("d1.events.jsonl")), dir_.Join("d1.log"));
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(WaitFor([&] { return lines() >= 10; }, 60'000));
+  (*first)->Signal(SIGKILL);
+  (*first)->Wait(10'000);
+  ASSERT_LT(lines(), static_cast<size_t>(n));
+  auto r = RunCommand(argv, StageEnv(dir_.Join("d2.events.jsonl")), 120'000);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::multiset<std::string> ids;
+  for (const auto& l : StrSplit(ReadTextFile(dir_.Join("samples.jsonl")), '\n')) {
+    if (!l.empty()) ids.insert(json::parse(l)["id"].get<std::string>());
+  }
+  EXPECT_EQ(ids.size(), static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) EXPECT_EQ(ids.count(StrCat("q", i)), 1u) << "q" << i;
   serve.Stop();
 }
 
