@@ -92,8 +92,10 @@ Result<BenchOutcome> RunBench(const BenchOptions& o, EventWriter& events) {
   HttpClient client(io, url);
   auto last_progress = std::chrono::steady_clock::now() - kProgressEvery;
   int64_t failures = 0;
+  int64_t ended = 0;
   LoadRunner runner(io, client, plan, [&](const RequestRecord& r, int64_t done) {
     if (!r.ok && failures++ < 5) log->warn("request {} failed: {}", r.index, r.error);
+    ended = done;
     auto now = std::chrono::steady_clock::now();
     bool last = total && static_cast<double>(done) >= *total;
     if (last || now - last_progress >= kProgressEvery) {
@@ -112,6 +114,7 @@ Result<BenchOutcome> RunBench(const BenchOptions& o, EventWriter& events) {
   // The pending signal wait would keep the loop alive past the end of the plan.
   runner.OnFinished([&] { signals.cancel(); });
   runner.Run();
+  events.Progress(static_cast<double>(ended), total, "requests");  // the coalescing may skip it
   ServerScrape after = ScrapeServer(url, o.metrics_style);
   SpecMetrics spec = ComputeSpecMetrics(before, after, o.metrics_style);
 

@@ -122,6 +122,10 @@ json BuildBenchResult(const BenchOptions& options, const std::vector<RequestReco
     rate["planned"] = nullptr;
     rate["achieved"] = per_s(static_cast<double>(sent));
   }
+  rate["achieved_vs_planned"] =
+      rate["planned"].is_number() && rate["achieved"].is_number()
+          ? json(rate["achieved"].get<double>() / rate["planned"].get<double>())
+          : json(nullptr);
   rate["achieved_vs_target"] = options.rate && rate["achieved"].is_number()
                                    ? json(rate["achieved"].get<double>() / *options.rate)
                                    : json(nullptr);
@@ -217,6 +221,7 @@ std::vector<std::pair<std::string, double>> ResultFigures(const json& r) {
   add("planned_rate", At(r, {"rate", "planned"}));
   add("achieved_rate", At(r, {"rate", "achieved"}));
   add("achieved_vs_target_rate", At(r, {"rate", "achieved_vs_target"}));
+  add("achieved_vs_planned_rate", At(r, {"rate", "achieved_vs_planned"}));
   for (const char* q : {"p50", "p99", "max"}) {
     add(StrCat("schedule_error_ms_", q), At(r, {"schedule_error_ms", q}));
   }

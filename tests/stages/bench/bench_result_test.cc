@@ -59,6 +59,7 @@ TEST(BenchResultTest, LatencyDefinitions) {
   EXPECT_DOUBLE_EQ(r["schedule_error_ms"]["p99"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(r["rate"]["planned"].get<double>(), 10.0);
   EXPECT_DOUBLE_EQ(r["rate"]["achieved"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(r["rate"]["achieved_vs_planned"].get<double>(), 1.0);
   // 24 tokens over the 155 ms from the first planned send to the last byte.
   EXPECT_DOUBLE_EQ(r["throughput"]["output_tokens_per_s"].get<double>(), 24 / 0.155);
   EXPECT_EQ(r["records"].size(), 2u);
