@@ -23,8 +23,9 @@ struct TemplateRef {
 };
 
 // The references in `tmpl`, or InvalidArgument for an unclosed "${" or an unknown form
-// ("${foo}", "${a.b}"), naming the offset.
-Result<std::vector<TemplateRef>> ParseTemplate(std::string_view tmpl);
+// ("${foo}", "${a.b}"), naming the offset; that offset also goes to `*error_offset` if given.
+Result<std::vector<TemplateRef>> ParseTemplate(std::string_view tmpl,
+                                               size_t* error_offset = nullptr);
 
 struct TemplateContext {
   const std::map<std::string, std::string>* params = nullptr;
@@ -38,6 +39,10 @@ struct TemplateContext {
   // which hash templates before upstream outputs are substituted.
   bool keep_unbound = false;
 };
+
+// True for names that templates can refer to: stage, param and output names.
+// [A-Za-z_][A-Za-z0-9_-]*, so "${a.outputs.b}" splits on dots without ambiguity.
+bool IsTemplateName(std::string_view name);
 
 // Expands every reference. FailedPrecondition names the first reference with no value
 // (e.g. "stage 'target_server' reported no output 'endpoint'").

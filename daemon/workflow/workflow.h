@@ -24,11 +24,11 @@ struct SourcePos {
 };
 
 // Failure kinds a retry policy can act on (`retry.on`).
-inline constexpr std::string_view kFailureKinds[] = {"exit", "signal", "timeout", "stalled",
-                                                     "lost", "service_lost"};
+inline constexpr std::string_view kFailureKinds[] = {"exit",    "signal", "timeout",
+                                                     "stalled", "lost",   "service_lost"};
 
 struct RetryPolicy {
-  int limit = 0;  // retries after the first attempt: at most limit + 1 attempts
+  int limit = 0;                     // retries after the first attempt: at most limit + 1 attempts
   int64_t backoff_ms = 10'000;       // delay before retry n is backoff * 2^(n-1), jittered
   int64_t max_backoff_ms = 600'000;  // cap on that delay
   std::set<std::string> on = {"exit", "signal", "timeout", "stalled", "lost", "service_lost"};
@@ -47,8 +47,8 @@ struct StageSpec {
   std::string name;
   SourcePos pos;  // of the stage's key
   StageKind kind = StageKind::kTask;
-  std::vector<std::string> run;           // argv templates; run[0] is the program
-  std::vector<std::string> needs;         // as written, in file order
+  std::vector<std::string> run;            // argv templates; run[0] is the program
+  std::vector<std::string> needs;          // as written, in file order
   std::map<std::string, std::string> env;  // values are templates
   ResourceRequest resources;
   RetryPolicy retry;
@@ -59,6 +59,7 @@ struct StageSpec {
   bool resume = false;                      // every attempt shares one output dir
   bool cache = true;                        // `cache: false` opts out of reuse
   std::string cache_version;                // bump to invalidate cached results
+  std::string description;
 };
 
 struct ParamSpec {
@@ -70,9 +71,9 @@ struct ParamSpec {
 struct Workflow {
   std::string name;
   std::string description;
-  std::string path;  // as given to ParseWorkflow, for messages
-  std::vector<ParamSpec> params;   // in file order
-  std::vector<StageSpec> stages;   // topological order, ties broken by file order
+  std::string path;               // as given to ParseWorkflow, for messages
+  std::vector<ParamSpec> params;  // in file order
+  std::vector<StageSpec> stages;  // topological order, ties broken by file order
 
   // nullptr when there is no such stage / param.
   const StageSpec* FindStage(std::string_view name) const;

@@ -1,0 +1,176 @@
+#include "agent/lib/agent.h"
+
+#include <dirent.h>
+
+#include <cstdlib>
+
+#include "core/fs.h"
+#include "core/logging.h"
+#include "core/strings.h"
+
+namespace longhaul::agent {
+
+Agent::Agent(boost::asio::io_context& io, AgentConfig config, ProcessLauncher* launcher,
+             CoordinatorLink* link, Clock* clock)
+    : io_(io),
+      config_(std::move(config)),
+      launcher_(launcher),
+      link_(link),
+      clock_(clock),
+      started_at_ms_(clock->NowMs()),
+      log_(GetLogger("agent")),
+      heartbeat_ms_(config_.heartbeat_ms),
+      inotify_(io, [this](int64_t key, const std::string& name) { OnFileEvent(key, name); }),
+      heartbeat_timer_(io) {}
+
+Agent::~Agent() { Shutdown(); }
+
+Status Agent::Start() {
+  std::string attempts_dir = config_.state_dir + "/attempts";
+  RETURN_IF_ERROR(MakeDirs(attempts_dir));
+  RETURN_IF_ERROR(MakeDirs(config_.data_dir));
+  RETURN_IF_ERROR(inotify_.Init());
+  DIR* d = ::opendir(attempts_dir.c_str());
+  if (d == nullptr) return ErrnoStatus("opendir", attempts_dir, errno);
+  std::vector<int64_t> ids;
+  while (dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    long long id = std::strtoll(e->d_name, &end, 10);
+    if (e->d_name[0] != '\0' && *end == '\0' && id > 0) ids.push_back(id);
+  }
+  ::closedir(d);
+  std::sort(ids.begin(), ids.end());
+  for (int64_t id : ids) Adopt(id, AttemptDir(config_.state_dir, id));
+  ArmHeartbeat();
+  return OkStatus();
+}
+
+void Agent::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  heartbeat_timer_.cancel();
+  for (auto& [id, a] : attempts_) {
+    SaveHint(*a);
+    a->kill_timer.cancel();
+    a->watched.reset();
+  }
+}
+
+void Agent::Send(v1::AgentMessage msg) {
+  if (gen_ != 0) link_->Send(gen_, std::move(msg));
+}
+
+void Agent::OnStreamOpen(uint64_t gen) {
+  gen_ = gen;
+  RewindAll();
+  Send(MakeHello());
+  PumpAll();
+}
+
+void Agent::OnStreamClosed(uint64_t gen) {
+  if (gen != gen_) return;
+  gen_ = 0;
+}
+
+v1::AgentMessage Agent::MakeHello() const {
+  v1::AgentMessage m;
+  v1::Hello* h = m.mutable_hello();
+  h->set_agent_id(config_.agent_id);
+  h->set_hostname(config_.hostname);
+  *h->mutable_resources() = config_.resources;
+  for (const auto& [k, v] : config_.labels) (*h->mutable_labels())[k] = v;
+  h->set_version(config_.version);
+  h->set_data_dir(config_.data_dir);
+  h->set_executor("local");
+  h->set_agent_started_at_ms(started_at_ms_);
+  for (const auto& [id, a] : attempts_) {
+    v1::OwnedAttempt* o = h->add_attempts();
+    o->set_attempt_id(id);
+    o->set_running(a->running());
+    if (a->pid) {
+      o->set_pid(a->pid->stage_pid);
+      o->set_started_at_ms(a->pid->started_at_ms);
+    }
+    if (a->exit) {
+      o->set_exited(true);
+      o->set_exit_code(a->exit->exit_code);
+      o->set_signal(a->exit->signal);
+      o->set_reason(a->exit->reason);
+      o->set_ended_at_ms(a->exit->ended_at_ms);
+    }
+    o->set_acked_seq(a->acked_seq);
+  }
+  return m;
+}
+
+void Agent::ArmHeartbeat() {
+  if (shut_down_) return;
+  heartbeat_timer_.expires_after(std::chrono::milliseconds(heartbeat_ms_));
+  heartbeat_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    OnHeartbeat();
+    ArmHeartbeat();
+  });
+}
+
+void Agent::OnHeartbeat() {
+  int running = 0;
+  std::vector<int64_t> ids;
+  for (const auto& [id, a] : attempts_) {
+    if (a->running()) ++running;
+    ids.push_back(id);
+  }
+  if (gen_ != 0) {
+    v1::AgentMessage m;
+    m.mutable_heartbeat()->set_ts_ms(clock_->NowMs());
+    m.mutable_heartbeat()->set_running(running);
+    Send(std::move(m));
+  }
+  // A safety net under inotify and pidfd: cheap checks that catch what a lost notification
+  // (or a shim that died before writing anything) would leave waiting.
+  for (int64_t id : ids) {
+    Attempt* a = Find(id);
+    if (a != nullptr && !a->exit) CheckProgress(*a);
+  }
+}
+
+void Agent::OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg) {
+  if (gen != gen_ || shut_down_) return;
+  switch (msg.msg_case()) {
+    case v1::CoordinatorMessage::kWelcome:
+      if (msg.welcome().heartbeat_interval_ms() > 0 &&
+          msg.welcome().heartbeat_interval_ms() != heartbeat_ms_) {
+        heartbeat_ms_ = msg.welcome().heartbeat_interval_ms();
+        log_->info("heartbeat every {} ms, as the coordinator asks", heartbeat_ms_);
+      }
+      break;
+    case v1::CoordinatorMessage::kStart:
+      HandleStart(msg.start());
+      break;
+    case v1::CoordinatorMessage::kCancel:
+      HandleCancel(msg.cancel());
+      break;
+    case v1::CoordinatorMessage::kAckEvents:
+      HandleAckEvents(msg.ack_events());
+      break;
+    case v1::CoordinatorMessage::kAckExit:
+      HandleAckExit(msg.ack_exit());
+      break;
+    case v1::CoordinatorMessage::kReadLog:
+      HandleReadLog(msg.read_log());
+      break;
+    case v1::CoordinatorMessage::kCheckArtifacts:
+      HandleCheckArtifacts(msg.check_artifacts());
+      break;
+    case v1::CoordinatorMessage::MSG_NOT_SET:
+      log_->warn("empty message from the coordinator");
+      break;
+  }
+}
+
+Attempt* Agent::Find(int64_t id) {
+  auto it = attempts_.find(id);
+  return it == attempts_.end() ? nullptr : it->second.get();
+}
+
+}  // namespace longhaul::agent

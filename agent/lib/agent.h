@@ -1,0 +1,126 @@
+// The node agent: owns the attempts on this node and speaks for them to the coordinator
+// (docs/architecture.md, "Agent <-> coordinator"; docs/agent.md).
+//
+// Everything runs on one io_context thread: the link's callbacks must be posted there, and
+// every method below must be called there. The agent never blocks that thread on the network;
+// it does block on small local file reads and writes.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/lib/attempt.h"
+#include "agent/lib/coordinator_link.h"
+#include "agent/lib/inotify_watcher.h"
+#include "agent/lib/process_launcher.h"
+#include "core/clock.h"
+#include "core/logging.h"
+#include "core/status.h"
+#include "longhaul/v1/agent.pb.h"
+
+namespace longhaul::agent {
+
+struct AgentConfig {
+  std::string agent_id;
+  std::string hostname;
+  std::string version;
+  std::string state_dir;
+  std::string data_dir;
+  std::string shim_path;
+  std::string bin_dir;  // first on the stages' PATH
+  v1::Resources resources;
+  std::map<std::string, std::string> labels;
+  int64_t heartbeat_ms = 1000;
+  int64_t event_window = 20'000;  // unacknowledged events in flight, over all attempts
+  size_t batch_lines = 1000;
+  size_t batch_bytes = 256 * 1024;
+  int64_t default_grace_ms = 10'000;
+};
+
+class Agent {
+ public:
+  Agent(boost::asio::io_context& io, AgentConfig config, ProcessLauncher* launcher,
+        CoordinatorLink* link, Clock* clock);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Re-adopts every attempt the state dir holds (docs/agent.md, "Re-adoption") and starts the
+  // heartbeat. Errors only when the state dir itself is unusable.
+  Status Start();
+  // Stops timers and watches and saves the acknowledgement hints. Stages keep running.
+  void Shutdown();
+
+  // From the link, in order: a stream opened (send Hello and everything unacknowledged), a
+  // message on it, the stream ended. Messages of a stream other than the open one are ignored.
+  void OnStreamOpen(uint64_t gen);
+  void OnStreamClosed(uint64_t gen);
+  void OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg);
+
+ private:
+  // agent.cc: the stream, Hello, heartbeats.
+  void Send(v1::AgentMessage msg);
+  v1::AgentMessage MakeHello() const;
+  void ArmHeartbeat();
+  void OnHeartbeat();
+
+  // agent_attempts.cc: starting, watching, cancelling, ending.
+  void HandleStart(const v1::StartAttempt& spec);
+  void Launch(Attempt& a, const v1::StartAttempt& spec);
+  std::vector<std::string> StageEnv(const v1::StartAttempt& spec, const std::string& out_dir,
+                                    const AttemptDir& dir);
+  void Adopt(int64_t id, const AttemptDir& dir, bool even_if_done = false);
+  static bool ValidHint(const AttemptDir& dir, const AckHint& hint);
+  Status WatchPid(Attempt& a, pid_t pid, bool is_shim);
+  void OnWatchedExit(Attempt& a);
+  void OnShimGone(Attempt& a, std::optional<int> wait_status);
+  void OnStageGone(Attempt& a);
+  void CheckPidFile(Attempt& a);
+  void CheckProgress(Attempt& a);
+  void ReportStarted(Attempt& a);
+  void RecordExit(Attempt& a, ExitInfo exit, bool write_file);
+  void HandleCancel(const v1::CancelAttempt& cancel);
+  void SignalShim(Attempt& a);
+  void SignalStageGroup(Attempt& a, int sig);
+  void HandleAckExit(const v1::AckExit& ack);
+  void WatchFiles(Attempt& a);
+  void OnFileEvent(int64_t key, const std::string& name);
+  void Forget(int64_t id);
+  Attempt* Find(int64_t id);
+
+  // agent_events.cc: reading, sending and acknowledging events; the exit report.
+  void Pump(Attempt& a);
+  void PumpAll();
+  void HandleAckEvents(const v1::AckEvents& ack);
+  void RewindAll();
+  void SaveHint(Attempt& a);
+
+  // agent_requests.cc: questions from the coordinator.
+  void HandleReadLog(const v1::ReadLog& req);
+  void HandleCheckArtifacts(const v1::CheckArtifacts& req);
+
+  boost::asio::io_context& io_;
+  const AgentConfig config_;
+  ProcessLauncher* const launcher_;
+  CoordinatorLink* const link_;
+  Clock* const clock_;
+  const int64_t started_at_ms_;
+  std::shared_ptr<spdlog::logger> log_;
+
+  uint64_t gen_ = 0;  // the open stream, 0 while disconnected
+  int64_t heartbeat_ms_;
+  int64_t in_flight_ = 0;  // unacknowledged events sent, over all attempts
+  std::map<int64_t, std::unique_ptr<Attempt>> attempts_;
+  std::map<int64_t, int64_t> start_received_ms_;  // for the start latency log
+  InotifyWatcher inotify_;
+  boost::asio::steady_timer heartbeat_timer_;
+  bool shut_down_ = false;
+};
+
+}  // namespace longhaul::agent

@@ -1,0 +1,57 @@
+// Agent: the coordinator's questions about logs and artifacts, which stay on the node.
+#include <sys/stat.h>
+
+#include "agent/lib/agent.h"
+#include "agent/lib/log_reader.h"
+#include "core/strings.h"
+
+namespace longhaul::agent {
+namespace {
+
+constexpr int64_t kDefaultLogBytes = 64 * 1024;
+// Well under gRPC's default 4 MiB message limit.
+constexpr int64_t kMaxLogBytes = 1024 * 1024;
+
+}  // namespace
+
+void Agent::HandleReadLog(const v1::ReadLog& req) {
+  v1::AgentMessage m;
+  v1::LogData* out = m.mutable_log();
+  out->set_request_id(req.request_id());
+  AttemptDir dir(config_.state_dir, req.attempt_id());
+  if (req.stream() != "stdout" && req.stream() != "stderr") {
+    out->set_error(StrCat("unknown log stream '", req.stream(), "' (stdout or stderr)"));
+  } else if (!dir.Exists()) {
+    out->set_error(
+        StrCat("attempt ", req.attempt_id(), " has no directory on agent ", config_.agent_id));
+  } else {
+    int64_t max =
+        req.max_bytes() > 0 ? std::min<int64_t>(req.max_bytes(), kMaxLogBytes) : kDefaultLogBytes;
+    auto slice = ReadLogSlice(dir.log_path(req.stream()), req.offset(), max);
+    if (slice.ok()) {
+      out->set_data(std::move(slice->data));
+      out->set_offset(slice->offset);
+      out->set_size(slice->size);
+    } else if (absl::IsNotFound(slice.status())) {
+      out->set_offset(0);  // the stage has not written (or started) yet: an empty log
+      out->set_size(0);
+    } else {
+      out->set_error(ToStd(slice.status().message()));
+    }
+  }
+  Send(std::move(m));
+}
+
+void Agent::HandleCheckArtifacts(const v1::CheckArtifacts& req) {
+  v1::AgentMessage m;
+  v1::ArtifactCheck* out = m.mutable_artifacts();
+  out->set_request_id(req.request_id());
+  for (const std::string& p : req.paths()) {
+    std::string path = !p.empty() && p[0] == '/' ? p : StrCat(config_.data_dir, "/", p);
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) out->add_missing(p);
+  }
+  Send(std::move(m));
+}
+
+}  // namespace longhaul::agent

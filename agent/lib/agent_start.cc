@@ -1,0 +1,208 @@
+// Agent: starting attempts, and re-adopting those found in the state dir.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+
+#include "agent/lib/agent.h"
+#include "agent/lib/readoption.h"
+#include "core/fs.h"
+#include "core/strings.h"
+
+extern char** environ;
+
+namespace longhaul::agent {
+
+namespace {
+
+Status TouchFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("create", path, errno);
+  ::close(fd);
+  return OkStatus();
+}
+
+}  // namespace
+
+void Agent::HandleStart(const v1::StartAttempt& spec) {
+  int64_t id = spec.attempt_id();
+  if (id <= 0) {
+    log_->error("StartAttempt without an attempt id; ignored");
+    return;
+  }
+  start_received_ms_[id] = clock_->NowMs();
+  if (Attempt* a = Find(id)) {
+    // Idempotent: report what we know again, start nothing.
+    log_->info("attempt {} is already here; reporting its state again", id);
+    if (a->pid) ReportStarted(*a);
+    a->exit_sent = false;
+    Pump(*a);
+    return;
+  }
+  AttemptDir dir(config_.state_dir, id);
+  if (dir.Exists()) {
+    // Known from an earlier life of this agent (done, or left unusable): never run it twice.
+    log_->warn("attempt {} has a directory already ({}); reporting it, not starting it", id,
+               dir.path());
+    Adopt(id, dir, /*even_if_done=*/true);
+    return;
+  }
+  auto owned = std::make_unique<Attempt>(io_, id, dir);
+  Attempt& a = *owned;
+  attempts_[id] = std::move(owned);
+  Launch(a, spec);
+  Pump(a);
+}
+
+void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
+  auto fail = [&](const Status& s) {
+    log_->error("attempt {}: {}", a.id, ToStd(s.message()));
+    RecordExit(a, StartFailure(ToStd(s.message()), clock_->NowMs()), /*write_file=*/true);
+  };
+  std::string out_dir = spec.output_dir();
+  if (out_dir.empty()) {
+    out_dir = StrCat(config_.data_dir, "/runs/", spec.run_id(), "/", spec.stage());
+    if (!spec.resume()) out_dir += StrCat("/attempt-", spec.attempt());
+  }
+  if (Status s = MakeDirs(a.dir.work_dir()); !s.ok()) {
+    return fail(Annotate(s, "cannot create the attempt's directory"));
+  }
+  if (Status s = a.dir.WriteSpec(spec); !s.ok()) return fail(s);
+  if (Status s = MakeDirs(out_dir); !s.ok()) {
+    return fail(Annotate(s, "cannot create the output dir"));
+  }
+  if (Status s = TouchFile(a.dir.events_path()); !s.ok()) return fail(s);
+  WatchFiles(a);
+  if (spec.argv_size() == 0 || spec.argv(0).empty()) {
+    return fail(absl::InvalidArgumentError("the stage's argv is empty"));
+  }
+  LaunchSpec ls;
+  ls.program = config_.shim_path;
+  int64_t grace = spec.grace_ms() > 0 ? spec.grace_ms() : config_.default_grace_ms;
+  ls.args = {"--dir", a.dir.path(), "--grace-ms", std::to_string(grace), "--"};
+  ls.args.insert(ls.args.end(), spec.argv().begin(), spec.argv().end());
+  ls.env = StageEnv(spec, out_dir, a.dir);
+  ls.cwd = a.dir.path();
+  auto pid = launcher_->Launch(ls);
+  if (!pid.ok()) return fail(pid.status());
+  a.shim_pid = *pid;
+  a.shim_is_child = true;
+  log_->info("attempt {}: started {} (shim pid {})", a.id, spec.argv(0), *pid);
+  if (Status s = WatchPid(a, *pid, /*is_shim=*/true); !s.ok()) {
+    // Unlikely (out of descriptors); the heartbeat's waitpid check still notices the end.
+    log_->error("attempt {}: cannot watch the shim: {}", a.id, ToStd(s.message()));
+  }
+  CheckPidFile(a);
+}
+
+std::vector<std::string> Agent::StageEnv(const v1::StartAttempt& spec, const std::string& out_dir,
+                                         const AttemptDir& dir) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string_view::npos) env[std::string(kv.substr(0, eq))] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : spec.env()) env[k] = v;
+  env["LONGHAUL_EVENTS"] = dir.events_path();
+  env["LONGHAUL_OUTPUT_DIR"] = out_dir;
+  env["LONGHAUL_WORK_DIR"] = dir.work_dir();
+  env["LONGHAUL_RESUME"] = spec.resume() ? "1" : "0";
+  if (spec.checkpoint().empty()) {
+    env.erase("LONGHAUL_CHECKPOINT");
+  } else {
+    env["LONGHAUL_CHECKPOINT"] = spec.checkpoint();
+  }
+  env["LONGHAUL_RUN_ID"] = std::to_string(spec.run_id());
+  env["LONGHAUL_STAGE"] = spec.stage();
+  env["LONGHAUL_ATTEMPT"] = std::to_string(spec.attempt());
+  if (spec.gpus_size() > 0) {
+    std::vector<std::string> ids;
+    for (int g : spec.gpus()) ids.push_back(std::to_string(g));
+    env["CUDA_VISIBLE_DEVICES"] = StrJoin(ids, ",");
+  } else if (config_.resources.gpus() > 0) {
+    env["CUDA_VISIBLE_DEVICES"] = "";  // a stage given no GPU must not grab them all
+  }
+  auto path = env.find("PATH");
+  std::string base = path != env.end() ? path->second : "/usr/local/bin:/usr/bin:/bin";
+  env["PATH"] = config_.bin_dir.empty() ? base : StrCat(config_.bin_dir, ":", base);
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [k, v] : env) out.push_back(StrCat(k, "=", v));
+  return out;
+}
+
+void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
+  int lock_fd = -1;
+  AttemptProbe probe = ProbeAttempt(dir, &lock_fd);
+  if (even_if_done) probe.done = false;
+  Adoption decision = DecideAdoption(probe);
+  if (decision == Adoption::kIgnore) return;
+  auto owned = std::make_unique<Attempt>(io_, id, dir);
+  Attempt& a = *owned;
+  attempts_[id] = std::move(owned);
+  log_->info("attempt {}: found in the state dir: {}", id, AdoptionName(decision));
+  if (auto hint = dir.ReadAckHint(); hint.ok() && ValidHint(dir, *hint)) {
+    a.pos_offset = hint->offset;
+    a.pos_seq = a.acked_seq = a.last_event_seq = a.saved_hint_seq = hint->seq;
+    a.tailer.Rewind(hint->offset, hint->seq);
+  }
+  if (Status s = TouchFile(dir.events_path()); !s.ok())
+    log_->warn("attempt {}: {}", id, ToStd(s.message()));
+  WatchFiles(a);
+  a.pid = probe.pid;
+  switch (decision) {
+    case Adoption::kReportExit:
+      RecordExit(a, *probe.exit, /*write_file=*/false);
+      break;
+    case Adoption::kAdoptShim:
+      a.shim_pid = probe.pid->shim_pid;
+      // pidfd first, then the start time: a pid re-used in between is caught either way.
+      if (!WatchPid(a, a.shim_pid, /*is_shim=*/true).ok() ||
+          !ProcessMatches(a.shim_pid, probe.pid->shim_start)) {
+        OnShimGone(a, std::nullopt);
+      }
+      break;
+    case Adoption::kAdoptStage:
+      if (!WatchPid(a, probe.pid->stage_pid, /*is_shim=*/false).ok() ||
+          !ProcessMatches(probe.pid->stage_pid, probe.pid->stage_start)) {
+        OnStageGone(a);
+      }
+      break;
+    case Adoption::kShimDied:
+      RecordExit(
+          a,
+          UnknownExit(probe.exit_error.empty() ? std::string(kShimDiedReason)
+                                               : StrCat("exit status unknown: ", probe.exit_error),
+                      clock_->NowMs(), /*start_failed=*/false),
+          /*write_file=*/true);
+      break;
+    case Adoption::kWaitForShim:
+      break;  // pid.json or exit.json will appear; the heartbeat also checks
+    case Adoption::kNeverStarted:
+      // Written while holding shim.lock, so a shim still being exec'd will refuse to run.
+      RecordExit(a, UnknownExit(kNeverStartedReason, clock_->NowMs(), /*start_failed=*/true),
+                 /*write_file=*/true);
+      break;
+    case Adoption::kIgnore:
+      break;
+  }
+  if (lock_fd >= 0) ::close(lock_fd);
+  Pump(a);
+}
+
+bool Agent::ValidHint(const AttemptDir& dir, const AckHint& hint) {
+  if (hint.offset == 0) return hint.seq == 0;
+  // The hint must end a line of the file as it is now (or end the file: a last line without
+  // '\n' after the stage ended), or it is not trusted and everything is sent again.
+  int fd = ::open(dir.events_path().c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char c = 0;
+  bool ok = ::pread(fd, &c, 1, hint.offset - 1) == 1 &&
+            (c == '\n' || ::lseek(fd, 0, SEEK_END) == hint.offset);
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace longhaul::agent

@@ -1,0 +1,61 @@
+// The agent's state for one attempt it owns. Owned by the agent's event loop; no locking.
+#pragma once
+
+#include <sys/types.h>
+
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "agent/lib/attempt_dir.h"
+#include "agent/lib/event_tailer.h"
+#include "longhaul/v1/agent.pb.h"
+
+namespace longhaul::agent {
+
+struct Attempt {
+  Attempt(boost::asio::io_context& io, int64_t attempt_id, AttemptDir attempt_dir)
+      : id(attempt_id), dir(std::move(attempt_dir)), kill_timer(io), tailer(dir.events_path()) {}
+
+  const int64_t id;
+  const AttemptDir dir;
+
+  // Process watching. `watched` is a pidfd on the shim, or on the stage itself when the shim
+  // died before it (then `watching_stage`). `shim_is_child`: we launched it and must reap it.
+  pid_t shim_pid = 0;
+  bool shim_is_child = false;
+  bool watching_stage = false;
+  std::unique_ptr<boost::asio::posix::stream_descriptor> watched;
+  std::optional<PidInfo> pid;        // from pid.json, once the stage runs
+  std::optional<CancelInfo> cancel;  // requested; the exit reports its reason
+  bool cancel_signalled = false;
+  boost::asio::steady_timer kill_timer;  // SIGKILL after the grace, when there is no shim
+
+  // Events. Everything before (pos_offset, pos_seq) is acknowledged; acked_seq may be ahead
+  // when the coordinator acknowledges what an earlier agent process sent.
+  EventTailer tailer;
+  int64_t pos_offset = 0;
+  int64_t pos_seq = 0;
+  int64_t acked_seq = 0;
+  int64_t last_event_seq = 0;                         // highest non-blank line seen
+  std::deque<std::pair<int64_t, int64_t>> in_flight;  // (seq, end_offset) sent, not acked
+  int64_t saved_hint_seq = 0;                         // pos_seq last written to acked.json
+  bool read_to_end = false;  // after the exit: the whole file, last partial line too, was read
+
+  // Exit.
+  std::optional<ExitInfo> exit;
+  bool exit_sent = false;  // on the current stream
+
+  // inotify watch descriptors (-1 when none).
+  int wd_dir = -1;
+  int wd_events = -1;
+
+  bool running() const { return pid.has_value() && !exit.has_value(); }
+};
+
+}  // namespace longhaul::agent

@@ -1,0 +1,161 @@
+#include "agent/lib/attempt_dir.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "core/fs.h"
+#include "core/strings.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace longhaul::agent {
+namespace {
+
+using nlohmann::json;
+
+Result<json> ReadJsonFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return absl::InvalidArgumentError(StrCat(path, ": not a JSON object"));
+  }
+  return doc;
+}
+
+template <typename T>
+Result<T> Field(const json& doc, const char* key, const std::string& path) {
+  auto it = doc.find(key);
+  if (it == doc.end()) return absl::InvalidArgumentError(StrCat(path, ": missing '", key, "'"));
+  try {
+    return it->get<T>();
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(StrCat(path, ": '", key, "': ", e.what()));
+  }
+}
+
+// Atomic (temp file + rename) but not fsynced: for files whose loss in a crash of the node is
+// harmless, kept off the start path's critical time.
+Status WriteFileFast(const std::string& path, const std::string& data) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("create", tmp, errno);
+  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+  int err = errno;
+  ::close(fd);
+  if (!ok) return ErrnoStatus("write", tmp, err);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoStatus("rename to", path, errno);
+  return OkStatus();
+}
+
+std::string Dump(const json& doc) {
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
+
+AttemptDir::AttemptDir(const std::string& state_dir, int64_t attempt_id)
+    : path_(StrCat(state_dir, "/attempts/", attempt_id)) {}
+
+bool AttemptDir::Exists() const { return PathExists(path_); }
+bool AttemptDir::IsDone() const { return PathExists(File("done")); }
+Status AttemptDir::MarkDone() const { return WriteFileAtomic(File("done"), ""); }
+
+Status AttemptDir::WriteSpec(const v1::StartAttempt& spec) const {
+  std::string text;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.preserve_proto_field_names = true;
+  auto st = google::protobuf::util::MessageToJsonString(spec, &text, opts);
+  if (!st.ok()) return absl::InternalError(StrCat("spec.json: ", st.ToString()));
+  // Not fsynced: after a crash of the node (which ends the stage anyway) the attempt is
+  // reported as never started, or not at all, and then the coordinator sends it again.
+  return WriteFileFast(File("spec.json"), text + "\n");
+}
+
+Result<v1::StartAttempt> AttemptDir::ReadSpec() const {
+  ASSIGN_OR_RETURN(std::string text, ReadFile(File("spec.json")));
+  v1::StartAttempt spec;
+  auto st = google::protobuf::util::JsonStringToMessage(text, &spec);
+  if (!st.ok()) {
+    return absl::InvalidArgumentError(StrCat(File("spec.json"), ": ", st.ToString()));
+  }
+  return spec;
+}
+
+Result<PidInfo> AttemptDir::ReadPid() const {
+  std::string path = File("pid.json");
+  ASSIGN_OR_RETURN(json doc, ReadJsonFile(path));
+  PidInfo p;
+  ASSIGN_OR_RETURN(p.shim_pid, Field<pid_t>(doc, "shim_pid", path));
+  ASSIGN_OR_RETURN(p.shim_start, Field<int64_t>(doc, "shim_start", path));
+  ASSIGN_OR_RETURN(p.stage_pid, Field<pid_t>(doc, "stage_pid", path));
+  ASSIGN_OR_RETURN(p.stage_start, Field<int64_t>(doc, "stage_start", path));
+  ASSIGN_OR_RETURN(p.started_at_ms, Field<int64_t>(doc, "started_at_ms", path));
+  if (p.shim_pid <= 0 || p.stage_pid <= 0) {
+    return absl::InvalidArgumentError(StrCat(path, ": pids must be positive"));
+  }
+  return p;
+}
+
+Result<ExitInfo> AttemptDir::ReadExit() const {
+  std::string path = File("exit.json");
+  ASSIGN_OR_RETURN(json doc, ReadJsonFile(path));
+  ExitInfo e;
+  ASSIGN_OR_RETURN(e.exit_code, Field<int>(doc, "exit_code", path));
+  ASSIGN_OR_RETURN(e.signal, Field<int>(doc, "signal", path));
+  ASSIGN_OR_RETURN(e.ended_at_ms, Field<int64_t>(doc, "ended_at_ms", path));
+  ASSIGN_OR_RETURN(e.reason, Field<std::string>(doc, "reason", path));
+  ASSIGN_OR_RETURN(e.start_failed, Field<bool>(doc, "start_failed", path));
+  return e;
+}
+
+Status AttemptDir::WriteExit(const ExitInfo& e) const {
+  return WriteFileAtomic(File("exit.json"), Dump(json{{"exit_code", e.exit_code},
+                                                      {"signal", e.signal},
+                                                      {"ended_at_ms", e.ended_at_ms},
+                                                      {"reason", e.reason},
+                                                      {"start_failed", e.start_failed}}));
+}
+
+Status AttemptDir::WriteCancel(const CancelInfo& c) const {
+  return WriteFileAtomic(File("cancel.json"),
+                         Dump(json{{"reason", c.reason}, {"grace_ms", c.grace_ms}}));
+}
+
+Result<AckHint> AttemptDir::ReadAckHint() const {
+  std::string path = File("acked.json");
+  ASSIGN_OR_RETURN(json doc, ReadJsonFile(path));
+  AckHint h;
+  ASSIGN_OR_RETURN(h.seq, Field<int64_t>(doc, "seq", path));
+  ASSIGN_OR_RETURN(h.offset, Field<int64_t>(doc, "offset", path));
+  if (h.seq < 0 || h.offset < 0) return absl::InvalidArgumentError(StrCat(path, ": negative"));
+  return h;
+}
+
+Status AttemptDir::WriteAckHint(const AckHint& h) const {
+  // A lost hint only means re-sending a few acknowledged events.
+  return WriteFileFast(File("acked.json"), Dump(json{{"seq", h.seq}, {"offset", h.offset}}));
+}
+
+Result<int64_t> ProcessStartTime(pid_t pid) {
+  if (pid <= 0) return absl::NotFoundError(StrCat("no process ", pid));
+  auto stat = ReadFile(StrCat("/proc/", pid, "/stat"));
+  if (!stat.ok()) return absl::NotFoundError(StrCat("no process ", pid));
+  // Field 2 (the command) may hold spaces and ')'; the fields resume after the last ')'.
+  size_t pos = stat->rfind(')');
+  if (pos == std::string::npos) return absl::InternalError(StrCat("/proc/", pid, "/stat: odd"));
+  std::vector<std::string> fields = StrSplit(std::string_view(*stat).substr(pos + 2), ' ');
+  // fields[0] is field 3 (state), so field 22 is fields[19].
+  if (fields.size() < 20) return absl::InternalError(StrCat("/proc/", pid, "/stat: short"));
+  if (fields[0] == "Z" || fields[0] == "X") return absl::NotFoundError(StrCat("zombie ", pid));
+  return std::stoll(fields[19]);
+}
+
+bool ProcessMatches(pid_t pid, int64_t start) {
+  auto actual = ProcessStartTime(pid);
+  return actual.ok() && *actual == start;
+}
+
+}  // namespace longhaul::agent

@@ -1,0 +1,82 @@
+// One attempt's directory under STATE/attempts/ID/ (docs/architecture.md, "The agent's state
+// directory"): its paths, and the JSON files the agent and the shim exchange.
+//
+// Reads return NotFound when the file is absent and InvalidArgument (naming the file) when it
+// cannot be parsed. Writes are atomic (temp file + rename). Not thread-safe; cheap to copy.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+#include "longhaul/v1/agent.pb.h"
+
+namespace longhaul::agent {
+
+struct PidInfo {
+  pid_t shim_pid = 0;
+  int64_t shim_start = 0;
+  pid_t stage_pid = 0;
+  int64_t stage_start = 0;
+  int64_t started_at_ms = 0;
+};
+
+struct ExitInfo {
+  int exit_code = 0;
+  int signal = 0;
+  int64_t ended_at_ms = 0;
+  std::string reason;
+  bool start_failed = false;
+};
+
+struct CancelInfo {
+  std::string reason;
+  int64_t grace_ms = 0;
+};
+
+// How far the coordinator has acknowledged events: every line before `offset` is acknowledged,
+// and `seq` is the line number of the line that ends at `offset` (0 at offset 0).
+struct AckHint {
+  int64_t seq = 0;
+  int64_t offset = 0;
+};
+
+class AttemptDir {
+ public:
+  AttemptDir() = default;
+  AttemptDir(const std::string& state_dir, int64_t attempt_id);
+
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+  std::string events_path() const { return File("events.jsonl"); }
+  std::string work_dir() const { return File("work"); }
+  std::string log_path(const std::string& stream) const { return File(stream + ".log"); }
+
+  bool Exists() const;
+  bool IsDone() const;
+  Status MarkDone() const;
+
+  Status WriteSpec(const v1::StartAttempt& spec) const;  // not fsynced
+  Result<v1::StartAttempt> ReadSpec() const;
+  Result<PidInfo> ReadPid() const;
+  Result<ExitInfo> ReadExit() const;
+  Status WriteExit(const ExitInfo& exit) const;  // durable (fsync)
+  Status WriteCancel(const CancelInfo& cancel) const;
+  Result<AckHint> ReadAckHint() const;
+  Status WriteAckHint(const AckHint& hint) const;  // not fsynced: a hint only
+
+ private:
+  std::string path_;
+};
+
+// Field 22 of /proc/PID/stat (start time since boot, in clock ticks). NotFound if there is no
+// such process or it is a zombie.
+Result<int64_t> ProcessStartTime(pid_t pid);
+
+// True if `pid` is a live (not zombie) process whose start time is `start`: the same process
+// that was recorded, not a later one that re-used the pid.
+bool ProcessMatches(pid_t pid, int64_t start);
+
+}  // namespace longhaul::agent

@@ -1,0 +1,147 @@
+#include "agent/lib/coordinator_session.h"
+
+#include <chrono>
+#include <random>
+
+#include "core/logging.h"
+
+namespace longhaul::agent {
+
+CoordinatorSession::CoordinatorSession(SessionOptions opts, Callbacks cb)
+    : opts_(std::move(opts)), cb_(std::move(cb)) {
+  grpc::ChannelArguments args;
+  // The channel's own reconnect backoff must not exceed ours, or a coordinator that came back
+  // would stay unreachable (fail-fast calls) until the channel's longer backoff ran out.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, static_cast<int>(opts_.initial_backoff_ms));
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, static_cast<int>(opts_.initial_backoff_ms));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(opts_.max_backoff_ms));
+  if (opts_.keepalive_ms > 0) {
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(opts_.keepalive_ms));
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(opts_.keepalive_timeout_ms));
+  }
+  channel_ = grpc::CreateCustomChannel(opts_.target, grpc::InsecureChannelCredentials(), args);
+  stub_ = v1::AgentService::NewStub(channel_);
+}
+
+CoordinatorSession::~CoordinatorSession() { Stop(); }
+
+void CoordinatorSession::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void CoordinatorSession::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    if (active_ctx_ != nullptr) active_ctx_->TryCancel();
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void CoordinatorSession::Send(uint64_t generation, v1::AgentMessage msg) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (generation == 0 || generation != active_gen_) return;
+    queue_.push_back(std::move(msg));
+  }
+  cv_.notify_all();
+}
+
+int64_t CoordinatorSession::Jittered(int64_t ms) {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> d(0.8, 1.2);
+  return static_cast<int64_t>(static_cast<double>(ms) * d(rng));
+}
+
+void CoordinatorSession::Run() {
+  auto log = GetLogger("session");
+  int64_t backoff = opts_.initial_backoff_ms;
+  uint64_t gen = 0;
+  int failures = 0;  // dials in a row that got no Welcome
+  for (;;) {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      active_ctx_ = ctx.get();
+      active_gen_ = ++gen;
+      queue_.clear();
+      writer_done_ = false;
+    }
+    auto stream = stub_->Connect(ctx.get());
+    cb_.on_open(gen);
+    std::thread writer([&, g = gen] { WriteLoop(g, stream.get(), ctx.get()); });
+    bool welcomed = false;
+    v1::CoordinatorMessage msg;
+    while (stream->Read(&msg)) {
+      if (msg.has_welcome() && !welcomed) {
+        welcomed = true;
+        backoff = opts_.initial_backoff_ms;
+        log->info("connected to {}", opts_.target);
+      }
+      cb_.on_message(gen, std::move(msg));
+      msg.Clear();
+    }
+    {
+      // The call has ended, so a Write in progress fails by itself; cancelling (which would
+      // hide the real status) is only the fallback for a writer that does not return.
+      std::unique_lock<std::mutex> lock(mu_);
+      active_gen_ = 0;
+      queue_.clear();
+      cv_.notify_all();
+      if (!cv_.wait_for(lock, std::chrono::seconds(1), [&] { return writer_done_; })) {
+        ctx->TryCancel();
+      }
+    }
+    writer.join();
+    grpc::Status status = stream->Finish();
+    std::string why = status.ok() ? "stream closed by the coordinator" : status.error_message();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      active_ctx_ = nullptr;
+    }
+    cb_.on_close(gen, why);
+    if (welcomed) {
+      log->warn("lost the coordinator {}: {}", opts_.target, why);
+      failures = 0;
+    } else if (failures++ % 60 == 0) {  // once, then about every 5 minutes
+      log->warn("cannot reach the coordinator {}: {} (retrying)", opts_.target, why);
+    } else {
+      log->debug("cannot reach the coordinator {}: {}", opts_.target, why);
+    }
+    int64_t wait = Jittered(backoff);
+    backoff = std::min(backoff * 2, opts_.max_backoff_ms);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cv_.wait_for(lock, std::chrono::milliseconds(wait), [&] { return stopping_; })) return;
+  }
+}
+
+void CoordinatorSession::WriteLoop(
+    uint64_t gen, grpc::ClientReaderWriter<v1::AgentMessage, v1::CoordinatorMessage>* stream,
+    grpc::ClientContext* ctx) {
+  struct Done {
+    CoordinatorSession* s;
+    ~Done() {
+      std::lock_guard<std::mutex> lock(s->mu_);
+      s->writer_done_ = true;
+      s->cv_.notify_all();
+    }
+  } done{this};
+  for (;;) {
+    v1::AgentMessage msg;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || active_gen_ != gen || !queue_.empty(); });
+      if (stopping_ || active_gen_ != gen) return;
+      msg = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    if (!stream->Write(msg)) {
+      ctx->TryCancel();  // the reader sees the end of the stream and re-dials
+      return;
+    }
+  }
+}
+
+}  // namespace longhaul::agent

@@ -1,0 +1,151 @@
+// longhaul-agent: flags, logging and wiring only; see agent/lib/agent.h and docs/agent.md.
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+
+#include "agent/lib/agent.h"
+#include "agent/lib/agent_setup.h"
+#include "agent/lib/boost_process_launcher.h"
+#include "agent/lib/coordinator_session.h"
+#include "agent/lib/inventory.h"
+#include "core/clock.h"
+#include "core/duration.h"
+#include "core/fs.h"
+#include "core/logging.h"
+#include "core/strings.h"
+
+namespace {
+
+constexpr char kVersion[] = "0.1.0";
+
+int Fail(const std::string& what) {
+  std::cerr << "longhaul-agent: " << what << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace longhaul;
+  using namespace longhaul::agent;
+  CLI::App app{"longhaul-agent: runs longhaul stages on this node for a coordinator"};
+  const char* env_coord = std::getenv("LONGHAUL_COORDINATOR");
+  std::string coordinator = env_coord ? env_coord : "";
+  std::string state_dir, data_dir, id, memory, heartbeat = "1s", keepalive = "30s", shim,
+                                               log_level = "info", log_file;
+  std::optional<double> cpus;
+  std::optional<int> gpus;
+  std::vector<std::string> labels;
+  int64_t window = 20'000;
+  app.add_option("--coordinator", coordinator, "HOST:PORT ($LONGHAUL_COORDINATOR)");
+  app.add_option("--state-dir", state_dir, "the agent's state directory")->required();
+  app.add_option("--data-dir", data_dir, "where output dirs are made (default STATE/data)");
+  app.add_option("--id", id, "agent id (default: stored in STATE/agent_id, else host name)");
+  app.add_option("--cpus", cpus, "CPUs to offer (default: the affinity mask)");
+  app.add_option("--memory", memory, "memory to offer, e.g. 16G (default: MemTotal)");
+  app.add_option("--gpus", gpus, "GPUs to offer (default: what nvidia-smi lists)");
+  app.add_option("--label", labels, "KEY=VALUE label (repeatable)");
+  app.add_option("--heartbeat", heartbeat, "heartbeat interval (default 1s)");
+  app.add_option("--keepalive", keepalive, "HTTP/2 keepalive ping interval, 0 = off (default 30s)");
+  app.add_option("--shim", shim, "longhaul-shim to use (default: beside this executable)");
+  app.add_option("--event-window", window, "unacknowledged events in flight (default 20000)");
+  app.add_option("--log-level", log_level, "debug, info, warn or error");
+  app.add_option("--log-file", log_file, "also log to this file");
+  CLI11_PARSE(app, argc, argv);
+
+  SetupLogging(log_level, log_file);
+  auto log = GetLogger("agent");
+  if (coordinator.empty())
+    return Fail("--coordinator HOST:PORT (or $LONGHAUL_COORDINATOR) is required");
+  if (Status s = CheckHostPort(coordinator); !s.ok()) return Fail(ToStd(s.message()));
+  auto heartbeat_ms = ParseDurationMs(heartbeat);
+  if (!heartbeat_ms.ok() || *heartbeat_ms <= 0)
+    return Fail("--heartbeat '" + heartbeat + "': expected a duration such as 1s");
+  auto keepalive_ms = ParseDurationMs(keepalive);
+  if (!keepalive_ms.ok())
+    return Fail("--keepalive '" + keepalive + "': expected a duration such as 5m or 0");
+  if (window <= 0) return Fail("--event-window must be positive");
+  if (cpus && !(*cpus > 0)) return Fail("--cpus must be positive");
+  if (gpus && *gpus < 0) return Fail("--gpus must not be negative");
+
+  InventoryOverrides overrides;
+  overrides.cpus = cpus;
+  overrides.gpus = gpus;
+  if (!memory.empty()) {
+    auto bytes = ParseMemorySize(memory);
+    if (!bytes.ok()) return Fail(ToStd(bytes.status().message()));
+    overrides.memory_bytes = *bytes;
+  }
+  if (Status s = MakeDirs(state_dir); !s.ok()) return Fail(ToStd(s.message()));
+  auto lock = LockStateDir(state_dir);
+  if (!lock.ok()) return Fail(ToStd(lock.status().message()));
+  auto agent_id = ResolveAgentId(state_dir, id);
+  if (!agent_id.ok()) return Fail(ToStd(agent_id.status().message()));
+
+  AgentConfig config;
+  config.agent_id = *agent_id;
+  config.hostname = Hostname();
+  config.version = kVersion;
+  config.state_dir = state_dir;
+  config.data_dir = data_dir.empty() ? state_dir + "/data" : data_dir;
+  config.bin_dir = SelfBinDir();
+  config.shim_path = shim.empty() ? config.bin_dir + "/longhaul-shim" : shim;
+  config.heartbeat_ms = *heartbeat_ms;
+  config.event_window = window;
+  for (const auto& l : labels) {
+    auto kv = ParseLabel(l);
+    if (!kv.ok()) return Fail(ToStd(kv.status().message()));
+    config.labels[kv->first] = kv->second;
+  }
+  Inventory inv = DetectInventory(overrides);
+  for (const auto& note : inv.notes) log->warn("{}", note);
+  for (const auto& g : inv.gpu_list)
+    log->info("GPU {}: {} ({} MiB)", g.index, g.name, g.memory_mib);
+  config.resources.set_cpus(inv.cpus);
+  config.resources.set_memory_bytes(inv.memory_bytes);
+  config.resources.set_gpus(inv.gpus);
+  if (::access(config.shim_path.c_str(), X_OK) != 0) {
+    log->warn("{} is not executable; every attempt will fail to start", config.shim_path);
+  }
+
+  boost::asio::io_context io;
+  BoostProcessLauncher launcher;
+  Agent* agent_ptr = nullptr;
+  SessionOptions so;
+  so.target = coordinator;
+  so.keepalive_ms = *keepalive_ms;
+  so.keepalive_timeout_ms = std::min<int64_t>(10'000, *keepalive_ms);
+  CoordinatorSession session(
+      so,
+      CoordinatorSession::Callbacks{
+          [&](uint64_t gen) { boost::asio::post(io, [&, gen] { agent_ptr->OnStreamOpen(gen); }); },
+          [&](uint64_t gen, v1::CoordinatorMessage m) {
+            boost::asio::post(io, [&, gen, m = std::move(m)] { agent_ptr->OnMessage(gen, m); });
+          },
+          [&](uint64_t gen, std::string) {
+            boost::asio::post(io, [&, gen] { agent_ptr->OnStreamClosed(gen); });
+          }});
+  Agent agent(io, config, &launcher, &session, SystemClock::Get());
+  agent_ptr = &agent;
+  if (Status s = agent.Start(); !s.ok()) return Fail(ToStd(s.message()));
+  log->info("agent {} ({} CPUs, {} bytes, {} GPUs) for coordinator {}; state {}", config.agent_id,
+            inv.cpus, inv.memory_bytes, inv.gpus, coordinator, state_dir);
+  session.Start();
+
+  boost::asio::signal_set signals(io, SIGTERM, SIGINT);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    log->info("signal {}: stopping; stages keep running and are re-adopted at the next start", sig);
+    agent.Shutdown();
+    io.stop();
+  });
+  io.run();
+  session.Stop();
+  return 0;
+}

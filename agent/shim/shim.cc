@@ -1,0 +1,333 @@
+#include "agent/shim/shim.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "agent/shim/shim_files.h"
+
+namespace longhaul::shim {
+namespace {
+
+// What the child sends through the CLOEXEC pipe when it cannot exec.
+struct StartError {
+  int step;  // kStepChdir or kStepExec
+  int err;
+};
+constexpr int kStepChdir = 1;
+constexpr int kStepExec = 2;
+
+constexpr int64_t kRemnantWaitMs = 2000;
+
+void Log(const char* fmt, const std::string& a = "", const std::string& b = "") {
+  std::fprintf(stderr, "longhaul-shim: ");
+  std::fprintf(stderr, fmt, a.c_str(), b.c_str());
+  std::fprintf(stderr, "\n");
+}
+
+struct ExitRecord {
+  int exit_code = 0;
+  int signal = 0;
+  int64_t ended_at_ms = 0;
+  std::string reason;
+  bool start_failed = false;
+};
+
+int WriteExit(const std::string& dir, const ExitRecord& e) {
+  std::string json =
+      "{\"exit_code\":" + std::to_string(e.exit_code) + ",\"signal\":" + std::to_string(e.signal) +
+      ",\"ended_at_ms\":" + std::to_string(e.ended_at_ms) + ",\"reason\":" + JsonQuote(e.reason) +
+      ",\"start_failed\":" + (e.start_failed ? "true" : "false") + "}\n";
+  int err = WriteFileAtomic(dir + "/exit.json", json, /*durable=*/true);
+  if (err != 0) Log("cannot write %s/exit.json: %s", dir, std::strerror(err));
+  return err;
+}
+
+int StartFailed(const std::string& dir, const std::string& reason) {
+  Log("%s", reason);
+  WriteExit(dir, ExitRecord{127, 0, WallMs(), reason, true});
+  return 127;
+}
+
+std::string StartFailureReason(const StartError& e, const std::string& program) {
+  if (e.step == kStepChdir) {
+    const char* out = std::getenv("LONGHAUL_OUTPUT_DIR");
+    return "cannot enter output dir " + std::string(out ? out : "") + ": " + std::strerror(e.err);
+  }
+  switch (e.err) {
+    case ENOENT:
+      return "not found: " + program;
+    case EACCES:
+    case EPERM:
+      return "permission denied: " + program;
+    default:
+      return "cannot execute " + program + ": " + std::strerror(e.err);
+  }
+}
+
+[[noreturn]] void ExecStage(const ShimOptions& opts, int in, int out, int err, int report) {
+  ::setpgid(0, 0);
+  ::dup2(in, 0);
+  ::dup2(out, 1);
+  ::dup2(err, 2);
+  // The shim blocked and may have inherited ignored signals (gRPC ignores SIGPIPE in the
+  // agent); the stage starts as a fresh program would.
+  for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (const char* dir = std::getenv("LONGHAUL_OUTPUT_DIR"); dir != nullptr && *dir != '\0') {
+    if (::chdir(dir) != 0) {
+      StartError e{kStepChdir, errno};
+      (void)!::write(report, &e, sizeof e);
+      ::_exit(127);
+    }
+  }
+  std::vector<char*> argv;
+  for (const auto& a : opts.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  StartError e{kStepExec, errno};
+  (void)!::write(report, &e, sizeof e);
+  ::_exit(127);
+}
+
+int OpenLog(const std::string& path) {
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
+// Waits for the stage's main process, turning SIGTERM/SIGINT/SIGHUP into a cancel of its
+// whole process group with escalation to SIGKILL after the grace period.
+class Supervisor {
+ public:
+  Supervisor(const ShimOptions& opts, pid_t stage, const sigset_t& set)
+      : opts_(opts), stage_(stage), set_(set) {}
+
+  // Returns the main process's wait status.
+  int WaitMain() {
+    while (!main_done_) {
+      siginfo_t info;
+      int sig;
+      if (kill_at_ms_ >= 0) {
+        int64_t left = kill_at_ms_ - WallMs();
+        if (left < 0) left = 0;
+        timespec ts{static_cast<time_t>(left / 1000), static_cast<long>(left % 1000) * 1'000'000};
+        sig = ::sigtimedwait(&set_, &info, &ts);
+      } else {
+        sig = ::sigwaitinfo(&set_, &info);
+      }
+      if (sig < 0) {
+        if (errno == EAGAIN) {
+          SignalStage(SIGKILL);
+          kill_at_ms_ = -1;
+        }
+        continue;
+      }
+      if (sig == SIGCHLD) {
+        Reap();
+      } else {
+        Cancel(sig);
+      }
+    }
+    return main_status_;
+  }
+
+  // After the main process ended: nothing of its group may outlive the attempt.
+  void KillRemnants() {
+    ::kill(-stage_, SIGKILL);
+    int64_t deadline = WallMs() + kRemnantWaitMs;
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    while (::kill(-stage_, 0) == 0 && WallMs() < deadline) {
+      Reap();
+      timespec ts{0, 10'000'000};
+      ::sigtimedwait(&chld, nullptr, &ts);
+    }
+    Reap();
+  }
+
+  bool cancelled() const { return cancelled_; }
+  const std::string& cancel_reason() const { return cancel_reason_; }
+
+ private:
+  void Reap() {
+    int status;
+    pid_t p;
+    // As a child subreaper the shim also inherits the stage's orphans; reap them all.
+    while ((p = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      if (p == stage_) {
+        main_done_ = true;
+        main_status_ = status;
+      }
+    }
+  }
+
+  void Cancel(int sig) {
+    if (cancelled_) return;  // a second signal does not shorten the grace period
+    cancelled_ = true;
+    int64_t grace = opts_.grace_ms;
+    std::string cancel;
+    if (ReadSmallFile(opts_.dir + "/cancel.json", &cancel)) {
+      JsonFindString(cancel, "reason", &cancel_reason_);
+      int64_t g;
+      if (JsonFindInt(cancel, "grace_ms", &g) && g > 0) grace = g;
+    }
+    if (cancel_reason_.empty()) cancel_reason_ = std::string("shim got ") + ::strsignal(sig);
+    SignalStage(SIGTERM);
+    kill_at_ms_ = WallMs() + grace;
+  }
+
+  // The group first; the main process alone only if it left its group (setsid in the stage).
+  void SignalStage(int sig) {
+    if (::kill(-stage_, sig) != 0 && errno == ESRCH) ::kill(stage_, sig);
+  }
+
+  const ShimOptions& opts_;
+  const pid_t stage_;
+  const sigset_t set_;
+  bool main_done_ = false;
+  int main_status_ = 0;
+  bool cancelled_ = false;
+  std::string cancel_reason_;
+  int64_t kill_at_ms_ = -1;
+};
+
+}  // namespace
+
+bool ParseShimArgs(const std::vector<std::string>& args, ShimOptions* opts, std::string* error) {
+  size_t i = 0;
+  for (; i < args.size() && args[i] != "--"; ++i) {
+    const std::string& a = args[i];
+    if ((a == "--dir" || a == "--grace-ms") && i + 1 < args.size()) {
+      const std::string& v = args[++i];
+      if (a == "--dir") {
+        opts->dir = v;
+      } else {
+        char* end = nullptr;
+        long long g = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || g < 0) {
+          *error = "--grace-ms '" + v + "': expected milliseconds (an integer >= 0)";
+          return false;
+        }
+        opts->grace_ms = g;
+      }
+    } else {
+      *error = "unexpected argument '" + a + "'";
+      return false;
+    }
+  }
+  if (opts->dir.empty()) {
+    *error = "--dir ATTEMPT_DIR is required";
+    return false;
+  }
+  if (i + 1 >= args.size()) {
+    *error = "missing '-- PROGRAM ARGS...'";
+    return false;
+  }
+  opts->argv.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+  return true;
+}
+
+int RunShim(const ShimOptions& opts) {
+  // The agent may leak descriptors into us; the stage must not inherit them.
+  ::close_range(3, ~0U, 0);
+  if (::setsid() < 0) {
+    // Only when started as a process group leader; the agent never does that.
+    Log("setsid: %s (continuing in the caller's session)", std::strerror(errno));
+  }
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
+  ::sigprocmask(SIG_BLOCK, &set, nullptr);
+  // An inherited SIG_IGN for SIGCHLD would let the kernel reap the stage before we see its
+  // status; the others are waited for with sigwaitinfo, which wants them at their defaults.
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) ::signal(sig, SIG_DFL);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+  const std::string& dir = opts.dir;
+  int lock = ::open((dir + "/shim.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0) {
+    Log("cannot open %s/shim.lock: %s", dir, std::strerror(errno));
+    return kShimRefused;
+  }
+  if (::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    Log("another shim runs the attempt in %s", dir);
+    return kShimRefused;
+  }
+  // The agent, restarted, may have declared this attempt never started while we were being
+  // exec'd; then the stage must not run at all.
+  if (::access((dir + "/exit.json").c_str(), F_OK) == 0) {
+    Log("%s/exit.json exists: the attempt has already ended", dir);
+    return kShimRefused;
+  }
+
+  int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int out = OpenLog(dir + "/stdout.log");
+  if (out < 0)
+    return StartFailed(dir, "cannot open " + dir + "/stdout.log: " + std::strerror(errno));
+  int err = OpenLog(dir + "/stderr.log");
+  if (err < 0)
+    return StartFailed(dir, "cannot open " + dir + "/stderr.log: " + std::strerror(errno));
+  // The shim's own complaints go to the stage's stderr.log, where an operator looks.
+  ::dup2(err, 2);
+
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0)
+    return StartFailed(dir, std::string("pipe: ") + std::strerror(errno));
+  pid_t stage = ::fork();
+  if (stage < 0) return StartFailed(dir, std::string("cannot fork: ") + std::strerror(errno));
+  if (stage == 0) ExecStage(opts, in, out, err, report[1]);
+  ::setpgid(stage, stage);  // also done by the child; whichever runs first wins the race
+  ::close(report[1]);
+  ::close(in);
+  ::close(out);
+
+  StartError start_error{};
+  ssize_t n;
+  do {
+    n = ::read(report[0], &start_error, sizeof start_error);
+  } while (n < 0 && errno == EINTR);
+  ::close(report[0]);
+  if (n == static_cast<ssize_t>(sizeof start_error)) {
+    int status;
+    ::waitpid(stage, &status, 0);
+    return StartFailed(dir, StartFailureReason(start_error, opts.argv[0]));
+  }
+
+  int64_t started_at = WallMs();
+  std::string pid_json = "{\"shim_pid\":" + std::to_string(::getpid()) +
+                         ",\"shim_start\":" + std::to_string(ProcStartTime(::getpid())) +
+                         ",\"stage_pid\":" + std::to_string(stage) +
+                         ",\"stage_start\":" + std::to_string(ProcStartTime(stage)) +
+                         ",\"started_at_ms\":" + std::to_string(started_at) + "}\n";
+  // Not fsynced: after a crash of the node the pids in it mean nothing anyway.
+  if (int e = WriteFileAtomic(dir + "/pid.json", pid_json, /*durable=*/false); e != 0) {
+    Log("cannot write %s/pid.json: %s", dir, std::strerror(e));
+  }
+
+  Supervisor sup(opts, stage, set);
+  int status = sup.WaitMain();
+  ExitRecord rec;
+  rec.ended_at_ms = WallMs();
+  sup.KillRemnants();
+  if (WIFSIGNALED(status)) {
+    rec.signal = WTERMSIG(status);
+    rec.exit_code = 128 + rec.signal;
+  } else {
+    rec.exit_code = WEXITSTATUS(status);
+  }
+  if (sup.cancelled()) rec.reason = sup.cancel_reason();
+  WriteExit(dir, rec);
+  return rec.exit_code;
+}
+
+}  // namespace longhaul::shim

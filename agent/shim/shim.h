@@ -1,0 +1,36 @@
+// longhaul-shim: runs one attempt's stage detached from the agent (docs/architecture.md,
+// "The shim"). Plain POSIX and libstdc++ only, so it starts in well under a millisecond.
+//
+//   longhaul-shim --dir ATTEMPT_DIR [--grace-ms N] -- PROGRAM ARGS...
+//
+// Files in ATTEMPT_DIR: it appends the stage's output to stdout.log / stderr.log, writes
+// pid.json once the stage runs and exit.json (atomically) when the stage has ended, reads
+// cancel.json on SIGTERM/SIGINT/SIGHUP, and holds an exclusive flock on shim.lock for its
+// whole life, so that two shims never run the same attempt and the agent can tell a shim
+// that is still starting from one that never ran.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace longhaul::shim {
+
+struct ShimOptions {
+  std::string dir;
+  int64_t grace_ms = 10'000;  // SIGTERM -> SIGKILL, unless cancel.json says otherwise
+  std::vector<std::string> argv;
+};
+
+// Parses the command line (without argv[0]). On error returns false and sets `error`.
+bool ParseShimArgs(const std::vector<std::string>& args, ShimOptions* opts, std::string* error);
+
+// Exit codes of the shim itself when it cannot do its job at all.
+constexpr int kShimUsage = 64;    // bad command line; nothing written
+constexpr int kShimRefused = 75;  // another shim holds the attempt, or it already ended
+
+// Runs the attempt to its end and returns the stage's exit code (128+N for signal N; 127 when
+// it could not start). Forks; blocks SIGCHLD/SIGTERM/SIGINT/SIGHUP in the calling process.
+int RunShim(const ShimOptions& opts);
+
+}  // namespace longhaul::shim

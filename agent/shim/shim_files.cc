@@ -1,0 +1,205 @@
+#include "agent/shim/shim_files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+namespace longhaul::shim {
+
+int64_t WallMs() {
+  timespec ts;
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+int64_t ProcStartTime(pid_t pid) {
+  std::string stat;
+  if (!ReadSmallFile("/proc/" + std::to_string(pid) + "/stat", &stat)) return -1;
+  // The command name (field 2) may hold spaces and parentheses; fields resume after the last ')'.
+  size_t pos = stat.rfind(')');
+  if (pos == std::string::npos) return -1;
+  int field = 2;
+  const char* p = stat.c_str() + pos + 1;
+  while (*p != '\0') {
+    while (*p == ' ') ++p;
+    if (*p == '\0') break;
+    ++field;
+    if (field == 22) return std::strtoll(p, nullptr, 10);
+    while (*p != ' ' && *p != '\0') ++p;
+  }
+  return -1;
+}
+
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 when the byte there does not start one.
+size_t Utf8Len(const std::string& s, size_t i) {
+  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(i);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string JsonQuote(const std::string& s) {
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+      ++i;
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+      ++i;
+    } else if (size_t n = Utf8Len(s, i); n > 0) {
+      out.append(s, i, n);
+      i += n;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+int WriteFileAtomic(const std::string& path, const std::string& data, bool durable) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return err;
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (durable && ::fsync(fd) != 0) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  if (!durable) return 0;
+  // The rename itself must survive a crash of the node, or an acknowledged exit could vanish.
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return 0;
+}
+
+bool ReadSmallFile(const std::string& path, std::string* out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  out->clear();
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      return n == 0;
+    }
+    out->append(buf, static_cast<size_t>(n));
+  }
+}
+
+namespace {
+
+// Position just after `"key"` and its colon, or npos.
+size_t ValueStart(const std::string& json, const std::string& key) {
+  std::string quoted = "\"" + key + "\"";
+  size_t pos = json.find(quoted);
+  if (pos == std::string::npos) return pos;
+  pos += quoted.size();
+  while (pos < json.size() && (json[pos] == ' ' || json[pos] == '\t' || json[pos] == '\n')) ++pos;
+  if (pos >= json.size() || json[pos] != ':') return std::string::npos;
+  ++pos;
+  while (pos < json.size() && (json[pos] == ' ' || json[pos] == '\t' || json[pos] == '\n')) ++pos;
+  return pos;
+}
+
+}  // namespace
+
+bool JsonFindString(const std::string& json, const std::string& key, std::string* out) {
+  size_t pos = ValueStart(json, key);
+  if (pos == std::string::npos || pos >= json.size() || json[pos] != '"') return false;
+  out->clear();
+  for (++pos; pos < json.size(); ++pos) {
+    char c = json[pos];
+    if (c == '"') return true;
+    if (c != '\\') {
+      *out += c;
+      continue;
+    }
+    if (++pos >= json.size()) return false;
+    switch (json[pos]) {
+      case 'n':
+        *out += '\n';
+        break;
+      case 't':
+        *out += '\t';
+        break;
+      case 'r':
+        *out += '\r';
+        break;
+      case 'b':
+        *out += '\b';
+        break;
+      case 'f':
+        *out += '\f';
+        break;
+      case 'u': {
+        // Only what the agent's writer emits for control characters (\u00XX) is decoded.
+        if (pos + 4 >= json.size()) return false;
+        long cp = std::strtol(json.substr(pos + 1, 4).c_str(), nullptr, 16);
+        *out += cp < 0x80 ? static_cast<char>(cp) : '?';
+        pos += 4;
+        break;
+      }
+      default:
+        *out += json[pos];
+        break;
+    }
+  }
+  return false;
+}
+
+bool JsonFindInt(const std::string& json, const std::string& key, int64_t* out) {
+  size_t pos = ValueStart(json, key);
+  if (pos == std::string::npos || pos >= json.size()) return false;
+  char* end = nullptr;
+  long long v = std::strtoll(json.c_str() + pos, &end, 10);
+  if (end == json.c_str() + pos) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace longhaul::shim

@@ -1,0 +1,34 @@
+// The shim's small file and /proc helpers: atomic writes, a minimal JSON writer and the two
+// lookups it needs from cancel.json. Plain POSIX; no other longhaul code.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace longhaul::shim {
+
+// Milliseconds since the epoch (CLOCK_REALTIME).
+int64_t WallMs();
+
+// Field 22 of /proc/PID/stat (start time in clock ticks since boot), or -1.
+int64_t ProcStartTime(pid_t pid);
+
+// A JSON string literal with quotes; invalid UTF-8 bytes become U+FFFD.
+std::string JsonQuote(const std::string& s);
+
+// Writes `data` to PATH.tmp and renames it over `path`. `durable`: fsyncs the file before and
+// the directory after the rename, so the file survives a crash of the node. Returns 0 or an
+// errno value.
+int WriteFileAtomic(const std::string& path, const std::string& data, bool durable);
+
+// Reads a whole small file; false if it cannot.
+bool ReadSmallFile(const std::string& path, std::string* out);
+
+// Finds "key": <string> / "key": <integer> in a flat JSON object written by the agent.
+// Enough for cancel.json; not a general JSON parser.
+bool JsonFindString(const std::string& json, const std::string& key, std::string* out);
+bool JsonFindInt(const std::string& json, const std::string& key, int64_t* out);
+
+}  // namespace longhaul::shim

@@ -1,0 +1,131 @@
+#include "cli/app.h"
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+
+namespace longhaul::cli {
+namespace {
+
+constexpr char kFooter[] =
+    "Exit codes: 0 ok (watch: the run succeeded), 1 the run failed, 2 bad usage or invalid\n"
+    "input, 3 not found, 4 the coordinator cannot be reached, 5 the run was cancelled,\n"
+    "10 any other error.";
+
+}  // namespace
+
+int RunCli(int argc, const char* const* argv, CliEnv& env) {
+  CLI::App app{"longhaul: run and follow multi-day workflow campaigns", "longhaul"};
+  app.footer(kFooter);
+  app.require_subcommand(1);
+  // Global flags work before and after the command: `longhaul runs --json`.
+  app.fallthrough();
+  std::string coordinator_flag;
+  bool json = false;
+  app.add_option("--coordinator", coordinator_flag,
+                 "coordinator HOST:PORT (default: $LONGHAUL_COORDINATOR, "
+                 "./.longhaul/coordinator.addr, 127.0.0.1:7070)");
+  app.add_flag("--json", json, "print the coordinator's answer as JSON (read commands)");
+
+  std::function<int(CommandContext&)> action;
+  bool remote = true;
+
+  SubmitOptions submit;
+  CLI::App* cmd = app.add_subcommand("submit", "validate a workflow file and start a run");
+  cmd->add_option("file", submit.file, "workflow file")->required();
+  cmd->add_option("--set", submit.sets, "override a param: NAME=VALUE (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_flag("--watch", submit.watch, "then follow the run, as `watch` does");
+  cmd->add_flag("--no-cache", submit.no_cache, "run every stage, reuse nothing");
+  cmd->add_flag("--dry-run", submit.dry_run, "print the plan (STAGE ACTION REASON), start nothing");
+  cmd->callback([&] { action = [&](CommandContext& c) { return Submit(c, submit); }; });
+
+  PivotOptions pivot;
+  cmd = app.add_subcommand(
+      "pivot", "run an earlier run's workflow again with changes, reusing what did not change");
+  cmd->add_option("run", pivot.run_id, "the run to pivot from")->required();
+  cmd->add_option("--set", pivot.sets, "change a param: NAME=VALUE (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--from", pivot.from_stage, "re-run this stage and everything after it");
+  cmd->add_flag("--watch", pivot.watch, "then follow the new run, as `watch` does");
+  cmd->add_flag("--no-cache", pivot.no_cache, "run every stage, reuse nothing");
+  cmd->add_flag("--dry-run", pivot.dry_run, "print the plan, start nothing");
+  cmd->callback([&] { action = [&](CommandContext& c) { return Pivot(c, pivot); }; });
+
+  RunsOptions runs;
+  cmd = app.add_subcommand("runs", "list runs, newest first");
+  cmd->add_option("--status", runs.status, "only runs in this status (running, failed, ...)");
+  cmd->add_option("--workflow", runs.workflow, "only runs of this workflow");
+  cmd->add_option("--limit", runs.limit, "at most this many runs (default 50)");
+  cmd->callback([&] { action = [&](CommandContext& c) { return ListRuns(c, runs); }; });
+
+  int64_t run_id = 0;
+  bool attempts = false;
+  cmd = app.add_subcommand("show", "a run: header, stages, outputs, metrics, artifacts");
+  cmd->add_option("run", run_id, "run id")->required();
+  cmd->add_flag("--attempts", attempts, "also list every attempt of every stage");
+  cmd->callback([&] { action = [&](CommandContext& c) { return ShowRun(c, run_id, attempts); }; });
+
+  LogsOptions logs;
+  cmd = app.add_subcommand("logs", "print a stage's log (stdout by default)");
+  cmd->add_option("run", logs.run_id, "run id")->required();
+  cmd->add_option("stage", logs.stage, "stage name")->required();
+  cmd->add_option("--attempt", logs.attempt, "attempt number (default: the latest)");
+  cmd->add_flag("--stderr", logs.stderr_stream, "the stage's stderr instead of its stdout");
+  cmd->add_flag("-f,--follow", logs.follow, "keep printing until the attempt has ended");
+  cmd->add_option("--tail", logs.tail_bytes, "start this many bytes before the end");
+  cmd->callback([&] { action = [&](CommandContext& c) { return Logs(c, logs); }; });
+
+  int64_t cancel_id = 0;
+  cmd = app.add_subcommand("cancel", "cancel a run: stop its running stages");
+  cmd->add_option("run", cancel_id, "run id")->required();
+  cmd->callback([&] { action = [&](CommandContext& c) { return CancelRun(c, cancel_id); }; });
+
+  int64_t retry_id = 0;
+  std::string retry_stage;
+  cmd = app.add_subcommand(
+      "retry",
+      "re-run a stage (default: every failed, cancelled or skipped stage) and its "
+      "not-succeeded dependents");
+  cmd->add_option("run", retry_id, "run id")->required();
+  cmd->add_option("stage", retry_stage, "stage name");
+  cmd->callback(
+      [&] { action = [&](CommandContext& c) { return RetryRun(c, retry_id, retry_stage); }; });
+
+  std::string validate_file;
+  cmd = app.add_subcommand("validate", "check a workflow file locally and print its stages");
+  cmd->add_option("file", validate_file, "workflow file")->required();
+  cmd->callback([&] {
+    remote = false;
+    action = [&](CommandContext& c) { return Validate(c, validate_file); };
+  });
+
+  cmd = app.add_subcommand("agents", "list the node agents");
+  cmd->callback([&] { action = [&](CommandContext& c) { return ListAgents(c); }; });
+
+  int64_t watch_id = 0;
+  cmd = app.add_subcommand("watch", "follow a run live until it ends; exit code from its result");
+  cmd->add_option("run", watch_id, "run id")->required();
+  cmd->callback([&] { action = [&](CommandContext& c) { return Watch(c, watch_id); }; });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e, *env.out, *env.err);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  if (!action) {
+    *env.err << app.help();
+    return kExitUsage;
+  }
+  CommandContext ctx{env, ResolveCoordinatorAddress(coordinator_flag, env), json, nullptr};
+  if (remote) {
+    auto token = env.vars.find("LONGHAUL_TOKEN");
+    ctx.coordinator =
+        env.connect(ctx.address, token == env.vars.end() ? std::string() : token->second);
+  }
+  return action(ctx);
+}
+
+}  // namespace longhaul::cli

@@ -1,0 +1,68 @@
+// The CLI's commands. Each writes its results to ctx.out(), its problems to ctx.err(), and
+// returns the process exit code (cli/exit_codes.h). Commands that talk to the coordinator
+// need ctx.coordinator set.
+#pragma once
+
+#include <google/protobuf/message.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/cli_env.h"
+
+namespace longhaul::cli {
+
+struct SubmitOptions {
+  std::string file;
+  std::vector<std::string> sets;  // "name=value"
+  bool watch = false;
+  bool no_cache = false;
+  bool dry_run = false;
+};
+// Validates locally first (exit 2 and nothing sent on any problem), then SubmitRun.
+int Submit(CommandContext& ctx, const SubmitOptions& options);
+struct PivotOptions {
+  int64_t run_id = 0;
+  std::vector<std::string> sets;  // "name=value", on top of the earlier run's own
+  std::string from_stage;
+  bool watch = false;
+  bool no_cache = false;
+  bool dry_run = false;
+};
+// Resubmits RUN's workflow with changes; prints the plan (every stage reused or re-run, and
+// why) and the new run's id.
+int Pivot(CommandContext& ctx, const PivotOptions& options);
+// Local only: the stages in topological order, or the errors (exit 2).
+int Validate(CommandContext& ctx, const std::string& file);
+
+struct RunsOptions {
+  std::string status;    // a run status name, or empty
+  std::string workflow;  // or empty
+  int limit = 50;
+};
+int ListRuns(CommandContext& ctx, const RunsOptions& options);
+int ShowRun(CommandContext& ctx, int64_t run_id, bool attempts);
+int CancelRun(CommandContext& ctx, int64_t run_id);
+int RetryRun(CommandContext& ctx, int64_t run_id, const std::string& stage);
+
+int ListAgents(CommandContext& ctx);
+
+struct LogsOptions {
+  int64_t run_id = 0;
+  std::string stage;
+  int attempt = 0;  // 0: the latest
+  bool stderr_stream = false;
+  bool follow = false;
+  int64_t tail_bytes = 0;  // 0: from the start
+  int64_t poll_ms = 200;
+};
+int Logs(CommandContext& ctx, const LogsOptions& options);
+
+// Follows the run until it ends; exit code from its result (0, 1 or 5).
+int Watch(CommandContext& ctx, int64_t run_id);
+
+// `message` as one line of protobuf JSON (field names as in the .proto) on ctx.out().
+int PrintJson(CommandContext& ctx, const google::protobuf::Message& message);
+
+}  // namespace longhaul::cli

@@ -1,0 +1,47 @@
+// agents: the nodes the coordinator knows.
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/format.h"
+#include "cli/table.h"
+#include "core/strings.h"
+#include "proto/state_names.h"
+
+namespace longhaul::cli {
+namespace {
+
+std::string GiB(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(bytes) / (1LL << 30));
+  return buf;
+}
+
+}  // namespace
+
+int ListAgents(CommandContext& ctx) {
+  Result<v1::ListAgentsResponse> resp = ctx.coordinator->ListAgents();
+  if (!resp.ok()) return ctx.Fail(resp.status());
+  if (ctx.json) return PrintJson(ctx, *resp);
+  if (resp->agents().empty()) {
+    ctx.err() << "no agents have connected\n";
+    return kExitOk;
+  }
+  Table table({"ID", "HOST", "STATE", "CPUS", "MEMORY", "GPUS", "RUNNING", "LAST SEEN"});
+  table.AlignRight(3);
+  table.AlignRight(4);
+  table.AlignRight(5);
+  table.AlignRight(6);
+  int64_t now = ctx.NowMs();
+  for (const v1::AgentInfo& a : resp->agents()) {
+    const v1::Resources& free = a.free();
+    const v1::Resources& total = a.total();
+    table.AddRow({a.id(), a.hostname(), std::string(AgentStateName(a.state())),
+                  StrCat(FormatNumber(free.cpus()), "/", FormatNumber(total.cpus())),
+                  StrCat(GiB(free.memory_bytes()), "/", GiB(total.memory_bytes()), " GiB"),
+                  StrCat(free.gpus(), "/", total.gpus()), std::to_string(a.running_attempts()),
+                  FormatAgo(a.last_seen_ms(), now)});
+  }
+  table.Render(ctx.out());
+  return kExitOk;
+}
+
+}  // namespace longhaul::cli

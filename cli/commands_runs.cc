@@ -1,0 +1,219 @@
+// runs, show, cancel, retry: reading and steering runs.
+#include <google/protobuf/util/json_util.h>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/format.h"
+#include "cli/run_view.h"
+#include "cli/table.h"
+#include "core/strings.h"
+#include "proto/state_names.h"
+
+namespace longhaul::cli {
+namespace {
+
+std::string AllRunStatusNames() {
+  std::vector<std::string> names;
+  for (auto s :
+       {v1::RUN_PENDING, v1::RUN_RUNNING, v1::RUN_SUCCEEDED, v1::RUN_FAILED, v1::RUN_CANCELLED}) {
+    names.push_back(std::string(RunStatusName(s)));
+  }
+  return StrJoin(names, ", ");
+}
+
+void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
+  std::ostream& out = ctx.out();
+  out << "run " << run.id() << '\n';
+  out << "  workflow:  " << run.workflow_name();
+  if (!run.workflow_path().empty()) out << " (" << run.workflow_path() << ")";
+  out << '\n';
+  if (!run.description().empty()) out << "  about:     " << run.description() << '\n';
+  out << "  status:    " << RunStatusName(run.status());
+  if (!run.reason().empty()) out << ": " << run.reason();
+  out << "  (" << StageCountsSummary(run) << ")\n";
+  out << "  params:    " << ParamsText(run.params()) << '\n';
+  out << "  created:   " << FormatLocalTime(run.created_at_ms()) << '\n';
+  out << "  started:   " << FormatLocalTime(run.started_at_ms()) << '\n';
+  out << "  ended:     " << FormatLocalTime(run.ended_at_ms());
+  int64_t elapsed = RunElapsedMs(run, ctx.NowMs());
+  if (elapsed >= 0)
+    out << "  (" << (run.ended_at_ms() > 0 ? "took " : "running for ") << FormatDuration(elapsed)
+        << ")";
+  out << '\n';
+  if (run.parent_run_id() > 0) out << "  parent:    run " << run.parent_run_id() << '\n';
+  if (run.no_cache()) out << "  cache:     off (--no-cache)\n";
+}
+
+void PrintStageTable(CommandContext& ctx, const v1::Run& run) {
+  Table table({"STAGE", "KIND", "STATUS", "ATTEMPT", "AGENT", "PROGRESS", "ELAPSED", "REASON"});
+  table.AlignRight(3);
+  table.AlignRight(6);
+  int64_t now = ctx.NowMs();
+  for (const v1::Stage& s : run.stages()) {
+    int64_t elapsed = StageElapsedMs(s, now);
+    std::string progress = StageProgress(s);
+    table.AddRow({s.name(), s.kind().empty() ? "task" : s.kind(),
+                  std::string(StageStatusName(s.status())), AttemptText(s),
+                  s.agent_id().empty() ? "-" : s.agent_id(), progress.empty() ? "-" : progress,
+                  elapsed >= 0 ? FormatDuration(elapsed) : "-", StageReason(s, now)});
+  }
+  ctx.out() << '\n';
+  table.Render(ctx.out());
+}
+
+// Why each stage ran or was reused, decided at submission: the story of a pivot.
+void PrintPlanReasons(CommandContext& ctx, const v1::Run& run) {
+  bool any_reuse = false;
+  for (const v1::Stage& s : run.stages()) any_reuse |= s.plan_action() == "reuse";
+  if (!any_reuse && run.parent_run_id() == 0) return;
+  Table table({"STAGE", "PLAN", "WHY"});
+  for (const v1::Stage& s : run.stages()) {
+    if (s.plan_action().empty()) continue;
+    table.AddRow({s.name(), s.plan_action(), s.plan_reason().empty() ? "-" : s.plan_reason()});
+  }
+  if (table.rows() == 0) return;
+  ctx.out() << "\nplan:\n";
+  table.Render(ctx.out());
+}
+
+void PrintOutputsMetricsArtifacts(CommandContext& ctx, const v1::Run& run) {
+  Table outputs({"STAGE", "OUTPUT", "VALUE"});
+  Table metrics({"STAGE", "METRIC", "VALUE", "STEP", "ATTEMPT"});
+  Table artifacts({"STAGE", "ARTIFACT", "SIZE", "AGENT", "PATH"});
+  metrics.AlignRight(2);
+  metrics.AlignRight(3);
+  artifacts.AlignRight(2);
+  for (const v1::Stage& s : run.stages()) {
+    std::map<std::string, std::string> sorted(s.outputs().begin(), s.outputs().end());
+    for (const auto& [k, v] : sorted) outputs.AddRow({s.name(), k, v});
+    for (const v1::Metric& m : s.metrics()) {
+      char value[32];
+      std::snprintf(value, sizeof value, "%.6g", m.value());
+      metrics.AddRow({s.name(), m.name(), value, std::to_string(m.step()),
+                      m.attempt() > 0 ? std::to_string(m.attempt()) : "-"});
+    }
+    for (const v1::Artifact& a : s.artifacts()) {
+      artifacts.AddRow({s.name(), a.name(), FormatBytes(a.bytes()),
+                        a.agent_id().empty() ? "-" : a.agent_id(), a.path()});
+    }
+  }
+  for (auto [title, table] : {std::pair{"outputs", &outputs}, std::pair{"metrics", &metrics},
+                              std::pair{"artifacts", &artifacts}}) {
+    if (table->rows() == 0) continue;
+    ctx.out() << '\n' << title << ":\n";
+    table->Render(ctx.out());
+  }
+}
+
+void PrintAttempts(CommandContext& ctx, const v1::Run& run) {
+  Table table({"STAGE", "ATTEMPT", "AGENT", "STATE", "REASON", "STARTED", "ENDED", "EXIT"});
+  table.AlignRight(1);
+  table.AlignRight(7);
+  for (const v1::Stage& s : run.stages()) {
+    for (const v1::Attempt& a : s.attempts()) {
+      std::string exit = "-";
+      if (a.state() == v1::ATTEMPT_EXITED) exit = std::to_string(a.exit_code());
+      if (a.signal() > 0) exit = StrCat("signal ", a.signal());
+      table.AddRow({s.name(), std::to_string(a.number()), a.agent_id().empty() ? "-" : a.agent_id(),
+                    std::string(AttemptStateName(a.state())), a.reason().empty() ? "-" : a.reason(),
+                    FormatLocalTime(a.started_at_ms()), FormatLocalTime(a.ended_at_ms()), exit});
+    }
+  }
+  ctx.out() << "\nattempts:\n";
+  table.Render(ctx.out());
+}
+
+// cancel and retry print the run's status after the change.
+int PrintRunStatus(CommandContext& ctx, const v1::Run& run) {
+  if (ctx.json) return PrintJson(ctx, run);
+  ctx.out() << "run " << run.id() << ": " << RunStatusName(run.status());
+  if (!run.reason().empty()) ctx.out() << ": " << run.reason();
+  ctx.out() << "  (" << StageCountsSummary(run) << ")\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int PrintJson(CommandContext& ctx, const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
+  if (!status.ok()) {
+    return ctx.Fail(absl::InternalError(StrCat("cannot print JSON: ", status.ToString())));
+  }
+  ctx.out() << json << '\n';
+  ctx.out().flush();
+  return kExitOk;
+}
+
+int ListRuns(CommandContext& ctx, const RunsOptions& options) {
+  if (!options.status.empty() && !ParseRunStatus(options.status)) {
+    return ctx.Fail(absl::InvalidArgumentError(
+        StrCat("--status '", options.status, "': expected one of ", AllRunStatusNames())));
+  }
+  if (options.limit <= 0) {
+    return ctx.Fail(absl::InvalidArgumentError("--limit: expected a number > 0"));
+  }
+  v1::ListRunsRequest req;
+  req.set_status(options.status);
+  req.set_workflow(options.workflow);
+  req.set_limit(options.limit);
+  Result<v1::ListRunsResponse> resp = ctx.coordinator->ListRuns(req);
+  if (!resp.ok()) return ctx.Fail(resp.status());
+  if (ctx.json) return PrintJson(ctx, *resp);
+  Table table({"ID", "WORKFLOW", "STATUS", "STAGES", "CREATED", "DURATION", "PARENT"});
+  table.AlignRight(0);
+  table.AlignRight(5);
+  int64_t now = ctx.NowMs();
+  for (const v1::Run& r : resp->runs()) {
+    int64_t elapsed = RunElapsedMs(r, now);
+    table.AddRow({std::to_string(r.id()), r.workflow_name(), std::string(RunStatusName(r.status())),
+                  StageCountsSummary(r), FormatLocalTime(r.created_at_ms()),
+                  elapsed >= 0 ? FormatDuration(elapsed) : "-",
+                  r.parent_run_id() > 0 ? std::to_string(r.parent_run_id()) : "-"});
+  }
+  if (table.rows() == 0) {
+    ctx.err() << "no runs\n";
+    return kExitOk;
+  }
+  table.Render(ctx.out());
+  if (!resp->next_page_token().empty()) {
+    ctx.err() << "(more runs: raise --limit or filter with --status/--workflow)\n";
+  }
+  return kExitOk;
+}
+
+int ShowRun(CommandContext& ctx, int64_t run_id, bool attempts) {
+  v1::GetRunRequest req;
+  req.set_id(run_id);
+  req.set_include_attempts(attempts);
+  Result<v1::Run> run = ctx.coordinator->GetRun(req);
+  if (!run.ok()) return ctx.Fail(run.status());
+  if (ctx.json) return PrintJson(ctx, *run);
+  PrintRunHeader(ctx, *run);
+  PrintStageTable(ctx, *run);
+  PrintPlanReasons(ctx, *run);
+  PrintOutputsMetricsArtifacts(ctx, *run);
+  if (attempts) PrintAttempts(ctx, *run);
+  return kExitOk;
+}
+
+int CancelRun(CommandContext& ctx, int64_t run_id) {
+  v1::CancelRunRequest req;
+  req.set_id(run_id);
+  Result<v1::Run> run = ctx.coordinator->CancelRun(req);
+  if (!run.ok()) return ctx.Fail(run.status());
+  return PrintRunStatus(ctx, *run);
+}
+
+int RetryRun(CommandContext& ctx, int64_t run_id, const std::string& stage) {
+  v1::RetryStageRequest req;
+  req.set_run_id(run_id);
+  req.set_stage(stage);
+  Result<v1::Run> run = ctx.coordinator->RetryStage(req);
+  if (!run.ok()) return ctx.Fail(run.status());
+  return PrintRunStatus(ctx, *run);
+}
+
+}  // namespace longhaul::cli

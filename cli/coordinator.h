@@ -1,0 +1,43 @@
+// The coordinator as the CLI sees it: one method per LonghaulService call, each returning
+// the project's Status. GrpcCoordinator is the real one; tests may use a fake.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/status.h"
+#include "longhaul/v1/client.pb.h"
+
+namespace longhaul::cli {
+
+class Coordinator {
+ public:
+  virtual ~Coordinator() = default;
+
+  virtual Result<v1::SubmitRunResponse> SubmitRun(const v1::SubmitRunRequest& req) = 0;
+  virtual Result<v1::SubmitRunResponse> PivotRun(const v1::PivotRunRequest& req) {
+    return absl::UnimplementedError("pivot is not supported by this coordinator");
+  }
+  virtual Result<v1::Run> GetRun(const v1::GetRunRequest& req) = 0;
+  virtual Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& req) = 0;
+  virtual Result<v1::Run> CancelRun(const v1::CancelRunRequest& req) = 0;
+  virtual Result<v1::Run> RetryStage(const v1::RetryStageRequest& req) = 0;
+  virtual Result<v1::ListAgentsResponse> ListAgents() = 0;
+  virtual Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest& req) = 0;
+  // Calls `on_update` for each update, in order, until the stream ends: OK when the
+  // coordinator closed it (after the update that made the run terminal), else the error.
+  virtual Status WatchRun(int64_t run_id,
+                          const std::function<void(const v1::RunUpdate&)>& on_update) = 0;
+
+  // "HOST:PORT", for messages.
+  virtual std::string address() const = 0;
+};
+
+// True when `status` says the coordinator itself could not be reached (no connection), as
+// opposed to an UNAVAILABLE answer from a coordinator that was reached (e.g. the agent that
+// holds a log is away).
+bool IsCoordinatorUnreachable(const Status& status);
+// Marks `status` as "the coordinator could not be reached".
+Status MarkCoordinatorUnreachable(Status status);
+
+}  // namespace longhaul::cli

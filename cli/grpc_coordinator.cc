@@ -1,0 +1,117 @@
+#include "cli/grpc_coordinator.h"
+
+#include <chrono>
+
+#include "absl/strings/cord.h"
+#include "core/strings.h"
+
+namespace longhaul::cli {
+namespace {
+
+constexpr char kUnreachablePayload[] = "type.longhaul.dev/coordinator-unreachable";
+
+}  // namespace
+
+bool IsCoordinatorUnreachable(const Status& status) {
+  return status.GetPayload(kUnreachablePayload).has_value();
+}
+
+Status MarkCoordinatorUnreachable(Status status) {
+  status.SetPayload(kUnreachablePayload, absl::Cord("1"));
+  return status;
+}
+
+GrpcCoordinator::GrpcCoordinator(GrpcCoordinatorOptions options)
+    : options_(std::move(options)),
+      channel_(grpc::CreateChannel(options_.address, grpc::InsecureChannelCredentials())),
+      stub_(v1::LonghaulService::NewStub(channel_)) {}
+
+void GrpcCoordinator::Prepare(grpc::ClientContext& ctx, bool with_deadline) const {
+  if (with_deadline) {
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::milliseconds(options_.rpc_timeout_ms));
+  }
+  if (!options_.token.empty()) ctx.AddMetadata("authorization", "Bearer " + options_.token);
+}
+
+Status GrpcCoordinator::Convert(const grpc::Status& s, const grpc::ClientContext& ctx) const {
+  if (s.ok()) return OkStatus();
+  auto code = static_cast<absl::StatusCode>(s.error_code());
+  // An UNAVAILABLE answer from a coordinator that was reached leaves the connection up
+  // (READY); a failure to connect, or a connection that broke, does not.
+  bool no_connection =
+      (code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded) &&
+      channel_->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_READY;
+  if (no_connection) {
+    return MarkCoordinatorUnreachable(absl::Status(
+        code,
+        StrCat("cannot reach the coordinator at ", options_.address, ": ", s.error_message())));
+  }
+  if (code == absl::StatusCode::kDeadlineExceeded) {
+    return absl::DeadlineExceededError(StrCat("the coordinator at ", options_.address,
+                                              " did not answer within ",
+                                              options_.rpc_timeout_ms / 1000, "s"));
+  }
+  return absl::Status(code, s.error_message());
+}
+
+template <typename Response, typename Call>
+Result<Response> GrpcCoordinator::Unary(Call call) {
+  grpc::ClientContext ctx;
+  Prepare(ctx, /*with_deadline=*/true);
+  Response resp;
+  grpc::Status s = call(&ctx, &resp);
+  if (!s.ok()) return Convert(s, ctx);
+  return resp;
+}
+
+Result<v1::SubmitRunResponse> GrpcCoordinator::PivotRun(const v1::PivotRunRequest& req) {
+  return Unary<v1::SubmitRunResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->PivotRun(ctx, req, resp); });
+}
+
+Result<v1::SubmitRunResponse> GrpcCoordinator::SubmitRun(const v1::SubmitRunRequest& req) {
+  return Unary<v1::SubmitRunResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->SubmitRun(ctx, req, resp); });
+}
+
+Result<v1::Run> GrpcCoordinator::GetRun(const v1::GetRunRequest& req) {
+  return Unary<v1::Run>([&](auto* ctx, auto* resp) { return stub_->GetRun(ctx, req, resp); });
+}
+
+Result<v1::ListRunsResponse> GrpcCoordinator::ListRuns(const v1::ListRunsRequest& req) {
+  return Unary<v1::ListRunsResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->ListRuns(ctx, req, resp); });
+}
+
+Result<v1::Run> GrpcCoordinator::CancelRun(const v1::CancelRunRequest& req) {
+  return Unary<v1::Run>([&](auto* ctx, auto* resp) { return stub_->CancelRun(ctx, req, resp); });
+}
+
+Result<v1::Run> GrpcCoordinator::RetryStage(const v1::RetryStageRequest& req) {
+  return Unary<v1::Run>([&](auto* ctx, auto* resp) { return stub_->RetryStage(ctx, req, resp); });
+}
+
+Result<v1::ListAgentsResponse> GrpcCoordinator::ListAgents() {
+  return Unary<v1::ListAgentsResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->ListAgents(ctx, v1::ListAgentsRequest(), resp); });
+}
+
+Result<v1::ReadLogResponse> GrpcCoordinator::ReadLog(const v1::ReadLogRequest& req) {
+  return Unary<v1::ReadLogResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->ReadLog(ctx, req, resp); });
+}
+
+Status GrpcCoordinator::WatchRun(int64_t run_id,
+                                 const std::function<void(const v1::RunUpdate&)>& on_update) {
+  grpc::ClientContext ctx;
+  Prepare(ctx, false);
+  v1::WatchRunRequest req;
+  req.set_id(run_id);
+  std::unique_ptr<grpc::ClientReader<v1::RunUpdate>> reader = stub_->WatchRun(&ctx, req);
+  v1::RunUpdate update;
+  while (reader->Read(&update)) on_update(update);
+  return Convert(reader->Finish(), ctx);
+}
+
+}  // namespace longhaul::cli

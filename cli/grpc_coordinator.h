@@ -1,0 +1,54 @@
+// Coordinator over gRPC (longhaul.v1.LonghaulService), plaintext.
+//
+// Every unary call has a deadline (`rpc_timeout_ms`); WatchRun has none. A call that could
+// not reach the coordinator fails UNAVAILABLE (or DEADLINE_EXCEEDED) with "cannot reach the
+// coordinator at ADDR: ..." and is marked (IsCoordinatorUnreachable); other errors carry the
+// coordinator's own code and message. With a token, every call sends
+// "authorization: Bearer TOKEN". Thread-compatible.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "cli/coordinator.h"
+#include "longhaul/v1/client.grpc.pb.h"
+
+namespace longhaul::cli {
+
+struct GrpcCoordinatorOptions {
+  std::string address;  // HOST:PORT
+  std::string token;    // empty: none
+  int64_t rpc_timeout_ms = 30'000;
+};
+
+class GrpcCoordinator : public Coordinator {
+ public:
+  explicit GrpcCoordinator(GrpcCoordinatorOptions options);
+
+  Result<v1::SubmitRunResponse> SubmitRun(const v1::SubmitRunRequest& req) override;
+  Result<v1::SubmitRunResponse> PivotRun(const v1::PivotRunRequest& req) override;
+  Result<v1::Run> GetRun(const v1::GetRunRequest& req) override;
+  Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& req) override;
+  Result<v1::Run> CancelRun(const v1::CancelRunRequest& req) override;
+  Result<v1::Run> RetryStage(const v1::RetryStageRequest& req) override;
+  Result<v1::ListAgentsResponse> ListAgents() override;
+  Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest& req) override;
+  Status WatchRun(int64_t run_id,
+                  const std::function<void(const v1::RunUpdate&)>& on_update) override;
+  std::string address() const override { return options_.address; }
+
+ private:
+  // Runs one unary call with a deadline; `call(ctx, resp)` returns the grpc::Status.
+  template <typename Response, typename Call>
+  Result<Response> Unary(Call call);
+  void Prepare(grpc::ClientContext& ctx, bool with_deadline) const;
+  Status Convert(const grpc::Status& status, const grpc::ClientContext& ctx) const;
+
+  GrpcCoordinatorOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::LonghaulService::Stub> stub_;
+};
+
+}  // namespace longhaul::cli

@@ -1,0 +1,34 @@
+// How runs and stages read in the CLI's tables: summaries shared by `runs`, `show` and
+// `watch`. Pure functions of the proto and the current time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "longhaul/v1/types.pb.h"
+
+namespace longhaul::cli {
+
+// "7/9 ok, 1 failed, 1 skipped": ok counts succeeded, cached and stopped stages; then every
+// other non-zero state. Uses run.stage_counts, or counts run.stages when that is empty.
+std::string StageCountsSummary(const v1::Run& run);
+
+// Wall time from start to end (or to `now_ms` while running); -1 when not started.
+int64_t RunElapsedMs(const v1::Run& run, int64_t now_ms);
+int64_t StageElapsedMs(const v1::Stage& stage, int64_t now_ms);
+
+// What to say about a stage beside its status: "cached from run 12" (", stage X" when it
+// had another name), "retry in 25s: exit 3" while waiting out a backoff, else its reason.
+std::string StageReason(const v1::Stage& stage, int64_t now_ms);
+
+// The stage's progress as "1234/10000 samples (12%)", or "" when it reported none.
+std::string StageProgress(const v1::Stage& stage);
+
+// "a=1, b=2" (sorted by name); "-" when empty.
+std::string ParamsText(const google::protobuf::Map<std::string, std::string>& params);
+
+// The number of the current (or last) attempt; "-" before the first.
+std::string AttemptText(const v1::Stage& stage);
+
+}  // namespace longhaul::cli

@@ -1,0 +1,186 @@
+#include "cli/watch.h"
+
+#include <cmath>
+
+#include "cli/format.h"
+#include "cli/run_view.h"
+#include "cli/table.h"
+#include "core/strings.h"
+#include "proto/state_names.h"
+
+namespace longhaul::cli {
+namespace {
+
+constexpr int kDefaultWidth = 120;
+constexpr int kBarWidth = 20;
+
+void JoinNonEmpty(std::string& line, const std::string& part) {
+  if (part.empty()) return;
+  if (!line.empty()) line += "  ";
+  line += part;
+}
+
+}  // namespace
+
+std::vector<std::string> RunTracker::Apply(const v1::RunUpdate& update) {
+  std::vector<std::string> names;
+  for (const v1::Stage& s : update.run().stages()) names.push_back(s.name());
+  if (update.snapshot() || !has_run_) {
+    run_ = update.run();
+    has_run_ = true;
+    return names;
+  }
+  google::protobuf::RepeatedPtrField<v1::Stage> stages;
+  stages.Swap(run_.mutable_stages());
+  run_ = update.run();
+  run_.mutable_stages()->Swap(&stages);
+  for (const v1::Stage& changed : update.run().stages()) {
+    bool found = false;
+    for (v1::Stage& s : *run_.mutable_stages()) {
+      if (s.name() == changed.name()) {
+        s = changed;
+        found = true;
+        break;
+      }
+    }
+    if (!found) *run_.add_stages() = changed;
+  }
+  return names;
+}
+
+WatchRenderer::WatchRenderer(std::ostream& out, const Clock& clock, bool terminal,
+                             std::function<int()> width)
+    : out_(out), clock_(clock), terminal_(terminal), width_(std::move(width)) {}
+
+std::string WatchRenderer::Signature(const v1::Stage& s) {
+  std::string progress;
+  if (s.has_progress()) {
+    const v1::Progress& p = s.progress();
+    progress = p.total() > 0
+                   ? std::to_string(static_cast<int>(std::floor(100 * p.done() / p.total())))
+                   : FormatNumber(p.done());
+  }
+  return StrCat(static_cast<int>(s.status()), "|", s.attempt_count(), "|", s.reason(), "|",
+                s.last_message(), "|", progress);
+}
+
+std::string WatchRenderer::PlainStageLine(const v1::Stage& s, int64_t now_ms) {
+  std::string line = s.name();
+  JoinNonEmpty(line, std::string(StageStatusName(s.status())));
+  if (s.attempt_count() > 0) JoinNonEmpty(line, StrCat("attempt ", s.attempt_count()));
+  JoinNonEmpty(line, StageProgress(s));
+  if (s.has_progress()) {
+    JoinNonEmpty(line, FormatRate(s.progress().rate(), s.progress().unit()));
+    if (s.progress().eta_seconds() >= 0 && s.progress().total() > 0 && !IsTerminal(s.status())) {
+      JoinNonEmpty(line, StrCat("ETA ", FormatEta(s.progress().eta_seconds())));
+    }
+  }
+  JoinNonEmpty(line, StageReason(s, now_ms));
+  if (!s.last_message().empty()) JoinNonEmpty(line, StrCat("- ", s.last_message()));
+  return line;
+}
+
+std::vector<std::string> WatchRenderer::Frame(const v1::Run& run, int64_t now_ms, int width) {
+  std::vector<std::string> lines;
+  std::string header =
+      StrCat("run ", run.id(), "  ", run.workflow_name(), "  ", RunStatusName(run.status()));
+  int64_t elapsed = RunElapsedMs(run, now_ms);
+  if (elapsed >= 0) header += StrCat("  ", FormatDuration(elapsed));
+  header += StrCat("  ", StageCountsSummary(run));
+  lines.push_back(Truncate(header, width));
+  Table table(
+      {"STAGE", "STATUS", "PROGRESS", "DONE", "RATE", "ETA", "ELAPSED", "ATTEMPT", "MESSAGE"});
+  table.AlignRight(6);
+  table.AlignRight(7);
+  for (const v1::Stage& s : run.stages()) {
+    std::string bar, done, rate, eta;
+    if (s.has_progress() && (s.progress().done() > 0 || s.progress().total() > 0)) {
+      const v1::Progress& p = s.progress();
+      if (p.total() > 0) bar = FormatProgressBar(p.done(), p.total(), kBarWidth);
+      done = FormatProgress(p.done(), p.total(), p.unit());
+      if (!IsTerminal(s.status())) {
+        rate = FormatRate(p.rate(), p.unit());
+        if (p.total() > 0) eta = FormatEta(p.eta_seconds());
+      }
+    }
+    std::string message = StageReason(s, now_ms);
+    if (!s.last_message().empty()) {
+      message = message.empty() ? s.last_message() : StrCat(message, " - ", s.last_message());
+    }
+    int64_t stage_elapsed = StageElapsedMs(s, now_ms);
+    table.AddRow({s.name(), std::string(StageStatusName(s.status())), bar, done, rate, eta,
+                  stage_elapsed >= 0 ? FormatDuration(stage_elapsed) : "", AttemptText(s),
+                  message});
+  }
+  for (std::string& l : table.Lines(width)) lines.push_back(std::move(l));
+  return lines;
+}
+
+void WatchRenderer::OnUpdate(const v1::RunUpdate& update) {
+  std::vector<std::string> stages = tracker_.Apply(update);
+  if (terminal_) {
+    Redraw();
+    return;
+  }
+  if (update.snapshot()) {
+    // Everything in a snapshot is news to a fresh watcher, and old news after a reconnect.
+    std::vector<std::string> all;
+    for (const v1::Stage& s : run().stages()) all.push_back(s.name());
+    stages = all;
+  }
+  PrintPlainChanges(stages);
+}
+
+void WatchRenderer::PrintPlainChanges(const std::vector<std::string>& stages) {
+  int64_t now = clock_.NowMs();
+  std::string prefix = FormatClockTime(now);
+  const v1::Run& r = run();
+  if (r.status() != last_run_status_) {
+    last_run_status_ = r.status();
+    out_ << prefix << "  run " << r.id() << "  " << r.workflow_name() << "  "
+         << RunStatusName(r.status()) << '\n';
+  }
+  for (const std::string& name : stages) {
+    for (const v1::Stage& s : r.stages()) {
+      if (s.name() != name) continue;
+      std::string sig = Signature(s);
+      auto it = printed_.find(name);
+      if (it != printed_.end() && it->second == sig) break;
+      printed_[name] = sig;
+      out_ << prefix << "  " << PlainStageLine(s, now) << '\n';
+      break;
+    }
+  }
+  out_.flush();
+}
+
+void WatchRenderer::Redraw() {
+  if (!terminal_ || !tracker_.has_run()) return;
+  int width = width_ ? width_() : 0;
+  if (width <= 0) width = kDefaultWidth;
+  // One column less than the terminal, so that no line wraps and the cursor arithmetic holds.
+  std::vector<std::string> lines = Frame(run(), clock_.NowMs(), width - 1);
+  std::string buf;
+  if (lines_drawn_ > 0) buf += StrCat("\r\x1b[", lines_drawn_, "A");
+  for (const std::string& l : lines) buf += StrCat(l, "\x1b[K\n");
+  buf += "\x1b[J";
+  out_ << buf;
+  out_.flush();
+  lines_drawn_ = static_cast<int>(lines.size());
+}
+
+void WatchRenderer::Finish() {
+  if (!tracker_.has_run()) return;
+  if (terminal_) Redraw();
+  const v1::Run& r = run();
+  int64_t elapsed = RunElapsedMs(r, clock_.NowMs());
+  std::string line = StrCat("run ", r.id(), " ", RunStatusName(r.status()));
+  if (elapsed >= 0) {
+    line += StrCat(r.status() == v1::RUN_SUCCEEDED ? " in " : " after ", FormatDuration(elapsed));
+  }
+  if (!r.reason().empty()) line += StrCat(": ", r.reason());
+  out_ << line << '\n';
+  out_.flush();
+}
+
+}  // namespace longhaul::cli

@@ -1,0 +1,135 @@
+#include "daemon/rpc/agent_service.h"
+
+#include "core/logging.h"
+
+namespace longhaul::rpc {
+
+// The writing half of one agent stream.
+class AgentSession {
+ public:
+  AgentSession(grpc::ServerContext* ctx,
+               grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* stream)
+      : ctx_(ctx), stream_(stream), writer_([this] { WriteLoop(); }) {}
+
+  ~AgentSession() { Shutdown(); }
+
+  void Send(const v1::CoordinatorMessage& msg) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (done_) return;
+      queue_.push_back(msg);
+    }
+    cv_.notify_one();
+  }
+
+  // Cancels the RPC: the handler's Read() returns false and the handler ends the session.
+  void Close() { ctx_->TryCancel(); }
+
+  // Stops the writer; after this the stream is not touched again.
+  void Shutdown() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (writer_.joinable()) writer_.join();
+  }
+
+ private:
+  void WriteLoop() {
+    for (;;) {
+      std::deque<v1::CoordinatorMessage> batch;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return done_ || !queue_.empty(); });
+        if (done_) return;
+        batch.swap(queue_);
+      }
+      for (size_t i = 0; i < batch.size(); ++i) {
+        grpc::WriteOptions opts;
+        if (i + 1 < batch.size()) opts.set_buffer_hint();  // coalesce a burst into few frames
+        if (!stream_->Write(batch[i], opts)) {
+          ctx_->TryCancel();
+          return;
+        }
+      }
+    }
+  }
+
+  grpc::ServerContext* ctx_;
+  grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* stream_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<v1::CoordinatorMessage> queue_;
+  bool done_ = false;
+  std::thread writer_;
+};
+
+AgentServiceImpl::~AgentServiceImpl() { CloseAll(); }
+
+grpc::Status AgentServiceImpl::Connect(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* stream) {
+  v1::AgentMessage first;
+  if (!stream->Read(&first)) return grpc::Status::OK;
+  if (!first.has_hello()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "the first message on an agent stream must be hello");
+  }
+  uint64_t id = next_session_++;
+  auto session = std::make_shared<AgentSession>(context, stream);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sessions_[id] = session;
+  }
+  GetLogger("rpc")->debug("agent session {} from {} ({})", id, first.hello().agent_id(),
+                          context->peer());
+  loop_->Post([this, id, hello = std::move(*first.mutable_hello())] {
+    scheduler_->OnAgentConnected(id, hello);
+  });
+  for (;;) {
+    auto msg = std::make_shared<v1::AgentMessage>();
+    if (!stream->Read(msg.get())) break;
+    loop_->Post([this, id, msg] { scheduler_->OnAgentMessage(id, *msg); });
+  }
+  loop_->Post([this, id] { scheduler_->OnAgentDisconnected(id); });
+  session->Shutdown();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sessions_.erase(id);
+  }
+  return grpc::Status::OK;
+}
+
+void AgentServiceImpl::Send(uint64_t session_id, const v1::CoordinatorMessage& msg) {
+  std::shared_ptr<AgentSession> s;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(session_id);
+    if (it == sessions_.end()) return;
+    s = it->second;
+  }
+  s->Send(msg);
+}
+
+void AgentServiceImpl::Close(uint64_t session_id) {
+  std::shared_ptr<AgentSession> s;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(session_id);
+    if (it == sessions_.end()) return;
+    s = it->second;
+  }
+  s->Close();
+}
+
+void AgentServiceImpl::CloseAll() {
+  std::map<uint64_t, std::shared_ptr<AgentSession>> all;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    all = sessions_;
+  }
+  for (auto& [id, s] : all) s->Close();
+}
+
+}  // namespace longhaul::rpc

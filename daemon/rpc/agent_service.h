@@ -1,0 +1,53 @@
+// AgentService: one bidirectional stream per agent. Each stream is a session with its own
+// writer thread, so the scheduler loop only ever queues messages and never blocks on a slow or
+// stalled agent. Implements scheduler::AgentLink.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "daemon/scheduler/agent_link.h"
+#include "daemon/scheduler/loop.h"
+#include "daemon/scheduler/scheduler.h"
+#include "longhaul/v1/agent.grpc.pb.h"
+
+namespace longhaul::rpc {
+
+class AgentSession;
+
+class AgentServiceImpl final : public v1::AgentService::Service, public scheduler::AgentLink {
+ public:
+  AgentServiceImpl() = default;
+  ~AgentServiceImpl() override;
+  // Must be called before the server starts.
+  void Attach(scheduler::Scheduler* scheduler, scheduler::SchedulerLoop* loop) {
+    scheduler_ = scheduler;
+    loop_ = loop;
+  }
+
+  grpc::Status Connect(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* stream) override;
+
+  // AgentLink
+  void Send(uint64_t session_id, const v1::CoordinatorMessage& msg) override;
+  void Close(uint64_t session_id) override;
+
+  // Ends every session (shutdown).
+  void CloseAll();
+
+ private:
+  scheduler::Scheduler* scheduler_ = nullptr;
+  scheduler::SchedulerLoop* loop_ = nullptr;
+  std::atomic<uint64_t> next_session_{1};
+  std::mutex mu_;
+  std::map<uint64_t, std::shared_ptr<AgentSession>> sessions_;
+};
+
+}  // namespace longhaul::rpc

@@ -1,0 +1,317 @@
+// Agent sessions: hello and reconciliation, heartbeats, silence and loss, log and artifact
+// requests. docs/architecture.md "Reconciliation after (re)connect" states the rules.
+#include "core/duration.h"
+#include "core/logging.h"
+#include "core/strings.h"
+#include "daemon/scheduler/scheduler.h"
+#include "proto/state_names.h"
+
+namespace longhaul::scheduler {
+
+AgentState* Scheduler::AgentBySession(uint64_t session) {
+  auto it = sessions_.find(session);
+  if (it == sessions_.end()) return nullptr;
+  auto a = agents_.find(it->second);
+  return a == agents_.end() ? nullptr : a->second.get();
+}
+
+void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
+  auto log = GetLogger("scheduler");
+  if (hello.agent_id().empty()) {
+    log->warn("session {}: hello without an agent id; closing", session);
+    link_->Close(session);
+    return;
+  }
+  int64_t now = clock_->NowMs();
+  auto& slot = agents_[hello.agent_id()];
+  if (!slot) {
+    slot = std::make_unique<AgentState>();
+    slot->row.id = hello.agent_id();
+    slot->row.first_seen_ms = now;
+  }
+  AgentState* agent = slot.get();
+  if (agent->session != 0 && agent->session != session) {
+    link_->Close(agent->session);
+    sessions_.erase(agent->session);
+  }
+  agent->session = session;
+  sessions_[session] = agent->row.id;
+  agent->row.hostname = hello.hostname();
+  agent->row.resources = hello.resources();
+  agent->row.labels.clear();
+  for (const auto& [k, v] : hello.labels()) agent->row.labels[k] = v;
+  agent->row.version = hello.version();
+  agent->row.executor = hello.executor().empty() ? "local" : hello.executor();
+  agent->row.data_dir = hello.data_dir();
+  agent->row.state = v1::AGENT_CONNECTED;
+  agent->row.connected_at_ms = now;
+  agent->row.last_seen_ms = now;
+  agent->reachable = true;
+  // Free = total - what live attempts here hold.
+  agent->free = agent->row.resources;
+  agent->gpu_busy.assign(static_cast<size_t>(std::max(0, agent->row.resources.gpus())), false);
+  for (int64_t id : agent->attempts) {
+    AttemptState* a = FindAttempt(id);
+    if (a == nullptr || !a->holds_resources) continue;
+    agent->free.set_cpus(agent->free.cpus() - a->held.cpus());
+    agent->free.set_memory_bytes(agent->free.memory_bytes() - a->held.memory_bytes());
+    agent->free.set_gpus(agent->free.gpus() - a->held.gpus());
+    for (int g : a->gpus) {
+      if (g >= 0 && g < static_cast<int>(agent->gpu_busy.size())) agent->gpu_busy[g] = true;
+    }
+  }
+  Touch(agent);
+  log->info("agent {} connected ({} cpus, {} GPUs, {} attempt(s) reported)", agent->row.id,
+            agent->row.resources.cpus(), agent->row.resources.gpus(), hello.attempts_size());
+
+  v1::CoordinatorMessage welcome;
+  welcome.mutable_welcome()->set_heartbeat_interval_ms(options_.heartbeat_interval_ms);
+  welcome.mutable_welcome()->set_coordinator_started_at_ms(started_at_ms_);
+  outbox_.emplace_back(session, welcome);
+
+  Reconcile(agent, hello);
+  ArmAgentTimers(agent);
+  dispatch_needed_ = true;
+}
+
+void Scheduler::Reconcile(AgentState* agent, const v1::Hello& hello) {
+  agent->lost_attempts.clear();  // the report below fences whatever still runs
+  std::set<int64_t> reported;
+  for (const v1::OwnedAttempt& owned : hello.attempts()) {
+    reported.insert(owned.attempt_id());
+    AttemptState* a = FindAttempt(owned.attempt_id());
+    if (a != nullptr && a->row.agent_id == agent->row.id) {
+      if (a->row.state == v1::ATTEMPT_STARTING || a->row.state == v1::ATTEMPT_UNKNOWN) {
+        a->row.state = v1::ATTEMPT_RUNNING;
+        if (owned.pid() > 0) a->row.pid = owned.pid();
+        if (owned.started_at_ms() > 0 && !a->row.started_at_ms) {
+          a->row.started_at_ms = owned.started_at_ms();
+        }
+        Touch(a);
+        if (a->stage) MarkChanged(a->stage);
+      }
+      // An exit the agent holds arrives as AttemptExited right after, behind its last events.
+      a->exit_reported = owned.exited();
+      if (!a->kill_reason.empty() && owned.running()) StopAttempt(a, a->kill_reason);
+      continue;
+    }
+    // Not a live attempt of this agent: its stage moved on (lost and replaced, cancelled,
+    // or the run ended). Fence it: only the current attempt's result may count.
+    if (owned.running()) {
+      v1::CoordinatorMessage msg;
+      msg.mutable_cancel()->set_attempt_id(owned.attempt_id());
+      msg.mutable_cancel()->set_reason("stale");
+      msg.mutable_cancel()->set_grace_ms(10'000);
+      outbox_.emplace_back(agent->session, msg);
+      GetLogger("scheduler")->warn("agent {}: stopping stale attempt {}", agent->row.id,
+                                   owned.attempt_id());
+    }
+  }
+  std::vector<int64_t> placed(agent->attempts.begin(), agent->attempts.end());
+  for (int64_t id : placed) {
+    if (reported.count(id)) continue;
+    AttemptState* a = FindAttempt(id);
+    if (a == nullptr) continue;
+    if (a->row.state == v1::ATTEMPT_STARTING) {
+      // The agent never got it (the coordinator stopped between commit and send).
+      v1::CoordinatorMessage msg;
+      if (msg.mutable_start()->ParseFromString(a->row.start_blob)) {
+        outbox_.emplace_back(agent->session, msg);
+        continue;
+      }
+    }
+    AttemptEnded(a, v1::ATTEMPT_LOST, "lost",
+                 StrCat("lost: agent ", agent->row.id, " came back without it"));
+  }
+}
+
+void Scheduler::OnAgentMessage(uint64_t session, const v1::AgentMessage& msg) {
+  AgentState* agent = AgentBySession(session);
+  if (agent == nullptr) return;  // a replaced or closed session
+  AgentHeard(agent);
+  switch (msg.msg_case()) {
+    case v1::AgentMessage::kHello:
+      OnAgentConnected(session, msg.hello());
+      break;
+    case v1::AgentMessage::kHeartbeat:
+      break;
+    case v1::AgentMessage::kStarted: {
+      AttemptState* a = FindAttempt(msg.started().attempt_id());
+      if (a != nullptr && a->row.agent_id == agent->row.id) HandleStarted(a, msg.started());
+      break;
+    }
+    case v1::AgentMessage::kEvents:
+      HandleEvents(agent, msg.events());
+      break;
+    case v1::AgentMessage::kExited:
+      HandleExited(agent, msg.exited());
+      break;
+    case v1::AgentMessage::kLog:
+      HandleLogData(msg.log());
+      break;
+    case v1::AgentMessage::kArtifacts:
+      HandleArtifactCheck(msg.artifacts());
+      break;
+    case v1::AgentMessage::MSG_NOT_SET:
+      break;
+  }
+}
+
+void Scheduler::OnAgentDisconnected(uint64_t session) {
+  AgentState* agent = AgentBySession(session);
+  sessions_.erase(session);
+  if (agent == nullptr || agent->session != session) return;
+  agent->session = 0;
+  GetLogger("scheduler")->warn("agent {} disconnected", agent->row.id);
+  agent->row.state = v1::AGENT_DISCONNECTED;
+  AgentSilent(agent);
+  agent->row.state = v1::AGENT_DISCONNECTED;
+  for (auto it = pending_logs_.begin(); it != pending_logs_.end();) {
+    if (it->second.agent_id == agent->row.id) {
+      it->second.done(absl::UnavailableError(StrCat("agent ", agent->row.id, " disconnected")));
+      it = pending_logs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = pending_checks_.begin(); it != pending_checks_.end();) {
+    if (it->second.agent_id == agent->row.id) {
+      it->second.done(absl::UnavailableError(StrCat("agent ", agent->row.id, " disconnected")));
+      it = pending_checks_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Scheduler::AgentHeard(AgentState* agent) {
+  agent->row.last_seen_ms = clock_->NowMs();
+  if (agent->reachable) return;
+  agent->reachable = true;
+  agent->row.state = v1::AGENT_CONNECTED;
+  Touch(agent);
+  GetLogger("scheduler")->info("agent {} is reachable again", agent->row.id);
+  ArmAgentTimers(agent);
+  // Attempts declared lost while it was away may still run there; their stages have moved on.
+  for (int64_t id : agent->lost_attempts) {
+    v1::CoordinatorMessage msg;
+    msg.mutable_cancel()->set_attempt_id(id);
+    msg.mutable_cancel()->set_reason("stale");
+    msg.mutable_cancel()->set_grace_ms(10'000);
+    if (agent->session != 0) outbox_.emplace_back(agent->session, msg);
+  }
+  agent->lost_attempts.clear();
+  for (int64_t id : agent->attempts) {
+    AttemptState* a = FindAttempt(id);
+    if (a != nullptr && a->row.state == v1::ATTEMPT_UNKNOWN) {
+      a->row.state = a->row.started_at_ms ? v1::ATTEMPT_RUNNING : v1::ATTEMPT_STARTING;
+      Touch(a);
+      if (a->stage) MarkChanged(a->stage);
+    }
+  }
+  dispatch_needed_ = true;
+}
+
+void Scheduler::AgentSilent(AgentState* agent) {
+  if (agent->reachable) {
+    GetLogger("scheduler")->warn("agent {} unreachable (silent for {})", agent->row.id,
+                                 FormatDurationMs(clock_->NowMs() - agent->row.last_seen_ms));
+  }
+  agent->reachable = false;
+  if (agent->row.state == v1::AGENT_CONNECTED) agent->row.state = v1::AGENT_UNREACHABLE;
+  Touch(agent);
+  for (int64_t id : agent->attempts) {
+    AttemptState* a = FindAttempt(id);
+    if (a != nullptr && !IsTerminal(a->row.state) && a->row.state != v1::ATTEMPT_UNKNOWN) {
+      a->row.state = v1::ATTEMPT_UNKNOWN;
+      Touch(a);
+      if (a->stage) MarkChanged(a->stage);
+    }
+  }
+}
+
+void Scheduler::AgentLost(AgentState* agent) {
+  int64_t silent = clock_->NowMs() - agent->row.last_seen_ms;
+  GetLogger("scheduler")->warn("agent {} lost (silent for {}); its {} attempt(s) are lost",
+                               agent->row.id, FormatDurationMs(silent), agent->attempts.size());
+  agent->row.state = v1::AGENT_LOST;
+  agent->reachable = false;
+  Touch(agent);
+  std::vector<int64_t> ids(agent->attempts.begin(), agent->attempts.end());
+  for (int64_t id : ids) {
+    AttemptState* a = FindAttempt(id);
+    if (a == nullptr) continue;
+    agent->lost_attempts.insert(id);
+    AttemptEnded(a, v1::ATTEMPT_LOST, "lost",
+                 StrCat("lost: agent ", agent->row.id, " silent for ", FormatDurationMs(silent)));
+  }
+}
+
+void Scheduler::ArmAgentTimers(AgentState* agent) {
+  agent->timer_gen++;
+  timers_.Push({agent->row.last_seen_ms + options_.agent_timeout_ms, TimerKind::kAgentSilent, 0,
+                agent->row.id, agent->timer_gen});
+  timers_.Push({agent->row.last_seen_ms + options_.lost_after_ms, TimerKind::kAgentLost, 0,
+                agent->row.id, agent->timer_gen});
+}
+
+void Scheduler::ReadLog(const store::AttemptRow& attempt, const v1::ReadLogRequest& request,
+                        LogCallback done) {
+  auto it = agents_.find(attempt.agent_id);
+  if (it == agents_.end() || it->second->session == 0 || !it->second->reachable) {
+    done(absl::UnavailableError(StrCat("agent ", attempt.agent_id,
+                                       " is not connected; the log stays on its node")));
+    return;
+  }
+  int64_t id = next_request_id_++;
+  pending_logs_[id] = {std::move(done), attempt.agent_id};
+  v1::CoordinatorMessage msg;
+  v1::ReadLog* r = msg.mutable_read_log();
+  r->set_request_id(id);
+  r->set_attempt_id(attempt.id);
+  r->set_stream(request.stream().empty() ? "stdout" : request.stream());
+  r->set_offset(request.offset());
+  r->set_max_bytes(request.max_bytes() > 0 ? request.max_bytes() : 64 * 1024);
+  outbox_.emplace_back(it->second->session, msg);
+}
+
+void Scheduler::HandleLogData(const v1::LogData& msg) {
+  auto it = pending_logs_.find(msg.request_id());
+  if (it == pending_logs_.end()) return;
+  LogCallback done = std::move(it->second.done);
+  pending_logs_.erase(it);
+  if (!msg.error().empty()) {
+    done(absl::NotFoundError(msg.error()));
+  } else {
+    done(msg);
+  }
+}
+
+void Scheduler::CheckArtifacts(const std::string& agent_id, const std::vector<std::string>& paths,
+                               std::function<void(Result<std::vector<std::string>>)> done) {
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end() || it->second->session == 0 || !it->second->reachable) {
+    done(absl::UnavailableError(StrCat("agent ", agent_id, " is not connected")));
+    return;
+  }
+  int64_t id = next_request_id_++;
+  pending_checks_[id] = {std::move(done), agent_id};
+  v1::CoordinatorMessage msg;
+  msg.mutable_check_artifacts()->set_request_id(id);
+  for (const auto& p : paths) msg.mutable_check_artifacts()->add_paths(p);
+  outbox_.emplace_back(it->second->session, msg);
+}
+
+void Scheduler::HandleArtifactCheck(const v1::ArtifactCheck& msg) {
+  auto it = pending_checks_.find(msg.request_id());
+  if (it == pending_checks_.end()) return;
+  auto done = std::move(it->second.done);
+  pending_checks_.erase(it);
+  if (!msg.error().empty()) {
+    done(absl::InternalError(msg.error()));
+    return;
+  }
+  done(std::vector<std::string>(msg.missing().begin(), msg.missing().end()));
+}
+
+}  // namespace longhaul::scheduler

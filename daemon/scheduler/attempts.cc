@@ -1,0 +1,176 @@
+// How attempts start and end, and what the retry policy does about it.
+#include <csignal>
+#include <cstring>
+
+#include "core/duration.h"
+#include "core/logging.h"
+#include "core/strings.h"
+#include "daemon/scheduler/scheduler.h"
+#include "proto/state_names.h"
+
+namespace longhaul::scheduler {
+namespace {
+
+std::string SignalText(int sig) {
+  const char* name = sigabbrev_np(sig);
+  return name ? StrCat("signal ", sig, " (SIG", name, ")") : StrCat("signal ", sig);
+}
+
+}  // namespace
+
+AttemptState* Scheduler::FindAttempt(int64_t attempt_id) {
+  auto it = attempts_.find(attempt_id);
+  return it == attempts_.end() ? nullptr : it->second;
+}
+
+AttemptState* Scheduler::FindAnyAttempt(int64_t attempt_id) {
+  if (AttemptState* a = FindAttempt(attempt_id)) return a;
+  for (auto& [id, run] : runs_) {
+    for (auto& s : run->stages) {
+      for (auto& a : s->attempts) {
+        if (a->row.id == attempt_id) return a.get();
+      }
+    }
+  }
+  return nullptr;
+}
+
+void Scheduler::HandleStarted(AttemptState* a, const v1::AttemptStarted& msg) {
+  if (IsTerminal(a->row.state)) return;
+  a->row.state = v1::ATTEMPT_RUNNING;
+  a->row.pid = msg.pid();
+  if (msg.started_at_ms() > 0) a->row.started_at_ms = msg.started_at_ms();
+  if (!a->row.started_at_ms) a->row.started_at_ms = clock_->NowMs();
+  Touch(a);
+  if (a->stage) MarkChanged(a->stage);
+}
+
+void Scheduler::HandleExited(AgentState* agent, const v1::AttemptExited& msg) {
+  v1::CoordinatorMessage ack;
+  ack.mutable_ack_exit()->set_attempt_id(msg.attempt_id());
+  SendToAgent(agent->row.id, ack);
+
+  AttemptState* a = FindAttempt(msg.attempt_id());
+  if (a == nullptr || a->row.agent_id != agent->row.id) {
+    // Not a live attempt of this agent: an attempt already declared lost (or fenced) that ran
+    // on. Its result goes into its own history and changes nothing else.
+    AttemptState* old = FindAnyAttempt(msg.attempt_id());
+    if (old != nullptr && old->row.agent_id == agent->row.id && !old->row.exit_code) {
+      old->row.exit_code = msg.exit_code();
+      old->row.signal = msg.signal();
+      old->row.reason += StrCat(" (it ended later on ", agent->row.id, ": ",
+                                msg.signal() ? SignalText(msg.signal())
+                                             : StrCat("exit ", msg.exit_code()), ")");
+      Touch(old);
+    }
+    return;
+  }
+  a->row.exit_code = msg.exit_code();
+  a->row.signal = msg.signal();
+  a->row.ended_at_ms = msg.ended_at_ms() > 0 ? msg.ended_at_ms() : clock_->NowMs();
+  if (msg.last_seq() > a->row.events) a->row.events = msg.last_seq();
+
+  std::string kind, reason;
+  v1::AttemptState state = v1::ATTEMPT_EXITED;
+  if (!a->kill_reason.empty()) {
+    kind = a->kill_reason;
+    reason = a->kill_detail.empty() ? kind : StrCat(kind, ": ", a->kill_detail);
+    state = v1::ATTEMPT_KILLED;
+  } else if (StartsWith(msg.reason(), "lost")) {
+    kind = "lost";
+    reason = msg.reason();
+    state = v1::ATTEMPT_LOST;
+  } else if (msg.start_failed()) {
+    kind = "start";
+    reason = msg.reason().empty() ? "could not start" : msg.reason();
+  } else if (msg.signal() != 0) {
+    kind = "signal";
+    reason = SignalText(msg.signal());
+    state = v1::ATTEMPT_KILLED;
+  } else if (msg.exit_code() != 0) {
+    kind = "exit";
+    reason = StrCat("exit ", msg.exit_code());
+  } else {
+    kind = "success";
+  }
+  AttemptEnded(a, state, kind, reason);
+}
+
+int64_t Scheduler::BackoffMs(const workflow::RetryPolicy& policy, int retry_number) {
+  double base = static_cast<double>(policy.backoff_ms);
+  for (int i = 1; i < retry_number && base < static_cast<double>(policy.max_backoff_ms); ++i) {
+    base *= 2;
+  }
+  base = std::min(base, static_cast<double>(policy.max_backoff_ms));
+  // "Equal jitter": half fixed, half random, so retries of many stages spread out but none
+  // comes back sooner than half the backoff.
+  std::uniform_real_distribution<double> dist(0.5, 1.0);
+  return static_cast<int64_t>(base * dist(rng_));
+}
+
+void Scheduler::AttemptEnded(AttemptState* a, v1::AttemptState state, const std::string& kind,
+                             const std::string& reason) {
+  int64_t now = clock_->NowMs();
+  a->row.state = state;
+  a->row.reason = kind == "success" ? "" : reason;
+  if (!a->row.ended_at_ms) a->row.ended_at_ms = now;
+  a->timer_gen++;
+  Touch(a);
+  ReleaseResources(a);
+  attempts_.erase(a->row.id);
+  StageState* s = a->stage;
+  if (s == nullptr || s->current != a) return;
+  s->current = nullptr;
+  MarkChanged(s);
+  auto log = GetLogger("scheduler");
+  std::string kind_now = kind, reason_now = reason;
+  if (IsService(s)) {
+    if (ServiceAttemptEnded(a, kind, reason)) return;
+    if (kind == "success") {  // a service that ends by itself while needed has failed
+      kind_now = "exit";
+      reason_now = "exited (code 0) while dependents needed it";
+    }
+  }
+  AttemptFailedOrSucceeded(s, a, kind_now, reason_now);
+}
+
+void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const std::string& kind,
+                                         const std::string& reason) {
+  int64_t now = clock_->NowMs();
+  auto log = GetLogger("scheduler");
+  if (kind == "success") {
+    StageSucceeded(s);
+    return;
+  }
+  log->info("run {} stage {} attempt {}: {}", s->run->row.id, s->row.name, a->row.number, reason);
+  if (kind == "cancelled" || s->run->cancel_requested) {
+    StageFailed(s, v1::STAGE_CANCELLED, reason);
+    return;
+  }
+  const workflow::RetryPolicy& policy = s->spec->retry;
+  bool retry_on_kind = policy.on.count(kind) > 0;
+  if (retry_on_kind && kind == "exit" && !policy.exit_codes.empty()) {
+    retry_on_kind = false;
+    for (int code : policy.exit_codes) {
+      if (a->row.exit_code && code == *a->row.exit_code) retry_on_kind = true;
+    }
+  }
+  if (retry_on_kind && s->row.retries_used < policy.limit) {
+    s->row.retries_used++;
+    int64_t delay = BackoffMs(policy, s->row.retries_used);
+    s->row.next_retry_at_ms = now + delay;
+    s->retry_gen++;
+    SetStageStatus(s, v1::STAGE_WAITING,
+                   StrCat(reason, "; retry ", s->row.retries_used, "/", policy.limit, " in ",
+                          FormatDurationMs(delay)));
+    timers_.Push({now + delay, TimerKind::kRetry, s->row.id, "", s->retry_gen});
+    return;
+  }
+  std::string final_reason = reason;
+  if (retry_on_kind && policy.limit > 0) {
+    final_reason += StrCat(" (after ", policy.limit, " retries)");
+  }
+  StageFailed(s, v1::STAGE_FAILED, final_reason);
+}
+
+}  // namespace longhaul::scheduler

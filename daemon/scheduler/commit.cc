@@ -1,0 +1,79 @@
+// The batch boundary: write what changed, then act on it once it is durable.
+#include "core/logging.h"
+#include "core/strings.h"
+#include "daemon/scheduler/scheduler.h"
+#include "proto/state_names.h"
+
+namespace longhaul::scheduler {
+
+Status Scheduler::FlushToStore() {
+  for (RunState* r : dirty_runs_) {
+    RETURN_IF_ERROR(store_->UpdateRun(r->row));
+    r->dirty = false;
+  }
+  dirty_runs_.clear();
+  for (StageState* s : dirty_stages_) {
+    RETURN_IF_ERROR(store_->UpdateStage(s->row));
+    s->dirty = false;
+  }
+  dirty_stages_.clear();
+  for (AttemptState* a : dirty_attempts_) {
+    RETURN_IF_ERROR(store_->UpdateAttempt(a->row));
+    a->dirty = false;
+  }
+  dirty_attempts_.clear();
+  for (AgentState* a : dirty_agents_) {
+    RETURN_IF_ERROR(store_->UpsertAgent(a->row));
+    a->dirty = false;
+  }
+  dirty_agents_.clear();
+  return OkStatus();
+}
+
+void Scheduler::AfterCommit() {
+  for (auto& [session, msg] : outbox_) link_->Send(session, msg);
+  outbox_.clear();
+  std::vector<std::function<void()>> callbacks;
+  callbacks.swap(after_commit_);
+  for (auto& cb : callbacks) cb();
+
+  for (int64_t run_id : changed_runs_) {
+    auto run_it = runs_.find(run_id);
+    if (run_it == runs_.end()) continue;
+    RunState* run = run_it->second.get();
+    auto w = watchers_.find(run_id);
+    if (w != watchers_.end()) {
+      v1::RunUpdate update;
+      *update.mutable_run() = SnapshotRun(*run, false);
+      bool final = IsTerminal(run->row.status);
+      auto& list = w->second;
+      for (auto& watcher : list) watcher->Push(update, final);
+      list.erase(std::remove_if(list.begin(), list.end(),
+                                [final](const auto& x) { return final || x->cancelled(); }),
+                 list.end());
+      if (list.empty()) watchers_.erase(w);
+    }
+    run->changed_stages.clear();
+  }
+  changed_runs_.clear();
+
+  for (int64_t run_id : ended_runs_) {
+    auto it = runs_.find(run_id);
+    if (it == runs_.end() || !IsTerminal(it->second->row.status)) continue;
+    for (auto& s : it->second->stages) {
+      stage_owner_.erase(s->row.id);
+      for (auto& a : s->attempts) attempts_.erase(a->row.id);
+    }
+    auto w = watchers_.find(run_id);
+    if (w != watchers_.end()) {
+      v1::RunUpdate update;
+      *update.mutable_run() = SnapshotRun(*it->second, false);
+      for (auto& watcher : w->second) watcher->Push(update, true);
+      watchers_.erase(w);
+    }
+    runs_.erase(it);
+  }
+  ended_runs_.clear();
+}
+
+}  // namespace longhaul::scheduler

@@ -1,0 +1,224 @@
+// Placing ready stages on agents and building their StartAttempt.
+#include "core/logging.h"
+#include "core/strings.h"
+#include "daemon/scheduler/scheduler.h"
+#include "daemon/workflow/template.h"
+#include "proto/state_names.h"
+
+namespace longhaul::scheduler {
+namespace {
+
+constexpr double kEps = 1e-9;
+
+bool Fits(const v1::Resources& free, const v1::Resources& req) {
+  return free.cpus() + kEps >= req.cpus() && free.memory_bytes() >= req.memory_bytes() &&
+         free.gpus() >= req.gpus();
+}
+
+std::string DescribeNeed(const v1::Resources& r) {
+  std::vector<std::string> parts;
+  parts.push_back(StrCat(r.cpus(), " cpus"));
+  if (r.memory_bytes() > 0) parts.push_back(StrCat(r.memory_bytes() >> 20, " MiB"));
+  if (r.gpus() > 0) parts.push_back(StrCat(r.gpus(), " GPUs"));
+  return StrJoin(parts, ", ");
+}
+
+}  // namespace
+
+AgentState* Scheduler::PickAgent(const StageState* s) {
+  const v1::Resources& req = s->row.resources;
+  auto usable = [&](const AgentState* a) {
+    return a->session != 0 && a->reachable && Fits(a->free, req);
+  };
+  // A resumable stage goes back to the node that holds its output dir when it can.
+  if (s->spec->resume && !s->previous_agent.empty()) {
+    auto it = agents_.find(s->previous_agent);
+    if (it != agents_.end() && usable(it->second.get())) return it->second.get();
+  }
+  AgentState* best = nullptr;
+  for (auto& [id, a] : agents_) {
+    if (!usable(a.get())) continue;
+    if (best == nullptr || a->free.cpus() > best->free.cpus() + kEps) best = a.get();
+  }
+  return best;
+}
+
+void Scheduler::Dispatch() {
+  if (!dispatch_needed_) return;
+  dispatch_needed_ = false;
+  if (ready_.empty()) return;
+  // What the roomiest agent offers in each dimension: a stage that asks for more fits nowhere,
+  // which is a cheap test to make before looking at every agent.
+  v1::Resources most;
+  bool any = false;
+  for (auto& [id, a] : agents_) {
+    if (a->session == 0 || !a->reachable) continue;
+    any = true;
+    most.set_cpus(std::max(most.cpus(), a->free.cpus()));
+    most.set_memory_bytes(std::max(most.memory_bytes(), a->free.memory_bytes()));
+    most.set_gpus(std::max(most.gpus(), a->free.gpus()));
+  }
+  if (!any) return;
+  for (auto it = ready_.begin(); it != ready_.end();) {
+    auto [run_id, index] = *it;
+    ++it;  // StartAttemptOn removes the entry
+    StageState* s = runs_.at(run_id)->stages[index].get();
+    AgentState* agent = Fits(most, s->row.resources) ? PickAgent(s) : nullptr;
+    if (agent == nullptr) {
+      std::string why = StrCat("waiting for an agent with ", DescribeNeed(s->row.resources), " free");
+      if (s->row.reason != why) {
+        s->row.reason = why;
+        MarkChanged(s);
+      }
+      continue;
+    }
+    Status st = StartAttemptOn(s, agent);
+    if (!st.ok()) {
+      GetLogger("scheduler")->warn("run {} stage {}: {}", run_id, s->row.name,
+                                   ToStd(st.message()));
+    }
+    most = v1::Resources();
+    for (auto& [id, a] : agents_) {
+      if (a->session == 0 || !a->reachable) continue;
+      most.set_cpus(std::max(most.cpus(), a->free.cpus()));
+      most.set_memory_bytes(std::max(most.memory_bytes(), a->free.memory_bytes()));
+      most.set_gpus(std::max(most.gpus(), a->free.gpus()));
+    }
+  }
+}
+
+std::string Scheduler::OutputDir(const StageState* s, const AgentState* agent, int number) const {
+  std::string dir = StrCat(agent->row.data_dir, "/runs/", s->run->row.id, "/", s->row.name);
+  if (!s->spec->resume) dir += StrCat("/attempt-", number);
+  return dir;
+}
+
+Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
+  RunState* run = s->run;
+  int number = s->row.attempt_count + 1;
+  std::string output_dir = OutputDir(s, agent, number);
+
+  workflow::TemplateContext ctx;
+  ctx.params = &run->row.params;
+  ctx.outputs = [run](const std::string& stage,
+                      const std::string& name) -> std::optional<std::string> {
+    StageState* up = run->Find(stage);
+    if (up == nullptr) return std::nullopt;
+    auto it = up->row.outputs.find(name);
+    if (it == up->row.outputs.end()) return std::nullopt;
+    return it->second;
+  };
+  ctx.output_dir = output_dir;
+  ctx.run_id = run->row.id;
+
+  v1::StartAttempt start;
+  for (const std::string& arg : s->spec->run) {
+    Result<std::string> expanded = workflow::ExpandTemplate(arg, ctx);
+    if (!expanded.ok()) {
+      StageFailed(s, v1::STAGE_FAILED, StrCat("cannot start: ", ToStd(expanded.status().message())));
+      return expanded.status();
+    }
+    start.add_argv(*expanded);
+  }
+  for (const auto& [key, value] : s->spec->env) {
+    Result<std::string> expanded = workflow::ExpandTemplate(value, ctx);
+    if (!expanded.ok()) {
+      StageFailed(s, v1::STAGE_FAILED,
+                  StrCat("cannot start: env ", key, ": ", ToStd(expanded.status().message())));
+      return expanded.status();
+    }
+    (*start.mutable_env())[key] = *expanded;
+  }
+
+  auto attempt = std::make_unique<AttemptState>();
+  AttemptState* a = attempt.get();
+  a->stage = s;
+  a->row.stage_id = s->row.id;
+  a->row.run_id = run->row.id;
+  a->row.number = number;
+  a->row.agent_id = agent->row.id;
+  a->row.state = v1::ATTEMPT_STARTING;
+  a->row.output_dir = output_dir;
+  a->row.created_at_ms = clock_->NowMs();
+  RETURN_IF_ERROR(store_->InsertAttempt(&a->row));
+
+  // Resources and GPUs held until the attempt ends.
+  a->held = s->row.resources;
+  agent->free.set_cpus(agent->free.cpus() - a->held.cpus());
+  agent->free.set_memory_bytes(agent->free.memory_bytes() - a->held.memory_bytes());
+  agent->free.set_gpus(agent->free.gpus() - a->held.gpus());
+  for (size_t g = 0; g < agent->gpu_busy.size() && static_cast<int>(a->gpus.size()) < a->held.gpus();
+       ++g) {
+    if (!agent->gpu_busy[g]) {
+      agent->gpu_busy[g] = true;
+      a->gpus.push_back(static_cast<int>(g));
+    }
+  }
+  a->holds_resources = true;
+  agent->attempts.insert(a->row.id);
+
+  start.set_attempt_id(a->row.id);
+  start.set_run_id(run->row.id);
+  start.set_stage(s->row.name);
+  start.set_attempt(number);
+  start.set_output_dir(output_dir);
+  bool resume = s->spec->resume && number > 1;
+  start.set_resume(resume);
+  if (resume) start.set_checkpoint(s->row.checkpoint);
+  for (int g : a->gpus) start.add_gpus(g);
+  *start.mutable_resources() = a->held;
+  start.set_grace_ms(s->spec->grace_ms);
+  a->row.start_blob = start.SerializeAsString();
+  Touch(a);
+
+  s->row.attempt_count = number;
+  s->row.agent_id = agent->row.id;
+  s->current = a;
+  s->previous_agent = agent->row.id;
+  s->attempts.push_back(std::move(attempt));
+  attempts_[a->row.id] = a;
+  a->last_progress_ms = clock_->NowMs();
+  SetStageStatus(s, IsService(s) ? v1::STAGE_STARTING : v1::STAGE_RUNNING, "");
+  ArmAttemptTimers(a);
+
+  v1::CoordinatorMessage msg;
+  *msg.mutable_start() = std::move(start);
+  SendToAgent(agent->row.id, msg);
+  return OkStatus();
+}
+
+void Scheduler::ReleaseResources(AttemptState* a) {
+  if (!a->holds_resources) return;
+  a->holds_resources = false;
+  auto it = agents_.find(a->row.agent_id);
+  if (it == agents_.end()) return;
+  AgentState* agent = it->second.get();
+  agent->free.set_cpus(agent->free.cpus() + a->held.cpus());
+  agent->free.set_memory_bytes(agent->free.memory_bytes() + a->held.memory_bytes());
+  agent->free.set_gpus(agent->free.gpus() + a->held.gpus());
+  for (int g : a->gpus) {
+    if (g >= 0 && g < static_cast<int>(agent->gpu_busy.size())) agent->gpu_busy[g] = false;
+  }
+  agent->attempts.erase(a->row.id);
+  dispatch_needed_ = true;
+}
+
+void Scheduler::SendToAgent(const std::string& agent_id, const v1::CoordinatorMessage& msg) {
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end() || it->second->session == 0) return;  // re-sent on reconnect
+  outbox_.emplace_back(it->second->session, msg);
+}
+
+void Scheduler::StopAttempt(AttemptState* a, const std::string& kind, const std::string& detail) {
+  if (a->kill_reason.empty()) {
+    a->kill_reason = kind;
+    a->kill_detail = detail;
+  }
+  v1::CoordinatorMessage msg;
+  msg.mutable_cancel()->set_attempt_id(a->row.id);
+  msg.mutable_cancel()->set_reason(a->kill_reason);
+  msg.mutable_cancel()->set_grace_ms(a->stage ? a->stage->spec->grace_ms : 10'000);
+  SendToAgent(a->row.agent_id, msg);
+}
+
+}  // namespace longhaul::scheduler

@@ -1,0 +1,127 @@
+// Stage events: stored once per (attempt, seq), then applied to the stage (progress and ETA,
+// metrics, outputs, artifacts, checkpoints, messages). A malformed line is stored and counted
+// as a warning with its line number; it never fails the attempt.
+#include "core/event.h"
+#include "core/logging.h"
+#include "core/strings.h"
+#include "daemon/scheduler/scheduler.h"
+#include "proto/state_names.h"
+
+namespace longhaul::scheduler {
+namespace {
+
+std::string Resolve(const std::string& base, const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  return base + "/" + path;
+}
+
+}  // namespace
+
+void Scheduler::HandleEvents(AgentState* agent, const v1::AttemptEvents& msg) {
+  AttemptState* a = FindAnyAttempt(msg.attempt_id());
+  int64_t max_seq = 0;
+  if (a != nullptr && a->row.agent_id == agent->row.id) {
+    for (const v1::EventRecord& rec : msg.events()) {
+      Result<StageEvent> parsed = ParseEventLine(rec.line());
+      store::EventRow row{rec.seq(), rec.ts_ms(),
+                          parsed.ok() ? std::string(EventTypeName(parsed->type)) : "malformed",
+                          rec.line()};
+      Result<bool> inserted = store_->InsertEvent(a->row.id, row);
+      if (!inserted.ok()) {
+        // Not acknowledged: the agent keeps the events and sends them again.
+        GetLogger("scheduler")->error("attempt {}: storing events: {}", a->row.id,
+                                      ToStd(inserted.status().message()));
+        return;
+      }
+      max_seq = std::max(max_seq, rec.seq());
+      if (!*inserted) continue;  // a re-send of an event already stored
+      if (!parsed.ok()) {
+        a->row.malformed++;
+        a->row.last_malformed =
+            StrCat("line ", rec.seq(), ": ", ToStd(parsed.status().message()));
+        Touch(a);
+        if (a->stage && a->stage->current == a) {
+          a->stage->row.malformed++;
+          a->stage->row.last_malformed = a->row.last_malformed;
+          MarkChanged(a->stage);
+        }
+        continue;
+      }
+      if (a->stage && a->stage->current == a) ApplyEvent(a, *parsed, rec.ts_ms());
+    }
+    if (max_seq > a->row.events) {
+      a->row.events = max_seq;
+      Touch(a);
+    }
+  } else {
+    for (const v1::EventRecord& rec : msg.events()) max_seq = std::max(max_seq, rec.seq());
+    GetLogger("scheduler")->debug("events for unknown attempt {} from {} dropped",
+                                  msg.attempt_id(), agent->row.id);
+  }
+  if (max_seq > 0) {
+    v1::CoordinatorMessage ack;
+    ack.mutable_ack_events()->set_attempt_id(msg.attempt_id());
+    ack.mutable_ack_events()->set_up_to_seq(max_seq);
+    SendToAgent(agent->row.id, ack);
+  }
+}
+
+void Scheduler::ApplyEvent(AttemptState* a, const StageEvent& ev, int64_t ts_ms) {
+  StageState* s = a->stage;
+  int64_t now = clock_->NowMs();
+  switch (ev.type) {
+    case EventType::kProgress: {
+      store::ProgressRow p = s->row.progress.value_or(store::ProgressRow{});
+      p.done = ev.done;
+      if (ev.total) p.total = *ev.total;
+      if (!ev.unit.empty()) p.unit = ev.unit;
+      // The agent's clock: events re-sent in a burst after a reconnect keep their spacing.
+      s->rate.Observe(ev.done, ts_ms > 0 ? ts_ms : now);
+      p.rate = s->rate.rate();
+      p.eta_seconds = s->rate.EtaSeconds(p.done, p.total).value_or(-1);
+      p.updated_at_ms = now;
+      s->row.progress = p;
+      a->last_progress_ms = now;
+      break;
+    }
+    case EventType::kMetric: {
+      store::MetricRow m{s->row.id, a->row.id, a->row.number, ev.name, ev.value, ev.step, now};
+      Status st = store_->InsertMetric(m);
+      if (!st.ok()) GetLogger("scheduler")->error("storing metric: {}", ToStd(st.message()));
+      v1::Metric& latest = s->latest_metrics[ev.name];
+      latest.set_name(ev.name);
+      latest.set_value(ev.value);
+      latest.set_step(ev.step.value_or(-1));
+      latest.set_attempt(a->row.number);
+      latest.set_ts_ms(now);
+      break;
+    }
+    case EventType::kOutput:
+      s->row.outputs[ev.name] = ev.text;
+      break;
+    case EventType::kArtifact: {
+      store::ArtifactRow art{s->row.id, a->row.id,       a->row.number, ev.name,
+                             Resolve(a->row.output_dir, ev.path), ev.bytes, a->row.agent_id, now};
+      Status st = store_->InsertArtifact(art);
+      if (!st.ok()) GetLogger("scheduler")->error("storing artifact: {}", ToStd(st.message()));
+      break;
+    }
+    case EventType::kCheckpoint:
+      s->row.checkpoint = Resolve(a->row.output_dir, ev.path);
+      s->row.checkpoint_step = ev.step;
+      break;
+    case EventType::kReady:
+      if (IsService(s) && s->row.status == v1::STAGE_STARTING) {
+        SetStageStatus(s, v1::STAGE_SERVING, "");
+        Propagate(s);  // its dependents may run now
+      }
+      break;
+    case EventType::kMessage:
+      s->row.last_message = ev.text;
+      s->row.last_message_level = ev.level;
+      break;
+  }
+  MarkChanged(s);
+}
+
+}  // namespace longhaul::scheduler

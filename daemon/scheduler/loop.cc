@@ -1,0 +1,146 @@
+#include "daemon/scheduler/loop.h"
+
+#include <chrono>
+
+#include "core/logging.h"
+#include "core/strings.h"
+
+namespace longhaul::scheduler {
+namespace {
+
+constexpr size_t kMaxTasksPerBatch = 2000;
+
+}  // namespace
+
+SchedulerLoop::SchedulerLoop(Scheduler* scheduler, store::SqliteStore* store, Clock* clock)
+    : scheduler_(scheduler), store_(store), clock_(clock) {}
+
+SchedulerLoop::~SchedulerLoop() { Stop(); }
+
+Status SchedulerLoop::Start() {
+  RETURN_IF_ERROR(store_->Begin());
+  Status st = scheduler_->Recover();
+  if (st.ok()) st = scheduler_->FlushToStore();
+  if (!st.ok()) {
+    store_->Rollback();
+    return st;
+  }
+  RETURN_IF_ERROR(store_->Commit());
+  scheduler_->AfterCommit();
+  thread_ = std::thread([this] { Run(); });
+  return OkStatus();
+}
+
+void SchedulerLoop::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::deque<Task> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    left.swap(tasks_);
+  }
+  for (auto& t : left) {
+    if (t.done) t.done(absl::CancelledError("the coordinator is stopping"));
+  }
+}
+
+void SchedulerLoop::Post(std::function<void()> fn) { Enqueue(Task{std::move(fn), nullptr}); }
+
+void SchedulerLoop::Enqueue(Task task) {
+  task.posted_ms = clock_->NowMs();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) {
+      if (task.done) task.done(absl::CancelledError("the coordinator is stopping"));
+      return;
+    }
+    tasks_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
+uint64_t SchedulerLoop::batches() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return batches_;
+}
+
+void SchedulerLoop::Run() {
+  auto log = GetLogger("scheduler");
+  for (;;) {
+    std::deque<Task> batch;
+    int64_t lag_ms = 0;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      for (;;) {
+        if (stopping_) return;
+        if (!tasks_.empty()) break;
+        std::optional<int64_t> deadline = scheduler_->NextDeadline();
+        int64_t now = clock_->NowMs();
+        if (deadline && *deadline <= now) break;
+        if (deadline) {
+          cv_.wait_for(lock, std::chrono::milliseconds(*deadline - now));
+          int64_t late = clock_->NowMs() - *deadline;
+          if (tasks_.empty() && late > 0) lag_ms = late;
+        } else {
+          cv_.wait(lock);
+        }
+      }
+      while (!tasks_.empty() && batch.size() < kMaxTasksPerBatch) {
+        batch.push_back(std::move(tasks_.front()));
+        tasks_.pop_front();
+      }
+    }
+    if (!batch.empty()) {
+      // A task that waited long in the queue means the loop itself was held up.
+      lag_ms = std::max(lag_ms, clock_->NowMs() - batch.front().posted_ms);
+    }
+    Status st = RunBatch(batch, lag_ms);
+    if (!st.ok()) {
+      log->error("store commit failed: {}; reloading state from the store",
+                 ToStd(st.message()));
+      for (auto& t : batch) {
+        if (t.done) t.done(st);
+      }
+      // Whatever the batch decided is gone; start again from the last committed state. Agents
+      // reconnect and report, and unacknowledged events are sent again.
+      Status rec = store_->Begin();
+      if (rec.ok()) rec = scheduler_->Recover();
+      if (rec.ok()) rec = scheduler_->FlushToStore();
+      if (rec.ok()) rec = store_->Commit();
+      if (!rec.ok()) {
+        store_->Rollback();
+        log->error("recovery after a failed commit failed too: {}", ToStd(rec.message()));
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait_for(lock, std::chrono::seconds(1));
+      }
+      continue;
+    }
+    for (auto& t : batch) {
+      if (t.done) t.done(OkStatus());
+    }
+  }
+}
+
+Status SchedulerLoop::RunBatch(std::deque<Task>& tasks, int64_t lag_ms) {
+  RETURN_IF_ERROR(store_->Begin());
+  scheduler_->Tick(lag_ms);
+  for (auto& t : tasks) t.run();
+  scheduler_->Dispatch();
+  Status st = scheduler_->FlushToStore();
+  if (st.ok()) st = store_->Commit();
+  if (!st.ok()) {
+    store_->Rollback();
+    return st;
+  }
+  scheduler_->AfterCommit();
+  std::lock_guard<std::mutex> lock(mu_);
+  ++batches_;
+  return OkStatus();
+}
+
+}  // namespace longhaul::scheduler

@@ -1,0 +1,80 @@
+// The scheduler's thread. Inputs (client calls, agent messages) are posted as tasks; the loop
+// runs every pending task and every due timer as one batch inside one store transaction, then
+// commits, then lets the scheduler send what the batch decided. It sleeps until the next task
+// or the next deadline: no polling.
+//
+// Thread-safe: Post() and Call() from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "core/clock.h"
+#include "core/status.h"
+#include "daemon/scheduler/scheduler.h"
+#include "daemon/store/sqlite_store.h"
+
+namespace longhaul::scheduler {
+
+class SchedulerLoop {
+ public:
+  SchedulerLoop(Scheduler* scheduler, store::SqliteStore* store, Clock* clock);
+  ~SchedulerLoop();
+
+  // Recovers the scheduler from the store, then starts the thread.
+  Status Start();
+  // Finishes the batch in progress and stops. Tasks not run yet get Cancelled.
+  void Stop();
+
+  // Runs `fn` on the loop; no answer.
+  void Post(std::function<void()> fn);
+
+  // Runs `fn` on the loop and waits until the batch that ran it has committed. Returns fn's
+  // result, or the commit's error (the batch's decisions were then not kept).
+  template <typename T>
+  Result<T> Call(std::function<Result<T>()> fn) {
+    auto promise = std::make_shared<std::promise<Result<T>>>();
+    auto result = std::make_shared<std::optional<Result<T>>>();
+    Enqueue(Task{[fn, result] { *result = fn(); },
+                 [promise, result](const Status& commit) {
+                   if (!commit.ok()) {
+                     promise->set_value(commit);
+                   } else if (result->has_value()) {
+                     promise->set_value(std::move(**result));
+                   } else {
+                     promise->set_value(absl::CancelledError("the coordinator is stopping"));
+                   }
+                 }});
+    return promise->get_future().get();
+  }
+
+  // Batches committed so far (for benchmarks and tests).
+  uint64_t batches() const;
+
+ private:
+  struct Task {
+    std::function<void()> run;
+    std::function<void(const Status&)> done;  // may be empty
+    int64_t posted_ms = 0;
+  };
+  void Enqueue(Task task);
+  void Run();
+  Status RunBatch(std::deque<Task>& tasks, int64_t lag_ms);
+
+  Scheduler* scheduler_;
+  store::SqliteStore* store_;
+  Clock* clock_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Task> tasks_;
+  bool stopping_ = false;
+  uint64_t batches_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace longhaul::scheduler

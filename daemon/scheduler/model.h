@@ -1,0 +1,81 @@
+// The scheduler's in-memory model of active runs and connected agents. Owned and touched only
+// by the scheduler loop thread. Rows mirror the store; `dirty` marks what must be written
+// before the loop's next commit.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/scheduler/rate_estimator.h"
+#include "daemon/store/rows.h"
+#include "daemon/workflow/workflow.h"
+#include "longhaul/v1/types.pb.h"
+
+namespace longhaul::scheduler {
+
+struct RunState;
+struct StageState;
+
+struct AttemptState {
+  store::AttemptRow row;
+  StageState* stage = nullptr;
+  v1::Resources held;          // released when the attempt ends
+  std::vector<int> gpus;       // device indices held on the agent
+  bool holds_resources = false;
+  std::string kill_reason;     // set when longhaul asked the agent to stop it
+  int64_t last_progress_ms = 0;
+  uint64_t timer_gen = 0;      // bumps to invalidate this attempt's timers
+  bool exit_reported = false;  // Hello said it ended; AttemptExited will follow
+  std::string kill_detail;     // "ran longer than 30s", for the attempt's reason
+  bool dirty = false;
+};
+
+struct StageState {
+  store::StageRow row;
+  const workflow::StageSpec* spec = nullptr;  // points into run->workflow
+  RunState* run = nullptr;
+  int index = 0;                    // in run->stages (topological order)
+  std::vector<int> deps;            // indexes of stages it needs
+  std::vector<int> dependents;      // indexes of stages that need it
+  std::vector<std::unique_ptr<AttemptState>> attempts;
+  AttemptState* current = nullptr;  // the attempt that counts, while one runs
+  std::map<std::string, v1::Metric> latest_metrics;
+  RateEstimator rate;
+  uint64_t retry_gen = 0;
+  bool dirty = false;
+  std::string previous_agent;  // where the last attempt ran (resume affinity)
+};
+
+struct RunState {
+  store::RunRow row;
+  workflow::Workflow workflow;
+  std::vector<std::unique_ptr<StageState>> stages;
+  std::map<std::string, int> index_by_name;
+  bool cancel_requested = false;
+  bool dirty = false;
+  std::set<int> changed_stages;  // since the last watch update
+
+  StageState* Find(const std::string& name) {
+    auto it = index_by_name.find(name);
+    return it == index_by_name.end() ? nullptr : stages[it->second].get();
+  }
+};
+
+struct AgentState {
+  store::AgentRow row;
+  uint64_t session = 0;  // 0: no live stream
+  bool reachable = false;
+  v1::Resources free;
+  std::vector<bool> gpu_busy;
+  std::set<int64_t> attempts;  // attempt ids placed here and not ended
+  std::set<int64_t> lost_attempts;  // declared lost while here; fenced if the agent returns
+  uint64_t timer_gen = 0;
+  bool dirty = false;
+};
+
+}  // namespace longhaul::scheduler

@@ -1,0 +1,24 @@
+// Tunables of the scheduler. Defaults suit real campaigns; tests shrink the timeouts.
+#pragma once
+
+#include <cstdint>
+
+namespace longhaul::scheduler {
+
+struct SchedulerOptions {
+  // An agent with no heartbeat for this long is unreachable and its attempts `unknown`.
+  int64_t agent_timeout_ms = 15'000;
+  // An agent silent this long is lost: its attempts are `lost` and the retry policy acts. Long
+  // enough to ride out a minute-long network drop.
+  int64_t lost_after_ms = 180'000;
+  // How often agents send heartbeats (told to them in Welcome).
+  int64_t heartbeat_interval_ms = 1'000;
+  // Seed for retry jitter; fixed in tests.
+  uint64_t seed = 0;
+  // Progress rate smoothing time constant.
+  int64_t rate_tau_ms = 30'000;
+  // How long a ReadLog waits for the agent's answer.
+  int64_t log_timeout_ms = 10'000;
+};
+
+}  // namespace longhaul::scheduler

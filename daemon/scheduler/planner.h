@@ -1,0 +1,49 @@
+// What a submission will do with each stage: run it, or reuse an earlier run's result
+// (DESIGN.md "Caching and pivot"), and why. Planning reads only committed state, so it runs on
+// the caller's thread; the artifact check in between asks agents (see rpc/client_service.cc).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "daemon/store/sqlite_store.h"
+#include "daemon/workflow/cache_key.h"
+#include "daemon/workflow/workflow.h"
+#include "longhaul/v1/client.pb.h"
+
+namespace longhaul::scheduler {
+
+struct SubmitInput;
+
+struct StagePlan {
+  std::string stage;
+  bool service = false;
+  std::string action = "run";  // "run", "reuse", or "skip" (a service nothing needs)
+  std::string reason;
+  workflow::StageFingerprint fingerprint;
+  std::optional<store::CacheHit> hit;  // set when action is "reuse"
+};
+
+struct RunPlan {
+  std::map<std::string, std::string> params;  // every param's value
+  std::vector<StagePlan> stages;               // the workflow's topological order
+  std::optional<int64_t> reference_run;        // whose stages the reasons compare against
+};
+
+// Fingerprints every stage and finds reuse candidates; reasons compare with the parent run (a
+// pivot) or else the newest earlier run of the same workflow. Artifacts are not checked here.
+Result<RunPlan> PlanRun(store::SqliteStore* store, const SubmitInput& input);
+
+// Turns a reuse candidate into a run (its artifacts are gone, say).
+void RerunStage(RunPlan* plan, size_t index, std::string reason);
+
+// Decides the services: one runs only when a stage that needs it runs. Call after every
+// RerunStage.
+void FinalizePlan(const workflow::Workflow& wf, RunPlan* plan);
+
+std::vector<v1::PlanEntry> PlanEntries(const RunPlan& plan);
+
+}  // namespace longhaul::scheduler

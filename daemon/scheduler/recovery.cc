@@ -1,0 +1,174 @@
+// Loading the model from the store: at coordinator start, after a failed commit, and when a
+// manual retry brings an ended run back.
+#include "core/logging.h"
+#include "core/strings.h"
+#include "daemon/scheduler/scheduler.h"
+#include "proto/state_names.h"
+
+namespace longhaul::scheduler {
+
+Status Scheduler::Recover() {
+  for (const auto& [session, agent] : sessions_) link_->Close(session);
+  sessions_.clear();
+  runs_.clear();
+  attempts_.clear();
+  agents_.clear();
+  ready_.clear();
+  stage_owner_.clear();
+  timers_ = TimerQueue();
+  outbox_.clear();
+  ended_runs_.clear();
+  for (auto& [id, p] : pending_logs_) p.done(absl::UnavailableError("coordinator state reloaded"));
+  pending_logs_.clear();
+  for (auto& [id, p] : pending_checks_) p.done(absl::UnavailableError("coordinator reloaded"));
+  pending_checks_.clear();
+
+  int64_t now = clock_->NowMs();
+  started_at_ms_ = now;
+  last_tick_ms_ = now;
+  // Agents known from before. None is connected yet; each gets the full grace period from now,
+  // so the coordinator's own downtime never counts against an agent.
+  ASSIGN_OR_RETURN(auto agent_rows, store_->LoadAgents());
+  for (auto& row : agent_rows) {
+    auto agent = std::make_unique<AgentState>();
+    agent->row = std::move(row);
+    agent->row.state = v1::AGENT_DISCONNECTED;
+    agent->row.last_seen_ms = now;
+    agent->free = agent->row.resources;
+    agent->gpu_busy.assign(static_cast<size_t>(agent->row.resources.gpus()), false);
+    agents_[agent->row.id] = std::move(agent);
+  }
+  ASSIGN_OR_RETURN(auto runs, store_->LoadActiveRuns());
+  for (const auto& run_row : runs) {
+    Result<RunState*> loaded = LoadRunIntoMemory(run_row.id);
+    if (!loaded.ok()) {
+      GetLogger("scheduler")->error("run {}: cannot recover: {}", run_row.id,
+                                    ToStd(loaded.status().message()));
+    }
+  }
+  for (auto& [id, agent] : agents_) {
+    if (!agent->attempts.empty()) ArmAgentTimers(agent.get());
+  }
+  GetLogger("scheduler")->info("recovered {} active run(s), {} live attempt(s), {} agent(s)",
+                               runs_.size(), attempts_.size(), agents_.size());
+  return OkStatus();
+}
+
+Result<RunState*> Scheduler::LoadRunIntoMemory(int64_t run_id) {
+  auto it = runs_.find(run_id);
+  if (it != runs_.end()) return it->second.get();
+  ASSIGN_OR_RETURN(store::RunRow row, store_->LoadRun(run_id));
+  ASSIGN_OR_RETURN(auto stages, store_->LoadStages(run_id));
+  ASSIGN_OR_RETURN(auto attempts, store_->LoadAttempts(run_id));
+  auto run = std::make_unique<RunState>();
+  run->row = std::move(row);
+  Result<workflow::Workflow> wf =
+      workflow::ParseWorkflow(run->row.workflow_text, run->row.workflow_path);
+  if (!wf.ok()) {
+    return Annotate(wf.status(), StrCat("run ", run_id, ": its stored workflow no longer parses"));
+  }
+  run->workflow = std::move(*wf);
+  RunState* raw = run.get();
+  runs_[run_id] = std::move(run);
+  Status built = BuildRunState(raw, std::move(stages), std::move(attempts));
+  if (!built.ok()) {
+    runs_.erase(run_id);
+    return built;
+  }
+  return raw;
+}
+
+Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stage_rows,
+                                std::vector<store::AttemptRow> attempt_rows) {
+  std::map<std::string, store::StageRow> by_name;
+  for (auto& s : stage_rows) by_name[s.name] = std::move(s);
+  int64_t now = clock_->NowMs();
+  for (size_t i = 0; i < run->workflow.stages.size(); ++i) {
+    const workflow::StageSpec& spec = run->workflow.stages[i];
+    auto found = by_name.find(spec.name);
+    if (found == by_name.end()) {
+      return absl::DataLossError(
+          StrCat("run ", run->row.id, ": stage '", spec.name, "' is missing from the store"));
+    }
+    auto st = std::make_unique<StageState>();
+    st->row = std::move(found->second);
+    st->spec = &spec;
+    st->run = run;
+    st->index = static_cast<int>(i);
+    st->rate = RateEstimator(options_.rate_tau_ms);
+    run->index_by_name[spec.name] = st->index;
+    stage_owner_[st->row.id] = run;
+    run->stages.push_back(std::move(st));
+  }
+  for (auto& st : run->stages) {
+    for (const auto& need : st->spec->needs) {
+      int d = run->index_by_name.at(need);
+      st->deps.push_back(d);
+      run->stages[d]->dependents.push_back(st->index);
+    }
+  }
+  std::map<int64_t, StageState*> by_id;
+  for (auto& st : run->stages) by_id[st->row.id] = st.get();
+  for (auto& row : attempt_rows) {
+    auto sit = by_id.find(row.stage_id);
+    if (sit == by_id.end()) continue;
+    StageState* stage = sit->second;
+    auto a = std::make_unique<AttemptState>();
+    a->row = std::move(row);
+    a->stage = stage;
+    stage->previous_agent = a->row.agent_id;
+    if (!IsTerminal(a->row.state)) {
+      a->held = stage->row.resources;
+      v1::StartAttempt start;
+      if (start.ParseFromString(a->row.start_blob)) {
+        a->gpus.assign(start.gpus().begin(), start.gpus().end());
+      }
+      a->last_progress_ms = now;
+      stage->current = a.get();
+      attempts_[a->row.id] = a.get();
+      auto agent_it = agents_.find(a->row.agent_id);
+      if (agent_it != agents_.end()) {
+        AgentState* agent = agent_it->second.get();
+        agent->attempts.insert(a->row.id);
+        agent->free.set_cpus(agent->free.cpus() - a->held.cpus());
+        agent->free.set_memory_bytes(agent->free.memory_bytes() - a->held.memory_bytes());
+        agent->free.set_gpus(agent->free.gpus() - a->held.gpus());
+        for (int g : a->gpus) {
+          if (g >= 0 && g < static_cast<int>(agent->gpu_busy.size())) agent->gpu_busy[g] = true;
+        }
+        a->holds_resources = true;
+      }
+    }
+    stage->attempts.push_back(std::move(a));
+  }
+  for (auto& st : run->stages) {
+    if (st->current) ArmAttemptTimers(st->current);
+    switch (st->row.status) {
+      case v1::STAGE_READY:
+        ready_.insert({run->row.id, st->index});
+        break;
+      case v1::STAGE_WAITING:
+        if (st->row.next_retry_at_ms) {
+          timers_.Push({*st->row.next_retry_at_ms, TimerKind::kRetry, st->row.id, "",
+                        st->retry_gen});
+        } else {
+          MaybeReady(st.get());
+        }
+        break;
+      case v1::STAGE_RUNNING:
+      case v1::STAGE_STARTING:
+      case v1::STAGE_SERVING:
+        if (st->current == nullptr) {
+          // The coordinator died between deciding to run the stage and recording an attempt.
+          SetStageStatus(st.get(), v1::STAGE_WAITING, "");
+          MaybeReady(st.get());
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace longhaul::scheduler

@@ -1,0 +1,319 @@
+// Runs and stages: submission, cancellation, manual retry, and the stage state transitions.
+#include "daemon/scheduler/scheduler.h"
+
+#include "core/logging.h"
+#include "core/strings.h"
+#include "daemon/store/proto_convert.h"
+#include "proto/state_names.h"
+
+namespace longhaul::scheduler {
+namespace {
+
+bool IsLive(v1::StageStatus s) {
+  return s == v1::STAGE_WAITING || s == v1::STAGE_READY || s == v1::STAGE_RUNNING ||
+         s == v1::STAGE_STARTING || s == v1::STAGE_SERVING;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(store::SqliteStore* store, Clock* clock, AgentLink* link,
+                     SchedulerOptions options)
+    : store_(store),
+      clock_(clock),
+      link_(link),
+      options_(options),
+      rng_(options.seed),
+      started_at_ms_(clock->NowMs()),
+      last_tick_ms_(clock->NowMs()) {}
+
+Scheduler::~Scheduler() = default;
+
+const RunState* Scheduler::FindRun(int64_t run_id) const {
+  auto it = runs_.find(run_id);
+  return it == runs_.end() ? nullptr : it->second.get();
+}
+
+void Scheduler::MarkChanged(StageState* s) {
+  Touch(s);
+  s->run->changed_stages.insert(s->index);
+  changed_runs_.insert(s->run->row.id);
+}
+
+void Scheduler::Touch(RunState* r) {
+  if (!r->dirty) dirty_runs_.push_back(r);
+  r->dirty = true;
+  changed_runs_.insert(r->row.id);
+}
+
+void Scheduler::Touch(StageState* s) {
+  if (!s->dirty) dirty_stages_.push_back(s);
+  s->dirty = true;
+}
+
+void Scheduler::Touch(AttemptState* a) {
+  if (!a->dirty) dirty_attempts_.push_back(a);
+  a->dirty = true;
+}
+
+void Scheduler::Touch(AgentState* a) {
+  if (!a->dirty) dirty_agents_.push_back(a);
+  a->dirty = true;
+}
+
+void Scheduler::SetStageStatus(StageState* s, v1::StageStatus status, const std::string& reason) {
+  if (s->row.status == v1::STAGE_READY && status != v1::STAGE_READY) {
+    ready_.erase({s->run->row.id, s->index});
+  }
+  s->row.status = status;
+  s->row.reason = reason;
+  int64_t now = clock_->NowMs();
+  if (status == v1::STAGE_RUNNING || status == v1::STAGE_STARTING) {
+    if (!s->row.started_at_ms) s->row.started_at_ms = now;
+    s->row.ended_at_ms.reset();
+  }
+  if (IsTerminal(status)) {
+    s->row.ended_at_ms = now;
+    s->row.next_retry_at_ms.reset();
+  }
+  MarkChanged(s);
+}
+
+void Scheduler::MarkReady(StageState* s) {
+  SetStageStatus(s, v1::STAGE_READY, "");
+  s->row.next_retry_at_ms.reset();
+  ready_.insert({s->run->row.id, s->index});
+  dispatch_needed_ = true;
+}
+
+bool Scheduler::DepsSatisfied(const StageState* s) const {
+  for (int d : s->deps) {
+    const StageState* dep = s->run->stages[d].get();
+    v1::StageStatus st = dep->row.status;
+    if (st == v1::STAGE_SUCCEEDED || st == v1::STAGE_CACHED) continue;
+    if (IsService(dep) && st == v1::STAGE_SERVING) continue;
+    return false;
+  }
+  return true;
+}
+
+void Scheduler::StageSucceeded(StageState* s) {
+  SetStageStatus(s, v1::STAGE_SUCCEEDED, "");
+  Propagate(s);
+  MaybeFinishRun(s->run);
+}
+
+void Scheduler::StageFailed(StageState* s, v1::StageStatus status, const std::string& reason) {
+  SetStageStatus(s, status, reason);
+  SkipDependents(s);
+  Propagate(s);
+  MaybeFinishRun(s->run);
+}
+
+void Scheduler::SkipDependents(StageState* s) {
+  for (int d : s->dependents) {
+    StageState* dep = s->run->stages[d].get();
+    if (dep->row.status == v1::STAGE_WAITING || dep->row.status == v1::STAGE_READY) {
+      SetStageStatus(dep, v1::STAGE_SKIPPED,
+                     StrCat("needs '", s->row.name, "', which ", StageStatusName(s->row.status)));
+      SkipDependents(dep);
+      Propagate(dep);
+    }
+  }
+}
+
+void Scheduler::MaybeFinishRun(RunState* run) {
+  bool any_live = false, any_bad = false;
+  for (const auto& s : run->stages) {
+    if (IsLive(s->row.status)) any_live = true;
+    if (s->row.status == v1::STAGE_FAILED || s->row.status == v1::STAGE_SKIPPED ||
+        s->row.status == v1::STAGE_CANCELLED) {
+      any_bad = true;
+    }
+  }
+  if (any_live) return;
+  v1::RunStatus status = run->cancel_requested ? v1::RUN_CANCELLED
+                         : any_bad             ? v1::RUN_FAILED
+                                               : v1::RUN_SUCCEEDED;
+  if (run->row.status == status && run->row.ended_at_ms) return;
+  run->row.status = status;
+  run->row.ended_at_ms = clock_->NowMs();
+  if (status == v1::RUN_FAILED) {
+    std::vector<std::string> failed;
+    for (const auto& s : run->stages) {
+      if (s->row.status == v1::STAGE_FAILED) failed.push_back(s->row.name);
+    }
+    run->row.reason = failed.empty() ? "" : StrCat("failed: ", StrJoin(failed, ", "));
+  } else if (status == v1::RUN_CANCELLED) {
+    run->row.reason = "cancelled";
+  } else {
+    run->row.reason = "";
+  }
+  Touch(run);
+  ended_runs_.insert(run->row.id);
+  GetLogger("scheduler")->info("run {} {}", run->row.id, RunStatusName(status));
+}
+
+Result<v1::Run> Scheduler::Cancel(int64_t run_id) {
+  auto it = runs_.find(run_id);
+  if (it == runs_.end()) {
+    ASSIGN_OR_RETURN(v1::Run stored, store_->GetRun(run_id, false));
+    return absl::FailedPreconditionError(StrCat("run ", run_id, " already ended (",
+                                                RunStatusName(stored.status()), ")"));
+  }
+  RunState* run = it->second.get();
+  run->cancel_requested = true;
+  for (auto& s : run->stages) {
+    switch (s->row.status) {
+      case v1::STAGE_WAITING:
+      case v1::STAGE_READY:
+        SetStageStatus(s.get(), v1::STAGE_CANCELLED, "cancelled");
+        break;
+      case v1::STAGE_RUNNING:
+      case v1::STAGE_STARTING:
+      case v1::STAGE_SERVING:
+        if (s->current) {
+          StopAttempt(s->current, "cancelled", "cancelled by request");
+        } else {
+          SetStageStatus(s.get(), v1::STAGE_CANCELLED, "cancelled");
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  MaybeFinishRun(run);
+  return SnapshotRun(*run, true);
+}
+
+Result<v1::Run> Scheduler::Retry(int64_t run_id, const std::string& stage_name) {
+  ASSIGN_OR_RETURN(RunState * run, LoadRunIntoMemory(run_id));
+  // An ended run brought back only to be refused goes out of memory again after the batch.
+  if (IsTerminal(run->row.status)) ended_runs_.insert(run_id);
+  if (run->cancel_requested && !IsTerminal(run->row.status)) {
+    return absl::FailedPreconditionError(
+        StrCat("run ", run_id, " is being cancelled; retry it once it has ended"));
+  }
+  auto retryable = [](v1::StageStatus st) {
+    return st == v1::STAGE_FAILED || st == v1::STAGE_CANCELLED || st == v1::STAGE_SKIPPED;
+  };
+  std::vector<StageState*> roots;
+  if (!stage_name.empty()) {
+    StageState* s = run->Find(stage_name);
+    if (s == nullptr) {
+      return absl::NotFoundError(StrCat("run ", run_id, " has no stage '", stage_name, "'"));
+    }
+    if (!retryable(s->row.status)) {
+      return absl::FailedPreconditionError(
+          StrCat("stage '", stage_name, "' of run ", run_id, " is ",
+                 StageStatusName(s->row.status), "; only failed, cancelled or skipped stages "
+                 "can be retried"));
+    }
+    for (int d : s->deps) {
+      StageState* dep = run->stages[d].get();
+      if (dep->row.status != v1::STAGE_SUCCEEDED && dep->row.status != v1::STAGE_CACHED &&
+          !retryable(dep->row.status)) {
+        continue;
+      }
+      if (retryable(dep->row.status)) {
+        return absl::FailedPreconditionError(
+            StrCat("stage '", stage_name, "' needs '", dep->row.name, "', which ",
+                   StageStatusName(dep->row.status), "; retry '", dep->row.name, "' first"));
+      }
+    }
+    roots.push_back(s);
+  } else {
+    for (auto& s : run->stages) {
+      if (s->row.status == v1::STAGE_FAILED || s->row.status == v1::STAGE_CANCELLED) {
+        roots.push_back(s.get());
+      }
+    }
+    if (roots.empty()) {
+      return absl::FailedPreconditionError(
+          StrCat("run ", run_id, " has no failed or cancelled stage to retry"));
+    }
+  }
+  // Reset the roots and every dependent that did not succeed, nothing else.
+  std::set<int> reset;
+  std::vector<int> stack;
+  for (StageState* s : roots) stack.push_back(s->index);
+  while (!stack.empty()) {
+    int i = stack.back();
+    stack.pop_back();
+    if (!reset.insert(i).second) continue;
+    for (int d : run->stages[i]->dependents) {
+      if (retryable(run->stages[d]->row.status)) stack.push_back(d);
+    }
+  }
+  run->cancel_requested = false;
+  run->row.status = v1::RUN_RUNNING;
+  run->row.ended_at_ms.reset();
+  run->row.reason = "";
+  Touch(run);
+  ended_runs_.erase(run_id);
+  for (int i : reset) {
+    StageState* s = run->stages[i].get();
+    s->row.retries_used = 0;
+    s->row.started_at_ms.reset();
+    s->row.ended_at_ms.reset();
+    s->retry_gen++;
+    SetStageStatus(s, v1::STAGE_WAITING, "");
+  }
+  for (int i : reset) MaybeReady(run->stages[i].get());
+  GetLogger("scheduler")->info("run {}: retrying {} stage(s)", run_id, reset.size());
+  return SnapshotRun(*run, true);
+}
+
+v1::Run Scheduler::SnapshotRun(const RunState& run, bool all_stages) const {
+  v1::Run out;
+  store::RunRowToProto(run.row, &out);
+  out.set_description(run.workflow.description);
+  auto add = [&](const StageState& s) {
+    v1::Stage* st = out.add_stages();
+    store::StageRowToProto(s.row, st);
+    for (const auto& [name, m] : s.latest_metrics) *st->add_metrics() = m;
+    if (s.current) st->set_agent_id(s.current->row.agent_id);
+  };
+  for (const auto& s : run.stages) {
+    if (all_stages || run.changed_stages.count(s->index)) add(*s);
+  }
+  return out;
+}
+
+std::vector<v1::AgentInfo> Scheduler::ListAgents() const {
+  std::vector<v1::AgentInfo> out;
+  for (const auto& [id, a] : agents_) {
+    v1::AgentInfo info;
+    info.set_id(id);
+    info.set_hostname(a->row.hostname);
+    *info.mutable_total() = a->row.resources;
+    *info.mutable_free() = a->free;
+    info.set_state(a->row.state);
+    info.set_last_seen_ms(a->row.last_seen_ms);
+    info.set_connected_at_ms(a->row.connected_at_ms);
+    info.set_running_attempts(static_cast<int32_t>(a->attempts.size()));
+    for (const auto& [k, v] : a->row.labels) (*info.mutable_labels())[k] = v;
+    info.set_version(a->row.version);
+    info.set_executor(a->row.executor);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+Status Scheduler::Watch(int64_t run_id, std::shared_ptr<Watcher> watcher) {
+  v1::RunUpdate update;
+  update.set_snapshot(true);
+  auto it = runs_.find(run_id);
+  if (it == runs_.end()) {
+    ASSIGN_OR_RETURN(*update.mutable_run(), store_->GetRun(run_id, false));
+    watcher->Push(update, /*final=*/IsTerminal(update.run().status()));
+    return OkStatus();
+  }
+  // Pushed after the commit, so a watcher never sees a state the store might not keep.
+  *update.mutable_run() = SnapshotRun(*it->second, true);
+  bool final = IsTerminal(it->second->row.status) && !changed_runs_.count(run_id);
+  after_commit_.push_back([watcher, update, final] { watcher->Push(update, final); });
+  if (!final) watchers_[run_id].push_back(std::move(watcher));
+  return OkStatus();
+}
+
+}  // namespace longhaul::scheduler

@@ -1,0 +1,222 @@
+// The scheduler: runs workflow DAGs on agents. A state machine driven by three kinds of input
+// (client calls, agent messages, timers) on one thread (SchedulerLoop); no polling.
+//
+// Each batch of inputs runs inside one store transaction: handlers mutate the in-memory model
+// and mark rows dirty; FlushToStore() writes them; after the commit AfterCommit() sends the
+// queued agent messages and watch updates. Nothing leaves the coordinator before the decision
+// behind it is durable, so a crash at any point is recovered from the store (Recover()) plus
+// what agents report when they reconnect.
+//
+// Thread-safety: none; every method runs on the loop thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/event.h"
+#include "core/status.h"
+#include "daemon/scheduler/agent_link.h"
+#include "daemon/scheduler/model.h"
+#include "daemon/scheduler/options.h"
+#include "daemon/scheduler/planner.h"
+#include "daemon/scheduler/timer_queue.h"
+#include "daemon/scheduler/watcher.h"
+#include "daemon/store/sqlite_store.h"
+#include "daemon/workflow/workflow.h"
+#include "longhaul/v1/agent.pb.h"
+#include "longhaul/v1/client.pb.h"
+
+namespace longhaul::scheduler {
+
+struct SubmitInput {
+  workflow::Workflow workflow;  // parsed and validated by the caller
+  std::string text;
+  std::string path;
+  std::string hash;
+  std::map<std::string, std::string> overrides;  // --set
+  bool dry_run = false;
+  bool no_cache = false;
+  std::optional<int64_t> parent_run_id;
+  std::string from_stage;
+};
+
+struct SubmitOutput {
+  v1::Run run;  // empty on a dry run
+  std::vector<v1::PlanEntry> plan;
+};
+
+using LogCallback = std::function<void(Result<v1::LogData>)>;
+
+class Scheduler {
+ public:
+  Scheduler(store::SqliteStore* store, Clock* clock, AgentLink* link, SchedulerOptions options);
+  ~Scheduler();
+
+  // Drops the in-memory model and loads active runs and known agents from the store (at start,
+  // and after a failed commit). Must run inside a transaction.
+  Status Recover();
+
+  // --- client API ---
+  // Stores the run as `plan` says (PlanRun + artifact checks + FinalizePlan); without a plan,
+  // plans here without checking artifacts.
+  Result<SubmitOutput> Submit(SubmitInput input, std::optional<RunPlan> plan = std::nullopt);
+  Result<v1::Run> Cancel(int64_t run_id);
+  // Re-runs `stage` (or every failed/cancelled stage when empty) and its dependents that did
+  // not succeed; continues a run that already ended.
+  Result<v1::Run> Retry(int64_t run_id, const std::string& stage);
+  std::vector<v1::AgentInfo> ListAgents() const;
+  // Registers `watcher` and pushes a snapshot of the run to it (final when the run has ended).
+  Status Watch(int64_t run_id, std::shared_ptr<Watcher> watcher);
+  // Asks the attempt's agent for a piece of its log; `done` runs on the loop thread.
+  void ReadLog(const store::AttemptRow& attempt, const v1::ReadLogRequest& request,
+               LogCallback done);
+  // Asks `agent_id` which of `paths` are missing; `done` gets the missing ones.
+  void CheckArtifacts(const std::string& agent_id, const std::vector<std::string>& paths,
+                      std::function<void(Result<std::vector<std::string>>)> done);
+
+  // --- agent API (session ids come from the rpc layer, unique per stream) ---
+  void OnAgentConnected(uint64_t session, const v1::Hello& hello);
+  void OnAgentMessage(uint64_t session, const v1::AgentMessage& msg);
+  void OnAgentDisconnected(uint64_t session);
+
+  // --- time ---
+  // `lag_ms`: how late the loop woke up compared with when it meant to; a large lag means the
+  // coordinator itself was stalled (SIGSTOP, swap), and agents get grace for it.
+  void Tick(int64_t lag_ms = 0);
+  std::optional<int64_t> NextDeadline() const;
+
+  // --- batch boundary (called by the loop) ---
+  void Dispatch();        // places ready stages on agents with room
+  Status FlushToStore();  // writes every dirty row
+  void AfterCommit();     // sends queued messages, publishes watch updates, evicts ended runs
+
+  // For tests and benchmarks.
+  size_t active_runs() const { return runs_.size(); }
+  const RunState* FindRun(int64_t run_id) const;
+
+ private:
+  // submit.cc
+  Result<std::unique_ptr<RunState>> CreateRun(SubmitInput input, RunPlan plan, int64_t now);
+
+  // scheduler.cc: runs and stages
+  Result<RunState*> LoadRunIntoMemory(int64_t run_id);
+  Status BuildRunState(RunState* run, std::vector<store::StageRow> stages,
+                       std::vector<store::AttemptRow> attempts);
+  void SetStageStatus(StageState* s, v1::StageStatus status, const std::string& reason);
+  void MarkReady(StageState* s);
+  void StageSucceeded(StageState* s);
+  void StageFailed(StageState* s, v1::StageStatus status, const std::string& reason);
+  void SkipDependents(StageState* s);
+  bool DepsSatisfied(const StageState* s) const;
+
+  // services.cc: readiness for tasks and services, and the life of a service
+  static bool IsService(const StageState* s);
+  // A waiting stage becomes ready when its dependencies allow (a service: only when some
+  // dependent must really run), or skipped when one of them failed.
+  void MaybeReady(StageState* s);
+  bool ServiceWanted(const StageState* s) const;
+  // After `s` changed state: its dependents may be ready, services they need may be wanted,
+  // services `s` needed may no longer be.
+  void Propagate(StageState* s);
+  void MaybeStopService(StageState* s);
+  // A service's attempt ended; true when handled (the stage is done with it).
+  bool ServiceAttemptEnded(AttemptState* a, const std::string& kind, const std::string& reason);
+  void MaybeFinishRun(RunState* run);
+  v1::Run SnapshotRun(const RunState& run, bool all_stages) const;
+  void MarkChanged(StageState* s);
+  // Mark a row for writing at the batch's end.
+  void Touch(RunState* r);
+  void Touch(StageState* s);
+  void Touch(AttemptState* a);
+  void Touch(AgentState* a);
+
+  // dispatch.cc
+  AgentState* PickAgent(const StageState* s);
+  Status StartAttemptOn(StageState* s, AgentState* agent);
+  std::string OutputDir(const StageState* s, const AgentState* agent, int number) const;
+  void ReleaseResources(AttemptState* a);
+  void SendToAgent(const std::string& agent_id, const v1::CoordinatorMessage& msg);
+  // Asks the agent to stop the attempt; `kind` becomes its failure kind ("cancelled",
+  // "timeout", "stalled", "stale", ...), `detail` completes the reason.
+  void StopAttempt(AttemptState* a, const std::string& kind, const std::string& detail = "");
+  AttemptState* FindAnyAttempt(int64_t attempt_id);  // live or ended, in memory
+
+  // attempts.cc: how attempts end
+  void AttemptEnded(AttemptState* a, v1::AttemptState state, const std::string& kind,
+                    const std::string& reason);
+  void AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const std::string& kind,
+                                const std::string& reason);
+  void HandleStarted(AttemptState* a, const v1::AttemptStarted& msg);
+  void HandleExited(AgentState* agent, const v1::AttemptExited& msg);
+  int64_t BackoffMs(const workflow::RetryPolicy& policy, int retry_number);
+
+  // ingest.cc
+  void HandleEvents(AgentState* agent, const v1::AttemptEvents& msg);
+  void ApplyEvent(AttemptState* a, const StageEvent& ev, int64_t ts_ms);
+
+  // agents.cc
+  AgentState* AgentBySession(uint64_t session);
+  void Reconcile(AgentState* agent, const v1::Hello& hello);
+  void AgentHeard(AgentState* agent);
+  void AgentSilent(AgentState* agent);
+  void AgentLost(AgentState* agent);
+  void ArmAgentTimers(AgentState* agent);
+  void HandleLogData(const v1::LogData& msg);
+  void HandleArtifactCheck(const v1::ArtifactCheck& msg);
+
+  // timers.cc
+  void ArmAttemptTimers(AttemptState* a);
+  void FireTimer(const Timer& t);
+  AttemptState* FindAttempt(int64_t attempt_id);
+
+  store::SqliteStore* store_;
+  Clock* clock_;
+  AgentLink* link_;
+  SchedulerOptions options_;
+  std::mt19937_64 rng_;
+  int64_t started_at_ms_;
+  int64_t last_tick_ms_;
+
+  std::map<int64_t, std::unique_ptr<RunState>> runs_;
+  std::unordered_map<int64_t, AttemptState*> attempts_;  // live attempt index
+  std::map<std::string, std::unique_ptr<AgentState>> agents_;
+  std::unordered_map<uint64_t, std::string> sessions_;  // session -> agent id
+  std::set<std::pair<int64_t, int>> ready_;             // (run id, stage index), FIFO by run
+  TimerQueue timers_;
+  std::unordered_map<int64_t, RunState*> stage_owner_;  // stage id -> run (for retry timers)
+
+  std::vector<RunState*> dirty_runs_;
+  std::vector<StageState*> dirty_stages_;
+  std::vector<AttemptState*> dirty_attempts_;
+  std::vector<AgentState*> dirty_agents_;
+  std::set<int64_t> changed_runs_;  // for watchers
+  bool dispatch_needed_ = false;
+
+  std::vector<std::pair<uint64_t, v1::CoordinatorMessage>> outbox_;
+  std::map<int64_t, std::vector<std::shared_ptr<Watcher>>> watchers_;
+  std::set<int64_t> ended_runs_;  // to evict after the commit
+  int64_t next_request_id_ = 1;
+  struct PendingLog {
+    LogCallback done;
+    std::string agent_id;
+  };
+  std::map<int64_t, PendingLog> pending_logs_;
+  struct PendingCheck {
+    std::function<void(Result<std::vector<std::string>>)> done;
+    std::string agent_id;
+  };
+  std::map<int64_t, PendingCheck> pending_checks_;
+  std::vector<std::function<void()>> after_commit_;  // deferred callbacks
+};
+
+}  // namespace longhaul::scheduler

@@ -1,0 +1,118 @@
+// Submitting a run: store the workflow text, the run and its stages, and make the roots ready.
+#include "core/logging.h"
+#include "core/strings.h"
+#include "daemon/scheduler/planner.h"
+#include "daemon/scheduler/scheduler.h"
+#include "proto/state_names.h"
+
+namespace longhaul::scheduler {
+namespace {
+
+v1::Resources ToResources(const workflow::ResourceRequest& r) {
+  v1::Resources out;
+  out.set_cpus(r.cpus);
+  out.set_memory_bytes(r.memory_bytes);
+  out.set_gpus(r.gpus);
+  return out;
+}
+
+}  // namespace
+
+Result<SubmitOutput> Scheduler::Submit(SubmitInput input, std::optional<RunPlan> given) {
+  RunPlan plan;
+  if (given) {
+    plan = std::move(*given);
+  } else {
+    ASSIGN_OR_RETURN(plan, PlanRun(store_, input));
+    FinalizePlan(input.workflow, &plan);
+  }
+  int64_t now = clock_->NowMs();
+  SubmitOutput out;
+  out.plan = PlanEntries(plan);
+  if (input.dry_run) return out;
+
+  RETURN_IF_ERROR(store_->Savepoint("submit"));
+  Result<std::unique_ptr<RunState>> made = CreateRun(std::move(input), std::move(plan), now);
+  if (!made.ok()) {
+    store_->RollbackToSavepoint("submit");
+    return made.status();
+  }
+  RETURN_IF_ERROR(store_->ReleaseSavepoint("submit"));
+  std::unique_ptr<RunState> run = std::move(*made);
+  RunState* r = run.get();
+  int64_t run_id = r->row.id;
+  for (auto& st : r->stages) stage_owner_[st->row.id] = r;
+  runs_[run_id] = std::move(run);
+  for (auto& st : r->stages) MaybeReady(st.get());
+  changed_runs_.insert(run_id);
+  MaybeFinishRun(r);  // a workflow whose stages are all reused ends at once
+  GetLogger("scheduler")->info("run {} submitted: {} ({} stages)", run_id, r->row.workflow_name,
+                               r->stages.size());
+  out.run = SnapshotRun(*r, true);
+  return out;
+}
+
+Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, RunPlan plan,
+                                                       int64_t now) {
+  auto run = std::make_unique<RunState>();
+  RunState* r = run.get();
+  ASSIGN_OR_RETURN(r->row.workflow_id,
+                   store_->PutWorkflow(input.workflow.name, input.text, input.hash, now));
+  r->row.workflow_name = input.workflow.name;
+  r->row.workflow_path = input.path;
+  r->row.workflow_text = input.text;
+  r->row.status = v1::RUN_RUNNING;
+  r->row.params = plan.params;
+  r->row.overrides = input.overrides;
+  r->row.parent_run_id = input.parent_run_id;
+  r->row.from_stage = input.from_stage;
+  r->row.no_cache = input.no_cache;
+  r->row.created_at_ms = now;
+  r->row.started_at_ms = now;
+  RETURN_IF_ERROR(store_->InsertRun(&r->row));
+  r->workflow = std::move(input.workflow);
+
+  for (size_t i = 0; i < r->workflow.stages.size(); ++i) {
+    const workflow::StageSpec& spec = r->workflow.stages[i];
+    auto st = std::make_unique<StageState>();
+    st->spec = &spec;
+    st->run = r;
+    st->index = static_cast<int>(i);
+    st->rate = RateEstimator(options_.rate_tau_ms);
+    st->row.run_id = r->row.id;
+    st->row.name = spec.name;
+    st->row.position = static_cast<int>(i);
+    st->row.kind = spec.kind == workflow::StageKind::kService ? "service" : "task";
+    st->row.status = v1::STAGE_WAITING;
+    st->row.needs = spec.needs;
+    st->row.resources = ToResources(spec.resources);
+    const StagePlan& sp = plan.stages[i];
+    st->row.cache_key = sp.fingerprint.key;
+    st->row.fingerprint_json = workflow::FingerprintToJson(sp.fingerprint).dump();
+    st->row.plan_action = sp.action;
+    st->row.plan_reason = sp.reason;
+    if (sp.action == "reuse" && sp.hit) {
+      st->row.status = v1::STAGE_CACHED;
+      st->row.cached_from_stage_id = sp.hit->stage_id;
+      st->row.outputs = sp.hit->outputs;
+      st->row.ended_at_ms = now;
+    } else if (sp.action == "skip") {
+      st->row.status = v1::STAGE_STOPPED;
+      st->row.reason = sp.reason;
+      st->row.ended_at_ms = now;
+    }
+    RETURN_IF_ERROR(store_->InsertStage(&st->row));
+    r->index_by_name[spec.name] = st->index;
+    r->stages.push_back(std::move(st));
+  }
+  for (auto& st : r->stages) {
+    for (const auto& need : st->spec->needs) {
+      int d = r->index_by_name.at(need);
+      st->deps.push_back(d);
+      r->stages[d]->dependents.push_back(st->index);
+    }
+  }
+  return run;
+}
+
+}  // namespace longhaul::scheduler

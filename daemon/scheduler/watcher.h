@@ -1,0 +1,34 @@
+// A client following one run (WatchRun). The scheduler pushes updates after each commit; the
+// RPC thread takes them. Pending updates merge (newer stage states replace older ones), so a
+// slow client sees the latest state, not a backlog. Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+
+#include "longhaul/v1/client.pb.h"
+
+namespace longhaul::scheduler {
+
+class Watcher {
+ public:
+  // Merges `update` into what is pending. `final`: the run has ended; nothing follows.
+  void Push(const v1::RunUpdate& update, bool final);
+  // Waits up to `timeout_ms` for a pending update. Returns false on timeout (or after
+  // Cancel()); `*final` tells whether this was the last one.
+  bool Next(v1::RunUpdate* out, bool* final, int64_t timeout_ms);
+  // The client went away; the scheduler drops the watcher at its next publish.
+  void Cancel();
+  bool cancelled() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<v1::RunUpdate> pending_;
+  bool final_ = false;
+  bool cancelled_ = false;
+};
+
+}  // namespace longhaul::scheduler

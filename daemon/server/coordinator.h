@@ -1,0 +1,39 @@
+// longhauld wired together: store, scheduler, its loop and the gRPC server. main() only parses
+// flags and calls Run(); tests and benchmarks embed a Coordinator directly.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/clock.h"
+#include "core/status.h"
+#include "daemon/scheduler/options.h"
+
+namespace longhaul::server {
+
+struct CoordinatorOptions {
+  std::string state_dir = ".longhaul";
+  std::string db_path;    // default: STATE/longhaul.db
+  std::string listen = "127.0.0.1:7070";  // port 0 picks a free port
+  std::string addr_file;  // default: STATE/coordinator.addr; the address actually bound
+  scheduler::SchedulerOptions scheduler;
+};
+
+class Coordinator {
+ public:
+  explicit Coordinator(CoordinatorOptions options, Clock* clock = SystemClock::Get());
+  ~Coordinator();
+
+  // Opens the store, recovers, starts serving. Returns the bound address ("127.0.0.1:PORT").
+  Result<std::string> Start();
+  // Blocks until Shutdown() is called (from a signal handler thread, say).
+  void Wait();
+  // Stops serving and the loop; in-flight calls end with CANCELLED. Idempotent.
+  void Shutdown();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace longhaul::server

@@ -1,0 +1,84 @@
+// longhauld: the coordinator daemon.
+#include <csignal>
+#include <random>
+#include <cstdlib>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "core/duration.h"
+#include "core/logging.h"
+#include "core/strings.h"
+#include "daemon/server/coordinator.h"
+
+namespace {
+
+int64_t DurationFlag(const std::string& flag, const std::string& value) {
+  auto ms = longhaul::ParseDurationMs(value);
+  if (!ms.ok()) {
+    std::fprintf(stderr, "longhauld: --%s: %s\n", flag.c_str(),
+                 longhaul::ToStd(ms.status().message()).c_str());
+    std::exit(2);
+  }
+  return *ms;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"longhauld: the longhaul coordinator. Schedules workflow runs onto agents and "
+               "keeps their history in SQLite."};
+  longhaul::server::CoordinatorOptions options;
+  std::string agent_timeout = "15s", lost_after = "3m", heartbeat = "1s";
+  std::string log_level = "info", log_file;
+  app.add_option("--state-dir", options.state_dir, "where the database and address file live")
+      ->capture_default_str();
+  app.add_option("--db", options.db_path, "SQLite file (default: STATE/longhaul.db)");
+  app.add_option("--listen", options.listen, "gRPC address; port 0 picks a free port")
+      ->capture_default_str();
+  app.add_option("--addr-file", options.addr_file,
+                 "file to write the bound address to (default: STATE/coordinator.addr)");
+  app.add_option("--agent-timeout", agent_timeout,
+                 "an agent silent this long is unreachable; its attempts are unknown")
+      ->capture_default_str();
+  app.add_option("--lost-after", lost_after,
+                 "an agent silent this long is lost; its attempts are lost and retried")
+      ->capture_default_str();
+  app.add_option("--heartbeat", heartbeat, "heartbeat interval asked of agents")
+      ->capture_default_str();
+  app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
+  app.add_option("--log-file", log_file, "also log to this file");
+  CLI11_PARSE(app, argc, argv);
+
+  options.scheduler.agent_timeout_ms = DurationFlag("agent-timeout", agent_timeout);
+  options.scheduler.lost_after_ms = DurationFlag("lost-after", lost_after);
+  options.scheduler.heartbeat_interval_ms = DurationFlag("heartbeat", heartbeat);
+  options.scheduler.seed = std::random_device{}();
+  longhaul::SetupLogging(log_level, log_file);
+
+  // Signals are taken by a thread of their own, so shutdown never runs in a handler.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  longhaul::server::Coordinator coordinator(options);
+  auto addr = coordinator.Start();
+  if (!addr.ok()) {
+    longhaul::GetLogger("longhauld")->error("cannot start: {}",
+                                            longhaul::ToStd(addr.status().message()));
+    return 1;
+  }
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    longhaul::GetLogger("longhauld")->info("signal {}: shutting down", sig);
+    coordinator.Shutdown();
+  });
+  coordinator.Wait();
+  coordinator.Shutdown();
+  signals.detach();
+  return 0;
+}

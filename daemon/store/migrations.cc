@@ -1,0 +1,173 @@
+#include "daemon/store/migrations.h"
+
+#include <vector>
+
+#include "core/strings.h"
+
+namespace longhaul::store {
+namespace {
+
+// Append only: a released migration never changes.
+const std::vector<const char*>& Migrations() {
+  static const std::vector<const char*> kMigrations = {
+      // 1: the first schema.
+      R"sql(
+CREATE TABLE workflows (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  hash TEXT NOT NULL UNIQUE,
+  text TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL
+);
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  workflow_id INTEGER NOT NULL REFERENCES workflows(id),
+  workflow_name TEXT NOT NULL,
+  workflow_path TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL,
+  params_json TEXT NOT NULL DEFAULT '{}',
+  overrides_json TEXT NOT NULL DEFAULT '{}',
+  parent_run_id INTEGER REFERENCES runs(id),
+  from_stage TEXT NOT NULL DEFAULT '',
+  no_cache INTEGER NOT NULL DEFAULT 0,
+  reason TEXT NOT NULL DEFAULT '',
+  created_at_ms INTEGER NOT NULL,
+  started_at_ms INTEGER,
+  ended_at_ms INTEGER
+);
+CREATE INDEX runs_by_status ON runs(status, id);
+CREATE INDEX runs_by_workflow ON runs(workflow_name, id);
+CREATE TABLE stages (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  name TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  status TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  attempt_count INTEGER NOT NULL DEFAULT 0,
+  retries_used INTEGER NOT NULL DEFAULT 0,
+  cache_key TEXT NOT NULL DEFAULT '',
+  fingerprint_json TEXT NOT NULL DEFAULT '{}',
+  cached_from_stage_id INTEGER REFERENCES stages(id),
+  outputs_json TEXT NOT NULL DEFAULT '{}',
+  progress_json TEXT,
+  last_message TEXT NOT NULL DEFAULT '',
+  last_message_level TEXT NOT NULL DEFAULT '',
+  next_retry_at_ms INTEGER,
+  checkpoint TEXT NOT NULL DEFAULT '',
+  checkpoint_step INTEGER,
+  started_at_ms INTEGER,
+  ended_at_ms INTEGER,
+  agent_id TEXT NOT NULL DEFAULT '',
+  malformed INTEGER NOT NULL DEFAULT 0,
+  last_malformed TEXT NOT NULL DEFAULT '',
+  needs_json TEXT NOT NULL DEFAULT '[]',
+  resources_json TEXT NOT NULL DEFAULT '{}',
+  plan_action TEXT NOT NULL DEFAULT '',
+  plan_reason TEXT NOT NULL DEFAULT '',
+  UNIQUE(run_id, name)
+);
+CREATE INDEX stages_by_cache_key ON stages(cache_key, status);
+CREATE TABLE attempts (
+  id INTEGER PRIMARY KEY,
+  stage_id INTEGER NOT NULL REFERENCES stages(id),
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  number INTEGER NOT NULL,
+  agent_id TEXT NOT NULL,
+  state TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  exit_code INTEGER,
+  signal INTEGER,
+  pid INTEGER,
+  output_dir TEXT NOT NULL DEFAULT '',
+  start_blob BLOB,
+  created_at_ms INTEGER NOT NULL,
+  started_at_ms INTEGER,
+  ended_at_ms INTEGER,
+  events INTEGER NOT NULL DEFAULT 0,
+  malformed INTEGER NOT NULL DEFAULT 0,
+  last_malformed TEXT NOT NULL DEFAULT '',
+  UNIQUE(stage_id, number)
+);
+CREATE INDEX attempts_by_run ON attempts(run_id);
+CREATE TABLE events (
+  attempt_id INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  ts_ms INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  line TEXT NOT NULL,
+  PRIMARY KEY (attempt_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE metrics (
+  id INTEGER PRIMARY KEY,
+  stage_id INTEGER NOT NULL REFERENCES stages(id),
+  attempt_id INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  step INTEGER,
+  value REAL NOT NULL,
+  ts_ms INTEGER NOT NULL
+);
+CREATE INDEX metrics_by_stage ON metrics(stage_id, name, id);
+CREATE TABLE artifacts (
+  id INTEGER PRIMARY KEY,
+  stage_id INTEGER NOT NULL REFERENCES stages(id),
+  attempt_id INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  path TEXT NOT NULL,
+  bytes INTEGER,
+  agent_id TEXT NOT NULL,
+  ts_ms INTEGER NOT NULL
+);
+CREATE INDEX artifacts_by_stage ON artifacts(stage_id);
+CREATE TABLE agents (
+  id TEXT PRIMARY KEY,
+  hostname TEXT NOT NULL DEFAULT '',
+  resources_blob BLOB,
+  labels_json TEXT NOT NULL DEFAULT '{}',
+  version TEXT NOT NULL DEFAULT '',
+  executor TEXT NOT NULL DEFAULT '',
+  data_dir TEXT NOT NULL DEFAULT '',
+  state TEXT NOT NULL,
+  first_seen_ms INTEGER NOT NULL,
+  last_seen_ms INTEGER NOT NULL,
+  connected_at_ms INTEGER NOT NULL DEFAULT 0
+);
+)sql",
+  };
+  return kMigrations;
+}
+
+Result<int> UserVersion(Db* db) {
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("PRAGMA user_version"));
+  ASSIGN_OR_RETURN(bool row, st->Step());
+  int v = row ? static_cast<int>(st->Int(0)) : 0;
+  st->Reset();
+  return v;
+}
+
+}  // namespace
+
+int LatestSchemaVersion() { return static_cast<int>(Migrations().size()); }
+
+Status Migrate(Db* db) {
+  ASSIGN_OR_RETURN(int current, UserVersion(db));
+  int latest = LatestSchemaVersion();
+  if (current > latest) {
+    return absl::FailedPreconditionError(
+        StrCat(db->path(), " has schema version ", current, " but this longhauld knows only up to ",
+               latest, "; use a newer longhauld"));
+  }
+  for (int v = current + 1; v <= latest; ++v) {
+    Transaction tx(db);
+    RETURN_IF_ERROR(tx.Begin());
+    RETURN_IF_ERROR(Annotate(db->Exec(Migrations()[v - 1]), StrCat("migration ", v)));
+    RETURN_IF_ERROR(db->Exec(StrCat("PRAGMA user_version=", v)));
+    RETURN_IF_ERROR(tx.Commit());
+  }
+  return OkStatus();
+}
+
+}  // namespace longhaul::store

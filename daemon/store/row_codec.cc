@@ -1,0 +1,181 @@
+#include "daemon/store/row_codec.h"
+
+#include <nlohmann/json.hpp>
+
+#include "proto/state_names.h"
+
+namespace longhaul::store::internal {
+
+using nlohmann::json;
+
+std::string MapToJson(const std::map<std::string, std::string>& m) {
+  json j = json::object();
+  for (const auto& [k, v] : m) j[k] = v;
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::map<std::string, std::string> JsonToMap(const std::string& text) {
+  std::map<std::string, std::string> out;
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    out[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
+  }
+  return out;
+}
+
+std::string ProgressToJson(const ProgressRow& p) {
+  json j = {{"done", p.done}, {"total", p.total},        {"unit", p.unit},
+            {"rate", p.rate}, {"eta", p.eta_seconds}, {"updated", p.updated_at_ms}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<ProgressRow> JsonToProgress(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  ProgressRow p;
+  p.done = j.value("done", 0.0);
+  p.total = j.value("total", 0.0);
+  p.unit = j.value("unit", "");
+  p.rate = j.value("rate", 0.0);
+  p.eta_seconds = j.value("eta", -1.0);
+  p.updated_at_ms = j.value("updated", int64_t{0});
+  return p;
+}
+
+std::string ResourcesToJson(const v1::Resources& r) {
+  return json{{"cpus", r.cpus()}, {"memory_bytes", r.memory_bytes()}, {"gpus", r.gpus()}}.dump();
+}
+
+v1::Resources JsonToResources(const std::string& text) {
+  v1::Resources r;
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return r;
+  r.set_cpus(j.value("cpus", 0.0));
+  r.set_memory_bytes(j.value("memory_bytes", int64_t{0}));
+  r.set_gpus(j.value("gpus", 0));
+  return r;
+}
+
+const char kRunColumns[] =
+    "r.id, r.workflow_id, r.workflow_name, r.workflow_path, w.text, r.status, r.params_json, "
+    "r.overrides_json, r.parent_run_id, r.from_stage, r.no_cache, r.reason, r.created_at_ms, "
+    "r.started_at_ms, r.ended_at_ms";
+
+RunRow ReadRun(const Stmt& st) {
+  RunRow r;
+  r.id = st.Int(0);
+  r.workflow_id = st.Int(1);
+  r.workflow_name = st.Text(2);
+  r.workflow_path = st.Text(3);
+  r.workflow_text = st.Text(4);
+  r.status = ParseRunStatus(st.Text(5)).value_or(v1::RUN_STATUS_UNSPECIFIED);
+  r.params = JsonToMap(st.Text(6));
+  r.overrides = JsonToMap(st.Text(7));
+  r.parent_run_id = st.OptInt(8);
+  r.from_stage = st.Text(9);
+  r.no_cache = st.Int(10) != 0;
+  r.reason = st.Text(11);
+  r.created_at_ms = st.Int(12);
+  r.started_at_ms = st.OptInt(13);
+  r.ended_at_ms = st.OptInt(14);
+  return r;
+}
+
+const char kStageColumns[] =
+    "id, run_id, name, position, kind, status, reason, attempt_count, retries_used, cache_key, "
+    "fingerprint_json, cached_from_stage_id, outputs_json, progress_json, last_message, "
+    "last_message_level, next_retry_at_ms, checkpoint, checkpoint_step, started_at_ms, "
+    "ended_at_ms, agent_id, malformed, last_malformed, needs_json, resources_json, plan_action, plan_reason";
+
+StageRow ReadStage(const Stmt& st) {
+  StageRow s;
+  s.id = st.Int(0);
+  s.run_id = st.Int(1);
+  s.name = st.Text(2);
+  s.position = static_cast<int>(st.Int(3));
+  s.kind = st.Text(4);
+  s.status = ParseStageStatus(st.Text(5)).value_or(v1::STAGE_STATUS_UNSPECIFIED);
+  s.reason = st.Text(6);
+  s.attempt_count = static_cast<int>(st.Int(7));
+  s.retries_used = static_cast<int>(st.Int(8));
+  s.cache_key = st.Text(9);
+  s.fingerprint_json = st.Text(10);
+  s.cached_from_stage_id = st.OptInt(11);
+  s.outputs = JsonToMap(st.Text(12));
+  s.progress = st.IsNull(13) ? std::nullopt : JsonToProgress(st.Text(13));
+  s.last_message = st.Text(14);
+  s.last_message_level = st.Text(15);
+  s.next_retry_at_ms = st.OptInt(16);
+  s.checkpoint = st.Text(17);
+  s.checkpoint_step = st.OptInt(18);
+  s.started_at_ms = st.OptInt(19);
+  s.ended_at_ms = st.OptInt(20);
+  s.agent_id = st.Text(21);
+  s.malformed = st.Int(22);
+  s.last_malformed = st.Text(23);
+  json needs = json::parse(st.Text(24), nullptr, false);
+  if (needs.is_array()) {
+    for (const auto& n : needs) {
+      if (n.is_string()) s.needs.push_back(n.get<std::string>());
+    }
+  }
+  s.resources = JsonToResources(st.Text(25));
+  s.plan_action = st.Text(26);
+  s.plan_reason = st.Text(27);
+  return s;
+}
+
+const char kAttemptColumns[] =
+    "id, stage_id, run_id, number, agent_id, state, reason, exit_code, signal, pid, output_dir, "
+    "start_blob, created_at_ms, started_at_ms, ended_at_ms, events, malformed, last_malformed";
+
+AttemptRow ReadAttempt(const Stmt& st) {
+  AttemptRow a;
+  a.id = st.Int(0);
+  a.stage_id = st.Int(1);
+  a.run_id = st.Int(2);
+  a.number = static_cast<int>(st.Int(3));
+  a.agent_id = st.Text(4);
+  a.state = ParseAttemptState(st.Text(5)).value_or(v1::ATTEMPT_STATE_UNSPECIFIED);
+  a.reason = st.Text(6);
+  a.exit_code = st.OptInt(7);
+  a.signal = st.OptInt(8);
+  a.pid = st.OptInt(9);
+  a.output_dir = st.Text(10);
+  a.start_blob = st.Blob(11);
+  a.created_at_ms = st.Int(12);
+  a.started_at_ms = st.OptInt(13);
+  a.ended_at_ms = st.OptInt(14);
+  a.events = st.Int(15);
+  a.malformed = st.Int(16);
+  a.last_malformed = st.Text(17);
+  return a;
+}
+
+const char kAgentColumns[] =
+    "id, hostname, resources_blob, labels_json, version, executor, data_dir, state, "
+    "first_seen_ms, last_seen_ms, connected_at_ms";
+
+AgentRow ReadAgent(const Stmt& st) {
+  AgentRow a;
+  a.id = st.Text(0);
+  a.hostname = st.Text(1);
+  a.resources = JsonToResources(st.Text(2));
+  a.labels = JsonToMap(st.Text(3));
+  a.version = st.Text(4);
+  a.executor = st.Text(5);
+  a.data_dir = st.Text(6);
+  a.state = v1::AGENT_DISCONNECTED;
+  for (auto s : {v1::AGENT_CONNECTED, v1::AGENT_UNREACHABLE, v1::AGENT_DISCONNECTED,
+                 v1::AGENT_LOST}) {
+    if (AgentStateName(s) == st.Text(7)) a.state = s;
+  }
+  a.first_seen_ms = st.Int(8);
+  a.last_seen_ms = st.Int(9);
+  a.connected_at_ms = st.Int(10);
+  return a;
+}
+
+}  // namespace longhaul::store::internal

@@ -1,0 +1,31 @@
+// Internal to the store: the column lists of the row tables and their decoding, shared by the
+// writer's recovery reads and the client reads.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "daemon/store/rows.h"
+#include "daemon/store/sqlite.h"
+
+namespace longhaul::store::internal {
+
+std::string MapToJson(const std::map<std::string, std::string>& m);
+std::map<std::string, std::string> JsonToMap(const std::string& json);
+std::string ProgressToJson(const ProgressRow& p);
+std::optional<ProgressRow> JsonToProgress(const std::string& json);
+std::string ResourcesToJson(const v1::Resources& r);
+v1::Resources JsonToResources(const std::string& json);
+
+extern const char kRunColumns[];
+extern const char kStageColumns[];
+extern const char kAttemptColumns[];
+extern const char kAgentColumns[];
+
+// Decode a row selected with the matching column list (starting at column 0).
+RunRow ReadRun(const Stmt& st);
+StageRow ReadStage(const Stmt& st);
+AttemptRow ReadAttempt(const Stmt& st);
+AgentRow ReadAgent(const Stmt& st);
+
+}  // namespace longhaul::store::internal

@@ -1,0 +1,146 @@
+// The store's rows: what the scheduler keeps in memory and persists. Reads for clients are
+// built as v1 protos directly (store.h).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "longhaul/v1/types.pb.h"
+
+namespace longhaul::store {
+
+struct RunRow {
+  int64_t id = 0;
+  int64_t workflow_id = 0;
+  std::string workflow_name;
+  std::string workflow_path;
+  std::string workflow_text;  // filled on load (joined from workflows)
+  v1::RunStatus status = v1::RUN_PENDING;
+  std::map<std::string, std::string> params;     // every param's resolved value
+  std::map<std::string, std::string> overrides;  // what --set changed
+  std::optional<int64_t> parent_run_id;
+  std::string from_stage;
+  bool no_cache = false;
+  std::string reason;
+  int64_t created_at_ms = 0;
+  std::optional<int64_t> started_at_ms;
+  std::optional<int64_t> ended_at_ms;
+};
+
+struct ProgressRow {
+  double done = 0;
+  double total = 0;  // 0: unknown
+  std::string unit;
+  double rate = 0;
+  double eta_seconds = -1;
+  int64_t updated_at_ms = 0;
+};
+
+struct StageRow {
+  int64_t id = 0;
+  int64_t run_id = 0;
+  std::string name;
+  int position = 0;  // topological index in the workflow
+  std::string kind = "task";
+  v1::StageStatus status = v1::STAGE_WAITING;
+  std::string reason;
+  int attempt_count = 0;
+  int retries_used = 0;  // automatic retries spent; a manual retry resets it
+  std::string cache_key;
+  std::string fingerprint_json = "{}";
+  std::optional<int64_t> cached_from_stage_id;
+  std::map<std::string, std::string> outputs;
+  std::optional<ProgressRow> progress;
+  std::string last_message;
+  std::string last_message_level;
+  std::optional<int64_t> next_retry_at_ms;
+  std::string checkpoint;
+  std::optional<int64_t> checkpoint_step;
+  std::optional<int64_t> started_at_ms;
+  std::optional<int64_t> ended_at_ms;
+  std::string agent_id;
+  int64_t malformed = 0;
+  std::string last_malformed;
+  std::vector<std::string> needs;  // from the workflow, for display
+  v1::Resources resources;         // what each attempt asks for
+  std::string plan_action;         // "run" or "reuse", decided at submission
+  std::string plan_reason;         // why
+};
+
+struct AttemptRow {
+  int64_t id = 0;
+  int64_t stage_id = 0;
+  int64_t run_id = 0;
+  int number = 0;
+  std::string agent_id;
+  v1::AttemptState state = v1::ATTEMPT_STARTING;
+  std::string reason;
+  std::optional<int64_t> exit_code;
+  std::optional<int64_t> signal;
+  std::optional<int64_t> pid;
+  std::string output_dir;
+  std::string start_blob;  // the serialized v1::StartAttempt, to send it again after a restart
+  int64_t created_at_ms = 0;
+  std::optional<int64_t> started_at_ms;
+  std::optional<int64_t> ended_at_ms;
+  int64_t events = 0;  // highest seq stored
+  int64_t malformed = 0;
+  std::string last_malformed;
+};
+
+struct EventRow {
+  int64_t seq = 0;
+  int64_t ts_ms = 0;
+  std::string type;  // progress, metric, ..., or "malformed"
+  std::string line;
+};
+
+struct MetricRow {
+  int64_t stage_id = 0;
+  int64_t attempt_id = 0;
+  int attempt = 0;
+  std::string name;
+  double value = 0;
+  std::optional<int64_t> step;
+  int64_t ts_ms = 0;
+};
+
+struct ArtifactRow {
+  int64_t stage_id = 0;
+  int64_t attempt_id = 0;
+  int attempt = 0;
+  std::string name;
+  std::string path;  // absolute on agent_id's node
+  std::optional<int64_t> bytes;
+  std::string agent_id;
+  int64_t ts_ms = 0;
+};
+
+struct AgentRow {
+  std::string id;
+  std::string hostname;
+  v1::Resources resources;
+  std::map<std::string, std::string> labels;
+  std::string version;
+  std::string executor;
+  std::string data_dir;
+  v1::AgentState state = v1::AGENT_CONNECTED;
+  int64_t first_seen_ms = 0;
+  int64_t last_seen_ms = 0;
+  int64_t connected_at_ms = 0;
+};
+
+// A succeeded stage of an earlier run that has a given cache key (for reuse).
+struct CacheHit {
+  int64_t stage_id = 0;
+  int64_t run_id = 0;
+  std::string stage_name;
+  std::map<std::string, std::string> outputs;
+  std::vector<ArtifactRow> artifacts;
+  std::string fingerprint_json;
+};
+
+}  // namespace longhaul::store

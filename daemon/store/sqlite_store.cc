@@ -1,0 +1,374 @@
+#include "daemon/store/sqlite_store.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/strings.h"
+#include "daemon/store/migrations.h"
+#include "daemon/store/row_codec.h"
+#include "proto/state_names.h"
+
+namespace longhaul::store {
+
+using namespace internal;  // NOLINT: the codec is this file's vocabulary
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  ASSIGN_OR_RETURN(auto writer, Db::Open(path, /*create=*/true, /*read_only=*/false));
+  RETURN_IF_ERROR(Migrate(writer.get()));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(path, std::move(writer)));
+}
+
+SqliteStore::~SqliteStore() {
+  if (in_tx_) Rollback();
+}
+
+Status SqliteStore::Begin() {
+  RETURN_IF_ERROR(writer_->Exec("BEGIN IMMEDIATE"));
+  in_tx_ = true;
+  return OkStatus();
+}
+
+Status SqliteStore::Commit() {
+  Status st = writer_->Exec("COMMIT");
+  if (st.ok()) in_tx_ = false;
+  return st;
+}
+
+void SqliteStore::Rollback() {
+  (void)writer_->Exec("ROLLBACK");
+  in_tx_ = false;
+}
+
+Status SqliteStore::Savepoint(const std::string& name) {
+  return writer_->Exec(StrCat("SAVEPOINT ", name));
+}
+
+Status SqliteStore::ReleaseSavepoint(const std::string& name) {
+  return writer_->Exec(StrCat("RELEASE ", name));
+}
+
+void SqliteStore::RollbackToSavepoint(const std::string& name) {
+  (void)writer_->Exec(StrCat("ROLLBACK TO ", name));
+  (void)writer_->Exec(StrCat("RELEASE ", name));
+}
+
+Result<int64_t> SqliteStore::PutWorkflow(const std::string& name, const std::string& text,
+                                         const std::string& hash, int64_t now_ms) {
+  ASSIGN_OR_RETURN(Stmt * find, writer_->Prepare("SELECT id FROM workflows WHERE hash = ?"));
+  find->Bind(1, hash);
+  ASSIGN_OR_RETURN(bool found, find->Step());
+  if (found) {
+    int64_t id = find->Int(0);
+    find->Reset();
+    return id;
+  }
+  ASSIGN_OR_RETURN(Stmt * ins, writer_->Prepare(
+      "INSERT INTO workflows(name, hash, text, created_at_ms) VALUES (?, ?, ?, ?)"));
+  ins->Bind(1, name).Bind(2, hash).Bind(3, text).Bind(4, now_ms);
+  RETURN_IF_ERROR(ins->Run());
+  return writer_->LastInsertId();
+}
+
+Status SqliteStore::InsertRun(RunRow* run) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
+      "INSERT INTO runs(workflow_id, workflow_name, workflow_path, status, params_json, "
+      "overrides_json, parent_run_id, from_stage, no_cache, reason, created_at_ms, "
+      "started_at_ms, ended_at_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+  st->Bind(1, run->workflow_id)
+      .Bind(2, run->workflow_name)
+      .Bind(3, run->workflow_path)
+      .Bind(4, RunStatusName(run->status))
+      .Bind(5, MapToJson(run->params))
+      .Bind(6, MapToJson(run->overrides))
+      .Bind(7, run->parent_run_id)
+      .Bind(8, run->from_stage)
+      .Bind(9, run->no_cache ? 1 : 0)
+      .Bind(10, run->reason)
+      .Bind(11, run->created_at_ms)
+      .Bind(12, run->started_at_ms)
+      .Bind(13, run->ended_at_ms);
+  RETURN_IF_ERROR(st->Run());
+  run->id = writer_->LastInsertId();
+  return OkStatus();
+}
+
+Status SqliteStore::UpdateRun(const RunRow& run) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
+      "UPDATE runs SET status = ?, reason = ?, started_at_ms = ?, ended_at_ms = ? WHERE id = ?"));
+  st->Bind(1, RunStatusName(run.status))
+      .Bind(2, run.reason)
+      .Bind(3, run.started_at_ms)
+      .Bind(4, run.ended_at_ms)
+      .Bind(5, run.id);
+  return st->Run();
+}
+
+namespace {
+
+void BindStageFields(Stmt* st, const StageRow& s) {
+  st->Bind(1, s.run_id)
+      .Bind(2, s.name)
+      .Bind(3, s.position)
+      .Bind(4, s.kind)
+      .Bind(5, StageStatusName(s.status))
+      .Bind(6, s.reason)
+      .Bind(7, s.attempt_count)
+      .Bind(8, s.retries_used)
+      .Bind(9, s.cache_key)
+      .Bind(10, s.fingerprint_json)
+      .Bind(11, s.cached_from_stage_id)
+      .Bind(12, MapToJson(s.outputs));
+  if (s.progress) {
+    st->Bind(13, ProgressToJson(*s.progress));
+  } else {
+    st->BindNull(13);
+  }
+  st->Bind(14, s.last_message)
+      .Bind(15, s.last_message_level)
+      .Bind(16, s.next_retry_at_ms)
+      .Bind(17, s.checkpoint)
+      .Bind(18, s.checkpoint_step)
+      .Bind(19, s.started_at_ms)
+      .Bind(20, s.ended_at_ms)
+      .Bind(21, s.agent_id)
+      .Bind(22, s.malformed)
+      .Bind(23, s.last_malformed)
+      .Bind(24, nlohmann::json(s.needs).dump())
+      .Bind(25, ResourcesToJson(s.resources))
+      .Bind(26, s.plan_action)
+      .Bind(27, s.plan_reason);
+}
+
+}  // namespace
+
+Status SqliteStore::InsertStage(StageRow* stage) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
+      "INSERT INTO stages(", std::string(kStageColumns).substr(4),
+      ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")));
+  BindStageFields(st, *stage);
+  RETURN_IF_ERROR(st->Run());
+  stage->id = writer_->LastInsertId();
+  return OkStatus();
+}
+
+Status SqliteStore::UpdateStage(const StageRow& stage) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
+      "UPDATE stages SET run_id = ?1, name = ?2, position = ?3, kind = ?4, status = ?5, "
+      "reason = ?6, attempt_count = ?7, retries_used = ?8, cache_key = ?9, "
+      "fingerprint_json = ?10, cached_from_stage_id = ?11, outputs_json = ?12, "
+      "progress_json = ?13, last_message = ?14, last_message_level = ?15, "
+      "next_retry_at_ms = ?16, checkpoint = ?17, checkpoint_step = ?18, started_at_ms = ?19, "
+      "ended_at_ms = ?20, agent_id = ?21, malformed = ?22, last_malformed = ?23, needs_json = ?24, "
+      "resources_json = ?25, plan_action = ?26, plan_reason = ?27 WHERE id = ?28"));
+  BindStageFields(st, stage);
+  st->Bind(28, stage.id);
+  return st->Run();
+}
+
+namespace {
+
+void BindAttemptFields(Stmt* st, const AttemptRow& a) {
+  st->Bind(1, a.stage_id)
+      .Bind(2, a.run_id)
+      .Bind(3, a.number)
+      .Bind(4, a.agent_id)
+      .Bind(5, AttemptStateName(a.state))
+      .Bind(6, a.reason)
+      .Bind(7, a.exit_code)
+      .Bind(8, a.signal)
+      .Bind(9, a.pid)
+      .Bind(10, a.output_dir)
+      .BindBlob(11, a.start_blob)
+      .Bind(12, a.created_at_ms)
+      .Bind(13, a.started_at_ms)
+      .Bind(14, a.ended_at_ms)
+      .Bind(15, a.events)
+      .Bind(16, a.malformed)
+      .Bind(17, a.last_malformed);
+}
+
+}  // namespace
+
+Status SqliteStore::InsertAttempt(AttemptRow* attempt) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
+      "INSERT INTO attempts(", std::string(kAttemptColumns).substr(4),
+      ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")));
+  BindAttemptFields(st, *attempt);
+  RETURN_IF_ERROR(st->Run());
+  attempt->id = writer_->LastInsertId();
+  return OkStatus();
+}
+
+Status SqliteStore::UpdateAttempt(const AttemptRow& attempt) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
+      "UPDATE attempts SET stage_id = ?1, run_id = ?2, number = ?3, agent_id = ?4, state = ?5, "
+      "reason = ?6, exit_code = ?7, signal = ?8, pid = ?9, output_dir = ?10, start_blob = ?11, "
+      "created_at_ms = ?12, started_at_ms = ?13, ended_at_ms = ?14, events = ?15, "
+      "malformed = ?16, last_malformed = ?17 WHERE id = ?18"));
+  BindAttemptFields(st, attempt);
+  st->Bind(18, attempt.id);
+  return st->Run();
+}
+
+Result<bool> SqliteStore::InsertEvent(int64_t attempt_id, const EventRow& event) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
+      "INSERT OR IGNORE INTO events(attempt_id, seq, ts_ms, type, line) VALUES (?,?,?,?,?)"));
+  st->Bind(1, attempt_id).Bind(2, event.seq).Bind(3, event.ts_ms).Bind(4, event.type).Bind(
+      5, event.line);
+  RETURN_IF_ERROR(st->Run());
+  return writer_->Changes() == 1;
+}
+
+Status SqliteStore::InsertMetric(const MetricRow& m) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
+      "INSERT INTO metrics(stage_id, attempt_id, attempt, name, step, value, ts_ms) "
+      "VALUES (?,?,?,?,?,?,?)"));
+  st->Bind(1, m.stage_id)
+      .Bind(2, m.attempt_id)
+      .Bind(3, m.attempt)
+      .Bind(4, m.name)
+      .Bind(5, m.step)
+      .Bind(6, m.value)
+      .Bind(7, m.ts_ms);
+  return st->Run();
+}
+
+Status SqliteStore::InsertArtifact(const ArtifactRow& a) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
+      "INSERT INTO artifacts(stage_id, attempt_id, attempt, name, path, bytes, agent_id, ts_ms) "
+      "VALUES (?,?,?,?,?,?,?,?)"));
+  st->Bind(1, a.stage_id)
+      .Bind(2, a.attempt_id)
+      .Bind(3, a.attempt)
+      .Bind(4, a.name)
+      .Bind(5, a.path)
+      .Bind(6, a.bytes)
+      .Bind(7, a.agent_id)
+      .Bind(8, a.ts_ms);
+  return st->Run();
+}
+
+Status SqliteStore::UpsertAgent(const AgentRow& a) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
+      "INSERT INTO agents(", kAgentColumns,
+      ") VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET hostname = excluded.hostname, "
+      "resources_blob = excluded.resources_blob, labels_json = excluded.labels_json, "
+      "version = excluded.version, executor = excluded.executor, data_dir = excluded.data_dir, "
+      "state = excluded.state, last_seen_ms = excluded.last_seen_ms, "
+      "connected_at_ms = excluded.connected_at_ms")));
+  st->Bind(1, a.id)
+      .Bind(2, a.hostname)
+      .Bind(3, ResourcesToJson(a.resources))
+      .Bind(4, MapToJson(a.labels))
+      .Bind(5, a.version)
+      .Bind(6, a.executor)
+      .Bind(7, a.data_dir)
+      .Bind(8, AgentStateName(a.state))
+      .Bind(9, a.first_seen_ms)
+      .Bind(10, a.last_seen_ms)
+      .Bind(11, a.connected_at_ms);
+  return st->Run();
+}
+
+Result<std::vector<RunRow>> SqliteStore::LoadActiveRuns() {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
+      "SELECT ", kRunColumns, " FROM runs r JOIN workflows w ON w.id = r.workflow_id "
+      "WHERE r.status IN ('pending', 'running') ORDER BY r.id")));
+  std::vector<RunRow> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) break;
+    out.push_back(ReadRun(*st));
+  }
+  st->Reset();
+  return out;
+}
+
+Result<RunRow> SqliteStore::LoadRun(int64_t run_id) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
+      "SELECT ", kRunColumns, " FROM runs r JOIN workflows w ON w.id = r.workflow_id "
+      "WHERE r.id = ?")));
+  st->Bind(1, run_id);
+  ASSIGN_OR_RETURN(bool row, st->Step());
+  if (!row) return absl::NotFoundError(StrCat("no run ", run_id));
+  RunRow out = ReadRun(*st);
+  st->Reset();
+  return out;
+}
+
+Result<std::vector<StageRow>> SqliteStore::LoadStages(int64_t run_id) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
+      "SELECT ", kStageColumns, " FROM stages WHERE run_id = ? ORDER BY position")));
+  st->Bind(1, run_id);
+  std::vector<StageRow> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) break;
+    out.push_back(ReadStage(*st));
+  }
+  st->Reset();
+  return out;
+}
+
+Result<StageRow> SqliteStore::LoadStageById(int64_t stage_id) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
+      "SELECT ", kStageColumns, " FROM stages WHERE id = ?")));
+  st->Bind(1, stage_id);
+  ASSIGN_OR_RETURN(bool row, st->Step());
+  if (!row) return absl::NotFoundError(StrCat("no stage with id ", stage_id));
+  StageRow out = ReadStage(*st);
+  st->Reset();
+  return out;
+}
+
+Result<std::vector<AttemptRow>> SqliteStore::LoadAttempts(int64_t run_id) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
+      "SELECT ", kAttemptColumns, " FROM attempts WHERE run_id = ? ORDER BY id")));
+  st->Bind(1, run_id);
+  std::vector<AttemptRow> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) break;
+    out.push_back(ReadAttempt(*st));
+  }
+  st->Reset();
+  return out;
+}
+
+Result<std::vector<AgentRow>> SqliteStore::LoadAgents() {
+  ASSIGN_OR_RETURN(Stmt * st,
+                   writer_->Prepare(StrCat("SELECT ", kAgentColumns, " FROM agents ORDER BY id")));
+  std::vector<AgentRow> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) break;
+    out.push_back(ReadAgent(*st));
+  }
+  st->Reset();
+  return out;
+}
+
+Result<std::vector<ArtifactRow>> SqliteStore::LoadArtifacts(int64_t stage_id) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
+      "SELECT stage_id, attempt_id, attempt, name, path, bytes, agent_id, ts_ms FROM artifacts "
+      "WHERE stage_id = ? ORDER BY id"));
+  st->Bind(1, stage_id);
+  std::vector<ArtifactRow> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) break;
+    ArtifactRow a;
+    a.stage_id = st->Int(0);
+    a.attempt_id = st->Int(1);
+    a.attempt = static_cast<int>(st->Int(2));
+    a.name = st->Text(3);
+    a.path = st->Text(4);
+    a.bytes = st->OptInt(5);
+    a.agent_id = st->Text(6);
+    a.ts_ms = st->Int(7);
+    out.push_back(std::move(a));
+  }
+  st->Reset();
+  return out;
+}
+
+}  // namespace longhaul::store

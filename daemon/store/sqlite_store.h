@@ -1,0 +1,106 @@
+// The coordinator's store: every run, stage, attempt, event, metric, artifact and agent, in
+// one SQLite file (WAL mode).
+//
+// Threading: the write methods and the Load* recovery reads use the writer connection and must
+// be called from one thread only (the scheduler loop), between Begin() and Commit(). The Get*/
+// List*/Find* client reads may be called from any thread; they use a pool of read-only
+// connections and see the last committed state.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "daemon/store/rows.h"
+#include "daemon/store/sqlite.h"
+#include "longhaul/v1/client.pb.h"
+#include "longhaul/v1/types.pb.h"
+
+namespace longhaul::store {
+
+class SqliteStore {
+ public:
+  // Opens or creates the database at `path` and applies migrations.
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  ~SqliteStore();
+
+  const std::string& path() const { return path_; }
+
+  // --- writer: one thread, inside a transaction ---
+  Status Begin();
+  Status Commit();
+  void Rollback();
+  bool in_transaction() const { return in_tx_; }
+  // Nested undo points inside the transaction: a failed client call undoes its own writes
+  // without losing the rest of the batch.
+  Status Savepoint(const std::string& name);
+  Status ReleaseSavepoint(const std::string& name);
+  void RollbackToSavepoint(const std::string& name);
+
+  // Returns the id of the workflow text with this hash, storing it if new.
+  Result<int64_t> PutWorkflow(const std::string& name, const std::string& text,
+                              const std::string& hash, int64_t now_ms);
+  Status InsertRun(RunRow* run);  // sets run->id
+  Status UpdateRun(const RunRow& run);
+  Status InsertStage(StageRow* stage);  // sets stage->id
+  Status UpdateStage(const StageRow& stage);
+  Status InsertAttempt(AttemptRow* attempt);  // sets attempt->id
+  Status UpdateAttempt(const AttemptRow& attempt);
+  // Stores the event unless (attempt_id, seq) is already there; returns whether it was new.
+  Result<bool> InsertEvent(int64_t attempt_id, const EventRow& event);
+  Status InsertMetric(const MetricRow& metric);
+  Status InsertArtifact(const ArtifactRow& artifact);
+  Status UpsertAgent(const AgentRow& agent);
+
+  // --- recovery reads (writer connection) ---
+  Result<std::vector<RunRow>> LoadActiveRuns();
+  Result<RunRow> LoadRun(int64_t run_id);
+  Result<std::vector<StageRow>> LoadStages(int64_t run_id);
+  Result<std::vector<AttemptRow>> LoadAttempts(int64_t run_id);
+  Result<std::vector<AgentRow>> LoadAgents();
+  Result<std::vector<ArtifactRow>> LoadArtifacts(int64_t stage_id);
+  Result<StageRow> LoadStageById(int64_t stage_id);
+
+  // --- client reads (any thread) ---
+  Result<v1::Run> GetRun(int64_t run_id, bool include_attempts);
+  Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& request);
+  Result<v1::ListEventsResponse> ListEvents(const v1::ListEventsRequest& request);
+  // The most recent stage with this cache key that produced its result itself (succeeded, or a
+  // service that stopped), outside `exclude_run_id`, with its outputs and artifacts.
+  Result<std::optional<CacheHit>> FindCacheHit(const std::string& cache_key,
+                                               int64_t exclude_run_id);
+  // What a pivot needs of an earlier run: its workflow text and path, and its --set values.
+  struct RunSource {
+    std::string workflow_text;
+    std::string workflow_path;
+    std::string workflow_name;
+    std::map<std::string, std::string> overrides;
+  };
+  Result<RunSource> GetRunSource(int64_t run_id);
+  // The newest run of workflow `name` (nullopt when none), for explaining a plan.
+  Result<std::optional<int64_t>> LatestRunOf(const std::string& name);
+  // Every stage row of a run (any thread).
+  Result<std::vector<StageRow>> ReadStages(int64_t run_id);
+  // The attempt `number` (0: the latest) of stage `stage` of run `run_id`.
+  Result<AttemptRow> FindAttempt(int64_t run_id, const std::string& stage, int number);
+  // PRAGMA integrity_check; "ok" when healthy.
+  Result<std::string> IntegrityCheck();
+
+ private:
+  SqliteStore(std::string path, std::unique_ptr<Db> writer)
+      : path_(std::move(path)), writer_(std::move(writer)) {}
+
+  class Reader;  // RAII lease of a pooled read connection
+  Result<std::unique_ptr<Db>> OpenReader();
+
+  std::string path_;
+  std::unique_ptr<Db> writer_;
+  bool in_tx_ = false;
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<Db>> pool_;  // idle readers
+};
+
+}  // namespace longhaul::store

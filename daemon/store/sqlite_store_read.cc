@@ -1,0 +1,371 @@
+// Client reads: any thread, on pooled read-only connections.
+#include <nlohmann/json.hpp>
+
+#include "core/strings.h"
+#include "daemon/store/proto_convert.h"
+#include "daemon/store/row_codec.h"
+#include "daemon/store/sqlite_store.h"
+#include "proto/state_names.h"
+
+namespace longhaul::store {
+
+using namespace internal;  // NOLINT
+
+class SqliteStore::Reader {
+ public:
+  explicit Reader(SqliteStore* store) : store_(store) {}
+  ~Reader() {
+    if (db_) {
+      std::lock_guard<std::mutex> lock(store_->pool_mu_);
+      store_->pool_.push_back(std::move(db_));
+    }
+  }
+  Status Acquire() {
+    {
+      std::lock_guard<std::mutex> lock(store_->pool_mu_);
+      if (!store_->pool_.empty()) {
+        db_ = std::move(store_->pool_.back());
+        store_->pool_.pop_back();
+        return OkStatus();
+      }
+    }
+    ASSIGN_OR_RETURN(db_, store_->OpenReader());
+    return OkStatus();
+  }
+  Db* operator->() { return db_.get(); }
+  Db* get() { return db_.get(); }
+
+ private:
+  SqliteStore* store_;
+  std::unique_ptr<Db> db_;
+};
+
+Result<std::unique_ptr<Db>> SqliteStore::OpenReader() {
+  return Db::Open(path_, /*create=*/false, /*read_only=*/true);
+}
+
+namespace {
+
+Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool include_attempts,
+                        v1::Stage* out) {
+  if (row.cached_from_stage_id) {
+    ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT run_id, name FROM stages WHERE id = ?"));
+    st->Bind(1, *row.cached_from_stage_id);
+    ASSIGN_OR_RETURN(bool found, st->Step());
+    if (found) {
+      out->set_cached_from_run_id(st->Int(0));
+      out->set_cached_from_stage(st->Text(1));
+    }
+    st->Reset();
+  }
+  // A cached stage shows the metrics and artifacts of the stage it reuses.
+  int64_t source = row.cached_from_stage_id.value_or(stage_id);
+  {
+    ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
+        "SELECT name, value, step, attempt, ts_ms FROM metrics WHERE id IN "
+        "(SELECT max(id) FROM metrics WHERE stage_id = ?1 GROUP BY name) ORDER BY name"));
+    st->Bind(1, source);
+    for (;;) {
+      ASSIGN_OR_RETURN(bool r, st->Step());
+      if (!r) break;
+      v1::Metric* m = out->add_metrics();
+      m->set_name(st->Text(0));
+      m->set_value(st->Double(1));
+      m->set_step(st->IsNull(2) ? -1 : st->Int(2));
+      m->set_attempt(static_cast<int32_t>(st->Int(3)));
+      m->set_ts_ms(st->Int(4));
+    }
+    st->Reset();
+  }
+  {
+    ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
+        "SELECT name, path, bytes, agent_id, attempt FROM artifacts WHERE stage_id = ? "
+        "ORDER BY id"));
+    st->Bind(1, source);
+    for (;;) {
+      ASSIGN_OR_RETURN(bool r, st->Step());
+      if (!r) break;
+      v1::Artifact* a = out->add_artifacts();
+      a->set_name(st->Text(0));
+      a->set_path(st->Text(1));
+      a->set_bytes(st->IsNull(2) ? -1 : st->Int(2));
+      a->set_agent_id(st->Text(3));
+      a->set_attempt(static_cast<int32_t>(st->Int(4)));
+    }
+    st->Reset();
+  }
+  if (include_attempts) {
+    ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
+        "SELECT ", kAttemptColumns, " FROM attempts WHERE stage_id = ? ORDER BY number")));
+    st->Bind(1, stage_id);
+    for (;;) {
+      ASSIGN_OR_RETURN(bool r, st->Step());
+      if (!r) break;
+      AttemptRowToProto(ReadAttempt(*st), out->add_attempts());
+    }
+    st->Reset();
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<v1::Run> SqliteStore::GetRun(int64_t run_id, bool include_attempts) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  // One read transaction, so the run and its stages are one consistent snapshot.
+  RETURN_IF_ERROR(db->Exec("BEGIN"));
+  struct EndTx {
+    Db* db;
+    ~EndTx() { (void)db->Exec("COMMIT"); }
+  } end{db.get()};
+  v1::Run run;
+  {
+    ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
+        "SELECT ", kRunColumns, " FROM runs r JOIN workflows w ON w.id = r.workflow_id "
+        "WHERE r.id = ?")));
+    st->Bind(1, run_id);
+    ASSIGN_OR_RETURN(bool found, st->Step());
+    if (!found) {
+      st->Reset();
+      return absl::NotFoundError(StrCat("no run ", run_id));
+    }
+    RunRow row = ReadRun(*st);
+    st->Reset();
+    RunRowToProto(row, &run);
+    run.set_workflow_hash("");
+  }
+  std::vector<StageRow> stages;
+  {
+    ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
+        "SELECT ", kStageColumns, " FROM stages WHERE run_id = ? ORDER BY position")));
+    st->Bind(1, run_id);
+    for (;;) {
+      ASSIGN_OR_RETURN(bool r, st->Step());
+      if (!r) break;
+      stages.push_back(ReadStage(*st));
+    }
+    st->Reset();
+  }
+  for (const StageRow& s : stages) {
+    v1::Stage* out = run.add_stages();
+    StageRowToProto(s, out);
+    RETURN_IF_ERROR(FillStageDetails(db.get(), s.id, s, include_attempts, out));
+  }
+  return run;
+}
+
+Result<v1::ListRunsResponse> SqliteStore::ListRuns(const v1::ListRunsRequest& req) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  int limit = req.limit() > 0 ? std::min(req.limit(), 1000) : 50;
+  int64_t before = 0;
+  if (!req.page_token().empty()) {
+    try {
+      before = std::stoll(req.page_token());
+    } catch (...) {
+      return absl::InvalidArgumentError(StrCat("bad page token '", req.page_token(), "'"));
+    }
+  }
+  if (!req.status().empty() && !ParseRunStatus(req.status())) {
+    return absl::InvalidArgumentError(StrCat(
+        "unknown run status '", req.status(),
+        "' (expected pending, running, succeeded, failed or cancelled)"));
+  }
+  std::string sql = StrCat("SELECT ", kRunColumns,
+                           " FROM runs r JOIN workflows w ON w.id = r.workflow_id WHERE 1=1");
+  if (!req.status().empty()) sql += " AND r.status = ?1";
+  if (!req.workflow().empty()) sql += " AND r.workflow_name = ?2";
+  if (before > 0) sql += " AND r.id < ?3";
+  sql += " ORDER BY r.id DESC LIMIT ?4";
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(sql));
+  if (!req.status().empty()) st->Bind(1, req.status());
+  if (!req.workflow().empty()) st->Bind(2, req.workflow());
+  if (before > 0) st->Bind(3, before);
+  st->Bind(4, limit + 1);
+  v1::ListRunsResponse resp;
+  std::vector<RunRow> rows;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool r, st->Step());
+    if (!r) break;
+    rows.push_back(ReadRun(*st));
+  }
+  st->Reset();
+  if (static_cast<int>(rows.size()) > limit) {
+    rows.resize(limit);
+    resp.set_next_page_token(std::to_string(rows.back().id));
+  }
+  ASSIGN_OR_RETURN(Stmt * counts, db->Prepare(
+      "SELECT status, count(*) FROM stages WHERE run_id = ? GROUP BY status"));
+  for (const RunRow& row : rows) {
+    v1::Run* run = resp.add_runs();
+    RunRowToProto(row, run);
+    counts->Bind(1, row.id);
+    for (;;) {
+      ASSIGN_OR_RETURN(bool r, counts->Step());
+      if (!r) break;
+      (*run->mutable_stage_counts())[counts->Text(0)] = static_cast<int32_t>(counts->Int(1));
+    }
+    counts->Reset();
+  }
+  return resp;
+}
+
+Result<v1::ListEventsResponse> SqliteStore::ListEvents(const v1::ListEventsRequest& req) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  int limit = req.limit() > 0 ? std::min(req.limit(), 10000) : 1000;
+  std::string sql =
+      "SELECT e.attempt_id, a.number, e.seq, e.ts_ms, e.line FROM events e "
+      "JOIN attempts a ON a.id = e.attempt_id JOIN stages s ON s.id = a.stage_id "
+      "WHERE s.run_id = ?1 AND s.name = ?2 AND e.seq > ?3";
+  if (req.attempt() > 0) sql += " AND a.number = ?4";
+  if (!req.type().empty()) sql += " AND e.type = ?5";
+  sql += " ORDER BY a.number, e.seq LIMIT ?6";
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(sql));
+  st->Bind(1, req.run_id()).Bind(2, req.stage()).Bind(3, req.after_seq());
+  if (req.attempt() > 0) st->Bind(4, req.attempt());
+  if (!req.type().empty()) st->Bind(5, req.type());
+  st->Bind(6, limit);
+  v1::ListEventsResponse resp;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool r, st->Step());
+    if (!r) break;
+    auto* item = resp.add_events();
+    item->set_attempt_id(st->Int(0));
+    item->set_attempt(static_cast<int32_t>(st->Int(1)));
+    item->mutable_event()->set_seq(st->Int(2));
+    item->mutable_event()->set_ts_ms(st->Int(3));
+    item->mutable_event()->set_line(st->Text(4));
+  }
+  st->Reset();
+  return resp;
+}
+
+Result<AttemptRow> SqliteStore::FindAttempt(int64_t run_id, const std::string& stage, int number) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  std::string sql = StrCat(
+      "SELECT ", kAttemptColumns, " FROM attempts WHERE stage_id = "
+      "(SELECT id FROM stages WHERE run_id = ?1 AND name = ?2)");
+  sql += number > 0 ? " AND number = ?3" : " ORDER BY number DESC LIMIT 1";
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(sql));
+  st->Bind(1, run_id).Bind(2, stage);
+  if (number > 0) st->Bind(3, number);
+  ASSIGN_OR_RETURN(bool found, st->Step());
+  if (!found) {
+    st->Reset();
+    if (number > 0) {
+      return absl::NotFoundError(
+          StrCat("run ", run_id, " stage '", stage, "' has no attempt ", number));
+    }
+    return absl::NotFoundError(StrCat("run ", run_id, " has no stage '", stage,
+                                      "' with an attempt"));
+  }
+  AttemptRow row = ReadAttempt(*st);
+  st->Reset();
+  return row;
+}
+
+Result<std::optional<CacheHit>> SqliteStore::FindCacheHit(const std::string& cache_key,
+                                                          int64_t exclude_run_id) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
+      "SELECT id, run_id, name, outputs_json, fingerprint_json FROM stages "
+      "WHERE cache_key = ? AND status IN ('succeeded', 'stopped') AND run_id != ? "
+      "ORDER BY id DESC LIMIT 1"));
+  st->Bind(1, cache_key).Bind(2, exclude_run_id);
+  ASSIGN_OR_RETURN(bool row, st->Step());
+  if (!row) return std::optional<CacheHit>();
+  CacheHit hit;
+  hit.stage_id = st->Int(0);
+  hit.run_id = st->Int(1);
+  hit.stage_name = st->Text(2);
+  hit.outputs = JsonToMap(st->Text(3));
+  hit.fingerprint_json = st->Text(4);
+  st->Reset();
+  ASSIGN_OR_RETURN(Stmt * arts, db->Prepare(
+      "SELECT stage_id, attempt_id, attempt, name, path, bytes, agent_id, ts_ms FROM artifacts "
+      "WHERE stage_id = ? ORDER BY id"));
+  arts->Bind(1, hit.stage_id);
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, arts->Step());
+    if (!row) break;
+    ArtifactRow a;
+    a.stage_id = arts->Int(0);
+    a.attempt_id = arts->Int(1);
+    a.attempt = static_cast<int>(arts->Int(2));
+    a.name = arts->Text(3);
+    a.path = arts->Text(4);
+    a.bytes = arts->OptInt(5);
+    a.agent_id = arts->Text(6);
+    a.ts_ms = arts->Int(7);
+    hit.artifacts.push_back(std::move(a));
+  }
+  arts->Reset();
+  return std::optional<CacheHit>(std::move(hit));
+}
+
+Result<SqliteStore::RunSource> SqliteStore::GetRunSource(int64_t run_id) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
+      "SELECT w.text, r.workflow_path, r.workflow_name, r.overrides_json FROM runs r "
+      "JOIN workflows w ON w.id = r.workflow_id WHERE r.id = ?"));
+  st->Bind(1, run_id);
+  ASSIGN_OR_RETURN(bool found, st->Step());
+  if (!found) {
+    st->Reset();
+    return absl::NotFoundError(StrCat("no run ", run_id));
+  }
+  RunSource src{st->Text(0), st->Text(1), st->Text(2), JsonToMap(st->Text(3))};
+  st->Reset();
+  return src;
+}
+
+Result<std::optional<int64_t>> SqliteStore::LatestRunOf(const std::string& name) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
+      "SELECT max(id) FROM runs WHERE workflow_name = ?"));
+  st->Bind(1, name);
+  ASSIGN_OR_RETURN(bool found, st->Step());
+  std::optional<int64_t> out;
+  if (found && !st->IsNull(0)) out = st->Int(0);
+  st->Reset();
+  return out;
+}
+
+Result<std::vector<StageRow>> SqliteStore::ReadStages(int64_t run_id) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
+      "SELECT ", kStageColumns, " FROM stages WHERE run_id = ? ORDER BY position")));
+  st->Bind(1, run_id);
+  std::vector<StageRow> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool r, st->Step());
+    if (!r) break;
+    out.push_back(ReadStage(*st));
+  }
+  st->Reset();
+  return out;
+}
+
+Result<std::string> SqliteStore::IntegrityCheck() {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("PRAGMA integrity_check"));
+  std::string out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool r, st->Step());
+    if (!r) break;
+    if (!out.empty()) out += "\n";
+    out += st->Text(0);
+  }
+  st->Reset();
+  return out;
+}
+
+}  // namespace longhaul::store

@@ -1,0 +1,159 @@
+#include "daemon/workflow/cache_key.h"
+
+#include <set>
+
+#include "core/hash.h"
+#include "core/strings.h"
+#include "daemon/workflow/template.h"
+
+namespace longhaul::workflow {
+namespace {
+
+// Bump when what goes into a key changes, so old keys stop matching instead of colliding.
+constexpr std::string_view kDefinitionVersion = "longhaul.stage.definition.v1";
+constexpr std::string_view kKeyVersion = "longhaul.stage.key.v1";
+
+void AddMap(FieldHasher& h, std::string_view label, const std::map<std::string, std::string>& m) {
+  h.Add(label);
+  h.Add(std::to_string(m.size()));
+  for (const auto& [k, v] : m) {
+    h.Add(k);
+    h.Add(v);
+  }
+}
+
+std::string KeyOf(const StageFingerprint& fp) {
+  FieldHasher h;
+  h.Add(kKeyVersion);
+  h.Add(fp.definition_hash);
+  AddMap(h, "params", fp.params);
+  AddMap(h, "upstream", fp.upstream);
+  return h.HexDigest();
+}
+
+void CollectParams(std::string_view tmpl, std::set<std::string>& out) {
+  Result<std::vector<TemplateRef>> refs = ParseTemplate(tmpl);
+  // ParseWorkflow has rejected malformed templates; anything else is hashed as written.
+  if (!refs.ok()) return;
+  for (const TemplateRef& r : *refs) {
+    if (r.kind == TemplateRef::kParam) out.insert(r.name);
+  }
+}
+
+Status ReadStringMap(const nlohmann::json& json, const char* field,
+                     std::map<std::string, std::string>& out) {
+  auto it = json.find(field);
+  if (it == json.end() || !it->is_object()) {
+    return absl::InvalidArgumentError(
+        StrCat("fingerprint: '", field, "' is missing or not an object"));
+  }
+  for (const auto& [k, v] : it->items()) {
+    if (!v.is_string()) {
+      return absl::InvalidArgumentError(StrCat("fingerprint: ", field, ".", k, " is not a string"));
+    }
+    out[k] = v.get<std::string>();
+  }
+  return OkStatus();
+}
+
+Status ReadString(const nlohmann::json& json, const char* field, std::string& out) {
+  auto it = json.find(field);
+  if (it == json.end() || !it->is_string()) {
+    return absl::InvalidArgumentError(
+        StrCat("fingerprint: '", field, "' is missing or not a string"));
+  }
+  out = it->get<std::string>();
+  return OkStatus();
+}
+
+}  // namespace
+
+StageFingerprint FingerprintStage(const StageSpec& stage,
+                                  const std::map<std::string, std::string>& params,
+                                  const std::map<std::string, std::string>& upstream_keys) {
+  StageFingerprint fp;
+  FieldHasher def;
+  def.Add(kDefinitionVersion);
+  def.Add(stage.kind == StageKind::kService ? "service" : "task");
+  def.Add("run");
+  def.Add(std::to_string(stage.run.size()));
+  for (const std::string& arg : stage.run) def.Add(arg);
+  AddMap(def, "env", stage.env);
+  def.Add("cache_version");
+  def.Add(stage.cache_version);
+  fp.definition_hash = def.HexDigest();
+
+  std::set<std::string> used;
+  for (const std::string& arg : stage.run) CollectParams(arg, used);
+  for (const auto& [name, value] : stage.env) CollectParams(value, used);
+  for (const std::string& name : used) {
+    auto it = params.find(name);
+    fp.params[name] = it == params.end() ? "" : it->second;
+  }
+  for (const std::string& need : stage.needs) {
+    auto it = upstream_keys.find(need);
+    fp.upstream[need] = it == upstream_keys.end() ? "" : it->second;
+  }
+  fp.key = KeyOf(fp);
+  return fp;
+}
+
+std::vector<std::string> ExplainDifference(const StageFingerprint& before,
+                                           const StageFingerprint& now) {
+  std::vector<std::string> reasons;
+  if (before.key == now.key) return reasons;
+  if (before.definition_hash != now.definition_hash) reasons.push_back("definition changed");
+  for (const auto& [name, value] : now.params) {
+    auto old = before.params.find(name);
+    if (old == before.params.end()) {
+      reasons.push_back(StrCat("now uses param ", name, " (", value, ")"));
+    } else if (old->second != value) {
+      reasons.push_back(StrCat("param ", name, " changed (", old->second, " -> ", value, ")"));
+    }
+  }
+  for (const auto& [name, value] : before.params) {
+    if (!now.params.count(name)) reasons.push_back(StrCat("no longer uses param ", name));
+  }
+  for (const auto& [stage, key] : now.upstream) {
+    auto old = before.upstream.find(stage);
+    if (old == before.upstream.end()) {
+      reasons.push_back(StrCat("now needs '", stage, "'"));
+    } else if (old->second != key) {
+      reasons.push_back(StrCat("upstream '", stage, "' changed"));
+    }
+  }
+  for (const auto& [stage, key] : before.upstream) {
+    if (!now.upstream.count(stage)) reasons.push_back(StrCat("no longer needs '", stage, "'"));
+  }
+  // Same fields, different keys: the key was made by another version of longhaul.
+  if (reasons.empty()) reasons.push_back("cache key format changed");
+  return reasons;
+}
+
+nlohmann::json FingerprintToJson(const StageFingerprint& fp) {
+  return nlohmann::json{{"definition_hash", fp.definition_hash},
+                        {"params", fp.params},
+                        {"upstream", fp.upstream},
+                        {"key", fp.key}};
+}
+
+Result<StageFingerprint> FingerprintFromJson(const nlohmann::json& json) {
+  if (!json.is_object()) return absl::InvalidArgumentError("fingerprint: not a JSON object");
+  StageFingerprint fp;
+  RETURN_IF_ERROR(ReadString(json, "definition_hash", fp.definition_hash));
+  RETURN_IF_ERROR(ReadStringMap(json, "params", fp.params));
+  RETURN_IF_ERROR(ReadStringMap(json, "upstream", fp.upstream));
+  RETURN_IF_ERROR(ReadString(json, "key", fp.key));
+  if (KeyOf(fp) != fp.key) {
+    return absl::DataLossError(StrCat("fingerprint: key ", fp.key, " does not match its fields"));
+  }
+  return fp;
+}
+
+Result<StageFingerprint> ParseFingerprintJson(std::string_view text) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return absl::InvalidArgumentError("fingerprint: not valid JSON");
+  return FingerprintFromJson(json);
+}
+
+}  // namespace longhaul::workflow

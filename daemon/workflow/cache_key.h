@@ -1,0 +1,46 @@
+// Cache keys (DESIGN.md "Caching and pivot"). A stage's key hashes what decides its result:
+// its definition as written, the values of the params its templates use, and the keys of
+// the stages it needs. Runtime bindings (upstream outputs, ${output_dir}, ${run.id}) and
+// resources are not part of it, so a re-run elsewhere or with other resources still matches.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "daemon/workflow/workflow.h"
+
+namespace longhaul::workflow {
+
+struct StageFingerprint {
+  std::string definition_hash;  // kind, run and env templates as written, cache_version
+  std::map<std::string, std::string> params;    // params the stage's templates use -> value
+  std::map<std::string, std::string> upstream;  // each stage in `needs` -> its cache key
+  std::string key;                              // hash of the three above (core/hash.h FieldHasher)
+
+  bool operator==(const StageFingerprint&) const = default;
+};
+
+// `params` holds the run's resolved params (ResolveParams); a param the stage uses but
+// `params` lacks counts as "". `upstream_keys` maps stage names to their keys; a needed
+// stage missing from it counts as "" (so the key differs from any real one).
+StageFingerprint FingerprintStage(const StageSpec& stage,
+                                  const std::map<std::string, std::string>& params,
+                                  const std::map<std::string, std::string>& upstream_keys);
+
+// Human reasons why `now` differs from `before`, e.g. "param spec_engine changed (vllm ->
+// sglang)", "definition changed", "upstream 'finetune' changed"; empty when keys are equal.
+std::vector<std::string> ExplainDifference(const StageFingerprint& before,
+                                           const StageFingerprint& now);
+
+// {"definition_hash": "...", "params": {...}, "upstream": {...}, "key": "..."}
+nlohmann::json FingerprintToJson(const StageFingerprint& fp);
+// InvalidArgument when a field is missing or of the wrong type, DataLoss when the stored key
+// does not match the stored fields.
+Result<StageFingerprint> FingerprintFromJson(const nlohmann::json& json);
+Result<StageFingerprint> ParseFingerprintJson(std::string_view text);
+
+}  // namespace longhaul::workflow

@@ -1,0 +1,261 @@
+#include "daemon/workflow/stage_parser.h"
+
+#include <cctype>
+#include <climits>
+
+#include "core/strings.h"
+#include "daemon/workflow/template.h"
+
+namespace longhaul::workflow {
+namespace {
+
+const std::vector<std::string> kStageKeys = {
+    "run",           "needs", "env",  "resources", "retry", "timeout",       "stall_timeout",
+    "ready_timeout", "grace", "kind", "resume",    "cache", "cache_version", "description"};
+const std::vector<std::string> kDefaultsKeys = {
+    "retry", "timeout", "stall_timeout", "ready_timeout", "grace", "resources", "env"};
+const std::vector<std::string> kRetryKeys = {"limit", "backoff", "max_backoff", "on", "exit_codes"};
+const std::vector<std::string> kResourceKeys = {"cpus", "memory", "gpus"};
+
+bool IsEnvName(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
+}
+
+void ParseRetry(const MapEntry& e, std::string_view where, OverridableFields& out,
+                Diagnostics& diag) {
+  std::string ctx = StrCat("retry in ", where);
+  if (!ExpectMap(e, ctx, diag)) return;
+  for (const MapEntry& f : ReadMap(e.value, ctx, "key", &kRetryKeys, diag)) {
+    std::string what = StrCat("retry.", f.key, " in ", where);
+    if (f.key == "limit") {
+      if (auto v = ReadInt(f, what, 0, 1000, diag)) out.retry_limit = static_cast<int>(*v);
+    } else if (f.key == "backoff") {
+      out.retry_backoff_ms = ReadDuration(f, what, /*allow_zero=*/true, diag);
+    } else if (f.key == "max_backoff") {
+      out.retry_max_backoff_ms = ReadDuration(f, what, /*allow_zero=*/true, diag);
+    } else if (f.key == "on") {
+      std::optional<std::vector<Scalar>> kinds = ReadScalarList(f, what, diag);
+      if (!kinds) continue;
+      std::vector<std::string> known(std::begin(kFailureKinds), std::end(kFailureKinds));
+      std::set<std::string> on;
+      bool ok = true;
+      for (const Scalar& k : *kinds) {
+        if (std::find(known.begin(), known.end(), k.text) == known.end()) {
+          diag.Add(k.pos, StrCat(what, ": unknown failure kind '", k.text, "' (expected one of ",
+                                 StrJoin(known, ", "), ")", DidYouMean(k.text, known)));
+          ok = false;
+        }
+        on.insert(k.text);
+      }
+      if (ok) out.retry_on = std::move(on);
+    } else if (f.key == "exit_codes") {
+      if (!ExpectList(f, what, diag)) continue;
+      std::vector<int> codes;
+      bool ok = true;
+      for (size_t i = 0; i < f.value.size(); ++i) {
+        YAML::Node item = f.value[i];
+        auto code = ReadInt(item, item.IsNull() ? f.value_pos : PosOf(item), ElementName(what, i),
+                            0, 255, diag);
+        if (code) codes.push_back(static_cast<int>(*code));
+        ok = ok && code.has_value();
+      }
+      if (ok) out.retry_exit_codes = std::move(codes);
+    }
+  }
+}
+
+void ParseResources(const MapEntry& e, std::string_view where, OverridableFields& out,
+                    Diagnostics& diag) {
+  std::string ctx = StrCat("resources in ", where);
+  if (!ExpectMap(e, ctx, diag)) return;
+  for (const MapEntry& f : ReadMap(e.value, ctx, "key", &kResourceKeys, diag)) {
+    std::string what = StrCat("resources.", f.key, " in ", where);
+    if (f.key == "cpus") {
+      out.cpus = ReadPositiveNumber(f, what, diag);
+    } else if (f.key == "memory") {
+      out.memory_bytes = ReadByteSize(f, what, diag);
+    } else if (f.key == "gpus") {
+      if (auto v = ReadInt(f, what, 0, 1024, diag)) out.gpus = static_cast<int>(*v);
+    }
+  }
+}
+
+void ParseEnv(const MapEntry& e, std::string_view where, OverridableFields& out,
+              Diagnostics& diag) {
+  std::string ctx = StrCat("env in ", where);
+  if (!ExpectMap(e, ctx, diag)) return;
+  for (const MapEntry& f : ReadMap(e.value, ctx, "env var", nullptr, diag)) {
+    if (!IsEnvName(f.key)) {
+      diag.Add(f.key_pos, StrCat("env in ", where, ": '", f.key,
+                                 "' is not a variable name (letters, digits and _)"));
+      continue;
+    }
+    if (StartsWith(f.key, "LONGHAUL_")) {
+      diag.Add(f.key_pos, StrCat("env in ", where, ": '", f.key,
+                                 "' is set by longhaul (LONGHAUL_* names are reserved)"));
+      continue;
+    }
+    if (auto v = ReadScalar(f, StrCat("env ", f.key, " in ", where), diag)) out.env[f.key] = *v;
+  }
+}
+
+// Handles a key that `defaults` and stages share; false if `f` is not one of them.
+bool ParseOverridable(const MapEntry& f, std::string_view where, OverridableFields& out,
+                      Diagnostics& diag) {
+  std::string what = StrCat(f.key, " in ", where);
+  if (f.key == "retry") {
+    ParseRetry(f, where, out, diag);
+  } else if (f.key == "resources") {
+    ParseResources(f, where, out, diag);
+  } else if (f.key == "env") {
+    ParseEnv(f, where, out, diag);
+  } else if (f.key == "timeout") {
+    out.timeout_ms = ReadDuration(f, what, /*allow_zero=*/false, diag);
+  } else if (f.key == "stall_timeout") {
+    out.stall_timeout_ms = ReadDuration(f, what, /*allow_zero=*/false, diag);
+  } else if (f.key == "ready_timeout") {
+    out.ready_timeout_ms = ReadDuration(f, what, /*allow_zero=*/false, diag);
+    out.ready_timeout_pos = f.key_pos;
+  } else if (f.key == "grace") {
+    out.grace_ms = ReadDuration(f, what, /*allow_zero=*/true, diag);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+template <typename T>
+T Pick(const std::optional<T>& own, const std::optional<T>& fallback, T builtin) {
+  if (own) return *own;
+  if (fallback) return *fallback;
+  return builtin;
+}
+
+template <typename T>
+std::optional<T> PickOpt(const std::optional<T>& own, const std::optional<T>& fallback) {
+  return own ? own : fallback;
+}
+
+}  // namespace
+
+OverridableFields ParseDefaults(const MapEntry& defaults, Diagnostics& diag) {
+  OverridableFields out;
+  if (!ExpectMap(defaults, "defaults", diag)) return out;
+  for (const MapEntry& f : ReadMap(defaults.value, "defaults", "key", &kDefaultsKeys, diag)) {
+    ParseOverridable(f, "defaults", out, diag);
+  }
+  return out;
+}
+
+ParsedStage ParseStage(const MapEntry& entry, Diagnostics& diag) {
+  std::string where = StrCat("stage '", entry.key, "'");
+  ParsedStage stage;
+  stage.spec.name = entry.key;
+  stage.spec.pos = entry.key_pos;
+  if (!entry.value.IsMap()) {
+    diag.Add(entry.value_pos, StrCat(where,
+                                     ": expected a mapping of stage keys (run, needs, ...)"
+                                     ", got ",
+                                     Describe(entry.value)));
+    return stage;
+  }
+  bool has_run = false;
+  for (const MapEntry& f : ReadMap(entry.value, where, "key", &kStageKeys, diag)) {
+    if (ParseOverridable(f, where, stage.fields, diag)) continue;
+    std::string what = StrCat(f.key, " in ", where);
+    if (f.key == "run") {
+      has_run = true;
+      if (f.value.IsScalar()) {
+        diag.Add(f.value_pos, StrCat(what,
+                                     ": run must be a list (argv), not a shell string; "
+                                     "write [prog, arg1, arg2]"));
+        continue;
+      }
+      std::optional<std::vector<Scalar>> argv = ReadScalarList(f, what, diag);
+      if (!argv) continue;
+      if (argv->empty()) {
+        diag.Add(f.value_pos, StrCat(what, ": expected a non-empty list (argv)"));
+        continue;
+      }
+      if (StripWhitespace((*argv)[0].text).empty()) {
+        diag.Add((*argv)[0].pos, StrCat(what, ": the program (run[0]) is empty"));
+        continue;
+      }
+      stage.run = std::move(*argv);
+    } else if (f.key == "needs") {
+      if (auto needs = ReadScalarList(f, what, diag)) stage.needs = std::move(*needs);
+    } else if (f.key == "kind") {
+      auto kind = ReadScalar(f, what, diag);
+      if (!kind) continue;
+      if (kind->text == "task") {
+        stage.spec.kind = StageKind::kTask;
+      } else if (kind->text == "service") {
+        stage.spec.kind = StageKind::kService;
+      } else {
+        diag.Add(f.value_pos, StrCat(what, ": expected task or service, got '", kind->text, "'"));
+      }
+    } else if (f.key == "resume") {
+      if (auto v = ReadBool(f, what, diag)) stage.spec.resume = *v;
+    } else if (f.key == "cache") {
+      if (auto v = ReadBool(f, what, diag)) stage.spec.cache = *v;
+    } else if (f.key == "cache_version") {
+      if (auto v = ReadScalar(f, what, diag)) stage.spec.cache_version = v->text;
+    } else if (f.key == "description") {
+      if (auto v = ReadScalar(f, what, diag)) stage.spec.description = v->text;
+    }
+  }
+  if (!has_run) diag.Add(entry.key_pos, StrCat(where, ": missing required key 'run'"));
+  if (stage.fields.ready_timeout_ms && stage.spec.kind != StageKind::kService) {
+    diag.Add(stage.fields.ready_timeout_pos,
+             StrCat("ready_timeout in ", where, ": only a service stage (kind: service) has one"));
+  }
+  for (const Scalar& s : stage.run) stage.spec.run.push_back(s.text);
+  for (const Scalar& s : stage.needs) stage.spec.needs.push_back(s.text);
+  return stage;
+}
+
+std::vector<TemplateSite> ApplyDefaults(const OverridableFields& d, ParsedStage& stage) {
+  const OverridableFields& own = stage.fields;
+  StageSpec& spec = stage.spec;
+  RetryPolicy builtin_retry;
+  spec.retry.limit = Pick(own.retry_limit, d.retry_limit, builtin_retry.limit);
+  spec.retry.backoff_ms = Pick(own.retry_backoff_ms, d.retry_backoff_ms, builtin_retry.backoff_ms);
+  spec.retry.max_backoff_ms =
+      Pick(own.retry_max_backoff_ms, d.retry_max_backoff_ms, builtin_retry.max_backoff_ms);
+  spec.retry.on = Pick(own.retry_on, d.retry_on, builtin_retry.on);
+  spec.retry.exit_codes = Pick(own.retry_exit_codes, d.retry_exit_codes, builtin_retry.exit_codes);
+
+  ResourceRequest builtin_resources;
+  spec.resources.cpus = Pick(own.cpus, d.cpus, builtin_resources.cpus);
+  spec.resources.memory_bytes =
+      Pick(own.memory_bytes, d.memory_bytes, builtin_resources.memory_bytes);
+  spec.resources.gpus = Pick(own.gpus, d.gpus, builtin_resources.gpus);
+
+  spec.timeout_ms = PickOpt(own.timeout_ms, d.timeout_ms);
+  spec.stall_timeout_ms = PickOpt(own.stall_timeout_ms, d.stall_timeout_ms);
+  // A default ready_timeout is meant for the services among the stages; tasks ignore it.
+  if (spec.kind == StageKind::kService) {
+    spec.ready_timeout_ms = PickOpt(own.ready_timeout_ms, d.ready_timeout_ms);
+  }
+  spec.grace_ms = Pick(own.grace_ms, d.grace_ms, StageSpec{}.grace_ms);
+
+  std::map<std::string, Scalar> env = d.env;
+  for (const auto& [name, value] : own.env) env[name] = value;
+
+  std::vector<TemplateSite> sites;
+  for (size_t i = 0; i < stage.run.size(); ++i) {
+    sites.push_back(TemplateSite{stage.run[i], StrCat("run[", i, "]")});
+  }
+  spec.env.clear();
+  for (const auto& [name, value] : env) {
+    spec.env[name] = value.text;
+    sites.push_back(TemplateSite{value, StrCat("env ", name)});
+  }
+  return sites;
+}
+
+}  // namespace longhaul::workflow

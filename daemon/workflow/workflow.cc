@@ -1,0 +1,179 @@
+#include "daemon/workflow/workflow.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cctype>
+
+#include "core/strings.h"
+#include "daemon/workflow/graph.h"
+#include "daemon/workflow/stage_parser.h"
+#include "daemon/workflow/template.h"
+#include "daemon/workflow/validate.h"
+#include "daemon/workflow/yaml_reader.h"
+
+namespace longhaul::workflow {
+namespace {
+
+const std::vector<std::string> kTopKeys = {"name", "description", "params", "defaults", "stages"};
+// These would read like the other template forms (${params.x}, ${run.id}, ${output_dir}).
+const std::vector<std::string> kReservedStageNames = {"params", "run", "output_dir"};
+
+bool IsWorkflowName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+void ReadParams(const MapEntry& e, Workflow& wf, Diagnostics& diag) {
+  if (!ExpectMap(e, "params", diag)) return;
+  for (const MapEntry& p : ReadMap(e.value, "params", "param", nullptr, diag)) {
+    if (!IsTemplateName(p.key)) {
+      diag.Add(p.key_pos,
+               StrCat("param '", p.key, "': a name is a letter or _ then letters, digits, _ or -"));
+      continue;
+    }
+    std::optional<Scalar> value = ReadScalar(p, StrCat("param '", p.key, "'"), diag);
+    if (!value) continue;
+    wf.params.push_back(ParamSpec{p.key, value->text, p.key_pos});
+  }
+}
+
+// The stages as read, in file order; also reports every problem of each stage alone.
+std::vector<ParsedStage> ReadStages(const MapEntry& e, Diagnostics& diag) {
+  std::vector<ParsedStage> stages;
+  if (!ExpectMap(e, "stages", diag)) return stages;
+  if (e.value.size() == 0) {
+    diag.Add(e.value_pos, "stages: expected at least one stage");
+    return stages;
+  }
+  for (const MapEntry& s : ReadMap(e.value, "stages", "stage", nullptr, diag)) {
+    if (!IsTemplateName(s.key)) {
+      diag.Add(s.key_pos, StrCat("stage name '", s.key,
+                                 "': a name is a letter or _ then letters, digits, _ or -"));
+    } else if (std::find(kReservedStageNames.begin(), kReservedStageNames.end(), s.key) !=
+               kReservedStageNames.end()) {
+      diag.Add(s.key_pos, StrCat("stage name '", s.key, "' is reserved (templates use it)"));
+    }
+    ParsedStage stage = ParseStage(s, diag);
+    stage.file_index = stages.size();
+    stages.push_back(std::move(stage));
+  }
+  return stages;
+}
+
+}  // namespace
+
+const StageSpec* Workflow::FindStage(std::string_view name) const {
+  for (const StageSpec& s : stages) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+const ParamSpec* Workflow::FindParam(std::string_view name) const {
+  for (const ParamSpec& p : params) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+Result<Workflow> ParseWorkflow(std::string_view text, std::string_view path) {
+  Diagnostics diag{std::string(path)};
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::ParserException& e) {
+    SourcePos pos;
+    if (!e.mark.is_null()) pos = SourcePos{e.mark.line + 1, e.mark.column + 1};
+    diag.Add(pos, StrCat("invalid YAML: ", e.msg));
+    return diag.ToStatus();
+  } catch (const YAML::Exception& e) {
+    diag.Add(SourcePos{}, StrCat("invalid YAML: ", e.what()));
+    return diag.ToStatus();
+  }
+  if (!root.IsMap()) {
+    diag.Add(PosOf(root), root.IsNull() ? "the file is empty: expected a workflow (name, stages)"
+                                        : StrCat("expected a mapping with name and stages at the"
+                                                 " top level, got ",
+                                                 Describe(root)));
+    return diag.ToStatus();
+  }
+
+  Workflow wf;
+  wf.path = std::string(path);
+  OverridableFields defaults;
+  std::vector<ParsedStage> stages;
+  bool has_name = false, has_stages = false;
+  // yaml-cpp node access can throw on malformed trees we did not anticipate; whatever it
+  // throws becomes an error of this file instead of escaping to the caller.
+  try {
+    for (const MapEntry& e : ReadMap(root, "the top level", "key", &kTopKeys, diag)) {
+      if (e.key == "name") {
+        has_name = true;
+        std::optional<Scalar> name = ReadScalar(e, "name", diag);
+        if (!name) continue;
+        if (!IsWorkflowName(name->text)) {
+          diag.Add(e.value_pos, StrCat("name: '", name->text,
+                                       "' is not a workflow name (lower-case letters, digits, "
+                                       "_ . and - only)"));
+        }
+        wf.name = name->text;
+      } else if (e.key == "description") {
+        if (auto d = ReadScalar(e, "description", diag)) wf.description = d->text;
+      } else if (e.key == "params") {
+        ReadParams(e, wf, diag);
+      } else if (e.key == "defaults") {
+        defaults = ParseDefaults(e, diag);
+      } else if (e.key == "stages") {
+        has_stages = true;
+        stages = ReadStages(e, diag);
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    diag.Add(SourcePos{e.mark.line + 1, e.mark.column + 1}, StrCat("unreadable: ", e.what()));
+    return diag.ToStatus();
+  }
+  if (!has_name) diag.Add(PosOf(root), "missing required key 'name'");
+  if (!has_stages) diag.Add(PosOf(root), "missing required key 'stages'");
+
+  std::vector<std::vector<TemplateSite>> sites;
+  for (ParsedStage& stage : stages) sites.push_back(ApplyDefaults(defaults, stage));
+  std::vector<std::string> param_names;
+  for (const ParamSpec& p : wf.params) param_names.push_back(p.name);
+  NeedsGraph graph = ValidateStages(stages, sites, param_names, diag);
+  RETURN_IF_ERROR(diag.ToStatus());
+
+  for (int i : TopologicalOrder(graph)) wf.stages.push_back(std::move(stages[i].spec));
+  return wf;
+}
+
+Result<std::map<std::string, std::string>> ResolveParams(
+    const Workflow& wf, const std::map<std::string, std::string>& overrides) {
+  std::map<std::string, std::string> values;
+  for (const ParamSpec& p : wf.params) values[p.name] = p.default_value;
+  std::vector<std::string> unknown;
+  for (const auto& [name, value] : overrides) {
+    auto it = values.find(name);
+    if (it == values.end()) {
+      unknown.push_back(StrCat("'", name, "'"));
+      continue;
+    }
+    it->second = value;
+  }
+  if (!unknown.empty()) {
+    std::vector<std::string> known;
+    for (const ParamSpec& p : wf.params) known.push_back(p.name);
+    std::string what = unknown.size() == 1 ? "unknown param " : "unknown params ";
+    return absl::InvalidArgumentError(
+        StrCat(what, StrJoin(unknown, ", "), " for workflow '", wf.name, "' (",
+               known.empty() ? std::string("it has no params")
+                             : StrCat("its params are: ", StrJoin(known, ", ")),
+               ")"));
+  }
+  return values;
+}
+
+}  // namespace longhaul::workflow

@@ -1,0 +1,229 @@
+#include "stages/refmodel/tensor_file.h"
+
+#include <bit>
+#include <cstring>
+
+#include "core/fs.h"
+#include "core/strings.h"
+
+namespace longhaul::refmodel {
+namespace {
+
+constexpr char kMagic[8] = {'L', 'H', 'T', 'E', 'N', 'S', 'O', 'R'};
+constexpr uint32_t kVersion = 1;
+
+// The build targets little-endian x86-64 and aarch64; a big-endian host would need swaps here.
+static_assert(std::endian::native == std::endian::little, "tensor files are little-endian");
+
+template <typename T>
+void Put(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof(v));
+}
+
+size_t ElementSize(DType d) {
+  switch (d) {
+    case DType::kFloat32:
+      return 4;
+    case DType::kInt64:
+      return 8;
+    case DType::kUInt8:
+      return 1;
+  }
+  return 0;
+}
+
+std::string ShapeText(const std::vector<uint64_t>& shape) {
+  std::vector<std::string> parts;
+  for (uint64_t d : shape) parts.push_back(std::to_string(d));
+  return StrCat("[", StrJoin(parts, ", "), "]");
+}
+
+const char* DTypeName(DType d) {
+  switch (d) {
+    case DType::kFloat32:
+      return "float32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kUInt8:
+      return "uint8";
+  }
+  return "?";
+}
+
+class Reader {
+ public:
+  Reader(const std::string& data, const std::string& path) : data_(data), path_(path) {}
+  template <typename T>
+  Result<T> Get(std::string_view what) {
+    T v{};
+    RETURN_IF_ERROR(Bytes(&v, sizeof(T), what));
+    return v;
+  }
+  Status Bytes(void* dst, size_t n, std::string_view what) {
+    if (n > data_.size() - pos_) {
+      return absl::DataLossError(StrCat(path_, ": truncated at byte ", pos_, " reading ", what));
+    }
+    std::memcpy(dst, data_.data() + pos_, n);
+    pos_ += n;
+    return OkStatus();
+  }
+  size_t remaining() const { return data_.size() - pos_; }
+
+ private:
+  const std::string& data_;
+  const std::string& path_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+Tensor Tensor::F32(std::vector<uint64_t> shape, std::vector<float> data) {
+  Tensor t;
+  t.dtype = DType::kFloat32;
+  t.shape = std::move(shape);
+  t.f32 = std::move(data);
+  return t;
+}
+Tensor Tensor::I64(std::vector<uint64_t> shape, std::vector<int64_t> data) {
+  Tensor t;
+  t.dtype = DType::kInt64;
+  t.shape = std::move(shape);
+  t.i64 = std::move(data);
+  return t;
+}
+Tensor Tensor::U8(std::vector<uint64_t> shape, std::vector<uint8_t> data) {
+  Tensor t;
+  t.dtype = DType::kUInt8;
+  t.shape = std::move(shape);
+  t.u8 = std::move(data);
+  return t;
+}
+
+uint64_t Tensor::NumElements() const {
+  uint64_t n = 1;
+  for (uint64_t d : shape) n *= d;
+  return n;
+}
+
+Status WriteTensorFile(const std::string& path, const TensorMap& tensors) {
+  std::string out(kMagic, sizeof(kMagic));
+  Put<uint32_t>(out, kVersion);
+  Put<uint32_t>(out, static_cast<uint32_t>(tensors.size()));
+  for (const auto& [name, t] : tensors) {
+    Put<uint32_t>(out, static_cast<uint32_t>(name.size()));
+    out += name;
+    Put<uint32_t>(out, static_cast<uint32_t>(t.dtype));
+    Put<uint32_t>(out, static_cast<uint32_t>(t.shape.size()));
+    for (uint64_t d : t.shape) Put<uint64_t>(out, d);
+    const void* data = nullptr;
+    size_t count = 0;
+    switch (t.dtype) {
+      case DType::kFloat32:
+        data = t.f32.data();
+        count = t.f32.size();
+        break;
+      case DType::kInt64:
+        data = t.i64.data();
+        count = t.i64.size();
+        break;
+      case DType::kUInt8:
+        data = t.u8.data();
+        count = t.u8.size();
+        break;
+    }
+    if (count != t.NumElements()) {
+      return absl::InternalError(StrCat(path, ": tensor '", name, "' holds ", count,
+                                        " elements but its shape says ", t.NumElements()));
+    }
+    out.append(static_cast<const char*>(data), count * ElementSize(t.dtype));
+  }
+  return WriteFileAtomic(path, out);
+}
+
+Result<TensorMap> ReadTensorFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string data, ReadFile(path));
+  Reader r(data, path);
+  char magic[8];
+  RETURN_IF_ERROR(r.Bytes(magic, 8, "the magic"));
+  if (std::memcmp(magic, kMagic, 8) != 0) {
+    return absl::InvalidArgumentError(StrCat(path, ": not a longhaul tensor file (bad magic)"));
+  }
+  ASSIGN_OR_RETURN(uint32_t version, r.Get<uint32_t>("the version"));
+  if (version != kVersion) {
+    return absl::InvalidArgumentError(
+        StrCat(path, ": tensor file version ", version, ", expected ", kVersion));
+  }
+  ASSIGN_OR_RETURN(uint32_t count, r.Get<uint32_t>("the tensor count"));
+  TensorMap out;
+  for (uint32_t i = 0; i < count; ++i) {
+    ASSIGN_OR_RETURN(uint32_t name_len, r.Get<uint32_t>("a tensor name length"));
+    if (name_len > r.remaining()) {
+      return absl::DataLossError(StrCat(path, ": tensor ", i, " name length ", name_len,
+                                        " runs past the end of the file"));
+    }
+    std::string name(name_len, '\0');
+    RETURN_IF_ERROR(r.Bytes(name.data(), name_len, "a tensor name"));
+    Tensor t;
+    ASSIGN_OR_RETURN(uint32_t dtype, r.Get<uint32_t>(StrCat("the dtype of '", name, "'")));
+    if (dtype > 2) {
+      return absl::InvalidArgumentError(
+          StrCat(path, ": tensor '", name, "' has unknown dtype ", dtype));
+    }
+    t.dtype = static_cast<DType>(dtype);
+    ASSIGN_OR_RETURN(uint32_t ndim, r.Get<uint32_t>(StrCat("the rank of '", name, "'")));
+    if (ndim > 8) {
+      return absl::InvalidArgumentError(StrCat(path, ": tensor '", name, "' has rank ", ndim));
+    }
+    for (uint32_t d = 0; d < ndim; ++d) {
+      ASSIGN_OR_RETURN(uint64_t dim, r.Get<uint64_t>(StrCat("the shape of '", name, "'")));
+      t.shape.push_back(dim);
+    }
+    uint64_t n = t.NumElements();
+    size_t es = ElementSize(t.dtype);
+    if (n > r.remaining() / es) {
+      return absl::DataLossError(StrCat(path, ": tensor '", name, "' of shape ", ShapeText(t.shape),
+                                        " runs past the end of the file"));
+    }
+    std::string what = StrCat("the data of '", name, "'");
+    switch (t.dtype) {
+      case DType::kFloat32:
+        t.f32.resize(n);
+        RETURN_IF_ERROR(r.Bytes(t.f32.data(), n * es, what));
+        break;
+      case DType::kInt64:
+        t.i64.resize(n);
+        RETURN_IF_ERROR(r.Bytes(t.i64.data(), n * es, what));
+        break;
+      case DType::kUInt8:
+        t.u8.resize(n);
+        RETURN_IF_ERROR(r.Bytes(t.u8.data(), n * es, what));
+        break;
+    }
+    out.emplace(std::move(name), std::move(t));
+  }
+  if (r.remaining() != 0) {
+    return absl::DataLossError(StrCat(path, ": ", r.remaining(), " trailing bytes"));
+  }
+  return out;
+}
+
+Result<const Tensor*> GetTensor(const TensorMap& tensors, const std::string& file,
+                                const std::string& name, DType dtype,
+                                const std::vector<uint64_t>& shape) {
+  auto it = tensors.find(name);
+  if (it == tensors.end()) {
+    return absl::InvalidArgumentError(StrCat(file, ": missing tensor '", name, "'"));
+  }
+  const Tensor& t = it->second;
+  if (t.dtype != dtype) {
+    return absl::InvalidArgumentError(StrCat(file, ": tensor '", name, "' is ", DTypeName(t.dtype),
+                                             ", expected ", DTypeName(dtype)));
+  }
+  if (t.shape != shape) {
+    return absl::InvalidArgumentError(StrCat(file, ": tensor '", name, "' has shape ",
+                                             ShapeText(t.shape), ", expected ", ShapeText(shape)));
+  }
+  return &t;
+}
+
+}  // namespace longhaul::refmodel

@@ -1,0 +1,220 @@
+// What a long job meets: the agent SIGKILLed and restarted, the coordinator going away and
+// coming back, an agent that died while starting a stage. Nothing may be lost or done twice.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/fs.h"
+#include "core/strings.h"
+#include "tests/agent/agent_test_util.h"
+#include "tests/agent/blackhole_proxy.h"
+
+namespace longhaul::testing {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
+void ExpectEventsMatchFile(const std::map<int64_t, std::string>& events, const std::string& file) {
+  std::vector<std::string> lines = Lines(ReadTextFile(file));
+  ASSERT_EQ(events.size(), lines.size());
+  int64_t seq = 0;
+  for (const auto& [s, line] : events) {
+    EXPECT_EQ(s, ++seq);
+    EXPECT_EQ(line, lines[static_cast<size_t>(s - 1)]);
+  }
+}
+
+class AgentFaultTest : public ::testing::Test {
+ protected:
+  FakeCoordinator& coord() { return h_.coordinator(); }
+  AgentHarness h_;
+};
+
+TEST_F(AgentFaultTest, SigkilledAgentReadoptsTheRunningStageWithoutRestartingIt) {
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  // 30 items of 60 ms: about 2 s of resumable work, a checkpoint and a progress event each.
+  ASSERT_TRUE(coord().Start(h_.Spec(21, {"lh-testjob", "--work", "30", "--step-ms", "60"})));
+  ASSERT_TRUE(WaitFor([&] { return coord().max_seq_received(21) >= 6; }, 10'000));
+  ASSERT_FALSE(coord().exited(21).has_value());
+  json pid = json::parse(ReadTextFile(h_.AttemptFile(21, "pid.json")));
+  pid_t stage = pid["stage_pid"];
+
+  h_.KillAgent();
+  EXPECT_TRUE(ProcessAlive(stage));
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitConnected(2)) << h_.AgentLog();
+  v1::Hello hello = *coord().last_hello();
+  ASSERT_EQ(hello.attempts_size(), 1);
+  EXPECT_EQ(hello.attempts(0).attempt_id(), 21);
+  if (!hello.attempts(0).exited()) {  // on a slow machine the stage may have finished already
+    EXPECT_TRUE(hello.attempts(0).running());
+    EXPECT_EQ(hello.attempts(0).pid(), stage);
+  }
+  EXPECT_GE(hello.attempts(0).acked_seq(), 1);
+
+  ASSERT_TRUE(h_.WaitExited(21, 30'000)) << h_.AgentLog();
+  EXPECT_EQ(coord().exited(21)->exit_code(), 0);
+  EXPECT_EQ(coord().exited(21)->last_seq(), 60);
+  ExpectEventsMatchFile(coord().events(21), h_.AttemptFile(21, "events.jsonl"));
+  // Same process throughout: the pid file was written once, and no item was done twice.
+  EXPECT_EQ(json::parse(ReadTextFile(h_.AttemptFile(21, "pid.json")))["stage_pid"], stage);
+  std::vector<std::string> done = Lines(ReadTextFile(h_.Spec(21, {}).output_dir() + "/done.txt"));
+  ASSERT_EQ(done.size(), 30u);
+  for (int i = 0; i < 30; ++i) EXPECT_EQ(done[i], std::to_string(i + 1));
+}
+
+TEST_F(AgentFaultTest, ExitWhileTheAgentIsDownIsReportedAfterRestart) {
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(22, {"lh-testjob", "--ready"})));
+  ASSERT_TRUE(WaitFor([&] { return coord().events(22).size() == 1; }, 10'000));
+  h_.KillAgent();
+  // The stage ends while no agent watches: the shim records it.
+  pid_t stage = json::parse(ReadTextFile(h_.AttemptFile(22, "pid.json")))["stage_pid"];
+  ::kill(stage, SIGTERM);
+  ASSERT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(22, "exit.json")); }, 10'000));
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitExited(22)) << h_.AgentLog();
+  EXPECT_EQ(coord().exited(22)->signal(), SIGTERM);
+  EXPECT_EQ(coord().exited(22)->last_seq(), 1);
+  EXPECT_EQ(coord().events(22).size(), 1u);
+}
+
+TEST_F(AgentFaultTest, CoordinatorAwayAndBackGetsEveryUnacknowledgedEventAndTheExit) {
+  coord().set_auto_ack(false);
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(23, {"lh-testjob", "--events", "300"})));
+  ASSERT_TRUE(h_.WaitExited(23)) << h_.AgentLog();
+  ASSERT_EQ(coord().events_received(23), 300);
+  ASSERT_TRUE(coord().AckEvents(23, 120));  // part acknowledged, the rest and the exit not
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return ReadTextFile(h_.AttemptFile(23, "acked.json")).find("120") != std::string::npos;
+      },
+      10'000));
+
+  h_.StopCoordinator();
+  h_.RestartCoordinator();  // same port, empty memory, acknowledges everything
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  v1::Hello hello = *coord().last_hello();
+  ASSERT_EQ(hello.attempts_size(), 1);
+  EXPECT_TRUE(hello.attempts(0).exited());
+  EXPECT_EQ(hello.attempts(0).acked_seq(), 120);
+  ASSERT_TRUE(h_.WaitExited(23)) << h_.AgentLog();
+  // Only the unacknowledged events came again, then the exit.
+  auto events = coord().events(23);
+  EXPECT_EQ(events.size(), 180u);
+  EXPECT_EQ(events.begin()->first, 121);
+  EXPECT_EQ(coord().events_received(23), 180);
+  EXPECT_EQ(coord().exited(23)->last_seq(), 300);
+  EXPECT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(23, "done")); }, 10'000));
+}
+
+TEST_F(AgentFaultTest, AgentKeepsRetryingWhileTheCoordinatorIsAway) {
+  h_.StopCoordinator();
+  h_.StartAgent();
+  // Let it fail a few dials, then bring the coordinator up.
+  ASSERT_TRUE(
+      WaitFor([&] { return h_.AgentLog().find("cannot reach") != std::string::npos; }, 10'000));
+  h_.RestartCoordinator();
+  ASSERT_TRUE(h_.WaitConnected(1, 15'000)) << h_.AgentLog();
+  EXPECT_TRUE(h_.AgentRunning());
+}
+
+TEST_F(AgentFaultTest, AttemptThatNeverStartedIsReportedAsSuch) {
+  // An agent that died between writing spec.json and starting the shim leaves only this.
+  std::string dir = h_.state_dir() + "/attempts/24";
+  ASSERT_TRUE(MakeDirs(dir + "/work").ok());
+  WriteTextFile(dir + "/spec.json", R"({"attempt_id": "24", "argv": ["lh-testjob"]})");
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitExited(24)) << h_.AgentLog();
+  EXPECT_TRUE(coord().exited(24)->start_failed());
+  EXPECT_EQ(coord().exited(24)->reason(), "agent restarted before the stage started");
+  // A shim that only now gets going must refuse: the attempt has been declared ended.
+  EXPECT_TRUE(PathExists(dir + "/exit.json"));
+}
+
+TEST_F(AgentFaultTest, ShimKilledWhileTheStageRunsIsStillCancellable) {
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(25, {"lh-testjob", "--sleep", "60"})));
+  ASSERT_TRUE(WaitFor([&] { return !coord().started(25).empty(); }, 10'000));
+  json pid = json::parse(ReadTextFile(h_.AttemptFile(25, "pid.json")));
+  ::kill(pid["shim_pid"].get<pid_t>(), SIGKILL);
+  pid_t stage = pid["stage_pid"];
+  ASSERT_TRUE(WaitFor([&] { return h_.AgentLog().find("watching the stage") != std::string::npos; },
+                      10'000))
+      << h_.AgentLog();
+  EXPECT_TRUE(ProcessAlive(stage));
+  ASSERT_TRUE(coord().Cancel(25, "timeout", 1000));
+  ASSERT_TRUE(h_.WaitExited(25)) << h_.AgentLog();
+  EXPECT_EQ(coord().exited(25)->reason(), "timeout");
+  EXPECT_FALSE(ProcessAlive(stage));
+}
+
+TEST_F(AgentFaultTest, NetworkThatDropsEverythingForAWhileLosesNothing) {
+  // The minute-long drop of production, scaled to seconds: keepalive pings every second.
+  BlackholeProxy proxy(coord().port());
+  h_.set_agent_target(proxy.address());
+  h_.StartAgent({"--keepalive", "1s"});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(26, {"lh-testjob", "--progress", "30", "--sleep", "3"})));
+  ASSERT_TRUE(WaitFor([&] { return coord().max_seq_received(26) >= 3; }, 10'000));
+  proxy.set_blackholed(true);
+  // The agent notices the silence by itself (no RST ever comes) and keeps re-dialing.
+  ASSERT_TRUE(WaitFor(
+      [&] { return h_.AgentLog().find("lost the coordinator") != std::string::npos; }, 20'000))
+      << h_.AgentLog();
+  // Meanwhile the stage finishes its work.
+  ASSERT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(26, "exit.json")); }, 20'000));
+  EXPECT_FALSE(coord().exited(26).has_value());
+  proxy.set_blackholed(false);
+  ASSERT_TRUE(h_.WaitExited(26, 30'000)) << h_.AgentLog();
+  EXPECT_GE(coord().hello_count(), 2);
+  EXPECT_EQ(coord().exited(26)->last_seq(), 30);
+  ExpectEventsMatchFile(coord().events(26), h_.AttemptFile(26, "events.jsonl"));
+}
+
+TEST_F(AgentFaultTest, StalledCoordinatorNeverBlocksTheAgentsLoop) {
+  h_.StartAgent({"--event-window", "1000000"});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(31, {"lh-testjob", "--sleep", "60"})));
+  ASSERT_TRUE(WaitFor([&] { return !coord().started(31).empty(); }, 10'000));
+  pid_t sleeper = static_cast<pid_t>(coord().started(31)[0].pid());
+
+  // The coordinator stops reading; 12 MB of events back up in the agent's writer.
+  coord().set_stalled(true);
+  ASSERT_TRUE(coord().Start(h_.Spec(32, {"lh-testjob", "--events", "200000"})));
+  ASSERT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(32, "exit.json")); }, 20'000));
+  // Messages still flow the other way, and the loop still acts on them.
+  ASSERT_TRUE(coord().Cancel(31, "cancelled", 1000));
+  EXPECT_TRUE(WaitFor([&] { return !ProcessAlive(sleeper); }, 10'000)) << h_.AgentLog();
+  EXPECT_LT(coord().events_received(32), 200000);  // the stall was real
+
+  coord().set_stalled(false);
+  ASSERT_TRUE(h_.WaitExited(32, 60'000)) << h_.AgentLog();
+  ASSERT_TRUE(h_.WaitExited(31)) << h_.AgentLog();
+  EXPECT_EQ(coord().exited(31)->reason(), "cancelled");
+  auto events = coord().events(32);
+  ASSERT_EQ(events.size(), 200000u);
+  EXPECT_EQ(events.begin()->first, 1);
+  EXPECT_EQ(events.rbegin()->first, 200000);
+  EXPECT_EQ(coord().exited(32)->last_seq(), 200000);
+}
+
+}  // namespace
+}  // namespace longhaul::testing

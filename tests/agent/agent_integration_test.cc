@@ -1,0 +1,225 @@
+// The real longhaul-agent against a fake coordinator on loopback, running real stages.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/fs.h"
+#include "core/strings.h"
+#include "tests/agent/agent_test_util.h"
+
+namespace longhaul::testing {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
+// Every seq from 1 to n stored exactly once, each equal to the file's line.
+void ExpectEventsMatchFile(const std::map<int64_t, std::string>& events, const std::string& file) {
+  std::vector<std::string> lines = Lines(ReadTextFile(file));
+  ASSERT_EQ(events.size(), lines.size());
+  int64_t seq = 0;
+  for (const auto& [s, line] : events) {
+    EXPECT_EQ(s, ++seq);
+    EXPECT_EQ(line, lines[static_cast<size_t>(s - 1)]);
+  }
+}
+
+class AgentIntegrationTest : public ::testing::Test {
+ protected:
+  FakeCoordinator& coord() { return h_.coordinator(); }
+  AgentHarness h_;
+};
+
+TEST_F(AgentIntegrationTest, HelloCarriesResourcesLabelsAndDetectedGpus) {
+  std::string bin = h_.tmp().Join("fakebin");
+  ::mkdir(bin.c_str(), 0755);
+  WriteTextFile(bin + "/nvidia-smi",
+                "#!/bin/sh\necho '0, NVIDIA H200, 143771'\necho '1, NVIDIA H200, 143771'\n");
+  ::chmod((bin + "/nvidia-smi").c_str(), 0755);
+  h_.StartAgent({"--cpus", "4", "--memory", "8G", "--label", "zone=a", "--label", "disk=nvme"},
+                {{"PATH", bin + ":/usr/bin:/bin"}});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  v1::Hello hello = *coord().last_hello();
+  EXPECT_EQ(hello.agent_id(), "test-agent");
+  EXPECT_EQ(hello.resources().cpus(), 4);
+  EXPECT_EQ(hello.resources().memory_bytes(), 8LL << 30);
+  EXPECT_EQ(hello.resources().gpus(), 2);
+  EXPECT_EQ(hello.labels().at("zone"), "a");
+  EXPECT_EQ(hello.labels().at("disk"), "nvme");
+  EXPECT_EQ(hello.executor(), "local");
+  EXPECT_EQ(hello.data_dir(), h_.state_dir() + "/data");
+  EXPECT_EQ(ReadTextFile(h_.state_dir() + "/agent_id"), "test-agent\n");
+  EXPECT_TRUE(WaitFor([&] { return coord().heartbeats() >= 2; }, 10'000));
+}
+
+TEST_F(AgentIntegrationTest, RunsAnAttemptAndReportsEveryEventOnceThenTheExit) {
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(11, {"lh-testjob", "--progress", "20", "--sleep", "0.2",
+                                         "--print", "hello", "--exit", "3"})));
+  ASSERT_TRUE(h_.WaitExited(11)) << h_.AgentLog();
+  v1::AttemptExited exit = *coord().exited(11);
+  EXPECT_EQ(exit.exit_code(), 3);
+  EXPECT_EQ(exit.signal(), 0);
+  EXPECT_FALSE(exit.start_failed());
+  EXPECT_EQ(exit.last_seq(), 20);
+  EXPECT_FALSE(coord().saw_event_after_exit());
+  ExpectEventsMatchFile(coord().events(11), h_.AttemptFile(11, "events.jsonl"));
+  EXPECT_EQ(coord().events_received(11), 20);  // no re-sends on a healthy stream
+  auto started = coord().started(11);
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_EQ(started[0].pid(),
+            json::parse(ReadTextFile(h_.AttemptFile(11, "pid.json")))["stage_pid"]);
+  EXPECT_EQ(ReadTextFile(h_.AttemptFile(11, "stdout.log")), "hello\n");
+  // The fake coordinator acknowledged the exit: the agent lets go of the attempt.
+  EXPECT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(11, "done")); }, 10'000));
+}
+
+TEST_F(AgentIntegrationTest, StageGetsTheProtocolEnvironment) {
+  h_.StartAgent({"--gpus", "2"});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  v1::StartAttempt spec = h_.Spec(12, {"/bin/sh", "-c",
+                                       "echo $LONGHAUL_RUN_ID $LONGHAUL_STAGE $LONGHAUL_ATTEMPT "
+                                       "$LONGHAUL_RESUME $CUDA_VISIBLE_DEVICES $MY_VAR; pwd; "
+                                       "echo $PATH; echo $LONGHAUL_EVENTS"});
+  spec.add_gpus(1);
+  spec.mutable_env()->insert({"MY_VAR", "mine"});
+  spec.set_resume(true);
+  ASSERT_TRUE(coord().Start(spec));
+  ASSERT_TRUE(h_.WaitExited(12)) << h_.AgentLog();
+  auto out = Lines(ReadTextFile(h_.AttemptFile(12, "stdout.log")));
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0], "7 train 1 1 1 mine");
+  EXPECT_EQ(out[1], spec.output_dir());
+  EXPECT_TRUE(StartsWith(out[2], BinDir() + ":")) << out[2];
+  EXPECT_EQ(out[3], h_.AttemptFile(12, "events.jsonl"));
+}
+
+TEST_F(AgentIntegrationTest, MissingProgramIsReportedAndTheAgentCarriesOn) {
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(13, {"lh-no-such-stage", "--x"})));
+  ASSERT_TRUE(h_.WaitExited(13)) << h_.AgentLog();
+  v1::AttemptExited exit = *coord().exited(13);
+  EXPECT_TRUE(exit.start_failed());
+  EXPECT_EQ(exit.exit_code(), 127);
+  EXPECT_EQ(exit.reason(), "not found: lh-no-such-stage");
+  EXPECT_TRUE(h_.AgentRunning());
+  ASSERT_TRUE(coord().Start(h_.Spec(14, {"lh-testjob"})));
+  ASSERT_TRUE(h_.WaitExited(14)) << h_.AgentLog();
+  EXPECT_EQ(coord().exited(14)->exit_code(), 0);
+}
+
+TEST_F(AgentIntegrationTest, ShimThatCannotBeStartedIsAStartFailureNotACrash) {
+  h_.StartAgent({"--shim", h_.tmp().Join("no-such-shim")});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(19, {"lh-testjob"})));
+  ASSERT_TRUE(h_.WaitExited(19)) << h_.AgentLog();
+  EXPECT_TRUE(coord().exited(19)->start_failed());
+  EXPECT_NE(coord().exited(19)->reason().find("cannot start " + h_.tmp().Join("no-such-shim")),
+            std::string::npos)
+      << coord().exited(19)->reason();
+  EXPECT_TRUE(h_.AgentRunning());
+}
+
+TEST_F(AgentIntegrationTest, StartAttemptIsIdempotent) {
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  v1::StartAttempt spec = h_.Spec(15, {"lh-testjob", "--print", "once", "--sleep", "0.3"});
+  ASSERT_TRUE(coord().Start(spec));
+  ASSERT_TRUE(coord().Start(spec));
+  ASSERT_TRUE(h_.WaitExited(15)) << h_.AgentLog();
+  ASSERT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(15, "done")); }, 10'000));
+  // Even after it is done, a repeated start reports the old exit and runs nothing.
+  ASSERT_TRUE(coord().Start(spec));
+  ASSERT_TRUE(WaitFor([&] { return coord().exits_received(15) >= 2; }, 10'000));
+  EXPECT_EQ(ReadTextFile(h_.AttemptFile(15, "stdout.log")), "once\n");
+}
+
+TEST_F(AgentIntegrationTest, CancelKillsTheStagesWholeProcessGroup) {
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(16, {"lh-testjob", "--spawn-children", "3", "--sleep", "60"})));
+  std::string pids_file = h_.AttemptFile(16, "work/children.pids");
+  ASSERT_TRUE(WaitFor([&] { return Lines(ReadTextFile(pids_file)).size() == 3; }, 10'000));
+  ASSERT_TRUE(WaitFor([&] { return !coord().started(16).empty(); }, 10'000));
+  std::vector<pid_t> pids;
+  for (const auto& l : Lines(ReadTextFile(pids_file))) pids.push_back(std::stoi(l));
+  pids.push_back(static_cast<pid_t>(coord().started(16)[0].pid()));
+  for (pid_t p : pids) ASSERT_TRUE(ProcessAlive(p)) << p;
+  ASSERT_TRUE(coord().Cancel(16, "cancelled", 5000));
+  ASSERT_TRUE(h_.WaitExited(16)) << h_.AgentLog();
+  EXPECT_EQ(coord().exited(16)->reason(), "cancelled");
+  EXPECT_EQ(coord().exited(16)->signal(), SIGTERM);
+  for (pid_t p : pids) EXPECT_FALSE(ProcessAlive(p)) << p;
+}
+
+TEST_F(AgentIntegrationTest, ReadLogAndCheckArtifactsAnswerFromTheNode) {
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(
+      17, {"lh-testjob", "--print", "hello", "--stderr", "oops", "--artifact", "a=data/a.txt"})));
+  ASSERT_TRUE(h_.WaitExited(17)) << h_.AgentLog();
+  auto read_log = [&](int64_t req, const std::string& stream, int64_t offset) {
+    v1::CoordinatorMessage m;
+    m.mutable_read_log()->set_request_id(req);
+    m.mutable_read_log()->set_attempt_id(17);
+    m.mutable_read_log()->set_stream(stream);
+    m.mutable_read_log()->set_offset(offset);
+    m.mutable_read_log()->set_max_bytes(1000);
+    EXPECT_TRUE(coord().Send(m));
+    EXPECT_TRUE(WaitFor([&] { return coord().log(req).has_value(); }, 10'000));
+    return coord().log(req).value_or(v1::LogData());
+  };
+  v1::LogData all = read_log(1, "stdout", 0);
+  EXPECT_EQ(all.data(), "hello\n");
+  EXPECT_EQ(all.size(), 6);
+  v1::LogData tail = read_log(2, "stdout", -3);
+  EXPECT_EQ(tail.data(), "lo\n");
+  EXPECT_EQ(tail.offset(), 3);
+  EXPECT_EQ(read_log(3, "stderr", 0).data(), "oops\n");
+  EXPECT_NE(read_log(4, "other", 0).error(), "");
+
+  v1::CoordinatorMessage m;
+  m.mutable_check_artifacts()->set_request_id(5);
+  std::string present = h_.Spec(17, {}).output_dir() + "/data/a.txt";
+  m.mutable_check_artifacts()->add_paths(present);
+  m.mutable_check_artifacts()->add_paths(present + ".missing");
+  ASSERT_TRUE(coord().Send(m));
+  ASSERT_TRUE(WaitFor([&] { return coord().artifacts(5).has_value(); }, 10'000));
+  ASSERT_EQ(coord().artifacts(5)->missing_size(), 1);
+  EXPECT_EQ(coord().artifacts(5)->missing(0), present + ".missing");
+}
+
+TEST_F(AgentIntegrationTest, FlowControlKeepsAtMostTheWindowUnacknowledged) {
+  coord().set_auto_ack(false);
+  h_.StartAgent({"--event-window", "100"});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(18, {"lh-testjob", "--events", "1000"})));
+  ASSERT_TRUE(WaitFor([&] { return coord().events_received(18) == 100; }, 10'000));
+  // The stage ends, but the exit waits behind the 900 events the window holds back.
+  ASSERT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(18, "exit.json")); }, 10'000));
+  EXPECT_LE(coord().events_received(18), 100);
+  EXPECT_FALSE(coord().exited(18).has_value());
+  ASSERT_TRUE(coord().AckEvents(18, 100));
+  ASSERT_TRUE(WaitFor([&] { return coord().events_received(18) == 200; }, 10'000));
+  coord().set_auto_ack(true);
+  ASSERT_TRUE(coord().AckEvents(18, 200));
+  ASSERT_TRUE(h_.WaitExited(18)) << h_.AgentLog();
+  EXPECT_EQ(coord().events_received(18), 1000);
+  EXPECT_EQ(coord().exited(18)->last_seq(), 1000);
+  ExpectEventsMatchFile(coord().events(18), h_.AttemptFile(18, "events.jsonl"));
+}
+
+}  // namespace
+}  // namespace longhaul::testing

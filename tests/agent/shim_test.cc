@@ -1,0 +1,318 @@
+// longhaul-shim as a real process: what it records, how it cancels, and that its stage
+// outlives whoever launched it.
+#include "agent/shim/shim.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "agent/shim/shim_files.h"
+#include "tests/testing/test_util.h"
+
+extern char** environ;
+
+namespace longhaul::shim {
+namespace {
+
+using nlohmann::json;
+using testing::BinPath;
+using testing::ProcessAlive;
+using testing::ReadTextFile;
+using testing::WaitFor;
+using testing::WriteTextFile;
+
+// The shim must not be a process group leader (it calls setsid), so it is spawned plainly
+// rather than through testing::Subprocess.
+class ShimProcess {
+ public:
+  explicit ShimProcess(const std::vector<std::string>& argv,
+                       const std::vector<std::string>& extra_env = {}) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
+    std::vector<char*> cargs, cenv;
+    for (const auto& a : argv) cargs.push_back(const_cast<char*>(a.c_str()));
+    cargs.push_back(nullptr);
+    for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+    cenv.push_back(nullptr);
+    rc_ = ::posix_spawn(&pid_, cargs[0], nullptr, nullptr, cargs.data(), cenv.data());
+  }
+  ~ShimProcess() {
+    if (rc_ == 0 && !status_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  bool started() const { return rc_ == 0; }
+  pid_t pid() const { return pid_; }
+  std::optional<int> Wait(int64_t timeout_ms) {
+    WaitFor(
+        [&] {
+          int st;
+          if (::waitpid(pid_, &st, WNOHANG) == pid_) status_ = st;
+          return status_.has_value();
+        },
+        timeout_ms);
+    return status_;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int rc_ = -1;
+  std::optional<int> status_;
+};
+
+class ShimTest : public ::testing::Test {
+ protected:
+  std::vector<std::string> ShimArgv(const std::vector<std::string>& stage,
+                                    int64_t grace_ms = 10'000) {
+    std::vector<std::string> argv = {BinPath("longhaul-shim"), "--dir", dir_.path(), "--grace-ms",
+                                     std::to_string(grace_ms), "--"};
+    argv.insert(argv.end(), stage.begin(), stage.end());
+    return argv;
+  }
+  std::vector<std::string> Env() {
+    return {"LONGHAUL_WORK_DIR=" + dir_.Join("work"), "LONGHAUL_OUTPUT_DIR=" + dir_.Join("out"),
+            "LONGHAUL_EVENTS=" + dir_.Join("events.jsonl")};
+  }
+  void SetUp() override {
+    ::mkdir(dir_.Join("work").c_str(), 0755);
+    ::mkdir(dir_.Join("out").c_str(), 0755);
+  }
+  json ReadJson(const std::string& name) {
+    std::string text = ReadTextFile(dir_.Join(name));
+    return text.empty() ? json() : json::parse(text);
+  }
+  bool Has(const std::string& name) { return !ReadTextFile(dir_.Join(name)).empty(); }
+  std::vector<pid_t> ChildPids() {
+    std::vector<pid_t> out;
+    std::istringstream in(ReadTextFile(dir_.Join("work/children.pids")));
+    std::string line;
+    while (std::getline(in, line)) out.push_back(std::stoi(line));
+    return out;
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(ShimTest, RecordsExitCodeOutputAndPids) {
+  ShimProcess shim(
+      ShimArgv({BinPath("lh-testjob"), "--print", "hello", "--stderr", "err", "--exit", "3"}),
+      Env());
+  ASSERT_TRUE(shim.started());
+  auto st = shim.Wait(10'000);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(WEXITSTATUS(*st), 3);
+  json exit = ReadJson("exit.json");
+  EXPECT_EQ(exit["exit_code"], 3);
+  EXPECT_EQ(exit["signal"], 0);
+  EXPECT_EQ(exit["start_failed"], false);
+  EXPECT_EQ(exit["reason"], "");
+  json pid = ReadJson("pid.json");
+  EXPECT_EQ(pid["shim_pid"], shim.pid());
+  EXPECT_GT(pid["stage_pid"].get<int>(), 0);
+  EXPECT_GT(pid["stage_start"].get<int64_t>(), 0);
+  EXPECT_LE(pid["started_at_ms"].get<int64_t>(), exit["ended_at_ms"].get<int64_t>());
+  EXPECT_EQ(ReadTextFile(dir_.Join("stdout.log")), "hello\n");
+  EXPECT_EQ(ReadTextFile(dir_.Join("stderr.log")), "err\n");
+}
+
+TEST_F(ShimTest, StageRunsInTheOutputDir) {
+  ShimProcess shim(ShimArgv({"/bin/sh", "-c", "pwd"}), Env());
+  ASSERT_TRUE(shim.Wait(10'000).has_value());
+  EXPECT_EQ(ReadTextFile(dir_.Join("stdout.log")), dir_.Join("out") + "\n");
+}
+
+TEST_F(ShimTest, RecordsTheSignalThatKilledTheStage) {
+  ShimProcess shim(ShimArgv({BinPath("lh-testjob"), "--sleep", "60"}), Env());
+  ASSERT_TRUE(WaitFor([&] { return Has("pid.json"); }, 10'000));
+  ::kill(ReadJson("pid.json")["stage_pid"].get<pid_t>(), SIGKILL);
+  ASSERT_TRUE(shim.Wait(10'000).has_value());
+  json exit = ReadJson("exit.json");
+  EXPECT_EQ(exit["signal"], SIGKILL);
+  EXPECT_EQ(exit["exit_code"], 128 + SIGKILL);
+  EXPECT_EQ(exit["reason"], "");
+}
+
+TEST_F(ShimTest, MissingProgramIsNotFound) {
+  ShimProcess shim(ShimArgv({"lh-no-such-program", "--x"}), Env());
+  auto st = shim.Wait(10'000);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(WEXITSTATUS(*st), 127);
+  json exit = ReadJson("exit.json");
+  EXPECT_EQ(exit["exit_code"], 127);
+  EXPECT_EQ(exit["start_failed"], true);
+  EXPECT_EQ(exit["reason"], "not found: lh-no-such-program");
+  EXPECT_FALSE(Has("pid.json"));
+}
+
+TEST_F(ShimTest, NonExecutableFileIsPermissionDenied) {
+  std::string script = dir_.Join("script.sh");
+  WriteTextFile(script, "#!/bin/sh\necho hi\n");
+  ::chmod(script.c_str(), 0644);
+  ShimProcess shim(ShimArgv({script}), Env());
+  ASSERT_TRUE(shim.Wait(10'000).has_value());
+  EXPECT_EQ(ReadJson("exit.json")["reason"], "permission denied: " + script);
+}
+
+TEST_F(ShimTest, MissingOutputDirIsAStartFailure) {
+  ShimProcess shim(ShimArgv({BinPath("lh-testjob")}),
+                   {"LONGHAUL_OUTPUT_DIR=" + dir_.Join("absent")});
+  ASSERT_TRUE(shim.Wait(10'000).has_value());
+  json exit = ReadJson("exit.json");
+  EXPECT_EQ(exit["start_failed"], true);
+  EXPECT_NE(exit["reason"].get<std::string>().find("cannot enter output dir"), std::string::npos);
+}
+
+TEST_F(ShimTest, CancelEscalatesToSigkillForAStageThatIgnoresSigterm) {
+  ShimProcess shim(ShimArgv({BinPath("lh-testjob"), "--ignore-sigterm", "--sleep", "60"}), Env());
+  ASSERT_TRUE(WaitFor([&] { return Has("pid.json"); }, 10'000));
+  // --ignore-sigterm takes effect once the stage runs; its pid file would race, so the test
+  // waits until SIGTERM is ignored according to /proc.
+  pid_t stage = ReadJson("pid.json")["stage_pid"].get<pid_t>();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::string status = ReadTextFile("/proc/" + std::to_string(stage) + "/status");
+        auto pos = status.find("SigIgn:");
+        return pos != std::string::npos &&
+               (std::stoull(status.substr(pos + 7), nullptr, 16) & (1ull << (SIGTERM - 1))) != 0;
+      },
+      10'000));
+  WriteTextFile(dir_.Join("cancel.json"), R"({"reason":"timeout","grace_ms":200})");
+  ::kill(shim.pid(), SIGTERM);
+  ASSERT_TRUE(shim.Wait(10'000).has_value());
+  json exit = ReadJson("exit.json");
+  EXPECT_EQ(exit["signal"], SIGKILL);
+  EXPECT_EQ(exit["reason"], "timeout");
+  EXPECT_FALSE(ProcessAlive(stage));
+}
+
+TEST_F(ShimTest, CancelStopsACooperativeStageWithSigterm) {
+  ShimProcess shim(ShimArgv({BinPath("lh-testjob"), "--sleep", "60"}), Env());
+  ASSERT_TRUE(WaitFor([&] { return Has("pid.json"); }, 10'000));
+  WriteTextFile(dir_.Join("cancel.json"), R"({"reason":"cancelled","grace_ms":60000})");
+  ::kill(shim.pid(), SIGTERM);
+  ASSERT_TRUE(shim.Wait(10'000).has_value());
+  json exit = ReadJson("exit.json");
+  EXPECT_EQ(exit["signal"], SIGTERM);
+  EXPECT_EQ(exit["reason"], "cancelled");
+}
+
+TEST_F(ShimTest, CancelKillsTheWholeProcessGroup) {
+  ShimProcess shim(ShimArgv({BinPath("lh-testjob"), "--spawn-children", "3", "--sleep", "60"}),
+                   Env());
+  ASSERT_TRUE(WaitFor([&] { return ChildPids().size() == 3; }, 10'000));
+  auto children = ChildPids();
+  for (pid_t c : children) EXPECT_TRUE(ProcessAlive(c));
+  WriteTextFile(dir_.Join("cancel.json"), R"({"reason":"cancelled","grace_ms":5000})");
+  ::kill(shim.pid(), SIGTERM);
+  ASSERT_TRUE(shim.Wait(10'000).has_value());
+  for (pid_t c : children) EXPECT_FALSE(ProcessAlive(c)) << c;
+}
+
+TEST_F(ShimTest, LeftoverChildrenDieWhenTheStageExits) {
+  ShimProcess shim(ShimArgv({BinPath("lh-testjob"), "--spawn-children", "2"}), Env());
+  ASSERT_TRUE(shim.Wait(10'000).has_value());
+  auto children = ChildPids();
+  ASSERT_EQ(children.size(), 2u);
+  for (pid_t c : children) EXPECT_FALSE(ProcessAlive(c)) << c;
+  EXPECT_EQ(ReadJson("exit.json")["exit_code"], 0);
+}
+
+TEST_F(ShimTest, StageGetsDefaultSignalHandlingWhateverTheShimInherited) {
+  // The launching shell ignores SIGTERM; the stage must still die of it on cancel.
+  std::string cmd = "trap '' TERM INT; exec " + BinPath("longhaul-shim") + " --dir " + dir_.path() +
+                    " -- " + BinPath("lh-testjob") + " --sleep 60";
+  ShimProcess launcher({"/bin/sh", "-c", cmd}, Env());
+  ASSERT_TRUE(WaitFor([&] { return Has("pid.json"); }, 10'000));
+  WriteTextFile(dir_.Join("cancel.json"), R"({"reason":"cancelled","grace_ms":60000})");
+  ::kill(launcher.pid(), SIGTERM);
+  ASSERT_TRUE(launcher.Wait(10'000).has_value());
+  EXPECT_EQ(ReadJson("exit.json")["signal"], SIGTERM);
+}
+
+TEST_F(ShimTest, StageSurvivesSigkillOfItsLauncher) {
+  // sh starts the shim in the background and waits; killing sh's whole process group (as a
+  // crash of the agent's service would) must not reach the shim or the stage.
+  std::string cmd = BinPath("longhaul-shim") + " --dir " + dir_.path() + " -- " +
+                    BinPath("lh-testjob") + " --sleep 60 & wait";
+  auto launcher = testing::Subprocess::Start({"/bin/sh", "-c", cmd},
+                                             {{"LONGHAUL_OUTPUT_DIR", dir_.Join("out")}});
+  ASSERT_TRUE(launcher.ok()) << launcher.status();
+  ASSERT_TRUE(WaitFor([&] { return Has("pid.json"); }, 10'000));
+  json pid = ReadJson("pid.json");
+  (*launcher)->SignalGroup(SIGKILL);
+  ASSERT_TRUE((*launcher)->Wait(10'000).has_value());
+  EXPECT_TRUE(ProcessAlive(pid["shim_pid"].get<pid_t>()));
+  EXPECT_TRUE(ProcessAlive(pid["stage_pid"].get<pid_t>()));
+  EXPECT_FALSE(Has("exit.json"));
+  // Clean up through the shim, as the agent would.
+  WriteTextFile(dir_.Join("cancel.json"), R"({"reason":"cancelled","grace_ms":100})");
+  ::kill(pid["shim_pid"].get<pid_t>(), SIGTERM);
+  ASSERT_TRUE(WaitFor([&] { return Has("exit.json"); }, 10'000));
+  EXPECT_EQ(ReadJson("exit.json")["reason"], "cancelled");
+}
+
+TEST_F(ShimTest, SecondShimForTheSameAttemptRefuses) {
+  ShimProcess first(ShimArgv({BinPath("lh-testjob"), "--sleep", "60"}), Env());
+  ASSERT_TRUE(WaitFor([&] { return Has("pid.json"); }, 10'000));
+  ShimProcess second(ShimArgv({BinPath("lh-testjob"), "--print", "twice"}), Env());
+  auto st = second.Wait(10'000);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(WEXITSTATUS(*st), kShimRefused);
+  EXPECT_EQ(ReadTextFile(dir_.Join("stdout.log")), "");
+  ::kill(first.pid(), SIGTERM);
+  ASSERT_TRUE(first.Wait(10'000).has_value());
+}
+
+TEST_F(ShimTest, RefusesAnAttemptThatAlreadyEnded) {
+  WriteTextFile(dir_.Join("exit.json"), R"({"exit_code":-1,"start_failed":true})");
+  ShimProcess shim(ShimArgv({BinPath("lh-testjob"), "--print", "ran"}), Env());
+  auto st = shim.Wait(10'000);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(WEXITSTATUS(*st), kShimRefused);
+  EXPECT_EQ(ReadTextFile(dir_.Join("stdout.log")), "");
+}
+
+TEST(ShimArgsTest, RequiresDirAndProgram) {
+  ShimOptions o;
+  std::string err;
+  EXPECT_FALSE(ParseShimArgs({"--", "x"}, &o, &err));
+  EXPECT_NE(err.find("--dir"), std::string::npos);
+  EXPECT_FALSE(ParseShimArgs({"--dir", "/d"}, &o, &err));
+  EXPECT_FALSE(ParseShimArgs({"--dir", "/d", "--grace-ms", "x", "--", "p"}, &o, &err));
+  EXPECT_NE(err.find("--grace-ms 'x'"), std::string::npos);
+  ShimOptions ok;
+  ASSERT_TRUE(ParseShimArgs({"--dir", "/d", "--grace-ms", "5", "--", "p", "--", "a"}, &ok, &err));
+  EXPECT_EQ(ok.grace_ms, 5);
+  EXPECT_EQ(ok.argv, (std::vector<std::string>{"p", "--", "a"}));
+}
+
+TEST(ShimFilesTest, JsonRoundTripsOfTheFewFieldsItReads) {
+  std::string text =
+      std::string("{\"reason\": ") + JsonQuote("a \"quoted\"\n\\ reason") + ", \"grace_ms\": 1500}";
+  std::string reason;
+  int64_t grace = 0;
+  ASSERT_TRUE(JsonFindString(text, "reason", &reason));
+  EXPECT_EQ(reason, "a \"quoted\"\n\\ reason");
+  ASSERT_TRUE(JsonFindInt(text, "grace_ms", &grace));
+  EXPECT_EQ(grace, 1500);
+  EXPECT_FALSE(JsonFindInt(text, "missing", &grace));
+  // Invalid UTF-8 never makes the file unreadable for the agent's JSON parser.
+  EXPECT_NO_THROW(json::parse(JsonQuote("bad \xff byte")));
+}
+
+TEST(ShimFilesTest, ProcStartTimeTellsProcessesApart) {
+  EXPECT_GT(ProcStartTime(::getpid()), 0);
+  EXPECT_EQ(ProcStartTime(-5), -1);
+}
+
+}  // namespace
+}  // namespace longhaul::shim

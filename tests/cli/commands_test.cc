@@ -1,0 +1,150 @@
+// Commands run in-process against a scripted Coordinator, with a fake clock and sleeps that
+// only move it: reconnecting watches and logs that outlast a coordinator restart.
+#include "cli/commands.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <sstream>
+
+#include "cli/coordinator.h"
+
+namespace longhaul::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+// WatchRun and ReadLog answer from scripts; every other call is unexpected.
+class ScriptedCoordinator : public Coordinator {
+ public:
+  struct WatchCall {
+    std::vector<v1::RunUpdate> updates;
+    Status end;
+  };
+  std::deque<WatchCall> watch_calls;
+  std::deque<Result<v1::ReadLogResponse>> log_answers;
+  int watch_count = 0;
+
+  Result<v1::SubmitRunResponse> SubmitRun(const v1::SubmitRunRequest&) override {
+    return absl::UnimplementedError("");
+  }
+  Result<v1::Run> GetRun(const v1::GetRunRequest&) override { return absl::UnimplementedError(""); }
+  Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest&) override {
+    return absl::UnimplementedError("");
+  }
+  Result<v1::Run> CancelRun(const v1::CancelRunRequest&) override {
+    return absl::UnimplementedError("");
+  }
+  Result<v1::Run> RetryStage(const v1::RetryStageRequest&) override {
+    return absl::UnimplementedError("");
+  }
+  Result<v1::ListAgentsResponse> ListAgents() override { return absl::UnimplementedError(""); }
+  Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest&) override {
+    if (log_answers.empty()) return absl::InternalError("script ran out");
+    auto answer = log_answers.front();
+    log_answers.pop_front();
+    return answer;
+  }
+  Status WatchRun(int64_t, const std::function<void(const v1::RunUpdate&)>& on_update) override {
+    ++watch_count;
+    if (watch_calls.empty()) return Unreachable();
+    WatchCall call = watch_calls.front();
+    watch_calls.pop_front();
+    for (const auto& u : call.updates) on_update(u);
+    return call.end;
+  }
+  std::string address() const override { return "fake:1"; }
+
+  static Status Unreachable() {
+    return MarkCoordinatorUnreachable(
+        absl::UnavailableError("cannot reach the coordinator at fake:1: connection refused"));
+  }
+};
+
+class CommandsTest : public ::testing::Test {
+ protected:
+  CommandsTest() {
+    env_.out = &out_;
+    env_.err = &err_;
+    env_.clock = &clock_;
+    env_.sleep_ms = [this](int64_t ms) {
+      slept_ms_ += ms;
+      clock_.AdvanceMs(ms);
+    };
+    auto coordinator = std::make_unique<ScriptedCoordinator>();
+    coordinator_ = coordinator.get();
+    ctx_.coordinator = std::move(coordinator);
+  }
+
+  static v1::RunUpdate Update(v1::RunStatus status, bool snapshot) {
+    v1::RunUpdate u;
+    u.set_snapshot(snapshot);
+    u.mutable_run()->set_id(5);
+    u.mutable_run()->set_status(status);
+    return u;
+  }
+
+  std::ostringstream out_, err_;
+  FakeClock clock_;
+  int64_t slept_ms_ = 0;
+  CliEnv env_;
+  CommandContext ctx_{env_, "fake:1", false, nullptr};
+  ScriptedCoordinator* coordinator_;
+};
+
+TEST_F(CommandsTest, WatchReconnectsAfterTheCoordinatorGoesAway) {
+  coordinator_->watch_calls.push_back(
+      {{Update(v1::RUN_RUNNING, true)}, absl::UnavailableError("Socket closed")});
+  coordinator_->watch_calls.push_back({{}, ScriptedCoordinator::Unreachable()});
+  coordinator_->watch_calls.push_back(
+      {{Update(v1::RUN_RUNNING, true), Update(v1::RUN_SUCCEEDED, false)}, OkStatus()});
+  EXPECT_EQ(Watch(ctx_, 5), 0) << err_.str();
+  EXPECT_EQ(coordinator_->watch_count, 3);
+  EXPECT_THAT(err_.str(), HasSubstr("lost the watch on run 5 (Socket closed); reconnecting"));
+  EXPECT_EQ(slept_ms_, 200 + 400);
+  EXPECT_THAT(out_.str(), HasSubstr("run 5 succeeded"));
+}
+
+TEST_F(CommandsTest, WatchGivesUpAfterFiveMinutesAway) {
+  coordinator_->watch_calls.push_back(
+      {{Update(v1::RUN_RUNNING, true)}, absl::UnavailableError("Socket closed")});
+  // Every later call: unreachable.
+  EXPECT_EQ(Watch(ctx_, 5), 4);
+  EXPECT_GT(slept_ms_, 5 * 60'000);
+  EXPECT_LT(slept_ms_, 6 * 60'000);
+  EXPECT_THAT(err_.str(), HasSubstr("longhaul: cannot reach the coordinator at fake:1"));
+}
+
+TEST_F(CommandsTest, WatchFailsAtOnceWhenTheFirstCallFails) {
+  EXPECT_EQ(Watch(ctx_, 5), 4);
+  EXPECT_EQ(coordinator_->watch_count, 1);
+  EXPECT_EQ(slept_ms_, 0);
+}
+
+TEST_F(CommandsTest, LogsFollowOutlastsACoordinatorRestart) {
+  v1::ReadLogResponse first;
+  first.set_data("a\n");
+  first.set_next_offset(2);
+  first.set_attempt(1);
+  v1::ReadLogResponse end;
+  end.set_next_offset(2);
+  end.set_finished(true);
+  coordinator_->log_answers = {first, ScriptedCoordinator::Unreachable(),
+                               ScriptedCoordinator::Unreachable(), end};
+  LogsOptions options;
+  options.run_id = 5;
+  options.stage = "s";
+  options.follow = true;
+  EXPECT_EQ(Logs(ctx_, options), 0) << err_.str();
+  EXPECT_EQ(out_.str(), "a\n");
+  // The note once, not once per retry; then that reading resumed.
+  std::string err = err_.str();
+  size_t note = err.find("cannot reach the coordinator at fake:1");
+  ASSERT_NE(note, std::string::npos);
+  EXPECT_EQ(err.find("cannot reach the coordinator", note + 1), std::string::npos) << err;
+  EXPECT_THAT(err, HasSubstr("reading the log again"));
+}
+
+}  // namespace
+}  // namespace longhaul::cli

@@ -1,0 +1,65 @@
+// A scheduler driven by hand: fake clock, fake agent link, real SQLite in a temp dir. Each
+// Batch() does what the loop does (transaction, tick, handlers, dispatch, flush, commit,
+// after-commit), so tests see exactly what a batch decides.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "daemon/scheduler/scheduler.h"
+#include "daemon/store/sqlite_store.h"
+#include "tests/testing/test_util.h"
+
+namespace longhaul::scheduler {
+
+class FakeAgentLink : public AgentLink {
+ public:
+  void Send(uint64_t session, const v1::CoordinatorMessage& msg) override {
+    sent.push_back({session, msg});
+  }
+  void Close(uint64_t session) override { closed.push_back(session); }
+  std::vector<std::pair<uint64_t, v1::CoordinatorMessage>> sent;
+  std::vector<uint64_t> closed;
+};
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  SchedulerTest();
+  void NewScheduler();  // a fresh scheduler over the same store: a coordinator restart
+
+  void Batch(const std::function<void()>& fn = [] {});
+  int64_t Submit(const std::string& yaml, std::map<std::string, std::string> overrides = {});
+  // Connects agent `id` on a new session; returns the session id.
+  uint64_t Connect(const std::string& id, double cpus = 4, int gpus = 0,
+                   std::vector<v1::OwnedAttempt> owned = {});
+  void Heartbeat(uint64_t session);
+  void Started(uint64_t session, int64_t attempt_id);
+  void Exit(uint64_t session, int64_t attempt_id, int code, int signal = 0);
+  void Events(uint64_t session, int64_t attempt_id, const std::vector<std::string>& lines,
+              int64_t first_seq = 1);
+
+  // Messages sent since the last call, then forgotten.
+  std::vector<v1::StartAttempt> TakeStarts();
+  std::vector<v1::CancelAttempt> TakeCancels();
+  std::vector<v1::CoordinatorMessage> TakeAll();
+
+  v1::Run GetRun(int64_t id);
+  v1::Stage GetStage(int64_t run, const std::string& name);
+
+  testing::TempDir dir_;
+  FakeClock clock_;
+  FakeAgentLink link_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<Scheduler> scheduler_;
+  SchedulerOptions options_;
+  uint64_t next_session_ = 1;
+  std::map<uint64_t, std::string> session_agent_;
+};
+
+}  // namespace longhaul::scheduler

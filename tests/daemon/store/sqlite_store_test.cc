@@ -1,0 +1,213 @@
+#include "daemon/store/sqlite_store.h"
+
+#include <gtest/gtest.h>
+
+#include "daemon/store/migrations.h"
+#include "tests/testing/test_util.h"
+
+namespace longhaul::store {
+namespace {
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Reopen(); }
+  void Reopen() {
+    store_.reset();
+    auto s = SqliteStore::Open(dir_.Join("longhaul.db"));
+    ASSERT_TRUE(s.ok()) << s.status();
+    store_ = std::move(*s);
+  }
+
+  // A run with stages a -> b, committed.
+  RunRow MakeRun(const std::string& workflow = "wf", v1::RunStatus status = v1::RUN_RUNNING) {
+    EXPECT_TRUE(store_->Begin().ok());
+    auto wf = store_->PutWorkflow(workflow, "name: " + workflow, "hash-" + workflow, 1000);
+    EXPECT_TRUE(wf.ok());
+    RunRow run;
+    run.workflow_id = *wf;
+    run.workflow_name = workflow;
+    run.status = status;
+    run.params = {{"model", "/m"}};
+    run.created_at_ms = 1000;
+    EXPECT_TRUE(store_->InsertRun(&run).ok());
+    for (int i = 0; i < 2; ++i) {
+      StageRow s;
+      s.run_id = run.id;
+      s.name = i == 0 ? "a" : "b";
+      s.position = i;
+      if (i == 1) s.needs = {"a"};
+      EXPECT_TRUE(store_->InsertStage(&s).ok());
+      stages_.push_back(s);
+    }
+    EXPECT_TRUE(store_->Commit().ok());
+    return run;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<SqliteStore> store_;
+  std::vector<StageRow> stages_;
+};
+
+TEST_F(SqliteStoreTest, MigratesToLatestAndKeepsDataAcrossReopen) {
+  RunRow run = MakeRun();
+  Reopen();
+  auto got = store_->GetRun(run.id, false);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->workflow_name(), "wf");
+  ASSERT_EQ(got->stages_size(), 2);
+  EXPECT_EQ(got->stages(1).needs(0), "a");
+  EXPECT_EQ(got->params().at("model"), "/m");
+  EXPECT_EQ(*store_->IntegrityCheck(), "ok");
+}
+
+TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerVersion) {
+  store_.reset();
+  {
+    auto db = Db::Open(dir_.Join("longhaul.db"), false, false);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("PRAGMA user_version=999").ok());
+  }
+  auto s = SqliteStore::Open(dir_.Join("longhaul.db"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.status().message()).find("schema version 999"), std::string::npos);
+}
+
+TEST_F(SqliteStoreTest, SameWorkflowTextIsStoredOnce) {
+  ASSERT_TRUE(store_->Begin().ok());
+  auto a = store_->PutWorkflow("wf", "text", "h1", 1);
+  auto b = store_->PutWorkflow("wf", "text", "h1", 2);
+  ASSERT_TRUE(store_->Commit().ok());
+  EXPECT_EQ(*a, *b);
+}
+
+TEST_F(SqliteStoreTest, EventsAreStoredOncePerAttemptAndSeq) {
+  RunRow run = MakeRun();
+  ASSERT_TRUE(store_->Begin().ok());
+  AttemptRow at;
+  at.stage_id = stages_[0].id;
+  at.run_id = run.id;
+  at.number = 1;
+  at.agent_id = "n1";
+  at.created_at_ms = 5;
+  ASSERT_TRUE(store_->InsertAttempt(&at).ok());
+  EventRow ev{1, 10, "progress", R"({"progress":{"done":1}})"};
+  EXPECT_TRUE(*store_->InsertEvent(at.id, ev));
+  EXPECT_FALSE(*store_->InsertEvent(at.id, ev));  // a re-send after reconnect
+  ev.seq = 2;
+  EXPECT_TRUE(*store_->InsertEvent(at.id, ev));
+  ASSERT_TRUE(store_->Commit().ok());
+  v1::ListEventsRequest req;
+  req.set_run_id(run.id);
+  req.set_stage("a");
+  auto events = store_->ListEvents(req);
+  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_EQ(events->events_size(), 2);
+  EXPECT_EQ(events->events(1).event().seq(), 2);
+}
+
+TEST_F(SqliteStoreTest, GetRunShowsAttemptsLatestMetricsAndArtifacts) {
+  RunRow run = MakeRun();
+  ASSERT_TRUE(store_->Begin().ok());
+  AttemptRow at;
+  at.stage_id = stages_[0].id;
+  at.run_id = run.id;
+  at.number = 1;
+  at.agent_id = "n1";
+  at.state = v1::ATTEMPT_EXITED;
+  at.exit_code = 0;
+  ASSERT_TRUE(store_->InsertAttempt(&at).ok());
+  ASSERT_TRUE(store_->InsertMetric({stages_[0].id, at.id, 1, "loss", 2.0, 0, 1}).ok());
+  ASSERT_TRUE(store_->InsertMetric({stages_[0].id, at.id, 1, "loss", 1.5, 1, 2}).ok());
+  ASSERT_TRUE(store_->InsertArtifact({stages_[0].id, at.id, 1, "ckpt", "/d/ckpt", 42, "n1", 3})
+                  .ok());
+  ASSERT_TRUE(store_->Commit().ok());
+  auto got = store_->GetRun(run.id, true);
+  ASSERT_TRUE(got.ok());
+  const v1::Stage& a = got->stages(0);
+  ASSERT_EQ(a.attempts_size(), 1);
+  EXPECT_EQ(a.attempts(0).state(), v1::ATTEMPT_EXITED);
+  ASSERT_EQ(a.metrics_size(), 1);
+  EXPECT_DOUBLE_EQ(a.metrics(0).value(), 1.5);
+  ASSERT_EQ(a.artifacts_size(), 1);
+  EXPECT_EQ(a.artifacts(0).bytes(), 42);
+}
+
+TEST_F(SqliteStoreTest, ListRunsFiltersAndPages) {
+  for (int i = 0; i < 5; ++i) MakeRun(i % 2 ? "odd" : "even", i == 4 ? v1::RUN_FAILED
+                                                                       : v1::RUN_SUCCEEDED);
+  v1::ListRunsRequest req;
+  req.set_limit(2);
+  auto page1 = store_->ListRuns(req);
+  ASSERT_TRUE(page1.ok());
+  ASSERT_EQ(page1->runs_size(), 2);
+  EXPECT_GT(page1->runs(0).id(), page1->runs(1).id());  // newest first
+  req.set_page_token(page1->next_page_token());
+  auto page2 = store_->ListRuns(req);
+  ASSERT_EQ(page2->runs_size(), 2);
+  EXPECT_LT(page2->runs(0).id(), page1->runs(1).id());
+
+  v1::ListRunsRequest failed;
+  failed.set_status("failed");
+  EXPECT_EQ(store_->ListRuns(failed)->runs_size(), 1);
+  v1::ListRunsRequest odd;
+  odd.set_workflow("odd");
+  EXPECT_EQ(store_->ListRuns(odd)->runs_size(), 2);
+  EXPECT_EQ(store_->ListRuns(odd)->runs(0).stage_counts().at("waiting"), 2);
+  v1::ListRunsRequest bad;
+  bad.set_status("exploded");
+  EXPECT_FALSE(store_->ListRuns(bad).ok());
+}
+
+TEST_F(SqliteStoreTest, FindsTheLatestSucceededStageByCacheKey) {
+  RunRow r1 = MakeRun();
+  RunRow r2 = MakeRun();
+  ASSERT_TRUE(store_->Begin().ok());
+  StageRow s = stages_[0];  // run 1's 'a'
+  s.cache_key = "k1";
+  s.status = v1::STAGE_SUCCEEDED;
+  s.outputs = {{"endpoint", "http://x"}};
+  ASSERT_TRUE(store_->UpdateStage(s).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+  auto hit = store_->FindCacheHit("k1", r2.id);
+  ASSERT_TRUE(hit.ok());
+  ASSERT_TRUE(hit->has_value());
+  EXPECT_EQ((*hit)->run_id, r1.id);
+  EXPECT_EQ((*hit)->outputs.at("endpoint"), "http://x");
+  EXPECT_FALSE(store_->FindCacheHit("k1", r1.id)->has_value());
+  EXPECT_FALSE(store_->FindCacheHit("nope", r2.id)->has_value());
+}
+
+TEST_F(SqliteStoreTest, UncommittedWritesAreNotVisibleAndRollBack) {
+  RunRow run = MakeRun();
+  ASSERT_TRUE(store_->Begin().ok());
+  RunRow changed = run;
+  changed.status = v1::RUN_FAILED;
+  ASSERT_TRUE(store_->UpdateRun(changed).ok());
+  EXPECT_EQ(store_->GetRun(run.id, false)->status(), v1::RUN_RUNNING);  // reader: last commit
+  store_->Rollback();
+  EXPECT_EQ(store_->GetRun(run.id, false)->status(), v1::RUN_RUNNING);
+}
+
+TEST_F(SqliteStoreTest, AgentsRoundTrip) {
+  ASSERT_TRUE(store_->Begin().ok());
+  AgentRow a;
+  a.id = "node-1";
+  a.hostname = "gpu01";
+  a.resources.set_cpus(64);
+  a.resources.set_gpus(8);
+  a.labels = {{"rack", "b"}};
+  a.first_seen_ms = 1;
+  a.last_seen_ms = 2;
+  ASSERT_TRUE(store_->UpsertAgent(a).ok());
+  a.last_seen_ms = 3;
+  ASSERT_TRUE(store_->UpsertAgent(a).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+  auto agents = store_->LoadAgents();
+  ASSERT_EQ(agents->size(), 1u);
+  EXPECT_EQ((*agents)[0].resources.gpus(), 8);
+  EXPECT_EQ((*agents)[0].last_seen_ms, 3);
+  EXPECT_EQ((*agents)[0].labels.at("rack"), "b");
+}
+
+}  // namespace
+}  // namespace longhaul::store

@@ -1,0 +1,155 @@
+#include "daemon/workflow/cache_key.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/strings.h"
+
+namespace longhaul::workflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kPivot[] = R"(name: pivot
+params:
+  model: /models/target
+  spec_engine: vllm
+  lr: "3e-4"
+stages:
+  datagen:
+    run: [lh-datagen, --model, "${params.model}", --out, "${output_dir}"]
+  finetune:
+    needs: [datagen]
+    run: [lh-finetune, --data, "${datagen.outputs.samples}", --lr, "${params.lr}"]
+    resources: {gpus: 1}
+  serve:
+    kind: service
+    needs: [finetune]
+    run: [lh-serve, --profile, "${params.spec_engine}", --drafter, "${finetune.outputs.ckpt}"]
+)";
+
+class CacheKeyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<Workflow> wf = ParseWorkflow(kPivot, "pivot.yaml");
+    ASSERT_TRUE(wf.ok()) << wf.status();
+    wf_ = *wf;
+  }
+  std::map<std::string, std::string> Params(const std::map<std::string, std::string>& set = {}) {
+    auto p = ResolveParams(wf_, set);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : std::map<std::string, std::string>{};
+  }
+  const StageSpec& Stage(const std::string& name) { return *wf_.FindStage(name); }
+
+  Workflow wf_;
+};
+
+TEST_F(CacheKeyTest, RecordsOnlyTheParamsTheStageUses) {
+  StageFingerprint fp = FingerprintStage(Stage("serve"), Params(), {{"finetune", "k1"}});
+  EXPECT_EQ(fp.params, (std::map<std::string, std::string>{{"spec_engine", "vllm"}}));
+  EXPECT_EQ(fp.upstream, (std::map<std::string, std::string>{{"finetune", "k1"}}));
+  EXPECT_EQ(fp.key.size(), 64u);
+  EXPECT_EQ(fp.definition_hash.size(), 64u);
+}
+
+TEST_F(CacheKeyTest, IsDeterministic) {
+  StageFingerprint a = FingerprintStage(Stage("finetune"), Params(), {{"datagen", "k"}});
+  StageFingerprint b = FingerprintStage(Stage("finetune"), Params(), {{"datagen", "k"}});
+  EXPECT_EQ(a, b);
+  EXPECT_TRUE(ExplainDifference(a, b).empty());
+}
+
+TEST_F(CacheKeyTest, ChangesWithAUsedParamNotWithAnUnusedOne) {
+  StageFingerprint before = FingerprintStage(Stage("serve"), Params(), {{"finetune", "k1"}});
+  StageFingerprint unused = FingerprintStage(
+      Stage("serve"), Params({{"model", "/models/other"}, {"lr", "1e-3"}}), {{"finetune", "k1"}});
+  EXPECT_EQ(before.key, unused.key);
+
+  StageFingerprint now =
+      FingerprintStage(Stage("serve"), Params({{"spec_engine", "sglang"}}), {{"finetune", "k1"}});
+  EXPECT_NE(before.key, now.key);
+  EXPECT_EQ(before.definition_hash, now.definition_hash);
+  EXPECT_THAT(ExplainDifference(before, now),
+              ElementsAre("param spec_engine changed (vllm -> sglang)"));
+}
+
+TEST_F(CacheKeyTest, ChangesWithAnUpstreamKey) {
+  StageFingerprint before = FingerprintStage(Stage("serve"), Params(), {{"finetune", "k1"}});
+  StageFingerprint now = FingerprintStage(Stage("serve"), Params(), {{"finetune", "k2"}});
+  EXPECT_NE(before.key, now.key);
+  EXPECT_THAT(ExplainDifference(before, now), ElementsAre("upstream 'finetune' changed"));
+}
+
+TEST_F(CacheKeyTest, IgnoresRuntimeBindingsAndResources) {
+  // Same argv and env with other resources: same key. Output templates are hashed as
+  // written, so the endpoint a run reports never enters the key.
+  StageSpec other = Stage("finetune");
+  other.resources.gpus = 8;
+  other.resources.memory_bytes = 1LL << 40;
+  other.retry.limit = 7;
+  StageFingerprint a = FingerprintStage(Stage("finetune"), Params(), {{"datagen", "k"}});
+  StageFingerprint b = FingerprintStage(other, Params(), {{"datagen", "k"}});
+  EXPECT_EQ(a.key, b.key);
+}
+
+TEST_F(CacheKeyTest, DefinitionChangesAreNamed) {
+  StageFingerprint before = FingerprintStage(Stage("datagen"), Params(), {});
+  for (auto mutate : std::vector<std::function<void(StageSpec&)>>{
+           [](StageSpec& s) { s.run.push_back("--verbose"); },
+           [](StageSpec& s) { s.env["SEED"] = "1"; },
+           [](StageSpec& s) { s.cache_version = "2"; },
+           [](StageSpec& s) { s.kind = StageKind::kService; },
+       }) {
+    StageSpec changed = Stage("datagen");
+    mutate(changed);
+    StageFingerprint now = FingerprintStage(changed, Params(), {});
+    EXPECT_NE(before.key, now.key);
+    EXPECT_THAT(ExplainDifference(before, now), ElementsAre("definition changed"));
+  }
+  // Argument boundaries count: ["a b"] and ["a", "b"] differ.
+  StageSpec one = Stage("datagen"), two = Stage("datagen");
+  one.run = {"a b"};
+  two.run = {"a", "b"};
+  EXPECT_NE(FingerprintStage(one, Params(), {}).key, FingerprintStage(two, Params(), {}).key);
+}
+
+TEST_F(CacheKeyTest, ExplainsParamsAndUpstreamsComingAndGoing) {
+  StageFingerprint before = FingerprintStage(Stage("finetune"), Params(), {{"datagen", "k"}});
+  StageSpec changed = Stage("finetune");
+  changed.run = {"lh-finetune", "--model", "${params.model}"};
+  changed.needs = {"other"};
+  StageFingerprint now = FingerprintStage(changed, Params(), {{"other", "k9"}});
+  EXPECT_THAT(
+      ExplainDifference(before, now),
+      ElementsAre("definition changed", "now uses param model (/models/target)",
+                  "no longer uses param lr", "now needs 'other'", "no longer needs 'datagen'"));
+}
+
+TEST_F(CacheKeyTest, JsonRoundTrip) {
+  StageFingerprint fp = FingerprintStage(Stage("serve"), Params(), {{"finetune", "k1"}});
+  std::string text = FingerprintToJson(fp).dump();
+  Result<StageFingerprint> back = ParseFingerprintJson(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, fp);
+  EXPECT_THAT(text, HasSubstr("\"spec_engine\":\"vllm\""));
+}
+
+TEST_F(CacheKeyTest, JsonRejectsBadInput) {
+  EXPECT_EQ(ParseFingerprintJson("{not json").status().code(), absl::StatusCode::kInvalidArgument);
+  auto missing = ParseFingerprintJson(R"({"definition_hash": "x", "params": {}})");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(ToStd(missing.status().message()), HasSubstr("'upstream'"));
+  auto wrong_type = ParseFingerprintJson(
+      R"({"definition_hash": "x", "params": {"a": 1}, "upstream": {}, "key": "k"})");
+  EXPECT_THAT(ToStd(wrong_type.status().message()), HasSubstr("params.a is not a string"));
+
+  StageFingerprint fp = FingerprintStage(Stage("serve"), Params(), {{"finetune", "k1"}});
+  nlohmann::json tampered = FingerprintToJson(fp);
+  tampered["params"]["spec_engine"] = "sglang";
+  EXPECT_EQ(FingerprintFromJson(tampered).status().code(), absl::StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace longhaul::workflow
