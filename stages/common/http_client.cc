@@ -1,0 +1,228 @@
+#include "stages/common/http_client.h"
+
+#include <cctype>
+
+#include "core/strings.h"
+#include "stages/common/http_pool.h"
+
+namespace longhaul::stages {
+
+using namespace http_internal;
+
+namespace {
+
+bool HasCrLf(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
+
+}  // namespace
+
+std::string_view HttpResponseHead::Header(std::string_view name) const {
+  for (const auto& [k, v] : headers) {
+    if (k.size() != name.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < k.size() && same; ++i) {
+      same = std::tolower(static_cast<unsigned char>(k[i])) ==
+             std::tolower(static_cast<unsigned char>(name[i]));
+    }
+    if (same) return v;
+  }
+  return {};
+}
+
+void HttpClient::Core::Send(Pending p) {
+  const HttpRequest& r = p.request;
+  if (HasCrLf(r.method) || HasCrLf(r.target) || HasCrLf(r.content_type) || r.target.empty() ||
+      r.target[0] != '/') {
+    return Fail(std::move(p),
+                absl::InvalidArgumentError(StrCat("bad request line: ", r.method, " ", r.target)));
+  }
+  for (const auto& [k, v] : r.headers) {
+    if (HasCrLf(k) || HasCrLf(v) || k.empty()) {
+      return Fail(std::move(p), absl::InvalidArgumentError(StrCat("bad header '", k, "'")));
+    }
+  }
+  p.total_deadline = DeadlineAfter(SteadyClock::now(), r.timeouts.total_ms);
+  Dispatch(std::move(p), /*fresh=*/false);
+}
+
+void HttpClient::Core::Dispatch(Pending p, bool fresh) {
+  if (!fresh) {
+    while (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      if (!c->open()) {
+        --open_;
+        continue;
+      }
+      AddBusy(c);
+      c->Start(std::move(p));
+      return;
+    }
+  }
+  if (options_.max_connections > 0 && open_ >= options_.max_connections) {
+    if (fresh && !idle_.empty()) {  // make room: an idle connection is worth less
+      idle_.front()->Close();
+      idle_.erase(idle_.begin());
+      --open_;
+    } else {
+      bool timed = p.request.timeouts.total_ms > 0;
+      queue_.push_back(std::move(p));
+      ++stats_.queued;
+      if (timed) ArmSweep();
+      return;
+    }
+  }
+  if (!endpoints_) {
+    beast::error_code ec;
+    tcp::resolver resolver(io_);
+    auto results = resolver.resolve(url_.host, std::to_string(url_.port), ec);
+    if (ec) {
+      return Fail(std::move(p),
+                  absl::UnavailableError(StrCat("resolve ", url_.host, ": ", ec.message())));
+    }
+    endpoints_ = results;
+  }
+  auto c = std::make_shared<Connection>(shared_from_this());
+  ++open_;
+  ++stats_.connections_opened;
+  AddBusy(c);
+  c->Start(std::move(p));
+}
+
+void HttpClient::Core::Fail(Pending p, Status s) {
+  asio::post(io_, [weak = weak_from_this(), h = std::move(p.handler), s]() {
+    auto core = weak.lock();
+    if (core && !core->shut_down_) h.on_done(s);
+  });
+}
+
+void HttpClient::Core::AddBusy(const std::shared_ptr<Connection>& c) {
+  c->busy_index = busy_.size();
+  busy_.push_back(c);
+  ++stats_.in_flight;
+  ArmSweep();
+}
+
+void HttpClient::Core::RemoveBusy(Connection* c) {
+  size_t i = c->busy_index;
+  if (i >= busy_.size() || busy_[i].get() != c) return;
+  if (i + 1 != busy_.size()) {
+    busy_[i] = std::move(busy_.back());
+    busy_[i]->busy_index = i;
+  }
+  busy_.pop_back();
+  --stats_.in_flight;
+}
+
+void HttpClient::Core::Release(const std::shared_ptr<Connection>& c, bool reusable) {
+  RemoveBusy(c.get());
+  if (reusable && !queue_.empty()) {
+    Pending p = std::move(queue_.front());
+    queue_.pop_front();
+    --stats_.queued;
+    AddBusy(c);
+    c->Start(std::move(p));
+    return;
+  }
+  if (reusable && idle_.size() < options_.max_idle) {
+    idle_.push_back(c);
+  } else {
+    c->Close();
+    --open_;
+    if (!queue_.empty()) {
+      Pending p = std::move(queue_.front());
+      queue_.pop_front();
+      --stats_.queued;
+      Dispatch(std::move(p), /*fresh=*/true);
+    }
+  }
+  if (busy_.empty() && queue_.empty() && sweeping_) {
+    sweeping_ = false;
+    sweep_.cancel();  // so that a blocking HttpFetch's io_context.run() returns at once
+  }
+}
+
+void HttpClient::Core::ArmSweep() {
+  if (sweeping_ || shut_down_) return;
+  sweeping_ = true;
+  sweep_.expires_after(kSweepPeriod);
+  sweep_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+    auto core = weak.lock();
+    if (!core || ec == asio::error::operation_aborted) return;
+    core->sweeping_ = false;
+    core->Sweep();
+  });
+}
+
+void HttpClient::Core::Sweep() {
+  if (shut_down_) return;
+  SteadyTime now = SteadyClock::now();
+  for (size_t i = 0; i < busy_.size(); ++i) busy_[i]->CheckDeadline(now);
+  while (!queue_.empty()) {
+    // Deadlines in the queue are not ordered (timeouts differ per request); check them all.
+    bool any = false;
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+      if (now >= it->total_deadline) {
+        Pending p = std::move(*it);
+        queue_.erase(it);
+        --stats_.queued;
+        Status s =
+            absl::DeadlineExceededError(StrCat("no connection to ", url_.Origin(), " free within ",
+                                               p.request.timeouts.total_ms, " ms"));
+        Fail(std::move(p), s);
+        any = true;
+        break;
+      }
+    }
+    if (!any) break;
+  }
+  if (!busy_.empty() || !queue_.empty()) ArmSweep();
+}
+
+void HttpClient::Core::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  for (auto& c : idle_) c->Close();
+  for (auto& c : busy_) c->Close();
+  idle_.clear();
+  busy_.clear();
+  queue_.clear();
+  beast::error_code ignored;
+  sweep_.cancel();
+}
+
+HttpClient::HttpClient(asio::io_context& io, HttpUrl url, Options options)
+    : core_(std::make_shared<Core>(io, std::move(url), options)) {}
+
+HttpClient::~HttpClient() { core_->Shutdown(); }
+
+void HttpClient::Send(HttpRequest request, HttpHandler handler) {
+  Pending p;
+  p.request = std::move(request);
+  p.handler = std::move(handler);
+  core_->Send(std::move(p));
+}
+
+void HttpClient::Shutdown() { core_->Shutdown(); }
+
+const HttpUrl& HttpClient::url() const { return core_->url_; }
+
+HttpClient::Stats HttpClient::stats() const { return core_->stats_; }
+
+Result<HttpResult> HttpFetch(const HttpUrl& url, HttpRequest request) {
+  asio::io_context io;
+  HttpResult out;
+  Status status = absl::InternalError("request did not complete");
+  {
+    HttpClient client(io, url);
+    HttpHandler h;
+    h.on_head = [&](const HttpResponseHead& head) { out.head = head; };
+    h.on_body = [&](std::string_view piece) { out.body.append(piece); };
+    h.on_done = [&](const Status& s) { status = s; };
+    client.Send(std::move(request), std::move(h));
+    io.run();
+  }
+  if (!status.ok()) return status;
+  return out;
+}
+
+}  // namespace longhaul::stages

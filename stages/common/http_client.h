@@ -1,0 +1,104 @@
+// An HTTP/1.1 client for one server, on a Boost.Asio io_context (Beast parses responses):
+// a keep-alive connection pool, connect / first-byte / total timeouts, response bodies
+// delivered piece by piece as they arrive (chunked encoding decoded), for streaming APIs.
+//
+// Open loop by default: a request that finds no idle connection opens a new one at once, so
+// nothing ever waits for another request to finish. With max_connections set, requests wait
+// in FIFO order for a connection (the wait counts against their total timeout).
+//
+// Threading: every method and every handler runs on the io_context's thread; the client is
+// not thread-safe. Handlers are never called from inside Send(). Destroying the client (or
+// Shutdown()) closes every connection and drops pending handlers without calling them.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "stages/common/url.h"
+
+namespace longhaul::stages {
+
+struct HttpTimeouts {
+  int64_t connect_ms = 10'000;  // one TCP connect
+  int64_t first_byte_ms = 0;    // request written -> first body byte (or an empty body's end)
+  int64_t total_ms = 0;         // Send() -> response complete, queueing included
+};                              // 0 = no limit. Enforced with 10 ms granularity.
+
+using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string target = "/";  // path and query, starting with '/'
+  std::string body;
+  std::string content_type = "application/json";  // sent only with a body
+  HttpHeaders headers;  // extra headers; names and values must not contain CR or LF
+  HttpTimeouts timeouts;
+};
+
+struct HttpResponseHead {
+  int status = 0;
+  HttpHeaders headers;
+  // The first header with this name (case-insensitive), or "".
+  std::string_view Header(std::string_view name) const;
+};
+
+struct HttpHandler {
+  std::function<void(const HttpResponseHead&)> on_head;  // optional
+  std::function<void(std::string_view)> on_body;         // optional: each piece of the body
+  // Required, called exactly once. OK when the whole response arrived, whatever its status.
+  // Unavailable: connect failed or the connection broke; DeadlineExceeded: a timeout, named
+  // in the message; InvalidArgument: a malformed response.
+  std::function<void(const Status&)> on_done;
+};
+
+class HttpClient {
+ public:
+  struct Options {
+    size_t max_connections = 0;  // 0: no limit (open loop)
+    size_t max_idle = 4096;      // idle keep-alive connections kept for reuse
+  };
+  struct Stats {
+    int64_t connections_opened = 0;
+    int64_t stale_retries = 0;  // requests re-sent after a kept-alive connection was closed
+    int64_t in_flight = 0;
+    int64_t queued = 0;
+  };
+
+  HttpClient(boost::asio::io_context& io, HttpUrl url, Options options);
+  HttpClient(boost::asio::io_context& io, HttpUrl url) : HttpClient(io, std::move(url), {}) {}
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Starts a request. `request.target` is sent as is (the URL's base is not added; use
+  // url().Target(path)).
+  void Send(HttpRequest request, HttpHandler handler);
+  void Shutdown();
+
+  const HttpUrl& url() const;
+  Stats stats() const;
+
+  class Core;  // shared with the connections' pending operations
+
+ private:
+  std::shared_ptr<Core> core_;
+};
+
+// A whole response, for the blocking helper below.
+struct HttpResult {
+  HttpResponseHead head;
+  std::string body;
+  int status() const { return head.status; }
+};
+
+// Blocking request on a private io_context, for probes and scrapes outside an event loop.
+Result<HttpResult> HttpFetch(const HttpUrl& url, HttpRequest request);
+
+}  // namespace longhaul::stages

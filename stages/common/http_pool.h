@@ -1,0 +1,141 @@
+// Internals of HttpClient (http_client.h), shared by its two halves: the pool
+// (http_client.cc: dispatch, queueing, timeouts) and one connection's request cycle
+// (http_connection.cc). Not part of the library's interface.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stages/common/http_client.h"
+
+namespace longhaul::stages::http_internal {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+using SteadyClock = std::chrono::steady_clock;
+using SteadyTime = SteadyClock::time_point;
+
+// Timeouts are checked by one sweep over the requests in flight, not a timer per request.
+constexpr auto kSweepPeriod = std::chrono::milliseconds(10);
+constexpr size_t kBodyPiece = 16 * 1024;
+constexpr SteadyTime kNever = SteadyTime::max();
+
+inline SteadyTime DeadlineAfter(SteadyTime from, int64_t ms) {
+  return ms > 0 ? from + std::chrono::milliseconds(ms) : kNever;
+}
+
+struct Pending {
+  HttpRequest request;
+  HttpHandler handler;
+  SteadyTime total_deadline = kNever;
+  bool retried = false;  // already re-sent once after a stale keep-alive connection
+};
+
+class Connection;
+
+}  // namespace longhaul::stages::http_internal
+
+namespace longhaul::stages {
+
+using http_internal::Connection;
+using http_internal::Pending;
+
+class HttpClient::Core : public std::enable_shared_from_this<HttpClient::Core> {
+ public:
+  Core(boost::asio::io_context& io, HttpUrl url, Options options)
+      : io_(io), url_(std::move(url)), options_(options), sweep_(io) {
+    bool v6 = url_.host.find(':') != std::string::npos;
+    host_header_ =
+        StrCat(v6 ? "[" : "", url_.host, v6 ? "]" : "", ":", static_cast<int>(url_.port));
+  }
+
+  void Send(Pending p);
+  // A connection finished its request; `reusable` if it may serve another.
+  void Release(const std::shared_ptr<Connection>& c, bool reusable);
+  // Starts `p` on a new connection (`fresh`) or an idle one, or queues it at the cap.
+  void Dispatch(Pending p, bool fresh);
+  void Shutdown();
+  void Fail(Pending p, Status s);
+
+  boost::asio::io_context& io_;
+  HttpUrl url_;
+  std::string host_header_;
+  Options options_;
+  bool shut_down_ = false;
+  std::optional<boost::asio::ip::tcp::resolver::results_type> endpoints_;
+  std::vector<std::shared_ptr<Connection>> idle_;
+  std::vector<std::shared_ptr<Connection>> busy_;
+  std::deque<Pending> queue_;
+  size_t open_ = 0;  // idle + busy
+  boost::asio::steady_timer sweep_;
+  bool sweeping_ = false;
+  Stats stats_;
+
+ private:
+  void AddBusy(const std::shared_ptr<Connection>& c);
+  void RemoveBusy(Connection* c);
+  void ArmSweep();
+  void Sweep();
+};
+
+}  // namespace longhaul::stages
+
+namespace longhaul::stages::http_internal {
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  explicit Connection(const std::shared_ptr<HttpClient::Core>& core)
+      : core_(core), socket_(core->io_) {}
+
+  void Start(Pending p);
+  void CheckDeadline(SteadyTime now);
+  void Close() {
+    beast::error_code ignored;
+    socket_.close(ignored);
+  }
+  bool open() const { return socket_.is_open(); }
+
+  size_t busy_index = 0;
+
+ private:
+  void Connect();
+  void ConnectNext();
+  void Write();
+  void ReadHeader();
+  void ReadBody();
+  void Finish();
+  void Fail(beast::error_code ec, std::string_view phase);
+  std::shared_ptr<HttpClient::Core> LiveCore() {
+    auto core = core_.lock();
+    return core && !core->shut_down_ ? core : nullptr;
+  }
+
+  std::weak_ptr<HttpClient::Core> core_;
+  tcp::socket socket_;
+  beast::flat_buffer buffer_;
+  std::optional<http::response_parser<http::buffer_body>> parser_;
+  std::string wire_;
+  Pending cur_;
+  bool has_request_ = false;
+  bool connecting_ = false;
+  size_t next_endpoint_ = 0;  // the address being tried
+  bool reused_ = false;       // it has served a response before
+  bool got_bytes_ = false;    // any byte of the current response
+  SteadyTime connect_deadline_ = kNever;
+  SteadyTime first_byte_deadline_ = kNever;
+  Status timeout_;  // set by CheckDeadline before it closes the socket
+  char piece_[kBodyPiece];
+};
+
+}  // namespace longhaul::stages::http_internal
