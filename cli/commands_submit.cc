@@ -1,4 +1,6 @@
 // submit and validate: the commands that read a workflow file.
+#include <filesystem>
+
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/format.h"
@@ -94,7 +96,10 @@ int Submit(CommandContext& ctx, const SubmitOptions& options) {
 
   v1::SubmitRunRequest req;
   req.set_workflow_text(loaded->text);
-  req.set_workflow_path(options.file);
+  // Absolute, so ${workflow.dir} can name files that ship beside the workflow.
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(options.file, ec);
+  req.set_workflow_path(ec ? options.file : abs.lexically_normal().string());
   for (const auto& [k, v] : *sets) (*req.mutable_params())[k] = v;
   req.set_dry_run(options.dry_run);
   req.set_no_cache(options.no_cache);

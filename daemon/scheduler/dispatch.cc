@@ -110,6 +110,8 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   };
   ctx.output_dir = output_dir;
   ctx.run_id = run->row.id;
+  const std::string& wf_path = run->row.workflow_path;
+  if (!wf_path.empty() && wf_path[0] == '/') ctx.workflow_dir = wf_path.substr(0, wf_path.rfind('/'));
 
   v1::StartAttempt start;
   for (const std::string& arg : s->spec->run) {

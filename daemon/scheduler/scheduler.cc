@@ -142,7 +142,7 @@ void Scheduler::MaybeFinishRun(RunState* run) {
     for (const auto& s : run->stages) {
       if (s->row.status == v1::STAGE_FAILED) failed.push_back(s->row.name);
     }
-    run->row.reason = failed.empty() ? "" : StrCat("failed: ", StrJoin(failed, ", "));
+    run->row.reason = failed.empty() ? "" : StrCat(StrJoin(failed, ", "), " failed");
   } else if (status == v1::RUN_CANCELLED) {
     run->row.reason = "cancelled";
   } else {

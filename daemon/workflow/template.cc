@@ -8,7 +8,7 @@ namespace longhaul::workflow {
 namespace {
 
 constexpr std::string_view kForms =
-    "${params.NAME}, ${STAGE.outputs.NAME}, ${output_dir} or ${run.id}";
+    "${params.NAME}, ${STAGE.outputs.NAME}, ${output_dir}, ${run.id} or ${workflow.dir}";
 
 // One piece of a template: literal text, or a reference with the text it was written as.
 struct Piece {
@@ -31,6 +31,10 @@ Result<TemplateRef> ParseRef(std::string_view body, size_t offset) {
   }
   if (parts.size() == 2 && parts[0] == "run" && parts[1] == "id") {
     ref.kind = TemplateRef::kRunId;
+    return ref;
+  }
+  if (parts.size() == 2 && parts[0] == "workflow" && parts[1] == "dir") {
+    ref.kind = TemplateRef::kWorkflowDir;
     return ref;
   }
   if (parts.size() == 2 && parts[0] == "params") {
@@ -160,6 +164,17 @@ Result<std::string> ExpandTemplate(std::string_view tmpl, const TemplateContext&
           out += p.written;
         } else {
           return absl::FailedPreconditionError("${run.id}: no run id is bound");
+        }
+        break;
+      case TemplateRef::kWorkflowDir:
+        if (ctx.workflow_dir) {
+          out += *ctx.workflow_dir;
+        } else if (ctx.keep_unbound) {
+          out += p.written;
+        } else {
+          return absl::FailedPreconditionError(
+              "${workflow.dir}: the run's workflow file has no absolute path (submit it from a "
+              "file with the longhaul CLI)");
         }
         break;
     }

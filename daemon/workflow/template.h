@@ -1,5 +1,6 @@
 // Templates in `run` and `env` values: ${params.NAME}, ${STAGE.outputs.NAME}, ${output_dir},
-// ${run.id}. "$${" is a literal "${". A template expands to exactly one string, so a value
+// ${run.id}, ${workflow.dir} (the directory of the submitted workflow file, for data that
+// ships beside it; a runtime binding like ${output_dir}). "$${" is a literal "${". A template expands to exactly one string, so a value
 // can never inject extra argv elements.
 #pragma once
 
@@ -15,7 +16,7 @@
 namespace longhaul::workflow {
 
 struct TemplateRef {
-  enum Kind { kParam, kOutput, kOutputDir, kRunId };
+  enum Kind { kParam, kOutput, kOutputDir, kRunId, kWorkflowDir };
   Kind kind;
   std::string stage;  // kOutput only
   std::string name;   // kParam: param name; kOutput: output name
@@ -34,6 +35,7 @@ struct TemplateContext {
       outputs;
   std::optional<std::string> output_dir;
   std::optional<int64_t> run_id;
+  std::optional<std::string> workflow_dir;
   // When true, references with no value in the context (outputs with no callback, no
   // output_dir, no run_id) are kept as written instead of failing. Used for cache keys,
   // which hash templates before upstream outputs are substituted.

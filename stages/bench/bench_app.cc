@@ -1,5 +1,6 @@
 #include "stages/bench/bench_app.h"
 
+#include <filesystem>
 #include <signal.h>
 #include <sys/resource.h>
 
@@ -131,7 +132,8 @@ Result<BenchOutcome> RunBench(const BenchOptions& o, EventWriter& events) {
   RETURN_IF_ERROR(Annotate(WriteFileAtomic(o.out_file, text), "writing the result"));
   for (const auto& [name, value] : ResultFigures(out.result)) events.Metric(name, value);
   events.Artifact("bench_result", o.out_file, static_cast<int64_t>(text.size()));
-  events.Output("result", o.out_file);
+  // Absolute: dependents run in other directories.
+  events.Output("result", std::filesystem::absolute(o.out_file).lexically_normal().string());
 
   double sent = out.result["requests"]["sent"].get<double>();
   double failed = out.result["requests"]["failed"].get<double>();

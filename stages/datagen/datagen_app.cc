@@ -103,7 +103,8 @@ Result<DatagenOutcome> RunDatagen(DatagenOptions o, EventWriter& events) {
   std::error_code ec;
   auto size = std::filesystem::file_size(o.out_file, ec);
   int64_t bytes = ec ? 0 : static_cast<int64_t>(size);
-  events.Output("samples", o.out_file);
+  // Absolute: dependents run in other directories.
+  events.Output("samples", std::filesystem::absolute(o.out_file).lexically_normal().string());
   events.Artifact("samples", o.out_file, bytes);
   if (st.failed > 0) events.Artifact("failed_samples", o.failed_file, std::nullopt);
   log->info(

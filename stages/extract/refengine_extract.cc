@@ -152,7 +152,8 @@ Status RunRefengineExtract(const RefengineExtractOptions& o, EventWriter& events
   events.Metric("shards", static_cast<double>(manifest.shards.size()));
   events.Metric("extract_seconds", seconds);
   std::string dir = std::filesystem::absolute(o.out).lexically_normal().string();
-  events.Output("hidden_states", dir);
+  // Absolute: dependents run in other directories.
+  events.Output("hidden_states", std::filesystem::absolute(dir).lexically_normal().string());
   std::error_code ec;
   auto manifest_bytes = std::filesystem::file_size(o.out + "/manifest.json", ec);
   events.Artifact("hidden_states", o.out + "/manifest.json",

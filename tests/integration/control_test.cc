@@ -119,7 +119,7 @@ TEST_F(ControlTest, RetryRerunsTheFailedStageAndItsSkippedDependentsOnly) {
   ASSERT_TRUE(run.ok()) << run.status().message();
   // `broken` was not retried, so the run still failed, because of it alone.
   EXPECT_EQ(run->status(), v1::RUN_FAILED) << DescribeRun(*run);
-  EXPECT_EQ(run->reason(), "failed: broken");
+  EXPECT_EQ(run->reason(), "broken failed");
   for (const char* name : {"a", "b", "c", "d", "side"}) {
     EXPECT_EQ(FindStage(*run, name)->status(), v1::STAGE_SUCCEEDED) << name;
   }

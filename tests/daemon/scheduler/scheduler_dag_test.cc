@@ -74,7 +74,7 @@ stages:
   EXPECT_EQ(GetStage(run, "b").reason(), "needs 'a', which failed");
   EXPECT_EQ(GetStage(run, "c").status(), v1::STAGE_SKIPPED);
   EXPECT_EQ(GetStage(run, "other").status(), v1::STAGE_SUCCEEDED);
-  EXPECT_EQ(r.reason(), "failed: a");
+  EXPECT_EQ(r.reason(), "a failed");
 }
 
 TEST_F(SchedulerTest, StagesWaitForRoomAndSayWhy) {
