@@ -53,6 +53,15 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_flag("--dry-run", pivot.dry_run, "print the plan, start nothing");
   cmd->callback([&] { action = [&](CommandContext& c) { return Pivot(c, pivot); }; });
 
+  CompareOptions compare;
+  cmd = app.add_subcommand("compare", "two runs side by side: params, stages, metrics");
+  cmd->add_option("a", compare.a, "the first run")->required();
+  cmd->add_option("b", compare.b, "the second run")->required();
+  cmd->add_option("--metric", compare.metrics,
+                  "only this metric: NAME, STAGE.NAME or STAGE (repeatable)");
+  cmd->add_flag("--all-params", compare.all_params, "show every param, not only those that differ");
+  cmd->callback([&] { action = [&](CommandContext& c) { return CompareRuns(c, compare); }; });
+
   RunsOptions runs;
   cmd = app.add_subcommand("runs", "list runs, newest first");
   cmd->add_option("--status", runs.status, "only runs in this status (running, failed, ...)");

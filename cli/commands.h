@@ -43,6 +43,16 @@ struct RunsOptions {
 };
 int ListRuns(CommandContext& ctx, const RunsOptions& options);
 int ShowRun(CommandContext& ctx, int64_t run_id, bool attempts);
+
+struct CompareOptions {
+  int64_t a = 0;
+  int64_t b = 0;
+  std::vector<std::string> metrics;  // "stage.metric", "metric" or "stage"; empty: all
+  bool all_params = false;           // every param, not only those that differ
+};
+// Two runs side by side: params that differ, what each stage did (ran, reused from which
+// run), and their metrics with the ratio B/A.
+int CompareRuns(CommandContext& ctx, const CompareOptions& options);
 int CancelRun(CommandContext& ctx, int64_t run_id);
 int RetryRun(CommandContext& ctx, int64_t run_id, const std::string& stage);
 
