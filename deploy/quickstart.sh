@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's first command. On a fresh Debian 12 machine: installs what longhaul needs,
 # builds it, starts longhauld and one local agent (all state under ./.longhaul/, the SQLite
-# file included), runs the example workflow to the end, and tells how to look at it and how to
-# stop the daemons.
+# file included), and runs the main job: the reference EAGLE-3 campaign on the CPU engine
+# (workflows/eagle3-local.yaml), then its pivot to a correct engine, and prints the two runs
+# side by side. Then it says how to look at them and how to stop the daemons.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -14,23 +15,51 @@ deploy/daemons.sh start
 STATE=${LONGHAUL_STATE_DIR:-$ROOT/.longhaul}
 export LONGHAUL_COORDINATOR="$(cat "$STATE/coordinator.addr")"
 
-echo
-echo "== submitting workflows/examples/hello.yaml"
+banner() { printf '\n== %s\n' "$*"; }
+
+banner "1/3 the campaign: generate data with the target, extract hidden states, finetune an"
+echo "    EAGLE-3 drafter, serve it on engine 'refengine-misaligned', benchmark against the target"
+FIRST=$(longhaul submit workflows/eagle3-local.yaml)
 set +e
-RUN=$(longhaul submit workflows/examples/hello.yaml)
+longhaul watch "$FIRST"
 rc=$?
 set -e
-[ $rc -eq 0 ] || exit $rc
-longhaul watch "$RUN" || true
-echo
-longhaul show "$RUN"
+if [ $rc -ne 0 ]; then
+  longhaul show "$FIRST" --attempts
+  echo "the campaign run $FIRST did not succeed (exit $rc); its logs: longhaul logs $FIRST STAGE"
+  exit $rc
+fi
+
+banner "2/3 the pivot: the same drafter on engine 'refengine'; what is reused, and why"
+longhaul pivot "$FIRST" --set spec_engine=refengine --dry-run
+PIVOT=$(longhaul pivot "$FIRST" --set spec_engine=refengine 2>/dev/null)
+set +e
+longhaul watch "$PIVOT"
+rc=$?
+set -e
+if [ $rc -ne 0 ]; then
+  longhaul show "$PIVOT" --attempts
+  exit $rc
+fi
+
+banner "3/3 run $FIRST and its pivot, run $PIVOT, side by side"
+longhaul compare "$FIRST" "$PIVOT" \
+  --metric bench_spec.accept_rate --metric bench_spec.accept_length \
+  --metric bench_spec.output_throughput --metric bench_baseline.output_throughput \
+  --metric bench_spec.speedup_output_throughput
 cat <<EOT
+
+  accept_rate                 accepted draft tokens / draft tokens, counted by the engine
+  accept_length               1 + accepted / drafts: tokens per target step (mean acceptance length)
+  output_throughput           output tokens per second under the same load
+  speedup_output_throughput   bench_spec's output tokens/s over the no-speculation baseline's
 
 == what next
   export LONGHAUL_COORDINATOR=$LONGHAUL_COORDINATOR   # or run longhaul from $ROOT
-  longhaul runs                     every run, newest first
-  longhaul show $RUN                    one run: stages, attempts, outputs, metrics
-  longhaul logs $RUN join               a stage's output (-f to follow)
-  longhaul agents                   the agents and what they hold
-  deploy/daemons.sh stop            stop longhauld and the agent (state stays in $STATE)
+  longhaul runs                       every run, newest first, with its parent
+  longhaul show $PIVOT                     stages, why each ran or was reused, metrics, artifacts
+  longhaul compare $FIRST $PIVOT                all metrics of both runs
+  longhaul logs $FIRST datagen               a stage's output (-f to follow)
+  longhaul agents                     the agents and what they hold
+  deploy/daemons.sh stop              stop longhauld and the agent (state stays in $STATE)
 EOT
