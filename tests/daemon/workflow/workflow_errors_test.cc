@@ -236,8 +236,8 @@ stages:
           "wf.yaml:11:62: run[4] in stage 'a': ${side.outputs.url}: stage 'a' does not need "
           "'side' (add it to needs)",
           "wf.yaml:13:31: env A in stage 'a': malformed template: '${bad}' at offset 20: unknown "
-          "reference (expected ${params.NAME}, ${STAGE.outputs.NAME}, ${output_dir} or "
-          "${run.id})",
+          "reference (expected ${params.NAME}, ${STAGE.outputs.NAME}, ${output_dir}, "
+          "${run.id} or ${workflow.dir})",
           "wf.yaml:14:11: env B in stage 'a': malformed template: unclosed '${' at offset 0 "
           "(write '$${' for a literal '${')",
           "wf.yaml:15:48: env C in stage 'a': ${a.outputs.self}: a stage cannot use its own "
