@@ -1,0 +1,369 @@
+#include "stages/inspect/predictions_inspector.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "core/strings.h"
+#include "stages/bench/spec_metrics.h"
+#include "stages/common/http_client.h"
+#include "stages/common/jsonl.h"
+#include "stages/common/openai.h"
+#include "stages/common/url.h"
+
+namespace longhaul::inspect {
+namespace {
+
+using nlohmann::json;
+using stages::ChatMessage;
+using stages::HttpUrl;
+
+const char kSection[] = "predictions";
+
+struct Prompt {
+  std::string id;
+  std::vector<ChatMessage> messages;
+};
+
+// Used without --prompts: general questions any chat model answers at some length.
+std::vector<Prompt> BuiltinPrompts() {
+  const char* qs[] = {"What is the capital of France, and what is it known for?",
+                      "Explain why the sky is blue.",
+                      "How does a bridge carry its load?",
+                      "Write a short function that sorts a list of numbers.",
+                      "Think step by step: what is 17 times 23?",
+                      "Describe the water cycle.",
+                      "Give three tips for writing clear documentation.",
+                      "Summarize the causes of the seasons on Earth."};
+  std::vector<Prompt> out;
+  for (int i = 0; i < 8; ++i) out.push_back({StrCat("builtin-", i), {{"user", qs[i]}}});
+  return out;
+}
+
+Result<std::vector<Prompt>> LoadPrompts(const std::string& path) {
+  if (path.empty()) return BuiltinPrompts();
+  auto convs = stages::ReadConversations(path);
+  if (!convs.ok()) return Annotate(convs.status(), "--prompts");
+  std::vector<Prompt> out;
+  for (const auto& c : *convs) {
+    Prompt p{c.id, {}};
+    for (const auto& m : c.messages) {
+      if (m.role == "assistant") break;
+      p.messages.push_back({m.role, m.content});
+    }
+    bool has_user = false;
+    for (const auto& m : p.messages) has_user |= m.role == "user";
+    if (has_user) out.push_back(std::move(p));
+  }
+  if (out.empty()) {
+    return absl::InvalidArgumentError(StrCat("--prompts ", path, ": no record has a user turn"));
+  }
+  return out;
+}
+
+Result<HttpUrl> ParseUrl(const std::string& flag, const std::string& url) {
+  if (url.empty()) return absl::InvalidArgumentError(StrCat(flag, " is required"));
+  auto u = stages::ParseHttpUrl(url);
+  if (!u.ok()) return Annotate(u.status(), flag);
+  return u;
+}
+
+// The first model a server lists at /v1/models.
+Result<std::string> ServedModel(const std::string& flag, const HttpUrl& url) {
+  stages::HttpRequest req;
+  req.target = url.Target("/v1/models");
+  req.timeouts.total_ms = 30'000;
+  auto res = stages::HttpFetch(url, req);
+  if (!res.ok()) {
+    return absl::UnavailableError(
+        StrCat(flag, " ", url.Origin(), ": GET /v1/models: ", res.status().message()));
+  }
+  if (res->status() != 200) {
+    return absl::UnavailableError(StrCat(flag, " ", url.Origin(), ": GET /v1/models: HTTP ",
+                                         res->status(), ": ", stages::ErrorBodyText(res->body)));
+  }
+  json doc = json::parse(res->body, nullptr, false);
+  if (doc.is_object() && doc.contains("data") && doc["data"].is_array() && !doc["data"].empty() &&
+      doc["data"][0].is_object() && doc["data"][0].contains("id") &&
+      doc["data"][0]["id"].is_string()) {
+    return doc["data"][0]["id"].get<std::string>();
+  }
+  return absl::InvalidArgumentError(
+      StrCat(flag, " ", url.Origin(), ": /v1/models lists no model; pass --model"));
+}
+
+struct Output {
+  Status status;
+  stages::Completion completion;
+};
+
+Output Generate(const HttpUrl& url, const Prompt& p, const std::string& model,
+                const PredictionOptions& o, stages::OpenAiApi api) {
+  stages::GenerationParams params;
+  params.model = model;
+  params.max_tokens = o.max_tokens;
+  params.temperature = 0.0;
+  params.seed = 0;
+  params.stream = false;
+  stages::HttpRequest req;
+  req.method = "POST";
+  req.target = url.Target(stages::OpenAiApiPath(api));
+  if (api == stages::OpenAiApi::kChat) {
+    req.body = stages::BuildChatRequest(p.messages, params);
+  } else {
+    std::string text;
+    for (const auto& m : p.messages) text += (text.empty() ? "" : "\n") + m.content;
+    req.body = stages::BuildCompletionRequest(text, params);
+  }
+  req.timeouts.total_ms = static_cast<int64_t>(o.request_timeout_s * 1000);
+  Output out;
+  auto res = stages::HttpFetch(url, req);
+  if (!res.ok()) {
+    out.status = res.status();
+  } else if (res->status() != 200) {
+    out.status = absl::UnavailableError(
+        StrCat("HTTP ", res->status(), ": ", stages::ErrorBodyText(res->body)));
+  } else {
+    auto c = stages::ParseCompletionResponse(res->body);
+    if (c.ok()) {
+      out.completion = std::move(*c);
+    } else {
+      out.status = c.status();
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Tokens(const std::string& s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    size_t j = i;
+    while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+std::string Near(const std::vector<std::string>& toks, size_t at) {
+  std::string out;
+  size_t from = at >= 4 ? at - 4 : 0;
+  for (size_t i = from; i < std::min(toks.size(), at + 4); ++i) {
+    if (!out.empty()) out += ' ';
+    out += i == at ? StrCat("[", toks[i], "]") : toks[i];
+  }
+  if (at >= toks.size()) out += out.empty() ? "[<end>]" : " [<end>]";
+  return out;
+}
+
+std::string Fixed(double v, int digits = 3) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+AcceptanceFigures ToFigures(const stages::SpecMetrics& m) {
+  AcceptanceFigures f;
+  f.rate = m.acceptance_rate;
+  f.length = m.acceptance_length;
+  f.per_position = m.per_position;
+  f.drafts = m.drafts;
+  f.counters = m.style == "vllm";
+  return f;
+}
+
+}  // namespace
+
+TextDiff CompareTokens(const std::string& target, const std::string& spec) {
+  TextDiff d;
+  std::vector<std::string> a = Tokens(target), b = Tokens(spec);
+  size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  if (i == n && a.size() == b.size()) return d;
+  d.equal = false;
+  d.token = i;
+  d.target_near = Near(a, i);
+  d.spec_near = Near(b, i);
+  return d;
+}
+
+Status InspectPredictions(const PredictionOptions& o, Report& report, std::ostream& out,
+                          EventWriter& events) {
+  ASSIGN_OR_RETURN(HttpUrl target, ParseUrl("--target", o.target_url));
+  ASSIGN_OR_RETURN(HttpUrl spec, ParseUrl("--spec", o.spec_url));
+  if (target.Origin() == spec.Origin() && target.base == spec.base) {
+    return absl::InvalidArgumentError(
+        "--target and --spec name the same server; --target must serve the model alone");
+  }
+  ASSIGN_OR_RETURN(stages::OpenAiApi api, stages::ParseOpenAiApi(o.api));
+  ASSIGN_OR_RETURN(stages::MetricsStyle style, stages::ParseMetricsStyle(o.metrics_style));
+  if (o.num < 1) return absl::InvalidArgumentError("--num must be >= 1");
+  if (o.max_tokens < 1) return absl::InvalidArgumentError("--max-tokens must be >= 1");
+  ASSIGN_OR_RETURN(std::vector<Prompt> prompts, LoadPrompts(o.prompts));
+  if (prompts.size() > static_cast<size_t>(o.num)) prompts.resize(o.num);
+  std::string target_model = o.model, spec_model = o.model;
+  if (target_model.empty()) {
+    ASSIGN_OR_RETURN(target_model, ServedModel("--target", target));
+  }
+  if (spec_model.empty()) {
+    ASSIGN_OR_RETURN(spec_model, ServedModel("--spec", spec));
+  }
+
+  stages::ServerScrape spec_before = stages::ScrapeServer(spec, style);
+  stages::ServerScrape target_before = stages::ScrapeServer(target, stages::MetricsStyle::kVllm);
+
+  json rows = json::array();
+  int compared = 0, mismatches = 0, failed = 0;
+  std::string first_mismatch, first_failure;
+  int64_t target_tokens = 0;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const Prompt& p = prompts[i];
+    Output t = Generate(target, p, target_model, o, api);
+    Output s = Generate(spec, p, spec_model, o, api);
+    json row = {{"index", i}, {"id", p.id}};
+    if (!t.status.ok() || !s.status.ok()) {
+      ++failed;
+      std::string why = !t.status.ok() ? StrCat("target: ", t.status.message())
+                                       : StrCat("speculative: ", s.status.message());
+      row["error"] = why;
+      if (first_failure.empty()) first_failure = StrCat("prompt ", i, " (id ", p.id, "): ", why);
+      rows.push_back(row);
+      events.Progress(static_cast<double>(i + 1), static_cast<double>(prompts.size()), "prompts");
+      continue;
+    }
+    ++compared;
+    const auto& tc = t.completion;
+    const auto& sc = s.completion;
+    if (tc.usage) target_tokens += tc.usage->completion_tokens;
+    row["target_tokens"] = tc.usage ? json(tc.usage->completion_tokens) : json(nullptr);
+    row["spec_tokens"] = sc.usage ? json(sc.usage->completion_tokens) : json(nullptr);
+    // Reasoning first, then the answer: the order in which the tokens were generated.
+    std::string where;
+    TextDiff diff = CompareTokens(tc.reasoning, sc.reasoning);
+    if (!diff.equal) {
+      where = StrCat("reasoning token ", diff.token);
+    } else {
+      diff = CompareTokens(tc.content, sc.content);
+      if (!diff.equal) where = StrCat("answer token ", diff.token);
+    }
+    std::string detail;
+    if (!diff.equal) {
+      detail =
+          StrCat(where, ": target '", diff.target_near, "' vs speculative '", diff.spec_near, "'");
+    } else if (tc.usage && sc.usage && tc.usage->completion_tokens != sc.usage->completion_tokens) {
+      detail = StrCat("same text but ", tc.usage->completion_tokens, " vs ",
+                      sc.usage->completion_tokens, " completion tokens");
+    } else if (tc.finish_reason != sc.finish_reason) {
+      detail = StrCat("same text but finish_reason '", tc.finish_reason, "' vs '", sc.finish_reason,
+                      "'");
+    }
+    row["equal"] = detail.empty();
+    if (!detail.empty()) {
+      ++mismatches;
+      row["difference"] = detail;
+      if (first_mismatch.empty())
+        first_mismatch = StrCat("prompt ", i, " (id ", p.id, "), ", detail);
+    }
+    rows.push_back(row);
+    events.Progress(static_cast<double>(i + 1), static_cast<double>(prompts.size()), "prompts");
+  }
+
+  stages::ServerScrape spec_after = stages::ScrapeServer(spec, style);
+  stages::ServerScrape target_after = stages::ScrapeServer(target, stages::MetricsStyle::kVllm);
+  stages::SpecMetrics m = stages::ComputeSpecMetrics(spec_before, spec_after, style);
+  stages::SpecMetrics tm =
+      stages::ComputeSpecMetrics(target_before, target_after, stages::MetricsStyle::kVllm);
+  AcceptanceFigures fig = ToFigures(m);
+  auto cond = ConditionalAcceptance(fig, o.rules.min_support);
+
+  json& sec = report.Section(kSection);
+  sec["target"] = target.Origin() + target.base;
+  sec["spec"] = spec.Origin() + spec.base;
+  sec["target_model"] = target_model;
+  sec["spec_model"] = spec_model;
+  sec["prompts_file"] = o.prompts.empty() ? json("(built-in)") : json(o.prompts);
+  sec["max_tokens"] = o.max_tokens;
+  sec["prompts_sent"] = prompts.size();
+  sec["prompts_compared"] = compared;
+  sec["mismatches"] = mismatches;
+  sec["failed"] = failed;
+  sec["target_completion_tokens"] = target_tokens;
+  sec["acceptance"] = stages::SpecMetricsToJson(m);
+  json conditional = json::array();
+  for (const auto& c : cond) conditional.push_back(c ? json(*c) : json(nullptr));
+  sec["acceptance"]["conditional_per_position"] = conditional;
+  sec["expected_acceptance"] = o.rules.expected;
+  sec["prompts"] = rows;
+
+  report.Metric("prompts_compared", compared);
+  report.Metric("output_mismatches", mismatches);
+  report.Metric("failed_requests", failed);
+  if (m.acceptance_rate) report.Metric("accept_rate", *m.acceptance_rate);
+  if (m.acceptance_length) report.Metric("accept_length", *m.acceptance_length);
+  for (size_t i = 0; i < m.per_position.size(); ++i) {
+    report.Metric(StrCat("accept_rate_pos_", i), m.per_position[i]);
+  }
+
+  if (mismatches > 0) {
+    report.Add(Severity::kError, kSection, "output_mismatch",
+               StrCat("integration bug: at temperature 0 the speculative server's output differs "
+                      "from the target's for ",
+                      mismatches, " of ", compared, " prompts; first: ", first_mismatch));
+  }
+  if (failed > 0) {
+    report.Add(Severity::kWarn, kSection, "failed_requests",
+               StrCat(failed, " of ", prompts.size(),
+                      " prompts could not be compared; first: ", first_failure));
+  }
+  if (compared == 0) {
+    report.Add(Severity::kError, kSection, "nothing_compared",
+               "no prompt got an answer from both servers");
+  }
+  if (tm.drafts > 0) {
+    report.Add(Severity::kWarn, kSection, "target_drafts",
+               StrCat("the --target server counted ", static_cast<int64_t>(tm.drafts),
+                      " drafts: it runs speculative decoding too, so it is no target-only "
+                      "reference"));
+  }
+  if (!m.acceptance_rate && !m.acceptance_length && !fig.counters) {
+    report.Add(Severity::kWarn, kSection, "no_acceptance_metrics",
+               StrCat("no acceptance figures from the speculative server: ", m.note));
+  } else if (compared > 0) {
+    CheckAcceptance(fig, o.rules, report);
+  }
+
+  out << "predictions: target " << target.Origin() << " (" << target_model << "), speculative "
+      << spec.Origin() << " (" << spec_model << ")\n";
+  out << "  prompts compared    " << compared << " of " << prompts.size() << " (temperature 0, "
+      << "max_tokens " << o.max_tokens << ", " << target_tokens << " target tokens)\n";
+  out << "  outputs identical   " << compared - mismatches << " of " << compared
+      << (mismatches > 0 ? "  <- integration bug" : "") << "\n";
+  out << "  acceptance          ";
+  if (m.acceptance_rate || m.acceptance_length) {
+    out << "rate " << (m.acceptance_rate ? Fixed(*m.acceptance_rate) : "-") << ", mean length "
+        << (m.acceptance_length ? Fixed(*m.acceptance_length, 2) : "-") << " (" << m.style;
+    if (m.style == "vllm") out << " counters, " << static_cast<int64_t>(m.drafts) << " drafts";
+    out << ")\n";
+  } else {
+    out << "unavailable: " << m.note << "\n";
+  }
+  if (!m.per_position.empty()) {
+    out << "  per position        ";
+    for (double v : m.per_position) out << Fixed(v) << " ";
+    out << "\n  conditional         ";
+    for (const auto& c : cond) out << (c ? Fixed(*c) : std::string("  -  ")) << " ";
+    out << "\n";
+  }
+  if (!o.rules.expected.empty()) {
+    out << "  expected            ";
+    for (double v : o.rules.expected) out << Fixed(v) << " ";
+    out << "\n";
+  }
+  return OkStatus();
+}
+
+}  // namespace longhaul::inspect
