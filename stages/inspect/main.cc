@@ -35,13 +35,12 @@ CLI::Option* AddData(CLI::App* app, DataOptions& d, bool required) {
 
 CLI::Option* AddPredictions(CLI::App* app, PredictionOptions& p, bool required) {
   auto* t = app->add_option("--target", p.target_url, "target-only server, http://HOST:PORT");
+  auto* r = app->add_option("--reference", p.reference,
+                            "instead of --target: the target's outputs recorded by "
+                            "`lh-inspect record` (prompts and request parameters included)");
+  t->excludes(r);
   auto* s = app->add_option("--spec", p.spec_url, "speculative server, http://HOST:PORT");
-  if (required) {
-    t->required();
-    s->required();
-  }
-  t->needs(s);
-  s->needs(t);
+  if (required) s->required();
   app->add_option("--prompts", p.prompts,
                   "conversations JSONL (default: a few built-in questions)");
   app->add_option("--num", p.num, "prompts to compare")->capture_default_str();
@@ -66,7 +65,7 @@ CLI::Option* AddPredictions(CLI::App* app, PredictionOptions& p, bool required) 
                   "flag position 0's rate under this fraction of later positions' mean "
                   "conditional rate")
       ->capture_default_str();
-  return t;
+  return s;
 }
 
 struct DrafterFlags {
@@ -121,6 +120,24 @@ int main(int argc, char** argv) {
   AddPredictions(pred_cmd, pred, true);
   AddCommon(pred_cmd, pred_o);
 
+  PredictionOptions record;
+  std::string record_out;
+  auto* record_cmd = app.add_subcommand(
+      "record", "record the target-only server's outputs at temperature 0, for `predictions "
+                "--reference` later without serving the target again");
+  record_cmd->add_option("--target", record.target_url, "target-only server, http://HOST:PORT")
+      ->required();
+  record_cmd->add_option("--prompts", record.prompts,
+                         "conversations JSONL (default: a few built-in questions)");
+  record_cmd->add_option("--num", record.num, "prompts to record")->capture_default_str();
+  record_cmd->add_option("--max-tokens", record.max_tokens, "max_tokens per request")
+      ->capture_default_str();
+  record_cmd->add_option("--model", record.model, "model name (default: /v1/models)");
+  record_cmd->add_option("--api", record.api, "chat | completions")
+      ->check(CLI::IsMember({"chat", "completions"}))
+      ->capture_default_str();
+  record_cmd->add_option("--out", record_out, "JSONL file to write")->required();
+
   auto* drafter_cmd = app.add_subcommand(
       "drafter", "check a drafter's config and vocab mappings against its target");
   AddDrafter(drafter_cmd, drafter, drafter_flags, true);
@@ -140,6 +157,15 @@ int main(int argc, char** argv) {
   }
   longhaul::SetupLogging("warn");
 
+  if (*record_cmd) {
+    longhaul::EventWriter events = longhaul::EventWriter::FromEnv();
+    longhaul::Status st = RecordReference(record, record_out, std::cout, events);
+    if (!st.ok()) {
+      std::cerr << "lh-inspect record: " << st.message() << "\n";
+      return absl::IsInvalidArgument(st) || absl::IsNotFound(st) ? 2 : 1;
+    }
+    return 0;
+  }
   InspectOptions* o = nullptr;
   if (*data_cmd) {
     o = &data_o;

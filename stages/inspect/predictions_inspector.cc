@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/strings.h"
@@ -175,7 +177,111 @@ AcceptanceFigures ToFigures(const stages::SpecMetrics& m) {
   return f;
 }
 
+json RecordLine(const Prompt& p, const std::string& model, const PredictionOptions& o,
+                const stages::Completion& c) {
+  json messages = json::array();
+  for (const auto& m : p.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+  return json{{"id", p.id},
+              {"messages", messages},
+              {"api", o.api},
+              {"model", model},
+              {"max_tokens", o.max_tokens},
+              {"content", c.content},
+              {"reasoning", c.reasoning},
+              {"completion_tokens", c.usage ? json(c.usage->completion_tokens) : json(nullptr)},
+              {"finish_reason", c.finish_reason}};
+}
+
+struct Reference {
+  std::vector<Prompt> prompts;
+  std::vector<Output> outputs;
+  std::string model;
+  int max_tokens = 0;
+  std::string api;
+};
+
+Result<Reference> LoadReference(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(StrCat("--reference ", path, ": cannot open"));
+  Reference ref;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (StripWhitespace(line).empty()) continue;
+    json j = json::parse(line, nullptr, false);
+    auto bad = [&](const std::string& why) {
+      return absl::InvalidArgumentError(StrCat(path, ":", line_no, ": ", why));
+    };
+    if (!j.is_object() || !j.contains("messages") || !j["messages"].is_array()) {
+      return bad("expected a record written by lh-inspect record (with messages)");
+    }
+    Prompt p{j.value("id", StrCat(line_no)), {}};
+    for (const auto& m : j["messages"]) {
+      if (!m.is_object()) return bad("a message is not an object");
+      p.messages.push_back({m.value("role", ""), m.value("content", "")});
+    }
+    Output o;
+    o.completion.content = j.value("content", "");
+    o.completion.reasoning = j.value("reasoning", "");
+    o.completion.finish_reason = j.value("finish_reason", "");
+    if (j.contains("completion_tokens") && j["completion_tokens"].is_number_integer()) {
+      stages::Usage u;
+      u.completion_tokens = j["completion_tokens"].get<int64_t>();
+      o.completion.usage = u;
+    }
+    int max_tokens = j.value("max_tokens", 0);
+    if (ref.max_tokens != 0 && max_tokens != ref.max_tokens) {
+      return bad(StrCat("max_tokens ", max_tokens, " differs from earlier lines' ",
+                        ref.max_tokens));
+    }
+    ref.max_tokens = max_tokens;
+    ref.model = j.value("model", "");
+    ref.api = j.value("api", "chat");
+    ref.prompts.push_back(std::move(p));
+    ref.outputs.push_back(std::move(o));
+  }
+  if (ref.prompts.empty()) return absl::InvalidArgumentError(StrCat(path, ": no records"));
+  return ref;
+}
+
 }  // namespace
+
+Status RecordReference(const PredictionOptions& o, const std::string& out_path,
+                       std::ostream& out, EventWriter& events) {
+  ASSIGN_OR_RETURN(HttpUrl target, ParseUrl("--target", o.target_url));
+  ASSIGN_OR_RETURN(stages::OpenAiApi api, stages::ParseOpenAiApi(o.api));
+  if (o.num < 1) return absl::InvalidArgumentError("--num must be >= 1");
+  if (o.max_tokens < 1) return absl::InvalidArgumentError("--max-tokens must be >= 1");
+  if (out_path.empty()) return absl::InvalidArgumentError("--out is required");
+  ASSIGN_OR_RETURN(std::vector<Prompt> prompts, LoadPrompts(o.prompts));
+  if (prompts.size() > static_cast<size_t>(o.num)) prompts.resize(o.num);
+  std::string model = o.model;
+  if (model.empty()) {
+    ASSIGN_OR_RETURN(model, ServedModel("--target", target));
+  }
+  std::string text;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    Output t = Generate(target, prompts[i], model, o, api);
+    if (!t.status.ok()) {
+      return Annotate(t.status, StrCat("prompt ", i, " (id ", prompts[i].id, ")"));
+    }
+    text += RecordLine(prompts[i], model, o, t.completion).dump(
+                -1, ' ', false, json::error_handler_t::replace) +
+            "\n";
+    events.Progress(static_cast<double>(i + 1), static_cast<double>(prompts.size()), "prompts");
+  }
+  std::ofstream f(out_path, std::ios::trunc);
+  if (!f || !(f << text) || !f.flush()) {
+    return absl::InternalError(StrCat("write ", out_path, " failed"));
+  }
+  std::string abs = std::filesystem::absolute(out_path).lexically_normal().string();
+  events.Output("reference", abs);
+  events.Artifact("reference", abs, static_cast<int64_t>(text.size()));
+  out << "recorded " << prompts.size() << " target outputs (temperature 0, max_tokens "
+      << o.max_tokens << ") to " << abs << "\n";
+  return OkStatus();
+}
 
 TextDiff CompareTokens(const std::string& target, const std::string& spec) {
   TextDiff d;
@@ -193,20 +299,40 @@ TextDiff CompareTokens(const std::string& target, const std::string& spec) {
 
 Status InspectPredictions(const PredictionOptions& o, Report& report, std::ostream& out,
                           EventWriter& events) {
-  ASSIGN_OR_RETURN(HttpUrl target, ParseUrl("--target", o.target_url));
+  bool live_target = o.reference.empty();
+  if (!live_target && !o.target_url.empty()) {
+    return absl::InvalidArgumentError("give --target or --reference, not both");
+  }
+  HttpUrl target;
+  if (live_target) {
+    ASSIGN_OR_RETURN(target, ParseUrl("--target", o.target_url));
+  }
   ASSIGN_OR_RETURN(HttpUrl spec, ParseUrl("--spec", o.spec_url));
-  if (target.Origin() == spec.Origin() && target.base == spec.base) {
+  if (live_target && target.Origin() == spec.Origin() && target.base == spec.base) {
     return absl::InvalidArgumentError(
         "--target and --spec name the same server; --target must serve the model alone");
   }
-  ASSIGN_OR_RETURN(stages::OpenAiApi api, stages::ParseOpenAiApi(o.api));
+  PredictionOptions eff = o;  // a reference fixes the request parameters
+  Reference ref;
+  if (!live_target) {
+    ASSIGN_OR_RETURN(ref, LoadReference(o.reference));
+    eff.max_tokens = ref.max_tokens;
+    eff.api = ref.api;
+    if (eff.model.empty()) eff.model = ref.model;
+  }
+  ASSIGN_OR_RETURN(stages::OpenAiApi api, stages::ParseOpenAiApi(eff.api));
   ASSIGN_OR_RETURN(stages::MetricsStyle style, stages::ParseMetricsStyle(o.metrics_style));
   if (o.num < 1) return absl::InvalidArgumentError("--num must be >= 1");
-  if (o.max_tokens < 1) return absl::InvalidArgumentError("--max-tokens must be >= 1");
-  ASSIGN_OR_RETURN(std::vector<Prompt> prompts, LoadPrompts(o.prompts));
+  if (eff.max_tokens < 1) return absl::InvalidArgumentError("--max-tokens must be >= 1");
+  std::vector<Prompt> prompts;
+  if (live_target) {
+    ASSIGN_OR_RETURN(prompts, LoadPrompts(o.prompts));
+  } else {
+    prompts = ref.prompts;
+  }
   if (prompts.size() > static_cast<size_t>(o.num)) prompts.resize(o.num);
-  std::string target_model = o.model, spec_model = o.model;
-  if (target_model.empty()) {
+  std::string target_model = eff.model, spec_model = eff.model;
+  if (target_model.empty() && live_target) {
     ASSIGN_OR_RETURN(target_model, ServedModel("--target", target));
   }
   if (spec_model.empty()) {
@@ -214,7 +340,8 @@ Status InspectPredictions(const PredictionOptions& o, Report& report, std::ostre
   }
 
   stages::ServerScrape spec_before = stages::ScrapeServer(spec, style);
-  stages::ServerScrape target_before = stages::ScrapeServer(target, stages::MetricsStyle::kVllm);
+  stages::ServerScrape target_before;
+  if (live_target) target_before = stages::ScrapeServer(target, stages::MetricsStyle::kVllm);
 
   json rows = json::array();
   int compared = 0, mismatches = 0, failed = 0;
@@ -222,8 +349,8 @@ Status InspectPredictions(const PredictionOptions& o, Report& report, std::ostre
   int64_t target_tokens = 0;
   for (size_t i = 0; i < prompts.size(); ++i) {
     const Prompt& p = prompts[i];
-    Output t = Generate(target, p, target_model, o, api);
-    Output s = Generate(spec, p, spec_model, o, api);
+    Output t = live_target ? Generate(target, p, target_model, eff, api) : ref.outputs[i];
+    Output s = Generate(spec, p, spec_model, eff, api);
     json row = {{"index", i}, {"id", p.id}};
     if (!t.status.ok() || !s.status.ok()) {
       ++failed;
@@ -273,7 +400,8 @@ Status InspectPredictions(const PredictionOptions& o, Report& report, std::ostre
   }
 
   stages::ServerScrape spec_after = stages::ScrapeServer(spec, style);
-  stages::ServerScrape target_after = stages::ScrapeServer(target, stages::MetricsStyle::kVllm);
+  stages::ServerScrape target_after;
+  if (live_target) target_after = stages::ScrapeServer(target, stages::MetricsStyle::kVllm);
   stages::SpecMetrics m = stages::ComputeSpecMetrics(spec_before, spec_after, style);
   stages::SpecMetrics tm =
       stages::ComputeSpecMetrics(target_before, target_after, stages::MetricsStyle::kVllm);
@@ -281,12 +409,13 @@ Status InspectPredictions(const PredictionOptions& o, Report& report, std::ostre
   auto cond = ConditionalAcceptance(fig, o.rules.min_support);
 
   json& sec = report.Section(kSection);
-  sec["target"] = target.Origin() + target.base;
+  sec["target"] = live_target ? json(target.Origin() + target.base) : json(nullptr);
+  sec["reference"] = live_target ? json(nullptr) : json(o.reference);
   sec["spec"] = spec.Origin() + spec.base;
   sec["target_model"] = target_model;
   sec["spec_model"] = spec_model;
   sec["prompts_file"] = o.prompts.empty() ? json("(built-in)") : json(o.prompts);
-  sec["max_tokens"] = o.max_tokens;
+  sec["max_tokens"] = eff.max_tokens;
   sec["prompts_sent"] = prompts.size();
   sec["prompts_compared"] = compared;
   sec["mismatches"] = mismatches;
@@ -336,10 +465,12 @@ Status InspectPredictions(const PredictionOptions& o, Report& report, std::ostre
     CheckAcceptance(fig, o.rules, report);
   }
 
-  out << "predictions: target " << target.Origin() << " (" << target_model << "), speculative "
-      << spec.Origin() << " (" << spec_model << ")\n";
+  out << "predictions: target "
+      << (live_target ? StrCat(target.Origin(), " (", target_model, ")")
+                      : StrCat("outputs recorded in ", o.reference))
+      << ", speculative " << spec.Origin() << " (" << spec_model << ")\n";
   out << "  prompts compared    " << compared << " of " << prompts.size() << " (temperature 0, "
-      << "max_tokens " << o.max_tokens << ", " << target_tokens << " target tokens)\n";
+      << "max_tokens " << eff.max_tokens << ", " << target_tokens << " target tokens)\n";
   out << "  outputs identical   " << compared - mismatches << " of " << compared
       << (mismatches > 0 ? "  <- integration bug" : "") << "\n";
   out << "  acceptance          ";

@@ -25,6 +25,9 @@ namespace longhaul::inspect {
 
 struct PredictionOptions {
   std::string target_url;  // the target alone
+  // Instead of target_url: the target's outputs recorded earlier by RecordReference (its
+  // prompts, request parameters and answers), so the target need not be served again.
+  std::string reference;
   std::string spec_url;    // target + drafter
   std::string prompts;     // conversations JSONL; "" uses a few built-in questions
   int num = 20;            // prompts to send (the first N of the file)
@@ -40,6 +43,13 @@ struct PredictionOptions {
 // events (prompts) to `events`.
 Status InspectPredictions(const PredictionOptions& options, Report& report, std::ostream& out,
                           EventWriter& events);
+
+// `lh-inspect record`: sends the prompts (o.prompts, first o.num) to the target-only server
+// (o.target_url) at temperature 0 and writes one JSON line per prompt to `out_path`: id,
+// messages, api, model, max_tokens, and the answer (content, reasoning, completion_tokens,
+// finish_reason). Reports the output `reference` (the absolute path) and an artifact.
+Status RecordReference(const PredictionOptions& o, const std::string& out_path,
+                       std::ostream& out, EventWriter& events);
 
 // Where two outputs first differ, token by token (whitespace-separated tokens).
 struct TextDiff {
