@@ -56,6 +56,37 @@ TEST_F(RefengineClientTest, ServeThenBenchAndDatagenAgainstTheEndpoint) {
   EXPECT_FALSE(ProcessAlive(engine));
 }
 
+// lh-bench's figures against an engine whose cost is known: every target step takes 10 ms and
+// the prompt costs nothing, so at concurrency 1 a 20-token answer has TPOT = 10 ms and its
+// e2e is 20 steps. Tolerance: the engine cannot be faster than its step timer (-5 % for timer
+// granularity); it may be slower on a loaded machine (+50 %).
+TEST_F(RefengineClientTest, BenchFiguresMatchTheEnginesCostModel) {
+  ServeProcess serve(dir_, "serve");
+  serve.Start({"--set", "extra_args=--target-step-ms 10"});
+  ASSERT_TRUE(serve.WaitReady()) << serve.Log();
+  auto r = RunStage("lh-bench",
+                    {"--endpoint", serve.Output("endpoint"), "--model", "refengine",
+                     "--concurrency", "1", "--num-requests", "8", "--random-input-len", "8",
+                     "--random-output-len", "20", "--out", dir_.Join("bench.json")},
+                    dir_.Join("bench.events.jsonl"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json res = json::parse(ReadTextFile(dir_.Join("bench.json")));
+  EXPECT_EQ(res["throughput"]["output_tokens"], 8 * 20);
+  double tpot = res["latency_ms"]["tpot"]["p50"].get<double>();
+  EXPECT_GE(tpot, 10.0 * 0.95);
+  EXPECT_LE(tpot, 10.0 * 1.5);
+  double e2e = res["latency_ms"]["e2e"]["p50"].get<double>();
+  EXPECT_GE(e2e, 20 * 10.0 * 0.95);
+  EXPECT_LE(e2e, 20 * 10.0 * 1.5);
+  double ttft = res["latency_ms"]["ttft"]["p50"].get<double>();
+  EXPECT_GE(ttft, 10.0 * 0.95);  // the first token is one step
+  EXPECT_LE(ttft, 10.0 * 1.5 + 20);
+  // One request at a time: request throughput is 1 / e2e.
+  EXPECT_NEAR(res["throughput"]["requests_per_s"].get<double>(), 1000.0 / e2e,
+              0.2 * 1000.0 / e2e);
+  serve.Stop();
+}
+
 TEST_F(RefengineClientTest, DatagenCapturesReasoningContent) {
   ServeProcess serve(dir_, "serve");
   serve.Start({"--set", "reasoning_field=reasoning_content"});
