@@ -40,6 +40,13 @@ void Scheduler::HandleEvents(AgentState* agent, const v1::AttemptEvents& msg) {
         a->row.last_malformed =
             StrCat("line ", rec.seq(), ": ", ToStd(parsed.status().message()));
         Touch(a);
+        // The first one of an attempt is worth a warning; a stage that writes thousands must
+        // not flood the log.
+        GetLogger("scheduler")
+            ->log(a->row.malformed == 1 ? spdlog::level::warn : spdlog::level::debug,
+                  "attempt {}: malformed event, events.jsonl {} (stored, not applied{})", a->row.id,
+                  a->row.last_malformed,
+                  a->row.malformed == 1 ? "; more are logged at debug level" : "");
         if (a->stage && a->stage->current == a) {
           a->stage->row.malformed++;
           a->stage->row.last_malformed = a->row.last_malformed;
