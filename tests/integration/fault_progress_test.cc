@@ -71,7 +71,8 @@ TEST_P(ResumeTest, NextAttemptContinuesFromTheCheckpoint) {
   std::vector<std::string> extra = {"resume: true", "grace: 2s"};
   if (by_timeout) {
     extra.push_back("timeout: 3s");
-    extra.push_back("retry: {limit: 1, backoff: 100ms, on: [timeout]}");
+    // On a loaded machine a second attempt may time out too; each one still moves on.
+    extra.push_back("retry: {limit: 3, backoff: 100ms, on: [timeout]}");
   } else {
     extra.push_back("retry: {limit: 1, backoff: 100ms, on: [signal]}");
   }
@@ -101,27 +102,39 @@ TEST_P(ResumeTest, NextAttemptContinuesFromTheCheckpoint) {
   ASSERT_TRUE(run.ok()) << run.status().message();
   ASSERT_EQ(run->status(), v1::RUN_SUCCEEDED) << DescribeRun(*run);
   const v1::Stage* gen = FindStage(*run, "gen");
-  ASSERT_EQ(gen->attempts_size(), 2) << DescribeRun(*run);
-  const v1::Attempt& a1 = gen->attempts(0);
-  const v1::Attempt& a2 = gen->attempts(1);
-  EXPECT_EQ(a1.state(), v1::ATTEMPT_KILLED) << DescribeRun(*run);
-  EXPECT_TRUE(StartsWith(a1.reason(), by_timeout ? "timeout" : "signal 9")) << a1.reason();
-  EXPECT_EQ(a2.state(), v1::ATTEMPT_EXITED) << DescribeRun(*run);
-  EXPECT_EQ(a2.output_dir(), a1.output_dir()) << "a resumable stage keeps its output dir";
-
-  // Every item exactly once, in order: the second attempt did not redo what the first did.
+  int n = gen->attempts_size();
+  if (by_timeout) {
+    ASSERT_GE(n, 2) << DescribeRun(*run);
+  } else {
+    ASSERT_EQ(n, 2) << DescribeRun(*run);
+  }
+  // Every item exactly once, in order: no attempt redid what an earlier one had finished.
   EXPECT_EQ(ReadTextFile(done_txt), Items(kItems));
-  std::string a2_stderr = ReadTextFile(AttemptDirOf(cluster(), a2) + "/stderr.log");
-  int64_t resumed_after = ResumedAfter(a2_stderr);
   // A kill can land between an item and its checkpoint: then that one item is done again.
   int64_t least = by_timeout ? 1 : static_cast<int64_t>(before_kill) - 1;
-  EXPECT_GE(resumed_after, least) << a2_stderr;
-  EXPECT_LT(resumed_after, kItems) << a2_stderr;
-  EXPECT_EQ(ResumedAfter(ReadTextFile(AttemptDirOf(cluster(), a1) + "/stderr.log")), -1);
-  // The second attempt was given the first one's last checkpoint (LONGHAUL_CHECKPOINT).
-  EXPECT_EQ(a1.checkpoint(), "");
-  EXPECT_EQ(a2.checkpoint(), first.output_dir() + "/checkpoint.txt");
-  EXPECT_EQ(JournalCounts(Journal()), (std::map<std::string, int>{{"gen", 2}, {"after", 1}}));
+  for (int i = 0; i < n; ++i) {
+    const v1::Attempt& a = gen->attempts(i);
+    std::string err = ReadTextFile(AttemptDirOf(cluster(), a) + "/stderr.log");
+    EXPECT_EQ(a.output_dir(), first.output_dir()) << "a resumable stage keeps its output dir";
+    if (i + 1 < n) {
+      EXPECT_EQ(a.state(), v1::ATTEMPT_KILLED) << DescribeRun(*run);
+      EXPECT_TRUE(StartsWith(a.reason(), by_timeout ? "timeout" : "signal 9")) << a.reason();
+    } else {
+      EXPECT_EQ(a.state(), v1::ATTEMPT_EXITED) << DescribeRun(*run);
+    }
+    if (i == 0) {
+      EXPECT_EQ(ResumedAfter(err), -1) << err;
+      EXPECT_EQ(a.checkpoint(), "");
+      continue;
+    }
+    // Given the last checkpoint (LONGHAUL_CHECKPOINT), it went on from there.
+    EXPECT_EQ(a.checkpoint(), first.output_dir() + "/checkpoint.txt");
+    int64_t resumed_after = ResumedAfter(err);
+    EXPECT_GE(resumed_after, least) << "attempt " << a.number() << ": " << err;
+    EXPECT_LT(resumed_after, kItems) << err;
+    least = resumed_after;  // never back before a checkpoint
+  }
+  EXPECT_EQ(JournalCounts(Journal()), (std::map<std::string, int>{{"gen", n}, {"after", 1}}));
 }
 
 INSTANTIATE_TEST_SUITE_P(KilledBy, ResumeTest, ::testing::Values(false, true),
