@@ -53,15 +53,17 @@ void Scheduler::HandleExited(AgentState* agent, const v1::AttemptExited& msg) {
   AttemptState* a = FindAttempt(msg.attempt_id());
   if (a == nullptr || a->row.agent_id != agent->row.id) {
     // Not a live attempt of this agent: an attempt already declared lost (or fenced) that ran
-    // on. Its result goes into its own history and changes nothing else.
-    AttemptState* old = FindAnyAttempt(msg.attempt_id());
-    if (old != nullptr && old->row.agent_id == agent->row.id && !old->row.exit_code) {
-      old->row.exit_code = msg.exit_code();
-      old->row.signal = msg.signal();
-      old->row.reason += StrCat(" (it ended later on ", agent->row.id, ": ",
-                                msg.signal() ? SignalText(msg.signal())
-                                             : StrCat("exit ", msg.exit_code()), ")");
-      Touch(old);
+    // on. Its result goes into its own history and changes nothing else; when its run has
+    // ended meanwhile (and left memory), into the stored row.
+    if (AttemptState* old = FindAnyAttempt(msg.attempt_id())) {
+      if (NoteLateExit(old->row, agent->row.id, msg)) Touch(old);
+      return;
+    }
+    Result<store::AttemptRow> row = store_->LoadAttemptById(msg.attempt_id());
+    if (row.ok() && NoteLateExit(*row, agent->row.id, msg)) {
+      if (Status st = store_->UpdateAttempt(*row); !st.ok()) {
+        GetLogger("scheduler")->error("attempt {}: {}", row->id, ToStd(st.message()));
+      }
     }
     return;
   }
@@ -94,6 +96,18 @@ void Scheduler::HandleExited(AgentState* agent, const v1::AttemptExited& msg) {
     kind = "success";
   }
   AttemptEnded(a, state, kind, reason);
+}
+
+bool Scheduler::NoteLateExit(store::AttemptRow& row, const std::string& agent_id,
+                             const v1::AttemptExited& msg) {
+  if (row.agent_id != agent_id || row.exit_code) return false;
+  row.exit_code = msg.exit_code();
+  row.signal = msg.signal();
+  row.events = std::max(row.events, msg.last_seq());
+  row.reason +=
+      StrCat(" (it ended later on ", agent_id, ": ",
+             msg.signal() ? SignalText(msg.signal()) : StrCat("exit ", msg.exit_code()), ")");
+  return true;
 }
 
 int64_t Scheduler::BackoffMs(const workflow::RetryPolicy& policy, int retry_number) {

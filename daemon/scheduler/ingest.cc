@@ -40,6 +40,13 @@ void Scheduler::HandleEvents(AgentState* agent, const v1::AttemptEvents& msg) {
         a->row.last_malformed =
             StrCat("line ", rec.seq(), ": ", ToStd(parsed.status().message()));
         Touch(a);
+        // The first one of an attempt is worth a warning; a stage that writes thousands must
+        // not flood the log.
+        GetLogger("scheduler")
+            ->log(a->row.malformed == 1 ? spdlog::level::warn : spdlog::level::debug,
+                  "attempt {}: malformed event, events.jsonl {} (stored, not applied{})", a->row.id,
+                  a->row.last_malformed,
+                  a->row.malformed == 1 ? "; more are logged at debug level" : "");
         if (a->stage && a->stage->current == a) {
           a->stage->row.malformed++;
           a->stage->row.last_malformed = a->row.last_malformed;
@@ -53,17 +60,62 @@ void Scheduler::HandleEvents(AgentState* agent, const v1::AttemptEvents& msg) {
       a->row.events = max_seq;
       Touch(a);
     }
-  } else {
+  } else if (a != nullptr || !StoreEventsOfEndedRun(agent, msg, &max_seq)) {
     for (const v1::EventRecord& rec : msg.events()) max_seq = std::max(max_seq, rec.seq());
     GetLogger("scheduler")->debug("events for unknown attempt {} from {} dropped",
                                   msg.attempt_id(), agent->row.id);
   }
+  if (max_seq < 0) return;  // a store error: not acknowledged, the agent sends them again
   if (max_seq > 0) {
     v1::CoordinatorMessage ack;
     ack.mutable_ack_events()->set_attempt_id(msg.attempt_id());
     ack.mutable_ack_events()->set_up_to_seq(max_seq);
     SendToAgent(agent->row.id, ack);
   }
+}
+
+bool Scheduler::StoreEventsOfEndedRun(AgentState* agent, const v1::AttemptEvents& msg,
+                                      int64_t* max_seq) {
+  auto log = GetLogger("scheduler");
+  Result<store::AttemptRow> row = store_->LoadAttemptById(msg.attempt_id());
+  if (!row.ok()) {
+    if (absl::IsNotFound(row.status())) return false;
+    log->error("attempt {}: loading it to store its events: {}", msg.attempt_id(),
+               ToStd(row.status().message()));
+    *max_seq = -1;
+    return true;
+  }
+  if (row->agent_id != agent->row.id) return false;
+  bool changed = false;
+  for (const v1::EventRecord& rec : msg.events()) {
+    Result<StageEvent> parsed = ParseEventLine(rec.line());
+    store::EventRow ev{rec.seq(), rec.ts_ms(),
+                       parsed.ok() ? std::string(EventTypeName(parsed->type)) : "malformed",
+                       rec.line()};
+    Result<bool> inserted = store_->InsertEvent(row->id, ev);
+    if (!inserted.ok()) {
+      log->error("attempt {}: storing events: {}", row->id, ToStd(inserted.status().message()));
+      *max_seq = -1;
+      return true;
+    }
+    *max_seq = std::max(*max_seq, rec.seq());
+    if (*inserted && !parsed.ok()) {
+      row->malformed++;
+      row->last_malformed = StrCat("line ", rec.seq(), ": ", ToStd(parsed.status().message()));
+      changed = true;
+    }
+  }
+  if (*max_seq > row->events) {
+    row->events = *max_seq;
+    changed = true;
+  }
+  if (changed) {
+    if (Status st = store_->UpdateAttempt(*row); !st.ok()) {
+      log->error("attempt {}: {}", row->id, ToStd(st.message()));
+      *max_seq = -1;
+    }
+  }
+  return true;
 }
 
 void Scheduler::ApplyEvent(AttemptState* a, const StageEvent& ev, int64_t ts_ms) {

@@ -158,10 +158,18 @@ class Scheduler {
                                 const std::string& reason);
   void HandleStarted(AttemptState* a, const v1::AttemptStarted& msg);
   void HandleExited(AgentState* agent, const v1::AttemptExited& msg);
+  // The exit of an attempt that was already closed (lost or fenced) and ran on: recorded in its
+  // history only. True when the row changed.
+  static bool NoteLateExit(store::AttemptRow& row, const std::string& agent_id,
+                           const v1::AttemptExited& msg);
   int64_t BackoffMs(const workflow::RetryPolicy& policy, int retry_number);
 
   // ingest.cc
   void HandleEvents(AgentState* agent, const v1::AttemptEvents& msg);
+  // Events of an attempt that is no longer in memory (its run ended meanwhile: a stale attempt
+  // whose node came back late) go into its history in the store. False when the store has no
+  // such attempt of this agent; on a store error sets *max_seq to -1 (nothing acknowledged).
+  bool StoreEventsOfEndedRun(AgentState* agent, const v1::AttemptEvents& msg, int64_t* max_seq);
   void ApplyEvent(AttemptState* a, const StageEvent& ev, int64_t ts_ms);
 
   // agents.cc

@@ -320,6 +320,20 @@ Result<StageRow> SqliteStore::LoadStageById(int64_t stage_id) {
   return out;
 }
 
+Result<AttemptRow> SqliteStore::LoadAttemptById(int64_t attempt_id) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat("SELECT ", kAttemptColumns,
+                                                      " FROM attempts WHERE id = ?")));
+  st->Bind(1, attempt_id);
+  ASSIGN_OR_RETURN(bool row, st->Step());
+  if (!row) {
+    st->Reset();
+    return absl::NotFoundError(StrCat("no attempt with id ", attempt_id));
+  }
+  AttemptRow out = ReadAttempt(*st);
+  st->Reset();
+  return out;
+}
+
 Result<std::vector<AttemptRow>> SqliteStore::LoadAttempts(int64_t run_id) {
   ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
       "SELECT ", kAttemptColumns, " FROM attempts WHERE run_id = ? ORDER BY id")));

@@ -63,6 +63,8 @@ class SqliteStore {
   Result<std::vector<AgentRow>> LoadAgents();
   Result<std::vector<ArtifactRow>> LoadArtifacts(int64_t stage_id);
   Result<StageRow> LoadStageById(int64_t stage_id);
+  // NotFound when there is no such attempt.
+  Result<AttemptRow> LoadAttemptById(int64_t attempt_id);
 
   // --- client reads (any thread) ---
   Result<v1::Run> GetRun(int64_t run_id, bool include_attempts);

@@ -71,8 +71,9 @@ class Cluster {
   std::string AgentId(int i) const;
   std::string AgentStateDir(int i) const;
   void KillAgent(int i, int sig = SIGKILL);  // as KillCoordinator
-  // Starts the agent again with the same state dir and id; waits until it is connected anew.
-  Status RestartAgent(int i);
+  // Starts the agent again with the same state dir and id; waits until it is connected anew
+  // unless `wait_connected` is false (the coordinator is down: the agent keeps dialing).
+  Status RestartAgent(int i, bool wait_connected = true);
   void SuspendAgent(int i);  // SIGSTOP
   void ResumeAgent(int i);   // SIGCONT
   bool AgentRunning(int i);

@@ -92,6 +92,21 @@ Status WriteFastEvents(int64_t n) {
   return OkStatus();
 }
 
+// Cuts `path` down to its first `n` lines (a missing file stays missing when n is 0).
+Status KeepFirstLines(const std::string& path, int64_t n) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return absl::IsNotFound(text.status()) ? OkStatus() : text.status();
+  size_t end = 0;
+  for (int64_t i = 0; i < n && end < text->size(); ++i) {
+    size_t nl = text->find('\n', end);
+    end = nl == std::string::npos ? text->size() : nl + 1;
+  }
+  if (end == text->size()) return OkStatus();
+  std::fprintf(stderr, "lh-testjob: dropping %zu bytes of done.txt past the checkpoint\n",
+               text->size() - end);
+  return WriteFileAtomic(path, text->substr(0, end));
+}
+
 Status DoWork(const TestJobOptions& o, EventWriter& events) {
   std::string out_dir = Env("LONGHAUL_OUTPUT_DIR", ".");
   RETURN_IF_ERROR(MakeDirs(out_dir));
@@ -108,6 +123,11 @@ Status DoWork(const TestJobOptions& o, EventWriter& events) {
       std::fprintf(stderr, "lh-testjob: no checkpoint (%s); starting from the first item\n",
                    ToStd(text.status().message()).c_str());
     }
+  }
+  if (Env("LONGHAUL_RESUME") == "1") {
+    // The checkpoint is the truth: an item appended after it (killed before its checkpoint
+    // was written) is dropped and done again, so done.txt never holds an item twice.
+    RETURN_IF_ERROR(KeepFirstLines(out_dir + "/done.txt", start));
   }
   for (int64_t i = start + 1; i <= o.work; ++i) {
     SleepSeconds(o.step_ms / 1000.0);

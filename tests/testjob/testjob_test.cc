@@ -153,6 +153,17 @@ TEST_F(TestJobTest, ResumedWorkContinuesAfterTheCheckpoint) {
   EXPECT_EQ(ReadTextFile(dir_.Join("out/checkpoint.txt")), "9\n");
 }
 
+TEST_F(TestJobTest, ResumeDropsItemsPastTheCheckpoint) {
+  // As if killed after appending items 4 and 5 but before checkpointing them.
+  ASSERT_EQ(Run({"--work", "3", "--step-ms", "1"}, Env(1)).exit_code, 0);
+  testing::WriteTextFile(dir_.Join("out/done.txt"), "1\n2\n3\n4\n5\n");
+  auto r = Run({"--work", "6", "--step-ms", "1"}, Env(2, true));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("resuming after item 3"), std::string::npos) << r.err;
+  EXPECT_EQ(Lines(ReadTextFile(dir_.Join("out/done.txt"))),
+            (std::vector<std::string>{"1", "2", "3", "4", "5", "6"}));
+}
+
 TEST_F(TestJobTest, WorkWithoutResumeStartsOver) {
   ASSERT_EQ(Run({"--work", "2"}, Env(1)).exit_code, 0);
   ASSERT_EQ(Run({"--work", "2"}, Env(2, false)).exit_code, 0);

@@ -63,6 +63,57 @@ TEST_F(SchedulerTest, ALostAttemptIsRetriedElsewhereAndTheStaleOneIsStopped) {
   EXPECT_EQ(TakeStarts().size(), 1u);  // b, once
 }
 
+TEST_F(SchedulerTest, AStaleAttemptBackAfterItsRunEndedKeepsItsEventsAndExitInHistory) {
+  uint64_t n1 = Connect("n1");
+  int64_t run = Submit("name: one\nstages:\n  a: {run: [prog], retry: {limit: 1, backoff: 1s}}\n");
+  int64_t old_id = TakeStarts()[0].attempt_id();
+  Started(n1, old_id);
+  uint64_t n2 = Connect("n2");
+  for (int i = 0; i < options_.lost_after_ms / 5'000; ++i) {  // n1 is silent
+    clock_.AdvanceMs(5'000);
+    Heartbeat(n2);
+  }
+  clock_.AdvanceMs(1'000);
+  Batch();
+  auto starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  Exit(n2, starts[0].attempt_id(), 0);
+  ASSERT_EQ(GetRun(run).status(), v1::RUN_SUCCEEDED);
+  ASSERT_EQ(scheduler_->FindRun(run), nullptr) << "an ended run leaves memory";
+  TakeAll();
+
+  // n1 comes back: its attempt is stopped, and what it wrote meanwhile is kept, once.
+  Heartbeat(n1);
+  ASSERT_EQ(TakeCancels().size(), 1u);
+  std::vector<std::string> lines = {R"({"progress": {"done": 1}})", "not json",
+                                    R"({"progress": {"done": 2}})"};
+  Events(n1, old_id, lines);
+  Events(n1, old_id, lines);  // re-sent after a reconnect
+  auto acks = TakeAll();
+  ASSERT_EQ(acks.size(), 2u);
+  EXPECT_EQ(acks[1].ack_events().up_to_seq(), 3);
+  Exit(n1, old_id, 143, 15);
+  auto exit_ack = TakeAll();
+  ASSERT_EQ(exit_ack.size(), 1u);
+  EXPECT_EQ(exit_ack[0].ack_exit().attempt_id(), old_id);
+
+  v1::ListEventsRequest req;
+  req.set_run_id(run);
+  req.set_stage("a");
+  req.set_attempt(1);
+  EXPECT_EQ(store_->ListEvents(req)->events_size(), 3);
+  v1::Run after = GetRun(run);
+  EXPECT_EQ(after.status(), v1::RUN_SUCCEEDED);
+  const v1::Attempt& stale = after.stages(0).attempts(0);
+  EXPECT_EQ(stale.state(), v1::ATTEMPT_LOST);
+  EXPECT_EQ(stale.events(), 3);
+  EXPECT_EQ(stale.malformed_events(), 1);
+  EXPECT_EQ(stale.signal(), 15);
+  EXPECT_NE(stale.reason().find("(it ended later on n1: signal 15 (SIGTERM))"), std::string::npos)
+      << stale.reason();
+  EXPECT_EQ(after.stages(0).attempt_count(), 2);
+}
+
 TEST_F(SchedulerTest, CoordinatorRestartReadoptsRunningAttemptsWithoutRerunning) {
   uint64_t n1 = Connect("n1");
   int64_t run = Submit(kTwo);

@@ -105,6 +105,29 @@ TEST_F(SqliteStoreTest, EventsAreStoredOncePerAttemptAndSeq) {
   EXPECT_EQ(events->events(1).event().seq(), 2);
 }
 
+TEST_F(SqliteStoreTest, LoadsAnAttemptById) {
+  RunRow run = MakeRun();
+  ASSERT_TRUE(store_->Begin().ok());
+  AttemptRow at;
+  at.stage_id = stages_[1].id;
+  at.run_id = run.id;
+  at.number = 3;
+  at.agent_id = "n2";
+  at.state = v1::ATTEMPT_LOST;
+  at.reason = "lost: agent n2 silent for 3m00s";
+  ASSERT_TRUE(store_->InsertAttempt(&at).ok());
+  auto got = store_->LoadAttemptById(at.id);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->stage_id, stages_[1].id);
+  EXPECT_EQ(got->number, 3);
+  EXPECT_EQ(got->agent_id, "n2");
+  EXPECT_EQ(got->state, v1::ATTEMPT_LOST);
+  EXPECT_EQ(got->reason, at.reason);
+  auto missing = store_->LoadAttemptById(at.id + 1);
+  EXPECT_TRUE(absl::IsNotFound(missing.status())) << missing.status();
+  ASSERT_TRUE(store_->Commit().ok());
+}
+
 TEST_F(SqliteStoreTest, GetRunShowsAttemptsLatestMetricsAndArtifacts) {
   RunRow run = MakeRun();
   ASSERT_TRUE(store_->Begin().ok());
