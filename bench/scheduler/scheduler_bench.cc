@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -338,7 +339,11 @@ int main(int argc, char** argv) {
               f.cpus, f.log_level.c_str(), f.runs);
   std::vector<Figures> all;
   for (int i = 0; i < f.runs; ++i) {
-    std::printf("run %d/%d\n", i + 1, f.runs);
+    // The machine's load says how far to trust the run: other processes compete for the CPUs.
+    double load[1] = {0};
+    ::getloadavg(load, 1);
+    std::printf("run %d/%d (load average %.1f on %u CPUs)\n", i + 1, f.runs, load[0],
+                std::thread::hardware_concurrency());
     all.push_back(RunOnce(f));
     Print(f, all.back());
   }
