@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <sys/types.h>
 
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <map>
