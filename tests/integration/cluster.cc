@@ -136,6 +136,7 @@ void Cluster::Connect() {
 
 Status Cluster::StartAgent(int i) {
   Agent& a = agents_.at(static_cast<size_t>(i));
+  a.suspended = false;
   std::vector<std::string> argv = {BinPath("longhaul-agent")};
   AddFlags(argv, {{"--coordinator", address_},
                   {"--state-dir", a.state_dir},
@@ -166,7 +167,7 @@ Status Cluster::RestartCoordinator() {
     return absl::InternalError(StrCat("longhauld came back on ", address_, ", not port ", port));
   }
   for (int i = 0; i < agent_count(); ++i) {
-    if (!AgentRunning(i)) continue;
+    if (!AgentRunning(i) || agents_[static_cast<size_t>(i)].suspended) continue;
     RETURN_IF_ERROR(WaitAgentConnected(i, before - 1, options_.start_timeout_ms));
   }
   return OkStatus();
@@ -196,6 +197,7 @@ void Cluster::KillAgent(int i, int sig) {
   Agent& a = agents_.at(static_cast<size_t>(i));
   AppendMarker(a.log, StrCat("signal ", sig, " to agent ", a.id));
   SignalAndWait(a.process.get(), sig);
+  if (Ends(sig)) a.suspended = false;
 }
 
 Status Cluster::RestartAgent(int i, bool wait_connected) {
@@ -210,11 +212,13 @@ void Cluster::SuspendAgent(int i) {
   Agent& a = agents_.at(static_cast<size_t>(i));
   AppendMarker(a.log, "SIGSTOP to the agent");
   if (a.process) a.process->Signal(SIGSTOP);
+  a.suspended = true;
 }
 
 void Cluster::ResumeAgent(int i) {
   Agent& a = agents_.at(static_cast<size_t>(i));
   if (a.process) a.process->Signal(SIGCONT);
+  a.suspended = false;
   AppendMarker(a.log, "SIGCONT to the agent");
 }
 

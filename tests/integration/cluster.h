@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <sys/types.h>
 
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -56,7 +57,8 @@ class Cluster {
   // Sends `sig`; for SIGKILL, SIGTERM and SIGINT also waits (up to 20 s) for it to exit.
   void KillCoordinator(int sig = SIGKILL);
   // Starts longhauld again on the same state dir and port (stopping the old one with SIGTERM
-  // if it still runs), then waits until every agent that is running has reconnected.
+  // if it still runs), then waits until every agent that runs and is not suspended has
+  // reconnected.
   Status RestartCoordinator();
   void SuspendCoordinator();  // SIGSTOP
   void ResumeCoordinator();   // SIGCONT
@@ -120,6 +122,7 @@ class Cluster {
     std::string state_dir;
     std::string log;
     std::unique_ptr<Subprocess> process;
+    bool suspended = false;
   };
   Status StartCoordinator(const std::string& listen);
   Status StartAgent(int i);

@@ -84,6 +84,20 @@ TEST_F(ClusterHarnessTest, SuspendedAgentGoesUnreachableAndComesBackWhenResumed)
       WaitFor([&] { return AgentInfoOf(cluster(), "n0").state() == v1::AGENT_CONNECTED; }, 10'000));
 }
 
+TEST_F(ClusterHarnessTest, CoordinatorRestartDoesNotWaitForASuspendedAgent) {
+  ClusterOptions options;
+  options.agents = 2;
+  ASSERT_NO_FATAL_FAILURE(StartCluster(options));
+  cluster().SuspendAgent(1);
+  Status st = cluster().RestartCoordinator();
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(AgentInfoOf(cluster(), "n0").state(), v1::AGENT_CONNECTED);
+  int64_t before = AgentInfoOf(cluster(), "n1").connected_at_ms();
+  cluster().ResumeAgent(1);
+  st = cluster().WaitAgentConnected(1, before);
+  EXPECT_TRUE(st.ok()) << st.message();
+}
+
 TEST_F(ClusterHarnessTest, WaitForRunReportsWhatItLastSaw) {
   ASSERT_NO_FATAL_FAILURE(StartCluster());
   Result<int64_t> id =

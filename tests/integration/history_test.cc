@@ -171,5 +171,40 @@ TEST_F(OutputTest, LogsPrintTheStagesOutputAndJsonParses) {
   EXPECT_NE(logs.err.find("n0"), std::string::npos) << logs.err;
 }
 
+TEST_F(OutputTest, FollowedLogsEndWithTheAttemptAndWatchExitsWithTheRunsResult) {
+  ASSERT_NO_FATAL_FAILURE(StartCluster());
+  std::string talk = cluster().WriteFile(
+      "talk.yaml",
+      "name: talk\nstages:\n  talk:\n"
+      "    run: [/bin/sh, -c, 'for i in 1 2 3 4 5; do echo line $i; sleep 0.2; done']\n");
+  CommandResult submit = cluster().Cli({"submit", talk});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  std::string run = std::to_string(std::stoll(submit.out));
+  Result<v1::Run> running = cluster().WaitForRun(std::stoll(run), [](const v1::Run& r) {
+    return r.stages(0).attempts_size() == 1 && r.stages(0).attempts(0).pid() > 0;
+  });
+  ASSERT_TRUE(running.ok()) << running.status().message();
+
+  // -f keeps reading until the attempt has ended, then exits 0 with the whole log.
+  CommandResult follow = cluster().Cli({"logs", run, "talk", "-f"});
+  EXPECT_EQ(follow.exit_code, 0) << follow.err;
+  EXPECT_EQ(follow.out, "line 1\nline 2\nline 3\nline 4\nline 5\n");
+  Result<v1::Run> ended = cluster().WaitForRunEnd(std::stoll(run));
+  ASSERT_TRUE(ended.ok()) << ended.status().message();
+  EXPECT_EQ(ended->status(), v1::RUN_SUCCEEDED);
+  CommandResult watch = cluster().Cli({"watch", run});
+  EXPECT_EQ(watch.exit_code, 0) << watch.out << watch.err;
+
+  std::string bad = cluster().WriteFile(
+      "bad.yaml", "name: bad\nstages:\n  b:\n    run: [lh-testjob, --exit, '3']\n");
+  CommandResult failed = cluster().Cli({"submit", bad, "--watch"});
+  EXPECT_EQ(failed.exit_code, 1) << failed.out << failed.err;
+  std::string failed_id = failed.out.substr(0, failed.out.find('\n'));
+  EXPECT_EQ(cluster().Cli({"watch", failed_id}).exit_code, 1);
+  Result<v1::Run> bad_run = cluster().GetRun(std::stoll(failed_id));
+  ASSERT_TRUE(bad_run.ok()) << bad_run.status().message();
+  EXPECT_EQ(bad_run->status(), v1::RUN_FAILED);
+}
+
 }  // namespace
 }  // namespace longhaul::testing
