@@ -61,6 +61,18 @@ void PrintStageTable(CommandContext& ctx, const v1::Run& run) {
   table.Render(ctx.out());
 }
 
+// Stages whose event lines did not parse: the lines are kept, the stage goes on, and this says
+// where to look.
+void PrintWarnings(CommandContext& ctx, const v1::Run& run) {
+  bool any = false;
+  for (const v1::Stage& s : run.stages()) {
+    if (s.malformed_events() <= 0) continue;
+    if (!any) ctx.out() << "\nwarnings:\n";
+    any = true;
+    ctx.out() << "  " << s.name() << ": " << MalformedWarning(s) << '\n';
+  }
+}
+
 // Why each stage ran or was reused, decided at submission: the story of a pivot.
 void PrintPlanReasons(CommandContext& ctx, const v1::Run& run) {
   bool any_reuse = false;
@@ -193,6 +205,7 @@ int ShowRun(CommandContext& ctx, int64_t run_id, bool attempts) {
   if (ctx.json) return PrintJson(ctx, *run);
   PrintRunHeader(ctx, *run);
   PrintStageTable(ctx, *run);
+  PrintWarnings(ctx, *run);
   PrintPlanReasons(ctx, *run);
   PrintOutputsMetricsArtifacts(ctx, *run);
   if (attempts) PrintAttempts(ctx, *run);

@@ -83,4 +83,12 @@ std::string AttemptText(const v1::Stage& stage) {
   return stage.attempt_count() > 0 ? std::to_string(stage.attempt_count()) : "-";
 }
 
+std::string MalformedWarning(const v1::Stage& stage) {
+  if (stage.malformed_events() <= 0) return "";
+  std::string out = StrCat("warning: ", stage.malformed_events(), " malformed event line",
+                           stage.malformed_events() == 1 ? "" : "s");
+  if (!stage.last_malformed().empty()) out += StrCat(" (last: ", stage.last_malformed(), ")");
+  return out;
+}
+
 }  // namespace longhaul::cli

@@ -28,6 +28,9 @@ std::string StageProgress(const v1::Stage& stage);
 // "a=1, b=2" (sorted by name); "-" when empty.
 std::string ParamsText(const google::protobuf::Map<std::string, std::string>& params);
 
+// "warning: 3 malformed event lines (last: line 17: not valid JSON)"; "" when none.
+std::string MalformedWarning(const v1::Stage& stage);
+
 // The number of the current (or last) attempt; "-" before the first.
 std::string AttemptText(const v1::Stage& stage);
 

@@ -61,7 +61,7 @@ std::string WatchRenderer::Signature(const v1::Stage& s) {
                    : FormatNumber(p.done());
   }
   return StrCat(static_cast<int>(s.status()), "|", s.attempt_count(), "|", s.reason(), "|",
-                s.last_message(), "|", progress);
+                s.last_message(), "|", progress, "|", s.malformed_events());
 }
 
 std::string WatchRenderer::PlainStageLine(const v1::Stage& s, int64_t now_ms) {
@@ -77,6 +77,7 @@ std::string WatchRenderer::PlainStageLine(const v1::Stage& s, int64_t now_ms) {
   }
   JoinNonEmpty(line, StageReason(s, now_ms));
   if (!s.last_message().empty()) JoinNonEmpty(line, StrCat("- ", s.last_message()));
+  if (s.malformed_events() > 0) JoinNonEmpty(line, MalformedWarning(s));
   return line;
 }
 
@@ -106,6 +107,9 @@ std::vector<std::string> WatchRenderer::Frame(const v1::Run& run, int64_t now_ms
     std::string message = StageReason(s, now_ms);
     if (!s.last_message().empty()) {
       message = message.empty() ? s.last_message() : StrCat(message, " - ", s.last_message());
+    }
+    if (s.malformed_events() > 0) {
+      message = message.empty() ? MalformedWarning(s) : StrCat(message, " - ", MalformedWarning(s));
     }
     int64_t stage_elapsed = StageElapsedMs(s, now_ms);
     table.AddRow({s.name(), std::string(StageStatusName(s.status())), bar, done, rate, eta,

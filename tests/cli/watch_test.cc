@@ -148,6 +148,18 @@ TEST_F(WatchTest, CachedAndRetryingStagesSayWhy) {
             "bench  waiting  attempt 1  retry in 25s: exit 1");
 }
 
+TEST_F(WatchTest, MalformedEventLinesAreAWarningWithTheirLineNumber) {
+  v1::Stage s;
+  s.set_name("gen");
+  s.set_status(v1::STAGE_RUNNING);
+  s.set_attempt_count(1);
+  s.set_malformed_events(2);
+  s.set_last_malformed("line 17: not valid JSON");
+  EXPECT_EQ(WatchRenderer::PlainStageLine(s, kT0),
+            "gen  running  attempt 1  warning: 2 malformed event lines (last: line 17: not "
+            "valid JSON)");
+}
+
 TEST_F(WatchTest, TerminalFrameHasABarPerStage) {
   v1::RunUpdate u = Snapshot();
   v1::Stage* greet = u.mutable_run()->mutable_stages(0);
