@@ -52,18 +52,6 @@ class ScannerTest : public ::testing::Test {
   EventWriter events_;
 };
 
-TEST(LineSplitterTest, SplitsOnNewlinesAndCarriageReturnsAcrossFeeds) {
-  LineSplitter s;
-  std::vector<std::string> lines;
-  auto add = [&](std::string_view l) { lines.emplace_back(l); };
-  s.Feed("epoch 1\r\n 10%|#  | 1/10\r 20%|##", add);
-  s.Feed("| 2/10\rdone\n", add);
-  s.Feed("tail without end", add);
-  s.Finish(add);
-  EXPECT_EQ(lines, (std::vector<std::string>{"epoch 1", " 10%|#  | 1/10", " 20%|##| 2/10", "done",
-                                             "tail without end"}));
-}
-
 TEST_F(ScannerTest, ProgressLossAndEpochBecomeEvents) {
   OutputScanner s = Make(Patterns(R"((\d+)/(\d+))", R"(loss[=: ]+([0-9.eE+-]+))", R"(Epoch (\d+))",
                                   {"acc=acc_0: ([0-9.]+)"}));
