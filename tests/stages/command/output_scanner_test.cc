@@ -9,6 +9,7 @@
 #include "core/event.h"
 #include "core/strings.h"
 #include "stages/command/checkpoint_watcher.h"
+#include "tests/stages/common/stage_events.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::command {
@@ -33,15 +34,7 @@ class ScannerTest : public ::testing::Test {
     ASSERT_TRUE(w.ok());
     events_ = std::move(*w);
   }
-  std::vector<StageEvent> Events() {
-    std::vector<StageEvent> out;
-    for (const std::string& line :
-         StrSplit(testing::ReadTextFile(dir_.Join("events.jsonl")), '\n')) {
-      auto e = ParseEventLine(line);
-      if (e.ok()) out.push_back(*e);
-    }
-    return out;
-  }
+  std::vector<StageEvent> Events() { return testing::ReadEvents(dir_.Join("events.jsonl")); }
   OutputScanner Make(ScanPatterns p) {
     auto s = OutputScanner::Create(p, &clock_);
     EXPECT_TRUE(s.ok()) << s.status();
