@@ -10,6 +10,7 @@
 #include "core/strings.h"
 #include "tests/stages/common/stage_events.h"
 #include "tests/stages/refengine/http_test_client.h"
+#include "tests/stages/refengine/refengine_process.h"
 #include "tests/stages/refmodel/refmodel_testing.h"
 #include "tests/testing/test_util.h"
 
@@ -133,16 +134,10 @@ TEST_F(FinetuneTest, ExportedDrafterLoadsInRefengineAndBeatsAnUntrainedOne) {
   double rate[2];
   for (int i = 0; i < 2; ++i) {
     std::string drafter = dir_.Join(i == 0 ? "trained/drafter" : "untrained/drafter");
-    std::string port_file = dir_.Join(StrCat("port", i));
-    auto server = Subprocess::Start(
-        {BinPath("lh-refengine"), "--port", "0", "--port-file", port_file, "--drafter", drafter},
-        {}, dir_.Join(StrCat("server", i, ".log")));
-    ASSERT_TRUE(server.ok());
-    ASSERT_TRUE(WaitFor([&] { return !ReadTextFile(port_file).empty(); }, 10000));
-    int port = std::atoi(ReadTextFile(port_file).c_str());
-    ASSERT_TRUE(
-        WaitFor([&] { return refengine::testing::HttpGet(port, "/health").status == 200; }, 10000))
-        << ReadTextFile(dir_.Join(StrCat("server", i, ".log")));
+    auto server =
+        refengine::testing::StartRefengine(dir_, StrCat("server", i), {"--drafter", drafter});
+    ASSERT_FALSE(HasFailure());
+    int port = server.port;
     const auto& prompts = refmodel::testing::Prompts();
     for (int p = 300; p < 312; ++p) {
       nlohmann::json req = {
