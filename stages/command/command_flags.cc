@@ -1,10 +1,13 @@
 #include "stages/command/command_flags.h"
 
 #include <boost/asio/io_context.hpp>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include "core/clock.h"
 #include "core/duration.h"
+#include "core/strings.h"
 
 namespace longhaul::command {
 
@@ -89,6 +92,50 @@ int RunCommandStage(CommandFlags& flags, const std::string& out, bool resume, Ev
   }
   boost::asio::io_context io;
   return RunCommandBackend(io, o, events, std::cout, SystemClock::Get());
+}
+
+void AddBackendFlags(CLI::App& app, BackendFlags& flags, const std::string& refengine_what,
+                     const std::string& out_help) {
+  app.add_option(
+         "--backend", flags.backend,
+         StrCat("refengine (", refengine_what, ", in-process) or command (an external command)"))
+      ->required()
+      ->check(CLI::IsMember({"refengine", "command"}));
+  app.add_option("--out", flags.out, out_help);
+  flags.command.Add(app);
+}
+
+int RunBackend(BackendFlags& flags, const std::string& data, bool resume, EventWriter& events,
+               const std::function<Status(const std::string& out)>& run_refengine) {
+  const std::string& stage = flags.stage;
+  if (flags.backend == "command") {
+    if (auto given = GivenOptions(flags.refengine_only); !given.empty()) {
+      std::cerr << stage << ": " << StrJoin(given, ", ")
+                << " apply only to --backend refengine (pass them to the command instead)\n";
+      return 2;
+    }
+    return RunCommandStage(flags.command, flags.out, resume, events);
+  }
+  if (auto given = flags.command.Given(); !given.empty()) {
+    std::cerr << stage << ": " << StrJoin(given, ", ") << " apply only to --backend command\n";
+    return 2;
+  }
+  if (data.empty() || flags.out.empty()) {
+    std::cerr << stage << ": --backend refengine needs --data and --out\n";
+    return 2;
+  }
+  Status s = run_refengine(flags.out);
+  if (!s.ok()) {
+    std::cerr << stage << ": " << s.message() << "\n";
+    events.Message("error", std::string(s.message()));
+    return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  return 0;
+}
+
+bool ResumeFromEnv() {
+  const char* r = std::getenv("LONGHAUL_RESUME");
+  return r != nullptr && std::strcmp(r, "1") == 0;
 }
 
 }  // namespace longhaul::command

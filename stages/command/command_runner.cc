@@ -12,7 +12,8 @@
 
 #include "core/strings.h"
 #include "stages/command/checkpoint_watcher.h"
-#include "stages/command/command_process.h"
+#include "stages/common/group_process.h"
+#include "stages/common/line_splitter.h"
 
 namespace longhaul::command {
 namespace {
@@ -85,9 +86,15 @@ class Supervisor {
     std::vector<std::string> argv = CommandArgv(o_, newest.value_or(""), &note);
     if (!note.empty()) Log(note);
     started_ms_ = clock_->NowMs();
-    auto proc = CommandProcess::Start(
-        io_, argv, {}, [this](bool is_err, std::string_view b) { OnOutput(is_err, b); },
-        [this](int code, int sig) { OnExit(code, sig); }, [this] { OnEof(); });
+    stages::GroupProcess::Options po;
+    po.argv = argv;
+    stages::GroupProcess::Handlers h;
+    h.on_output = [this](bool is_err, std::string_view b) { OnOutput(is_err, b); };
+    h.on_output_end = [this](bool, bool all) {
+      if (all) OnEof();
+    };
+    h.on_exit = [this](int code, int sig) { OnExit(code, sig); };
+    auto proc = stages::GroupProcess::Start(io_, std::move(po), std::move(h));
     if (!proc.ok()) {
       std::string msg = StrCat("could not start the command: ", proc.status().message());
       Log(msg);
@@ -268,8 +275,8 @@ class Supervisor {
   CheckpointWatcher watcher_;
   asio::signal_set signals_;
   asio::steady_timer tick_, grace_, drain_;
-  std::unique_ptr<CommandProcess> proc_;
-  LineSplitter out_lines_, err_lines_;
+  std::unique_ptr<stages::GroupProcess> proc_;
+  stages::LineSplitter out_lines_, err_lines_;
   std::string last_err_line_;
   int64_t started_ms_ = 0;
   bool exited_ = false, eof_ = false, finished_ = false;

@@ -2,9 +2,9 @@
 // the workflow (SpecForge's hidden-state and training scripts under torchrun, say) as the
 // stage's real work.
 //
-//   start      the command in its own process group (command_process.h); on a resume
-//              (LONGHAUL_RESUME=1 or --resume) with --resume-flag, that flag is appended,
-//              with the newest checkpoint's path when asked
+//   start      the command in its own process group (stages/common/group_process.h); on
+//              a resume (LONGHAUL_RESUME=1 or --resume) with --resume-flag, that flag is
+//              appended, with the newest checkpoint's path when asked
 //   watch      its output, echoed unchanged, is scanned for progress / loss / epoch / metrics
 //              (output_scanner.h); checkpoints matching --checkpoint-glob are reported as
 //              they complete (checkpoint_watcher.h)

@@ -2,10 +2,11 @@
 // progress, loss, epoch and other metrics, each found by a regex the workflow gives
 // (ECMAScript syntax, searched in every line), and turns matches into stage events.
 //
-// Lines end at '\n' or '\r', so tqdm-style progress bars, which redraw with '\r', are seen
-// as they are drawn. Events are rate-limited (the latest value of each kind is kept and
-// written later), so a loop that prints every step does not flood the event file; Flush()
-// writes what is pending. Time comes from a Clock. Not thread-safe.
+// Lines end at '\n' or '\r' (stages/common/line_splitter.h), so tqdm-style progress bars,
+// which redraw with '\r', are seen as they are drawn. Events are rate-limited (the latest
+// value of each kind is kept and written later), so a loop that prints every step does not
+// flood the event file; Flush() writes what is pending. Time comes from a Clock. Not
+// thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -29,35 +30,6 @@ struct ScanPatterns {
   std::vector<std::string> metrics;  // "NAME=REGEX", group 1 = value -> metric NAME
   std::string progress_unit = "steps";
   int64_t min_interval_ms = 100;  // between two events of one kind
-};
-
-// Splits a byte stream into lines at '\n' or '\r' (a "\r\n" pair ends one line); bytes after
-// the last line end wait for the next Feed. Lines longer than max_line are cut.
-class LineSplitter {
- public:
-  explicit LineSplitter(size_t max_line = 64 * 1024) : max_line_(max_line) {}
-  template <typename Fn>
-  void Feed(std::string_view bytes, Fn on_line) {
-    for (char c : bytes) {
-      if (c == '\n' || c == '\r') {
-        if (!(c == '\n' && last_cr_ && partial_.empty())) on_line(std::string_view(partial_));
-        partial_.clear();
-      } else if (partial_.size() < max_line_) {
-        partial_.push_back(c);
-      }
-      last_cr_ = c == '\r';
-    }
-  }
-  template <typename Fn>
-  void Finish(Fn on_line) {
-    if (!partial_.empty()) on_line(std::string_view(partial_));
-    partial_.clear();
-  }
-
- private:
-  size_t max_line_;
-  std::string partial_;
-  bool last_cr_ = false;
 };
 
 class OutputScanner {

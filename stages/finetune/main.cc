@@ -1,35 +1,27 @@
 // lh-finetune: trains an EAGLE-3-style drafter on lh-extract's hidden states
 // (ENGINES.md, "The EAGLE-3 pipeline"; docs/refengine.md; docs/stages.md for --backend command).
 #include <CLI/CLI.hpp>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 
 #include "core/event_writer.h"
 #include "core/logging.h"
-#include "core/strings.h"
 #include "stages/command/command_flags.h"
 #include "stages/finetune/refengine_finetune.h"
 
 int main(int argc, char** argv) {
   longhaul::finetune::RefengineFinetuneOptions o;
-  longhaul::command::CommandFlags command("lh-finetune");
-  std::string backend, out;
+  longhaul::command::BackendFlags flags("lh-finetune");
   CLI::App app{
       "lh-finetune: train a drafter on hidden states from lh-extract, one checkpoint per epoch "
       "(OUT/ckpt/epoch-N), the final drafter exported to OUT/drafter. With --resume or "
       "LONGHAUL_RESUME=1 it continues after the newest checkpoint. With --backend command, "
       "supervises an external training command given after '--' instead. Reports loss, "
       "checkpoints and outputs as stage events when $LONGHAUL_EVENTS is set."};
-  app.add_option("--backend", backend,
-                 "refengine (the reference drafter, in-process) or command (an external command)")
-      ->required()
-      ->check(CLI::IsMember({"refengine", "command"}));
-  auto* data = app.add_option("--data", o.data, "lh-extract output directory (with manifest.json)");
-  app.add_option("--out", out,
-                 "output directory (command: where checkpoints and outputs are found; default .)");
-  std::vector<CLI::Option*> refengine_only = {
-      data,
+  longhaul::command::AddBackendFlags(
+      app, flags, "the reference drafter",
+      "output directory (command: where checkpoints and outputs are found; default .)");
+  flags.refengine_only = {
+      app.add_option("--data", o.data, "lh-extract output directory (with manifest.json)"),
       app.add_option("--epochs", o.epochs, "training epochs (0: export the untrained drafter)")
           ->capture_default_str(),
       app.add_option("--lr", o.learning_rate, "Adam learning rate")->capture_default_str(),
@@ -44,7 +36,6 @@ int main(int argc, char** argv) {
       app.add_option("--log-every", o.log_every, "emit the loss metric every N steps")
           ->capture_default_str()};
   app.add_flag("--resume", o.resume, "continue after the newest checkpoint in --out");
-  command.Add(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -52,34 +43,11 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   longhaul::SetupLogging("info");
-  if (const char* r = std::getenv("LONGHAUL_RESUME"); r != nullptr && std::strcmp(r, "1") == 0) {
-    o.resume = true;
-  }
+  o.resume = o.resume || longhaul::command::ResumeFromEnv();
   longhaul::EventWriter events = longhaul::EventWriter::FromEnv();
-
-  if (backend == "command") {
-    if (auto given = longhaul::command::GivenOptions(refengine_only); !given.empty()) {
-      std::cerr << "lh-finetune: " << longhaul::StrJoin(given, ", ")
-                << " apply only to --backend refengine (pass them to the command instead)\n";
-      return 2;
-    }
-    return longhaul::command::RunCommandStage(command, out, o.resume, events);
-  }
-  if (auto given = command.Given(); !given.empty()) {
-    std::cerr << "lh-finetune: " << longhaul::StrJoin(given, ", ")
-              << " apply only to --backend command\n";
-    return 2;
-  }
-  if (o.data.empty() || out.empty()) {
-    std::cerr << "lh-finetune: --backend refengine needs --data and --out\n";
-    return 2;
-  }
-  o.out = out;
-  longhaul::Status s = longhaul::finetune::RunRefengineFinetune(o, events, std::cout);
-  if (!s.ok()) {
-    std::cerr << "lh-finetune: " << s.message() << "\n";
-    events.Message("error", std::string(s.message()));
-    return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
-  }
-  return 0;
+  return longhaul::command::RunBackend(
+      flags, o.data, o.resume, events, [&](const std::string& out) {
+        o.out = out;
+        return longhaul::finetune::RunRefengineFinetune(o, events, std::cout);
+      });
 }

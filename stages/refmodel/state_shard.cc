@@ -1,10 +1,8 @@
 #include "stages/refmodel/state_shard.h"
 
-#include <bit>
-#include <cstring>
-
 #include "core/fs.h"
 #include "core/strings.h"
+#include "stages/refmodel/byte_io.h"
 
 namespace longhaul::refmodel {
 namespace {
@@ -12,49 +10,6 @@ namespace {
 constexpr char kMagic[8] = {'L', 'H', 'S', 'T', 'A', 'T', 'E', 'S'};
 constexpr uint32_t kShardVersion = 1;
 constexpr uint32_t kAuxLayers = 3;
-static_assert(std::endian::native == std::endian::little, "shards are little-endian");
-
-template <typename T>
-void Put(std::string& out, T v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof(v));
-}
-template <typename T>
-void PutArray(std::string& out, const std::vector<T>& v) {
-  out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-}
-
-class Cursor {
- public:
-  Cursor(const std::string& data, const std::string& path) : data_(data), path_(path) {}
-  Status Bytes(void* dst, size_t n, std::string_view what) {
-    if (n > data_.size() - pos_) {
-      return absl::DataLossError(StrCat(path_, ": truncated at byte ", pos_, " reading ", what));
-    }
-    std::memcpy(dst, data_.data() + pos_, n);
-    pos_ += n;
-    return OkStatus();
-  }
-  Result<uint32_t> U32(std::string_view what) {
-    uint32_t v = 0;
-    RETURN_IF_ERROR(Bytes(&v, 4, what));
-    return v;
-  }
-  template <typename T>
-  Status Array(std::vector<T>* v, size_t n, std::string_view what) {
-    if (n > (data_.size() - pos_) / sizeof(T)) {
-      return absl::DataLossError(StrCat(path_, ": truncated at byte ", pos_, " reading ", what));
-    }
-    v->resize(n);
-    return Bytes(v->data(), n * sizeof(T), what);
-  }
-  size_t remaining() const { return data_.size() - pos_; }
-
- private:
-  const std::string& data_;
-  const std::string& path_;
-  size_t pos_ = 0;
-};
-
 template <typename T>
 Result<T> Field(const nlohmann::json& j, const std::string& file, const std::string& key) {
   auto it = j.find(key);
@@ -64,6 +19,13 @@ Result<T> Field(const nlohmann::json& j, const std::string& file, const std::str
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(StrCat(file, ": '", key, "' has the wrong type: ", e.what()));
   }
+}
+
+// One count summed over the shards that were written completely.
+int64_t SumComplete(const std::vector<ShardInfo>& shards, int64_t ShardInfo::*count) {
+  int64_t n = 0;
+  for (const ShardInfo& s : shards) n += s.complete ? s.*count : 0;
+  return n;
 }
 
 }  // namespace
@@ -94,16 +56,12 @@ Status WriteStateShard(const std::string& path, int hidden_size,
 
 Result<std::vector<StateSequence>> ReadStateShard(const std::string& path, int hidden_size) {
   ASSIGN_OR_RETURN(std::string data, ReadFile(path));
-  Cursor c(data, path);
-  char magic[8];
-  RETURN_IF_ERROR(c.Bytes(magic, 8, "the magic"));
-  if (std::memcmp(magic, kMagic, 8) != 0) {
-    return absl::InvalidArgumentError(StrCat(path, ": not a hidden-state shard (bad magic)"));
-  }
-  ASSIGN_OR_RETURN(uint32_t version, c.U32("the version"));
-  ASSIGN_OR_RETURN(uint32_t h, c.U32("the hidden size"));
-  ASSIGN_OR_RETURN(uint32_t layers, c.U32("the aux layer count"));
-  ASSIGN_OR_RETURN(uint32_t count, c.U32("the sample count"));
+  ByteReader c(data, path);
+  RETURN_IF_ERROR(c.ExpectMagic(std::string_view(kMagic, sizeof(kMagic)), "hidden-state shard"));
+  ASSIGN_OR_RETURN(uint32_t version, c.Get<uint32_t>("the version"));
+  ASSIGN_OR_RETURN(uint32_t h, c.Get<uint32_t>("the hidden size"));
+  ASSIGN_OR_RETURN(uint32_t layers, c.Get<uint32_t>("the aux layer count"));
+  ASSIGN_OR_RETURN(uint32_t count, c.Get<uint32_t>("the sample count"));
   if (version != kShardVersion) {
     return absl::InvalidArgumentError(
         StrCat(path, ": shard version ", version, ", expected ", kShardVersion));
@@ -116,43 +74,27 @@ Result<std::vector<StateSequence>> ReadStateShard(const std::string& path, int h
   std::vector<StateSequence> out(count);
   for (uint32_t i = 0; i < count; ++i) {
     StateSequence& s = out[i];
-    ASSIGN_OR_RETURN(uint32_t id_len, c.U32("an id length"));
+    ASSIGN_OR_RETURN(uint32_t id_len, c.Get<uint32_t>("an id length"));
     std::vector<char> id;
     RETURN_IF_ERROR(c.Array(&id, id_len, "an id"));
     s.id.assign(id.begin(), id.end());
-    ASSIGN_OR_RETURN(uint32_t len, c.U32("a sequence length"));
+    ASSIGN_OR_RETURN(uint32_t len, c.Get<uint32_t>("a sequence length"));
     std::string what = StrCat("sample '", s.id, "'");
     RETURN_IF_ERROR(c.Array(&s.input_ids, len, what));
     RETURN_IF_ERROR(c.Array(&s.loss_mask, len, what));
     RETURN_IF_ERROR(c.Array(&s.hidden_state, size_t{len} * h, what));
     RETURN_IF_ERROR(c.Array(&s.aux_hidden_state, size_t{len} * h * kAuxLayers, what));
   }
-  if (c.remaining() != 0) {
-    return absl::DataLossError(StrCat(path, ": ", c.remaining(), " trailing bytes"));
-  }
+  RETURN_IF_ERROR(c.ExpectEnd());
   return out;
 }
 
-int64_t StateManifest::num_samples() const {
-  int64_t n = 0;
-  for (const ShardInfo& s : shards) n += s.complete ? s.samples : 0;
-  return n;
-}
-int64_t StateManifest::num_tokens() const {
-  int64_t n = 0;
-  for (const ShardInfo& s : shards) n += s.complete ? s.tokens : 0;
-  return n;
-}
+int64_t StateManifest::num_samples() const { return SumComplete(shards, &ShardInfo::samples); }
+int64_t StateManifest::num_tokens() const { return SumComplete(shards, &ShardInfo::tokens); }
 int64_t StateManifest::num_loss_tokens() const {
-  int64_t n = 0;
-  for (const ShardInfo& s : shards) n += s.complete ? s.loss_tokens : 0;
-  return n;
+  return SumComplete(shards, &ShardInfo::loss_tokens);
 }
-int64_t StateManifest::num_bytes() const {
-  int64_t n = 0;
-  for (const ShardInfo& s : shards) n += s.complete ? s.bytes : 0;
-  return n;
-}
+int64_t StateManifest::num_bytes() const { return SumComplete(shards, &ShardInfo::bytes); }
 
 nlohmann::json StateManifest::ToJson() const {
   nlohmann::json shards_json = nlohmann::json::array();

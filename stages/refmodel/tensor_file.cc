@@ -1,24 +1,14 @@
 #include "stages/refmodel/tensor_file.h"
 
-#include <bit>
-#include <cstring>
-
 #include "core/fs.h"
 #include "core/strings.h"
+#include "stages/refmodel/byte_io.h"
 
 namespace longhaul::refmodel {
 namespace {
 
 constexpr char kMagic[8] = {'L', 'H', 'T', 'E', 'N', 'S', 'O', 'R'};
 constexpr uint32_t kVersion = 1;
-
-// The build targets little-endian x86-64 and aarch64; a big-endian host would need swaps here.
-static_assert(std::endian::native == std::endian::little, "tensor files are little-endian");
-
-template <typename T>
-void Put(std::string& out, T v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof(v));
-}
 
 size_t ElementSize(DType d) {
   switch (d) {
@@ -49,31 +39,6 @@ const char* DTypeName(DType d) {
   }
   return "?";
 }
-
-class Reader {
- public:
-  Reader(const std::string& data, const std::string& path) : data_(data), path_(path) {}
-  template <typename T>
-  Result<T> Get(std::string_view what) {
-    T v{};
-    RETURN_IF_ERROR(Bytes(&v, sizeof(T), what));
-    return v;
-  }
-  Status Bytes(void* dst, size_t n, std::string_view what) {
-    if (n > data_.size() - pos_) {
-      return absl::DataLossError(StrCat(path_, ": truncated at byte ", pos_, " reading ", what));
-    }
-    std::memcpy(dst, data_.data() + pos_, n);
-    pos_ += n;
-    return OkStatus();
-  }
-  size_t remaining() const { return data_.size() - pos_; }
-
- private:
-  const std::string& data_;
-  const std::string& path_;
-  size_t pos_ = 0;
-};
 
 }  // namespace
 
@@ -142,12 +107,8 @@ Status WriteTensorFile(const std::string& path, const TensorMap& tensors) {
 
 Result<TensorMap> ReadTensorFile(const std::string& path) {
   ASSIGN_OR_RETURN(std::string data, ReadFile(path));
-  Reader r(data, path);
-  char magic[8];
-  RETURN_IF_ERROR(r.Bytes(magic, 8, "the magic"));
-  if (std::memcmp(magic, kMagic, 8) != 0) {
-    return absl::InvalidArgumentError(StrCat(path, ": not a longhaul tensor file (bad magic)"));
-  }
+  ByteReader r(data, path);
+  RETURN_IF_ERROR(r.ExpectMagic(std::string_view(kMagic, sizeof(kMagic)), "longhaul tensor file"));
   ASSIGN_OR_RETURN(uint32_t version, r.Get<uint32_t>("the version"));
   if (version != kVersion) {
     return absl::InvalidArgumentError(
@@ -187,23 +148,18 @@ Result<TensorMap> ReadTensorFile(const std::string& path) {
     std::string what = StrCat("the data of '", name, "'");
     switch (t.dtype) {
       case DType::kFloat32:
-        t.f32.resize(n);
-        RETURN_IF_ERROR(r.Bytes(t.f32.data(), n * es, what));
+        RETURN_IF_ERROR(r.Array(&t.f32, n, what));
         break;
       case DType::kInt64:
-        t.i64.resize(n);
-        RETURN_IF_ERROR(r.Bytes(t.i64.data(), n * es, what));
+        RETURN_IF_ERROR(r.Array(&t.i64, n, what));
         break;
       case DType::kUInt8:
-        t.u8.resize(n);
-        RETURN_IF_ERROR(r.Bytes(t.u8.data(), n * es, what));
+        RETURN_IF_ERROR(r.Array(&t.u8, n, what));
         break;
     }
     out.emplace(std::move(name), std::move(t));
   }
-  if (r.remaining() != 0) {
-    return absl::DataLossError(StrCat(path, ": ", r.remaining(), " trailing bytes"));
-  }
+  RETURN_IF_ERROR(r.ExpectEnd());
   return out;
 }
 

@@ -64,28 +64,36 @@ Status ServeSupervisor::Run() {
     GetLogger("serve")->info("signal {}: stopping the engine", sig);
     RequestStop();
   });
-  EngineProcess::Options o;
-  o.argv = cfg_.command.argv;
-  o.env = cfg_.command.env;
-  o.stdout_log = cfg_.log_dir + "/engine.stdout.log";
-  o.stderr_log = cfg_.log_dir + "/engine.stderr.log";
-  o.echo = cfg_.echo;
-  // The engine is not the stage: events it might write must not land in lh-serve's file.
-  o.unset_env = {"LONGHAUL_EVENTS"};
-  auto engine = EngineProcess::Start(
-      io_, o, [this](bool err, std::string_view line) { OnLine(err, line); },
-      [this](int code, int sig) { OnExit(code, sig); });
-  if (!engine.ok()) {
+  if (Status s = StartEngine(); !s.ok()) {
     signals_.cancel();
-    return Annotate(engine.status(), StrCat("starting engine '", cfg_.profile.name, "'"));
+    return Annotate(s, StrCat("starting engine '", cfg_.profile.name, "'"));
   }
-  engine_ = std::move(*engine);
   log->info("engine '{}' started, pid {} (own process group): {}", cfg_.profile.name,
             engine_->pid(), StrJoin(cfg_.command.argv, " "));
   Arm(load_timer_, cfg_.profile.load_timeout_ms, &ServeSupervisor::LoadTimedOut);
   Arm(check_timer_, cfg_.profile.health_interval_ms, &ServeSupervisor::CheckHealth);
   io_.run();
   return result_;
+}
+
+Status ServeSupervisor::StartEngine() {
+  // Log files first: an engine whose output cannot be kept is not started.
+  ASSIGN_OR_RETURN(engine_output_,
+                   EngineOutput::Open(
+                       cfg_.log_dir + "/engine.stdout.log", cfg_.log_dir + "/engine.stderr.log",
+                       cfg_.echo, [this](bool err, std::string_view line) { OnLine(err, line); }));
+  GroupProcess::Options o;
+  o.argv = cfg_.command.argv;
+  o.env = cfg_.command.env;
+  // The engine is not the stage: events it might write must not land in lh-serve's file.
+  o.unset_env = {"LONGHAUL_EVENTS"};
+  o.what = "engine command";
+  GroupProcess::Handlers h;
+  h.on_output = [this](bool err, std::string_view bytes) { engine_output_->Feed(err, bytes); };
+  h.on_output_end = [this](bool err, bool) { engine_output_->End(err); };
+  h.on_exit = [this](int code, int sig) { OnExit(code, sig); };
+  ASSIGN_OR_RETURN(engine_, GroupProcess::Start(io_, std::move(o), std::move(h)));
+  return OkStatus();
 }
 
 void ServeSupervisor::RequestStop() {

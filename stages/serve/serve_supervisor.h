@@ -26,9 +26,10 @@
 
 #include "core/event_writer.h"
 #include "core/status.h"
+#include "stages/common/group_process.h"
 #include "stages/common/http_client.h"
 #include "stages/serve/argv_template.h"
-#include "stages/serve/engine_process.h"
+#include "stages/serve/engine_output.h"
 #include "stages/serve/engine_profile.h"
 
 namespace longhaul::stages {
@@ -57,6 +58,7 @@ class ServeSupervisor {
   State state() const { return state_; }
 
  private:
+  Status StartEngine();
   void Arm(boost::asio::steady_timer& t, int64_t ms, void (ServeSupervisor::*fn)());
   void OnLine(bool is_stderr, std::string_view line);
   void OnExit(int code, int sig);
@@ -76,7 +78,8 @@ class ServeSupervisor {
   boost::asio::io_context& io_;
   SupervisorConfig cfg_;
   EventWriter& events_;
-  std::unique_ptr<EngineProcess> engine_;
+  std::unique_ptr<EngineOutput> engine_output_;  // before engine_: outlives its reads
+  std::unique_ptr<GroupProcess> engine_;
   std::unique_ptr<HttpClient> client_;
   boost::asio::steady_timer load_timer_, check_timer_, probe_timer_, stop_timer_, exit_timer_;
   boost::asio::signal_set signals_;

@@ -7,6 +7,7 @@
 #include "core/event.h"
 #include "core/strings.h"
 #include "tests/stages/common/fake_openai_server.h"
+#include "tests/stages/common/stage_events.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul {
@@ -31,14 +32,7 @@ class LhBenchTest : public ::testing::Test {
   std::string result_path() const { return dir_.Join("result.json"); }
   json Result() const { return json::parse(ReadTextFile(result_path())); }
   std::vector<StageEvent> Events() const {
-    std::vector<StageEvent> out;
-    for (const auto& line : StrSplit(ReadTextFile(dir_.Join("events.jsonl")), '\n')) {
-      if (line.empty()) continue;
-      auto ev = ParseEventLine(line);
-      EXPECT_TRUE(ev.ok()) << line;
-      if (ev.ok()) out.push_back(*ev);
-    }
-    return out;
+    return testing::ReadEvents(dir_.Join("events.jsonl"), /*strict=*/true);
   }
   TempDir dir_;
 };

@@ -11,26 +11,19 @@
 #include "core/event.h"
 #include "core/fs.h"
 #include "core/strings.h"
+#include "tests/stages/common/stage_events.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul {
 namespace {
 
 using testing::BinPath;
+using testing::ReadEvents;
 using testing::ReadTextFile;
 using testing::RunCommand;
 using testing::Subprocess;
 using testing::TempDir;
 using testing::WaitFor;
-
-std::vector<StageEvent> Events(const std::string& path) {
-  std::vector<StageEvent> out;
-  for (const std::string& line : StrSplit(ReadTextFile(path), '\n')) {
-    auto e = ParseEventLine(line);
-    if (e.ok()) out.push_back(*e);
-  }
-  return out;
-}
 
 class CommandBackendTest : public ::testing::Test {
  protected:
@@ -103,7 +96,7 @@ TEST_F(CommandBackendTest, ReportsProgressLossCheckpointsAndOutputs) {
   std::vector<double> losses, progress;
   std::vector<int64_t> ckpt_steps;
   std::string drafter_output;
-  for (const StageEvent& e : Events(dir_.Join("ev"))) {
+  for (const StageEvent& e : ReadEvents(dir_.Join("ev"))) {
     if (e.type == EventType::kMetric && e.name == "loss") losses.push_back(e.value);
     if (e.type == EventType::kProgress && e.unit == "steps") progress.push_back(e.done);
     if (e.type == EventType::kCheckpoint) {
@@ -136,7 +129,7 @@ TEST_F(CommandBackendTest, RetryAppendsTheResumeFlagWithTheNewestCheckpoint) {
   EXPECT_EQ(ReadTextFile(out + "/argv.2"), StrCat("--resume ", out, "/epoch_2\n"));
   EXPECT_NE(r.out.find("resuming after epoch_2"), std::string::npos) << r.out;
   std::vector<int64_t> ckpt_steps;
-  for (const StageEvent& e : Events(dir_.Join("ev"))) {
+  for (const StageEvent& e : ReadEvents(dir_.Join("ev"))) {
     if (e.type == EventType::kCheckpoint) ckpt_steps.push_back(*e.step);
   }
   EXPECT_EQ(ckpt_steps, (std::vector<int64_t>{3}));  // the earlier ones are not re-reported
@@ -224,7 +217,7 @@ TEST_F(CommandBackendTest, MissingExpectedOutputFailsNamingThePath) {
   std::string failure = r.out.substr(at, r.out.find('\n', at) - at);
   EXPECT_EQ(failure.find("present.txt"), std::string::npos) << failure;
   bool message = false;
-  for (const StageEvent& e : Events(dir_.Join("ev"))) {
+  for (const StageEvent& e : ReadEvents(dir_.Join("ev"))) {
     message |= e.type == EventType::kMessage && e.level == "error" &&
                e.text.find(path) != std::string::npos;
   }
@@ -246,7 +239,7 @@ TEST_F(CommandBackendTest, ExitCodeAndLastErrorLinePassThrough) {
                       {{"LONGHAUL_EVENTS", dir_.Join("ev")}});
   EXPECT_EQ(r.exit_code, 7);
   bool message = false;
-  for (const StageEvent& e : Events(dir_.Join("ev"))) {
+  for (const StageEvent& e : ReadEvents(dir_.Join("ev"))) {
     message |= e.type == EventType::kMessage && e.level == "error" &&
                e.text.find("exited with code 7") != std::string::npos &&
                e.text.find("CUDA out of memory") != std::string::npos;

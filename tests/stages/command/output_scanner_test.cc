@@ -9,6 +9,7 @@
 #include "core/event.h"
 #include "core/strings.h"
 #include "stages/command/checkpoint_watcher.h"
+#include "tests/stages/common/stage_events.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::command {
@@ -33,15 +34,7 @@ class ScannerTest : public ::testing::Test {
     ASSERT_TRUE(w.ok());
     events_ = std::move(*w);
   }
-  std::vector<StageEvent> Events() {
-    std::vector<StageEvent> out;
-    for (const std::string& line :
-         StrSplit(testing::ReadTextFile(dir_.Join("events.jsonl")), '\n')) {
-      auto e = ParseEventLine(line);
-      if (e.ok()) out.push_back(*e);
-    }
-    return out;
-  }
+  std::vector<StageEvent> Events() { return testing::ReadEvents(dir_.Join("events.jsonl")); }
   OutputScanner Make(ScanPatterns p) {
     auto s = OutputScanner::Create(p, &clock_);
     EXPECT_TRUE(s.ok()) << s.status();
@@ -51,18 +44,6 @@ class ScannerTest : public ::testing::Test {
   FakeClock clock_;
   EventWriter events_;
 };
-
-TEST(LineSplitterTest, SplitsOnNewlinesAndCarriageReturnsAcrossFeeds) {
-  LineSplitter s;
-  std::vector<std::string> lines;
-  auto add = [&](std::string_view l) { lines.emplace_back(l); };
-  s.Feed("epoch 1\r\n 10%|#  | 1/10\r 20%|##", add);
-  s.Feed("| 2/10\rdone\n", add);
-  s.Feed("tail without end", add);
-  s.Finish(add);
-  EXPECT_EQ(lines, (std::vector<std::string>{"epoch 1", " 10%|#  | 1/10", " 20%|##| 2/10", "done",
-                                             "tail without end"}));
-}
 
 TEST_F(ScannerTest, ProgressLossAndEpochBecomeEvents) {
   OutputScanner s = Make(Patterns(R"((\d+)/(\d+))", R"(loss[=: ]+([0-9.eE+-]+))", R"(Epoch (\d+))",

@@ -9,6 +9,7 @@
 #include "core/event.h"
 #include "core/strings.h"
 #include "tests/stages/common/fake_openai_server.h"
+#include "tests/stages/common/stage_events.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul {
@@ -71,12 +72,7 @@ class LhDatagenTest : public ::testing::Test {
                       {{"LONGHAUL_EVENTS", dir_.Join("events.jsonl")}}, 60'000);
   }
   std::map<std::string, double> Metrics() {
-    std::map<std::string, double> m;
-    for (const auto& line : StrSplit(ReadTextFile(dir_.Join("events.jsonl")), '\n')) {
-      auto ev = ParseEventLine(line);
-      if (ev.ok() && ev->type == EventType::kMetric) m[ev->name] = ev->value;
-    }
-    return m;
+    return testing::ReadMetrics(dir_.Join("events.jsonl"));
   }
   std::string prompts() const { return dir_.Join("prompts.jsonl"); }
   std::string out() const { return dir_.Join("samples.jsonl"); }

@@ -8,6 +8,7 @@
 #include "core/strings.h"
 #include "stages/refmodel/extraction.h"
 #include "stages/refmodel/state_shard.h"
+#include "tests/stages/common/stage_events.h"
 #include "tests/stages/refmodel/refmodel_testing.h"
 #include "tests/testing/test_util.h"
 
@@ -20,17 +21,6 @@ using refmodel::testing::Target;
 using testing::BinPath;
 using testing::RunCommand;
 using testing::TempDir;
-
-std::vector<StageEvent> Events(const std::string& path) {
-  std::vector<StageEvent> out;
-  for (const std::string& line : StrSplit(testing::ReadTextFile(path), '\n')) {
-    if (line.empty()) continue;
-    auto e = ParseEventLine(line);
-    EXPECT_TRUE(e.ok()) << line;
-    if (e.ok()) out.push_back(*e);
-  }
-  return out;
-}
 
 class ExtractTest : public ::testing::Test {
  protected:
@@ -95,7 +85,7 @@ TEST_F(ExtractTest, WritesConsistentShardsAndManifest) {
   EXPECT_EQ(manifest->num_tokens(), tokens);
   EXPECT_EQ(manifest->num_loss_tokens(), loss_tokens);
 
-  std::vector<StageEvent> events = Events(dir_.Join("events"));
+  std::vector<StageEvent> events = testing::ReadEvents(dir_.Join("events"), /*strict=*/true);
   bool progress_done = false, artifact = false;
   std::map<std::string, double> metrics;
   for (const StageEvent& e : events) {

@@ -8,7 +8,9 @@
 #include "core/event.h"
 #include "core/fs.h"
 #include "core/strings.h"
+#include "tests/stages/common/stage_events.h"
 #include "tests/stages/refengine/http_test_client.h"
+#include "tests/stages/refengine/refengine_process.h"
 #include "tests/stages/refmodel/refmodel_testing.h"
 #include "tests/testing/test_util.h"
 
@@ -18,21 +20,12 @@ namespace {
 using refmodel::testing::AnswerPrompts;
 using refmodel::testing::SamplesJsonl;
 using testing::BinPath;
+using testing::ReadEvents;
 using testing::ReadTextFile;
 using testing::RunCommand;
 using testing::Subprocess;
 using testing::TempDir;
 using testing::WaitFor;
-
-std::vector<StageEvent> Events(const std::string& path) {
-  std::vector<StageEvent> out;
-  for (const std::string& line : StrSplit(ReadTextFile(path), '\n')) {
-    if (line.empty()) continue;
-    auto e = ParseEventLine(line);
-    if (e.ok()) out.push_back(*e);
-  }
-  return out;
-}
 
 // step -> loss of the `loss` metric events.
 std::map<int64_t, double> Losses(const std::vector<StageEvent>& events) {
@@ -74,7 +67,7 @@ TEST_F(FinetuneTest, ResumesFromItsLastEpochCheckpointAndContinuesTheLossCurve) 
   auto full =
       RunCommand(Argv(dir_.Join("full"), epochs), {{"LONGHAUL_EVENTS", dir_.Join("full.events")}});
   ASSERT_EQ(full.exit_code, 0) << full.err;
-  std::map<int64_t, double> full_losses = Losses(Events(dir_.Join("full.events")));
+  std::map<int64_t, double> full_losses = Losses(ReadEvents(dir_.Join("full.events")));
   ASSERT_FALSE(full_losses.empty());
 
   // Killed (SIGKILL) as soon as epoch 1's checkpoint is reported.
@@ -83,10 +76,10 @@ TEST_F(FinetuneTest, ResumesFromItsLastEpochCheckpointAndContinuesTheLossCurve) 
                                 dir_.Join("a.log"));
   ASSERT_TRUE(proc.ok());
   ASSERT_TRUE(
-      WaitFor([&] { return !Checkpoints(Events(dir_.Join("a.events"))).empty(); }, 60000, 2));
+      WaitFor([&] { return !Checkpoints(ReadEvents(dir_.Join("a.events"))).empty(); }, 60000, 2));
   (*proc)->Signal(SIGKILL);
   (*proc)->Wait(10000);
-  std::vector<int64_t> before = Checkpoints(Events(dir_.Join("a.events")));
+  std::vector<int64_t> before = Checkpoints(ReadEvents(dir_.Join("a.events")));
   ASSERT_LT(before.back(), epochs) << "the run finished before it could be killed";
   int64_t last = before.back();
   EXPECT_TRUE(PathExists(out + "/ckpt/epoch-1/trainer_state.json"));
@@ -98,7 +91,7 @@ TEST_F(FinetuneTest, ResumesFromItsLastEpochCheckpointAndContinuesTheLossCurve) 
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find(StrCat("resuming from ", out, "/ckpt/epoch-", last)), std::string::npos)
       << again.out;
-  std::vector<StageEvent> b = Events(dir_.Join("b.events"));
+  std::vector<StageEvent> b = ReadEvents(dir_.Join("b.events"));
   std::vector<int64_t> after = Checkpoints(b);
   ASSERT_FALSE(after.empty());
   EXPECT_EQ(after.front(), last + 1);
@@ -128,7 +121,7 @@ TEST_F(FinetuneTest, ExportedDrafterLoadsInRefengineAndBeatsAnUntrainedOne) {
   auto untrained = RunCommand(Argv(dir_.Join("untrained"), 0), {});
   ASSERT_EQ(untrained.exit_code, 0) << untrained.err;
   bool output = false, artifact = false;
-  for (const StageEvent& e : Events(dir_.Join("t.events"))) {
+  for (const StageEvent& e : ReadEvents(dir_.Join("t.events"))) {
     if (e.type == EventType::kOutput && e.name == "drafter") {
       output = true;
       EXPECT_TRUE(EndsWith(e.text, "/trained/drafter"));
@@ -141,16 +134,10 @@ TEST_F(FinetuneTest, ExportedDrafterLoadsInRefengineAndBeatsAnUntrainedOne) {
   double rate[2];
   for (int i = 0; i < 2; ++i) {
     std::string drafter = dir_.Join(i == 0 ? "trained/drafter" : "untrained/drafter");
-    std::string port_file = dir_.Join(StrCat("port", i));
-    auto server = Subprocess::Start(
-        {BinPath("lh-refengine"), "--port", "0", "--port-file", port_file, "--drafter", drafter},
-        {}, dir_.Join(StrCat("server", i, ".log")));
-    ASSERT_TRUE(server.ok());
-    ASSERT_TRUE(WaitFor([&] { return !ReadTextFile(port_file).empty(); }, 10000));
-    int port = std::atoi(ReadTextFile(port_file).c_str());
-    ASSERT_TRUE(
-        WaitFor([&] { return refengine::testing::HttpGet(port, "/health").status == 200; }, 10000))
-        << ReadTextFile(dir_.Join(StrCat("server", i, ".log")));
+    auto server =
+        refengine::testing::StartRefengine(dir_, StrCat("server", i), {"--drafter", drafter});
+    ASSERT_FALSE(HasFailure());
+    int port = server.port;
     const auto& prompts = refmodel::testing::Prompts();
     for (int p = 300; p < 312; ++p) {
       nlohmann::json req = {

@@ -9,6 +9,7 @@
 
 #include "core/event.h"
 #include "core/strings.h"
+#include "tests/stages/common/stage_events.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::inspect {
@@ -173,15 +174,6 @@ TEST_F(DataInspectorTest, MissingFileIsAnErrorNamingIt) {
   EXPECT_NE(ToStd(s.message()).find("nope.jsonl"), std::string::npos);
 }
 
-std::vector<StageEvent> Events(const std::string& path) {
-  std::vector<StageEvent> out;
-  for (const std::string& line : StrSplit(testing::ReadTextFile(path), '\n')) {
-    auto e = ParseEventLine(line);
-    if (e.ok()) out.push_back(*e);
-  }
-  return out;
-}
-
 TEST_F(DataInspectorTest, BinaryWritesReportEventsAndHonoursFailOn) {
   std::string events = dir_.Join("events.jsonl");
   auto r = testing::RunCommand({testing::BinPath("lh-inspect"), "data", "--samples",
@@ -193,7 +185,7 @@ TEST_F(DataInspectorTest, BinaryWritesReportEventsAndHonoursFailOn) {
   EXPECT_EQ(report["sections"]["data"]["samples"], 10);
   EXPECT_GE(report["summary"]["warnings"].get<int>(), 1);
   bool metric = false, warn_message = false, artifact = false;
-  for (const StageEvent& e : Events(events)) {
+  for (const StageEvent& e : testing::ReadEvents(events)) {
     metric |= e.type == EventType::kMetric && e.name == "empty_answers" && e.value == 2;
     warn_message |= e.type == EventType::kMessage && e.level == "warn" &&
                     e.text.find("template_leak") != std::string::npos;

@@ -17,6 +17,7 @@
 #include "stages/inspect/predictions_inspector.h"
 #include "tests/stages/common/fake_openai_server.h"
 #include "tests/stages/refengine/http_test_client.h"
+#include "tests/stages/refengine/refengine_process.h"
 #include "tests/stages/refmodel/refmodel_testing.h"
 #include "tests/testing/test_util.h"
 
@@ -27,15 +28,9 @@ using nlohmann::json;
 using testing::BinPath;
 using testing::ReadTextFile;
 using testing::RunCommand;
-using testing::Subprocess;
 using testing::TempDir;
-using testing::WaitFor;
 
-struct Server {
-  std::unique_ptr<Subprocess> proc;
-  int port = 0;
-  std::string url() const { return StrCat("http://127.0.0.1:", port); }
-};
+using Server = refengine::testing::RefengineServer;
 
 // One drafter and three servers for the whole suite: training is the slow part.
 class PredictionsTest : public ::testing::Test {
@@ -76,21 +71,7 @@ class PredictionsTest : public ::testing::Test {
   }
 
   static Server* Start(const std::string& name, std::vector<std::string> extra) {
-    auto* s = new Server;
-    std::string port_file = dir_->Join(name + ".port");
-    std::vector<std::string> argv = {BinPath("lh-refengine"), "--port", "0", "--port-file",
-                                     port_file};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    auto p = Subprocess::Start(argv, {}, dir_->Join(name + ".log"));
-    EXPECT_TRUE(p.ok()) << p.status();
-    if (!p.ok()) return s;
-    s->proc = std::move(*p);
-    EXPECT_TRUE(WaitFor([&] { return !ReadTextFile(port_file).empty(); }, 20000));
-    s->port = std::atoi(ReadTextFile(port_file).c_str());
-    EXPECT_TRUE(WaitFor(
-        [&] { return refengine::testing::HttpGet(s->port, "/health").status == 200; }, 20000))
-        << ReadTextFile(dir_->Join(name + ".log"));
-    return s;
+    return new Server(refengine::testing::StartRefengine(*dir_, name, extra));
   }
 
   // lh-inspect predictions; returns the report.

@@ -8,6 +8,7 @@
 #include "core/strings.h"
 #include "stages/refmodel/drafter.h"
 #include "tests/stages/refengine/http_test_client.h"
+#include "tests/stages/refengine/refengine_process.h"
 #include "tests/stages/refmodel/refmodel_testing.h"
 #include "tests/testing/test_util.h"
 
@@ -17,42 +18,15 @@ namespace {
 using json = nlohmann::json;
 using longhaul::testing::BinPath;
 using longhaul::testing::ReadTextFile;
-using longhaul::testing::Subprocess;
 using longhaul::testing::TempDir;
 using longhaul::testing::WaitFor;
 using testing::HttpGet;
 using testing::MetricValue;
 using testing::PostJson;
 using testing::SseEvents;
+using testing::StartRefengine;
 
-struct Server {
-  std::unique_ptr<Subprocess> proc;
-  int port = 0;
-  std::string log;
-};
-
-// Starts lh-refengine with `args`; waits for its port file and, unless told not to, for
-// /health to answer 200.
-Server Start(const TempDir& dir, const std::string& name, std::vector<std::string> args,
-             bool wait_healthy = true) {
-  Server s;
-  std::string port_file = dir.Join(name + ".port");
-  s.log = dir.Join(name + ".log");
-  std::vector<std::string> argv = {BinPath("lh-refengine"), "--port", "0", "--port-file",
-                                   port_file};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto proc = Subprocess::Start(argv, {}, s.log);
-  EXPECT_TRUE(proc.ok()) << proc.status();
-  s.proc = std::move(*proc);
-  EXPECT_TRUE(WaitFor([&] { return !ReadTextFile(port_file).empty(); }, 10000))
-      << ReadTextFile(s.log);
-  s.port = std::atoi(ReadTextFile(port_file).c_str());
-  if (wait_healthy) {
-    EXPECT_TRUE(WaitFor([&] { return HttpGet(s.port, "/health").status == 200; }, 10000))
-        << ReadTextFile(s.log);
-  }
-  return s;
-}
+using Server = testing::RefengineServer;
 
 json Chat(const std::string& question, double temperature = 0, int max_tokens = 60) {
   return {{"model", "refengine"},
@@ -65,7 +39,7 @@ std::string Metrics(int port) { return HttpGet(port, "/metrics").body; }
 
 TEST(RefEngineServerTest, ChatAndCompletionsAnswerDeterministically) {
   TempDir dir;
-  Server s = Start(dir, "a", {});
+  Server s = StartRefengine(dir, "a", {});
   auto r = PostJson(s.port, "/v1/chat/completions", Chat("What is the capital of Lofoum?"));
   ASSERT_EQ(r.status, 200) << r.body;
   json j = json::parse(r.body);
@@ -101,7 +75,7 @@ TEST(RefEngineServerTest, ChatAndCompletionsAnswerDeterministically) {
 
 TEST(RefEngineServerTest, StreamingSendsChunksUsageAndDone) {
   TempDir dir;
-  Server s = Start(dir, "a", {});
+  Server s = StartRefengine(dir, "a", {});
   json req = Chat("What is 12 plus 30?", 0, 80);
   auto whole = PostJson(s.port, "/v1/chat/completions", req);
   json whole_j = json::parse(whole.body);
@@ -144,7 +118,7 @@ TEST(RefEngineServerTest, StreamingSendsChunksUsageAndDone) {
 TEST(RefEngineServerTest, ReasoningGoesToTheConfiguredField) {
   TempDir dir;
   for (std::string field : {"reasoning", "reasoning_content"}) {
-    Server s = Start(dir, field, {"--reasoning-field", field});
+    Server s = StartRefengine(dir, field, {"--reasoning-field", field});
     // Greedy answers to this prompt open with a <think> segment.
     auto r =
         PostJson(s.port, "/v1/chat/completions", Chat("What is the capital of Lofoum?", 0, 30));
@@ -159,7 +133,7 @@ TEST(RefEngineServerTest, ReasoningGoesToTheConfiguredField) {
 
 TEST(RefEngineServerTest, BadRequestsGetClearErrors) {
   TempDir dir;
-  Server s = Start(dir, "a", {});
+  Server s = StartRefengine(dir, "a", {});
   auto bad_json = testing::HttpPost(s.port, "/v1/chat/completions", "{not json");
   EXPECT_EQ(bad_json.status, 400);
   EXPECT_NE(bad_json.body.find("not JSON"), std::string::npos);
@@ -182,7 +156,7 @@ TEST(RefEngineServerTest, BadRequestsGetClearErrors) {
 
 TEST(RefEngineServerTest, HungServerIsHealthyButNeverGenerates) {
   TempDir dir;
-  Server s = Start(dir, "a", {"--hang", "--health-generate-timeout-s", "0.3"});
+  Server s = StartRefengine(dir, "a", {"--hang", "--health-generate-timeout-s", "0.3"});
   EXPECT_EQ(HttpGet(s.port, "/health").status, 200);
   auto gen = PostJson(s.port, "/v1/chat/completions", Chat("hi", 0, 1), /*timeout_ms=*/800);
   EXPECT_EQ(gen.status, 0);
@@ -194,13 +168,13 @@ TEST(RefEngineServerTest, HungServerIsHealthyButNeverGenerates) {
 
 TEST(RefEngineServerTest, HealthGenerateSucceedsOnAWorkingServer) {
   TempDir dir;
-  Server s = Start(dir, "a", {"--health-generate-timeout-s", "5"});
+  Server s = StartRefengine(dir, "a", {"--health-generate-timeout-s", "5"});
   EXPECT_EQ(HttpGet(s.port, "/health_generate").status, 200);
 }
 
 TEST(RefEngineServerTest, CrashAfterExitsAbruptlyOnTheNextRequest) {
   TempDir dir;
-  Server s = Start(dir, "a", {"--crash-after", "2"});
+  Server s = StartRefengine(dir, "a", {"--crash-after", "2"});
   EXPECT_EQ(PostJson(s.port, "/v1/chat/completions", Chat("hi", 0, 3)).status, 200);
   EXPECT_EQ(PostJson(s.port, "/v1/completions", {{"prompt", "The"}, {"max_tokens", 2}}).status,
             200);
@@ -216,8 +190,9 @@ TEST(RefEngineServerTest, CrashAfterExitsAbruptlyOnTheNextRequest) {
 TEST(RefEngineServerTest, SlowLoadAnswers503UntilLoaded) {
   TempDir dir;
   auto t0 = std::chrono::steady_clock::now();
-  Server s = Start(dir, "a", {"--load-delay-s", "1.5", "--fatal-log-line", "CUDA error: test"},
-                   /*wait_healthy=*/false);
+  Server s =
+      StartRefengine(dir, "a", {"--load-delay-s", "1.5", "--fatal-log-line", "CUDA error: test"},
+                     /*wait_healthy=*/false);
   auto h = HttpGet(s.port, "/health");
   EXPECT_EQ(h.status, 503);
   EXPECT_EQ(PostJson(s.port, "/v1/chat/completions", Chat("hi", 0, 2)).status, 503);
@@ -249,11 +224,11 @@ TEST(RefEngineServerTest, SpeculativeMetricsAreHonestAndOutputIsLossless) {
   TempDir dir;
   refmodel::Drafter d = refmodel::testing::MakeDrafter(3);
   ASSERT_TRUE(d.Save(dir.Join("drafter")).ok());
-  Server plain = Start(dir, "plain", {});
-  Server spec = Start(dir, "spec",
-                      {"--drafter", dir.Join("drafter"), "--num-speculative-tokens", "3",
-                       "--metrics-style", "both"});
-  Server bad = Start(
+  Server plain = StartRefengine(dir, "plain", {});
+  Server spec = StartRefengine(dir, "spec",
+                               {"--drafter", dir.Join("drafter"), "--num-speculative-tokens", "3",
+                                "--metrics-style", "both"});
+  Server bad = StartRefengine(
       dir, "bad",
       {"--drafter", dir.Join("drafter"), "--num-speculative-tokens", "3", "--drafter-misaligned"});
   const auto& prompts = refmodel::testing::Prompts();
@@ -319,7 +294,7 @@ TEST(RefEngineServerTest, SpeculativeMetricsAreHonestAndOutputIsLossless) {
 // request is served in the same steps).
 TEST(RefEngineServerTest, StepCostIsSimulatedWithTimers) {
   TempDir dir;
-  Server s = Start(dir, "a", {"--target-step-ms", "20"});
+  Server s = StartRefengine(dir, "a", {"--target-step-ms", "20"});
   auto t0 = std::chrono::steady_clock::now();
   json req = Chat("What is the capital of Lofoum?", 0, 20);
   req["ignore_eos"] = true;

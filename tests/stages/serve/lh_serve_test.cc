@@ -10,6 +10,7 @@
 #include "core/event.h"
 #include "core/strings.h"
 #include "stages/common/http_client.h"
+#include "tests/stages/common/stage_events.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul {
@@ -56,26 +57,10 @@ timeouts: {load: 20s, probe: 1500ms, stop_grace: 1s}
     serve_ = std::move(*p);
   }
 
-  std::vector<StageEvent> Events() const {
-    std::vector<StageEvent> out;
-    for (const auto& line : StrSplit(ReadTextFile(dir_.Join("events.jsonl")), '\n')) {
-      auto ev = ParseEventLine(line);
-      if (ev.ok()) out.push_back(*ev);
-    }
-    return out;
-  }
-  bool Ready() const {
-    for (const auto& e : Events()) {
-      if (e.type == EventType::kReady) return true;
-    }
-    return false;
-  }
-  std::string Output(const std::string& name) const {
-    for (const auto& e : Events()) {
-      if (e.type == EventType::kOutput && e.name == name) return e.text;
-    }
-    return "";
-  }
+  std::string events() const { return dir_.Join("events.jsonl"); }
+  std::vector<StageEvent> Events() const { return testing::ReadEvents(events()); }
+  bool Ready() const { return testing::HasReadyEvent(events()); }
+  std::string Output(const std::string& name) const { return testing::OutputValue(events(), name); }
   // The pid lh-serve logged for the engine ("... started, pid N").
   pid_t EnginePid() const {
     std::smatch m;

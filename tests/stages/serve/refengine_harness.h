@@ -15,6 +15,7 @@
 
 #include "core/event.h"
 #include "core/strings.h"
+#include "tests/stages/common/stage_events.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::testing {
@@ -24,23 +25,6 @@ namespace longhaul::testing {
 inline std::map<std::string, std::string> StageEnv(const std::string& events) {
   const char* path = std::getenv("PATH");
   return {{"PATH", BinDir() + ":" + (path ? path : "/usr/bin:/bin")}, {"LONGHAUL_EVENTS", events}};
-}
-
-inline std::vector<StageEvent> ReadEvents(const std::string& path) {
-  std::vector<StageEvent> out;
-  for (const auto& line : StrSplit(ReadTextFile(path), '\n')) {
-    auto ev = ParseEventLine(line);
-    if (ev.ok()) out.push_back(*ev);
-  }
-  return out;
-}
-
-inline std::map<std::string, double> ReadMetrics(const std::string& path) {
-  std::map<std::string, double> m;
-  for (const auto& e : ReadEvents(path)) {
-    if (e.type == EventType::kMetric) m[e.name] = e.value;
-  }
-  return m;
 }
 
 // One lh-serve process; its events, log and engine logs live in `dir`/`name`.*.
@@ -59,18 +43,8 @@ class ServeProcess {
   bool WaitReady(int64_t timeout_ms = 60'000) {
     return WaitFor([&] { return Ready(); }, timeout_ms);
   }
-  bool Ready() const {
-    for (const auto& e : ReadEvents(events())) {
-      if (e.type == EventType::kReady) return true;
-    }
-    return false;
-  }
-  std::string Output(const std::string& name) const {
-    for (const auto& e : ReadEvents(events())) {
-      if (e.type == EventType::kOutput && e.name == name) return e.text;
-    }
-    return "";
-  }
+  bool Ready() const { return HasReadyEvent(events()); }
+  std::string Output(const std::string& name) const { return OutputValue(events(), name); }
   pid_t EnginePid() const {
     std::smatch m;
     std::string log = Log();
