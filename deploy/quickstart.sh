@@ -55,7 +55,7 @@ cat <<EOT
   speedup_output_throughput   bench_spec's output tokens/s over the no-speculation baseline's
 
 == what next
-  export LONGHAUL_COORDINATOR=$LONGHAUL_COORDINATOR   # or run longhaul from $ROOT
+  export PATH=$BIN:\$PATH LONGHAUL_COORDINATOR=$LONGHAUL_COORDINATOR
   longhaul runs                       every run, newest first, with its parent
   longhaul show $PIVOT                     stages, why each ran or was reused, metrics, artifacts
   longhaul compare $FIRST $PIVOT                all metrics of both runs
