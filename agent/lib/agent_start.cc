@@ -84,6 +84,7 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
   ls.args.insert(ls.args.end(), spec.argv().begin(), spec.argv().end());
   ls.env = StageEnv(spec, out_dir, a.dir);
   ls.cwd = a.dir.path();
+  ls.new_session = true;  // from its first instruction, a kill of the agent's group misses it
   auto pid = launcher_->Launch(ls);
   if (!pid.ok()) return fail(pid.status());
   a.shim_pid = *pid;

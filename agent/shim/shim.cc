@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -201,6 +202,17 @@ class Supervisor {
   int64_t kill_at_ms_ = -1;
 };
 
+// glibc's posix_spawn (how the agent starts us) leaves glibc's own two signals, 32 and 33,
+// ignored, and an ignored signal stays ignored across exec. glibc refuses to touch them
+// through sigaction, so the kernel is asked directly; all-zero is SIG_DFL, no flags, no mask
+// on every architecture.
+void ResetGlibcInternalSignals() {
+  for (int sig : {32, 33}) {
+    unsigned long dfl[4] = {0, 0, 0, 0};
+    ::syscall(SYS_rt_sigaction, sig, dfl, nullptr, sizeof(uint64_t));
+  }
+}
+
 }  // namespace
 
 bool ParseShimArgs(const std::vector<std::string>& args, ShimOptions* opts, std::string* error) {
@@ -240,10 +252,13 @@ bool ParseShimArgs(const std::vector<std::string>& args, ShimOptions* opts, std:
 int RunShim(const ShimOptions& opts) {
   // The agent may leak descriptors into us; the stage must not inherit them.
   ::close_range(3, ~0U, 0);
-  if (::setsid() < 0) {
-    // Only when started as a process group leader; the agent never does that.
+  // The agent starts us in a session of our own already (POSIX_SPAWN_SETSID); anyone else
+  // may not have.
+  if (::getsid(0) != ::getpid() && ::setsid() < 0) {
+    // Only when started as a process group leader that does not lead its session.
     Log("setsid: %s (continuing in the caller's session)", std::strerror(errno));
   }
+  ResetGlibcInternalSignals();
   sigset_t set;
   sigemptyset(&set);
   for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);

@@ -238,6 +238,19 @@ TEST_F(ShimTest, StageGetsDefaultSignalHandlingWhateverTheShimInherited) {
   EXPECT_EQ(ReadJson("exit.json")["signal"], SIGTERM);
 }
 
+TEST_F(ShimTest, StageStartsWithNoSignalIgnoredOrBlocked) {
+  // Started as the agent starts it (posix_spawn), from a caller that ignores SIGPIPE.
+  struct sigaction ign {
+  }, old{};
+  ign.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ign, &old);
+  ShimProcess shim(ShimArgv({"/bin/sh", "-c", "grep -E '^Sig(Blk|Ign)' /proc/$$/status"}), Env());
+  ::sigaction(SIGPIPE, &old, nullptr);
+  ASSERT_TRUE(shim.Wait(10'000).has_value());
+  EXPECT_EQ(ReadTextFile(dir_.Join("stdout.log")),
+            "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+}
+
 TEST_F(ShimTest, StageSurvivesSigkillOfItsLauncher) {
   // sh starts the shim in the background and waits; killing sh's whole process group (as a
   // crash of the agent's service would) must not reach the shim or the stage.
