@@ -47,7 +47,9 @@ int WriteExit(const std::string& dir, const ExitRecord& e) {
       "{\"exit_code\":" + std::to_string(e.exit_code) + ",\"signal\":" + std::to_string(e.signal) +
       ",\"ended_at_ms\":" + std::to_string(e.ended_at_ms) + ",\"reason\":" + JsonQuote(e.reason) +
       ",\"start_failed\":" + (e.start_failed ? "true" : "false") + "}\n";
-  int err = WriteFileAtomic(dir + "/exit.json", json, /*durable=*/true);
+  // Atomic against any process being killed, and not fsynced: after a crash of the node the
+  // attempt is reported lost whatever this file says (docs/architecture.md).
+  int err = WriteFileAtomic(dir + "/exit.json", json);
   if (err != 0) Log("cannot write %s/exit.json: %s", dir, std::strerror(err));
   return err;
 }
@@ -325,7 +327,7 @@ int RunShim(const ShimOptions& opts) {
                          ",\"stage_start\":" + std::to_string(ProcStartTime(stage)) +
                          ",\"started_at_ms\":" + std::to_string(started_at) + "}\n";
   // Not fsynced: after a crash of the node the pids in it mean nothing anyway.
-  if (int e = WriteFileAtomic(dir + "/pid.json", pid_json, /*durable=*/false); e != 0) {
+  if (int e = WriteFileAtomic(dir + "/pid.json", pid_json); e != 0) {
     Log("cannot write %s/pid.json: %s", dir, std::strerror(e));
   }
 

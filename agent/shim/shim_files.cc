@@ -75,7 +75,7 @@ std::string JsonQuote(const std::string& s) {
   return out;
 }
 
-int WriteFileAtomic(const std::string& path, const std::string& data, bool durable) {
+int WriteFileAtomic(const std::string& path, const std::string& data) {
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
@@ -91,26 +91,11 @@ int WriteFileAtomic(const std::string& path, const std::string& data, bool durab
     }
     off += static_cast<size_t>(n);
   }
-  if (durable && ::fsync(fd) != 0) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return err;
-  }
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
     return err;
-  }
-  if (!durable) return 0;
-  // The rename itself must survive a crash of the node, or an acknowledged exit could vanish.
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
   }
   return 0;
 }

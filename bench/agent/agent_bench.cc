@@ -6,13 +6,13 @@
 //      the CPU each attempt cost (/proc/PID/stat): the agent's own, and that of the shims
 //      with their stages (the children the agent reaped).
 //   2. longhaul-shim's own cost: its start-up alone (a usage error), and
-//      `longhaul-shim -- /bin/true` (two log files, a lock, a fork, pid.json and an fsynced
-//      exit.json) against `/bin/true`.
+//      `longhaul-shim -- /bin/true` (two log files, a lock, a fork, pid.json and exit.json)
+//      against `/bin/true`.
 //   3. Event throughput from events.jsonl through the agent to the fake coordinator.
 //
 //   agent_bench [--attempts 200] [--events 200000]
-// The state dir is made under $TMPDIR (default /tmp): its file system's create and fsync costs
-// are part of the figures.
+// The state dir is made under $TMPDIR (default /tmp): its file system's create costs are part
+// of the figures.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
