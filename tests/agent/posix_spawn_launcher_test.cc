@@ -60,7 +60,7 @@ TEST(PosixSpawnLauncherTest, StartsCleanInItsOwnSessionWithTheGivenEnvAndDir) {
                "[ -e /proc/$$/fd/" +
                    std::to_string(leak) +
                    " ] && echo leaked || echo closed; "
-                   "grep -E '^Sig(Blk|Ign)' /proc/$$/status",
+                   "exec grep -E '^Sig(Blk|Ign)' /proc/self/status",
                out};
   spec.env = {"MY_VAR=mine", "PATH=/usr/bin:/bin", "=bad", "no-equals"};
   spec.cwd = tmp.path();

@@ -244,7 +244,8 @@ TEST_F(ShimTest, StageStartsWithNoSignalIgnoredOrBlocked) {
   }, old{};
   ign.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ign, &old);
-  ShimProcess shim(ShimArgv({"/bin/sh", "-c", "grep -E '^Sig(Blk|Ign)' /proc/$$/status"}), Env());
+  ShimProcess shim(ShimArgv({"/bin/sh", "-c", "exec grep -E '^Sig(Blk|Ign)' /proc/self/status"}),
+                   Env());
   ::sigaction(SIGPIPE, &old, nullptr);
   ASSERT_TRUE(shim.Wait(10'000).has_value());
   EXPECT_EQ(ReadTextFile(dir_.Join("stdout.log")),
