@@ -182,7 +182,7 @@ void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
     case Adoption::kWaitForShim:
       break;  // pid.json or exit.json will appear; the heartbeat also checks
     case Adoption::kNeverStarted:
-      // Written while holding shim.lock, so a shim still being exec'd will refuse to run.
+      // Written while holding the shim's lock, so a shim still being exec'd will refuse to run.
       RecordExit(a, UnknownExit(kNeverStartedReason, clock_->NowMs(), /*start_failed=*/true),
                  /*write_file=*/true);
       break;

@@ -271,9 +271,10 @@ int RunShim(const ShimOptions& opts) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
   const std::string& dir = opts.dir;
-  int lock = ::open((dir + "/shim.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // The lock is the attempt directory itself: no file to create for it.
+  int lock = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (lock < 0) {
-    Log("cannot open %s/shim.lock: %s", dir, std::strerror(errno));
+    Log("cannot open %s: %s", dir, std::strerror(errno));
     return kShimRefused;
   }
   if (::flock(lock, LOCK_EX | LOCK_NB) != 0) {

@@ -2,9 +2,11 @@
 // outlives whoever launched it.
 #include "agent/shim/shim.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "agent/shim/shim_files.h"
+#include "core/fs.h"
 #include "tests/testing/test_util.h"
 
 extern char** environ;
@@ -272,6 +275,22 @@ TEST_F(ShimTest, StageSurvivesSigkillOfItsLauncher) {
   ::kill(pid["shim_pid"].get<pid_t>(), SIGTERM);
   ASSERT_TRUE(WaitFor([&] { return Has("exit.json"); }, 10'000));
   EXPECT_EQ(ReadJson("exit.json")["reason"], "cancelled");
+}
+
+TEST_F(ShimTest, LocksItsDirectoryWhileItRunsAndCreatesNoLockFile) {
+  auto locked_by_someone = [&] {
+    int fd = ::open(dir_.path().c_str(), O_RDONLY | O_DIRECTORY);
+    bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+    ::close(fd);
+    return held;
+  };
+  ShimProcess shim(ShimArgv({BinPath("lh-testjob"), "--sleep", "60"}), Env());
+  ASSERT_TRUE(WaitFor([&] { return Has("pid.json"); }, 10'000));
+  EXPECT_TRUE(locked_by_someone());
+  ::kill(shim.pid(), SIGTERM);
+  ASSERT_TRUE(shim.Wait(10'000).has_value());
+  EXPECT_FALSE(locked_by_someone());
+  EXPECT_FALSE(PathExists(dir_.Join("shim.lock")));
 }
 
 TEST_F(ShimTest, SecondShimForTheSameAttemptRefuses) {
