@@ -69,9 +69,13 @@ AttemptDir::AttemptDir(const std::string& state_dir, int64_t attempt_id)
 bool AttemptDir::Exists() const { return PathExists(path_); }
 bool AttemptDir::IsDone() const { return PathExists(File("done")); }
 Status AttemptDir::MarkDone() const {
-  // Empty, so it cannot be torn: no temp file needed.
-  int fd = ::open(File("done").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("create", File("done"), errno);
+  // A second name for exit.json: a directory entry, no new inode (creating one is the costly
+  // part of a file on some file systems). Only its existence means anything.
+  std::string done = File("done");
+  if (::link(File("exit.json").c_str(), done.c_str()) == 0 || errno == EEXIST) return OkStatus();
+  // No exit.json (the agent could not write it): an empty file, which cannot be torn.
+  int fd = ::open(done.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("create", done, errno);
   ::close(fd);
   return OkStatus();
 }

@@ -42,14 +42,16 @@ struct ExitRecord {
   bool start_failed = false;
 };
 
-int WriteExit(const std::string& dir, const ExitRecord& e) {
+// `prepared`, when given, holds an unnamed file made earlier in `dir`, published as exit.json.
+int WriteExit(const std::string& dir, const ExitRecord& e, PreparedFile* prepared = nullptr) {
   std::string json =
       "{\"exit_code\":" + std::to_string(e.exit_code) + ",\"signal\":" + std::to_string(e.signal) +
       ",\"ended_at_ms\":" + std::to_string(e.ended_at_ms) + ",\"reason\":" + JsonQuote(e.reason) +
       ",\"start_failed\":" + (e.start_failed ? "true" : "false") + "}\n";
   // Atomic against any process being killed, and not fsynced: after a crash of the node the
   // attempt is reported lost whatever this file says (docs/architecture.md).
-  int err = WriteFileAtomic(dir + "/exit.json", json);
+  std::string path = dir + "/exit.json";
+  int err = prepared != nullptr && prepared->Publish(path, json) ? 0 : WriteFileAtomic(path, json);
   if (err != 0) Log("cannot write %s/exit.json: %s", dir, std::strerror(err));
   return err;
 }
@@ -332,6 +334,9 @@ int RunShim(const ShimOptions& opts) {
     Log("cannot write %s/pid.json: %s", dir, std::strerror(e));
   }
 
+  // exit.json's inode is made now, while the stage runs, rather than after it ended: between
+  // the stage's end and the next stage's start every file creation counts.
+  PreparedFile exit_file(dir);
   Supervisor sup(opts, stage, set);
   int status = sup.WaitMain();
   ExitRecord rec;
@@ -344,7 +349,7 @@ int RunShim(const ShimOptions& opts) {
     rec.exit_code = WEXITSTATUS(status);
   }
   if (sup.cancelled()) rec.reason = sup.cancel_reason();
-  WriteExit(dir, rec);
+  WriteExit(dir, rec, &exit_file);
   return rec.exit_code;
 }
 

@@ -100,6 +100,32 @@ int WriteFileAtomic(const std::string& path, const std::string& data) {
   return 0;
 }
 
+PreparedFile::PreparedFile(const std::string& dir)
+    : fd_(::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644)) {}
+
+PreparedFile::~PreparedFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool PreparedFile::Publish(const std::string& path, const std::string& data) {
+  if (fd_ < 0) return false;
+  int fd = fd_;
+  fd_ = -1;
+  size_t off = 0;
+  bool ok = true;
+  while (ok && off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) off += static_cast<size_t>(n);
+  }
+  // linkat(fd, "", ..., AT_EMPTY_PATH) would need CAP_DAC_READ_SEARCH; the /proc link does not.
+  std::string self = "/proc/self/fd/" + std::to_string(fd);
+  ok = ok && ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0;
+  ::close(fd);  // unlinked (not published): the kernel frees it
+  return ok;
+}
+
 bool ReadSmallFile(const std::string& path, std::string* out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;

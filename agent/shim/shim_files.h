@@ -23,6 +23,22 @@ std::string JsonQuote(const std::string& s);
 // "Durability of the agent's files"). Returns 0 or an errno value.
 int WriteFileAtomic(const std::string& path, const std::string& data);
 
+// An unnamed file (O_TMPFILE) in a directory, made ahead of time so that publishing it later
+// allocates no inode: Publish writes `data` into it and links it in as `path`, all or nothing.
+// Where O_TMPFILE is not supported, or `path` exists already, Publish returns false and the
+// caller writes the file the ordinary way.
+class PreparedFile {
+ public:
+  explicit PreparedFile(const std::string& dir);
+  ~PreparedFile();
+  PreparedFile(const PreparedFile&) = delete;
+  PreparedFile& operator=(const PreparedFile&) = delete;
+  bool Publish(const std::string& path, const std::string& data);
+
+ private:
+  int fd_;
+};
+
 // Reads a whole small file; false if it cannot.
 bool ReadSmallFile(const std::string& path, std::string* out);
 

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -340,6 +341,27 @@ TEST(ShimFilesTest, JsonRoundTripsOfTheFewFieldsItReads) {
   EXPECT_FALSE(JsonFindInt(text, "missing", &grace));
   // Invalid UTF-8 never makes the file unreadable for the agent's JSON parser.
   EXPECT_NO_THROW(json::parse(JsonQuote("bad \xff byte")));
+}
+
+TEST(ShimFilesTest, PreparedFileAppearsWholeUnderItsNameOnlyWhenPublished) {
+  testing::TempDir tmp;
+  auto entries = [&] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(tmp.path())) n += e.exists();
+    return n;
+  };
+  PreparedFile f(tmp.path());
+  EXPECT_EQ(entries(), 0);  // unnamed until published: nothing to clean up if we die
+  ASSERT_TRUE(f.Publish(tmp.Join("exit.json"), "{\"exit_code\":0}\n"));
+  EXPECT_EQ(ReadTextFile(tmp.Join("exit.json")), "{\"exit_code\":0}\n");
+  EXPECT_EQ(entries(), 1);
+  // Never over an existing file: the caller falls back to writing it the ordinary way.
+  PreparedFile g(tmp.path());
+  EXPECT_FALSE(g.Publish(tmp.Join("exit.json"), "other\n"));
+  EXPECT_EQ(ReadTextFile(tmp.Join("exit.json")), "{\"exit_code\":0}\n");
+  EXPECT_EQ(entries(), 1);
+  PreparedFile h(tmp.Join("no-such-dir"));  // cannot be prepared: Publish says so
+  EXPECT_FALSE(h.Publish(tmp.Join("no-such-dir/exit.json"), "x\n"));
 }
 
 TEST(ShimFilesTest, ProcStartTimeTellsProcessesApart) {
