@@ -23,6 +23,18 @@ Status TouchFile(const std::string& path) {
   return OkStatus();
 }
 
+// mkdir -p from the leaf: one mkdir when the parent exists (the usual case), instead of one
+// per component of the path.
+Status MakeDirsFromLeaf(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return OkStatus();
+  if (errno != ENOENT) return ErrnoStatus("mkdir", path, errno);
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos || slash == 0) return MakeDirs(path);
+  RETURN_IF_ERROR(MakeDirsFromLeaf(path.substr(0, slash)));
+  if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return OkStatus();
+  return ErrnoStatus("mkdir", path, errno);
+}
+
 }  // namespace
 
 void Agent::HandleStart(const v1::StartAttempt& spec) {
@@ -56,7 +68,16 @@ void Agent::HandleStart(const v1::StartAttempt& spec) {
 }
 
 void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
+  // spec.json is for people only (nothing reads it back), so it is written once the shim is
+  // on its way rather than before: one file creation less between a stage's end and the next
+  // stage's start. An attempt that fails to start gets it too.
+  bool dir_made = false;
+  auto write_spec = [&] {
+    if (Status s = a.dir.WriteSpec(spec); !s.ok())
+      log_->warn("attempt {}: {}", a.id, ToStd(s.message()));
+  };
   auto fail = [&](const Status& s) {
+    if (dir_made) write_spec();
     log_->error("attempt {}: {}", a.id, ToStd(s.message()));
     RecordExit(a, StartFailure(ToStd(s.message()), clock_->NowMs()), /*write_file=*/true);
   };
@@ -65,11 +86,11 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
     out_dir = StrCat(config_.data_dir, "/runs/", spec.run_id(), "/", spec.stage());
     if (!spec.resume()) out_dir += StrCat("/attempt-", spec.attempt());
   }
-  if (Status s = MakeDirs(a.dir.work_dir()); !s.ok()) {
+  if (Status s = MakeDirsFromLeaf(a.dir.work_dir()); !s.ok()) {
     return fail(Annotate(s, "cannot create the attempt's directory"));
   }
-  if (Status s = a.dir.WriteSpec(spec); !s.ok()) return fail(s);
-  if (Status s = MakeDirs(out_dir); !s.ok()) {
+  dir_made = true;
+  if (Status s = MakeDirsFromLeaf(out_dir); !s.ok()) {
     return fail(Annotate(s, "cannot create the output dir"));
   }
   if (Status s = TouchFile(a.dir.events_path()); !s.ok()) return fail(s);
@@ -84,11 +105,13 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
   ls.args.insert(ls.args.end(), spec.argv().begin(), spec.argv().end());
   ls.env = StageEnv(spec, out_dir, a.dir);
   ls.cwd = a.dir.path();
+  ls.new_session = true;  // from its first instruction, a kill of the agent's group misses it
   auto pid = launcher_->Launch(ls);
   if (!pid.ok()) return fail(pid.status());
   a.shim_pid = *pid;
   a.shim_is_child = true;
   log_->info("attempt {}: started {} (shim pid {})", a.id, spec.argv(0), *pid);
+  write_spec();
   if (Status s = WatchPid(a, *pid, /*is_shim=*/true); !s.ok()) {
     // Unlikely (out of descriptors); the heartbeat's waitpid check still notices the end.
     log_->error("attempt {}: cannot watch the shim: {}", a.id, ToStd(s.message()));
@@ -181,7 +204,7 @@ void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
     case Adoption::kWaitForShim:
       break;  // pid.json or exit.json will appear; the heartbeat also checks
     case Adoption::kNeverStarted:
-      // Written while holding shim.lock, so a shim still being exec'd will refuse to run.
+      // Written while holding the shim's lock, so a shim still being exec'd will refuse to run.
       RecordExit(a, UnknownExit(kNeverStartedReason, clock_->NowMs(), /*start_failed=*/true),
                  /*write_file=*/true);
       break;

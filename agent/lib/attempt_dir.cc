@@ -36,17 +36,24 @@ Result<T> Field(const json& doc, const char* key, const std::string& path) {
   }
 }
 
-// Atomic (temp file + rename) but not fsynced: for files whose loss in a crash of the node is
-// harmless, kept off the start path's critical time.
+// Atomic (temp file + rename) but not fsynced: every file of an attempt dir can be lost in a
+// crash of the node without harm (docs/architecture.md, "Durability of the agent's files").
 Status WriteFileFast(const std::string& path, const std::string& data) {
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus("create", tmp, errno);
-  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
-  int err = errno;
+  ssize_t n = ::write(fd, data.data(), data.size());
+  int err = n < 0 ? errno : EIO;  // a short write of a few hundred bytes: the disk is full
   ::close(fd);
-  if (!ok) return ErrnoStatus("write", tmp, err);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoStatus("rename to", path, errno);
+  if (n != static_cast<ssize_t>(data.size())) {
+    ::unlink(tmp.c_str());
+    return ErrnoStatus("write", tmp, err);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoStatus("rename to", path, err);
+  }
   return OkStatus();
 }
 
@@ -61,7 +68,17 @@ AttemptDir::AttemptDir(const std::string& state_dir, int64_t attempt_id)
 
 bool AttemptDir::Exists() const { return PathExists(path_); }
 bool AttemptDir::IsDone() const { return PathExists(File("done")); }
-Status AttemptDir::MarkDone() const { return WriteFileAtomic(File("done"), ""); }
+Status AttemptDir::MarkDone() const {
+  // A second name for exit.json: a directory entry, no new inode (creating one is the costly
+  // part of a file on some file systems). Only its existence means anything.
+  std::string done = File("done");
+  if (::link(File("exit.json").c_str(), done.c_str()) == 0 || errno == EEXIST) return OkStatus();
+  // No exit.json (the agent could not write it): an empty file, which cannot be torn.
+  int fd = ::open(done.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("create", done, errno);
+  ::close(fd);
+  return OkStatus();
+}
 
 Status AttemptDir::WriteSpec(const v1::StartAttempt& spec) const {
   std::string text;
@@ -112,16 +129,16 @@ Result<ExitInfo> AttemptDir::ReadExit() const {
 }
 
 Status AttemptDir::WriteExit(const ExitInfo& e) const {
-  return WriteFileAtomic(File("exit.json"), Dump(json{{"exit_code", e.exit_code},
-                                                      {"signal", e.signal},
-                                                      {"ended_at_ms", e.ended_at_ms},
-                                                      {"reason", e.reason},
-                                                      {"start_failed", e.start_failed}}));
+  return WriteFileFast(File("exit.json"), Dump(json{{"exit_code", e.exit_code},
+                                                    {"signal", e.signal},
+                                                    {"ended_at_ms", e.ended_at_ms},
+                                                    {"reason", e.reason},
+                                                    {"start_failed", e.start_failed}}));
 }
 
 Status AttemptDir::WriteCancel(const CancelInfo& c) const {
-  return WriteFileAtomic(File("cancel.json"),
-                         Dump(json{{"reason", c.reason}, {"grace_ms", c.grace_ms}}));
+  return WriteFileFast(File("cancel.json"),
+                       Dump(json{{"reason", c.reason}, {"grace_ms", c.grace_ms}}));
 }
 
 Result<AckHint> AttemptDir::ReadAckHint() const {

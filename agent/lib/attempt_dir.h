@@ -2,7 +2,9 @@
 // directory"): its paths, and the JSON files the agent and the shim exchange.
 //
 // Reads return NotFound when the file is absent and InvalidArgument (naming the file) when it
-// cannot be parsed. Writes are atomic (temp file + rename). Not thread-safe; cheap to copy.
+// cannot be parsed. Writes are atomic (temp file + rename) and none is fsynced: each file's
+// loss in a crash of the node is harmless (docs/architecture.md, "Durability of the agent's
+// files"). Not thread-safe; cheap to copy.
 #pragma once
 
 #include <sys/types.h>
@@ -58,14 +60,14 @@ class AttemptDir {
   bool IsDone() const;
   Status MarkDone() const;
 
-  Status WriteSpec(const v1::StartAttempt& spec) const;  // not fsynced
+  Status WriteSpec(const v1::StartAttempt& spec) const;
   Result<v1::StartAttempt> ReadSpec() const;
   Result<PidInfo> ReadPid() const;
   Result<ExitInfo> ReadExit() const;
-  Status WriteExit(const ExitInfo& exit) const;  // durable (fsync)
+  Status WriteExit(const ExitInfo& exit) const;
   Status WriteCancel(const CancelInfo& cancel) const;
   Result<AckHint> ReadAckHint() const;
-  Status WriteAckHint(const AckHint& hint) const;  // not fsynced: a hint only
+  Status WriteAckHint(const AckHint& hint) const;  // a hint only
 
  private:
   std::string path_;

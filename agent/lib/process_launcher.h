@@ -16,14 +16,15 @@ struct LaunchSpec {
   std::vector<std::string> args;  // without the program itself
   std::vector<std::string> env;   // the complete environment, "K=V"
   std::string cwd;                // empty: the caller's
+  bool new_session = false;       // setsid: no signal to the caller's group reaches it
 };
 
 class ProcessLauncher {
  public:
   virtual ~ProcessLauncher() = default;
-  // Starts the process with stdin/stdout/stderr on /dev/null, unblocked signals and default
-  // dispositions, and returns its pid. The caller owns reaping it (waitpid). Errors name the
-  // program and why (not found, permission denied, ...).
+  // Starts the process with stdin/stdout/stderr on /dev/null, no other descriptor of the
+  // caller's, unblocked signals and default dispositions, and returns its pid. The caller owns
+  // reaping it (waitpid). Errors name the program and why (not found, permission denied, ...).
   virtual Result<pid_t> Launch(const LaunchSpec& spec) = 0;
 };
 

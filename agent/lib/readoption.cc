@@ -61,10 +61,15 @@ AttemptProbe ProbeAttempt(const AttemptDir& dir, int* lock_fd) {
     p.exit_error = ToStd(exit.status().message());
   }
   if (p.pid || p.exit || !p.exit_error.empty()) return p;
-  int fd = ::open(dir.File("shim.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  // A shim locks the attempt directory. One of an earlier version locked shim.lock instead:
+  // it is only tested, not held, so it must be as far as pid.json by the time we look again.
+  int fd = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int legacy = ::open(dir.File("shim.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  bool legacy_held = legacy >= 0 && ::flock(legacy, LOCK_EX | LOCK_NB) != 0;
+  if (legacy >= 0) ::close(legacy);
+  if (legacy_held || (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0)) {
     p.shim_lock_held = true;
-    ::close(fd);
+    if (fd >= 0) ::close(fd);
     return p;
   }
   // The lock is ours, but a shim may have finished between our reads and the lock.

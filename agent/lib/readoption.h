@@ -17,7 +17,7 @@ struct AttemptProbe {
   std::optional<PidInfo> pid;    // pid.json, when present and readable
   bool shim_alive = false;       // pid.json's shim pid runs with the recorded start time
   bool stage_alive = false;      // same for the stage
-  bool shim_lock_held = false;   // a shim holds shim.lock (it is starting or running)
+  bool shim_lock_held = false;   // a shim holds the dir's lock (it is starting or running)
 };
 
 enum class Adoption {
@@ -35,9 +35,9 @@ const char* AdoptionName(Adoption a);
 Adoption DecideAdoption(const AttemptProbe& probe);
 
 // Reads the attempt's files and checks /proc. For an attempt with neither pid.json nor
-// exit.json it tries shim.lock; if it gets the lock it keeps holding it in `*lock_fd` (so that
-// no shim can start the stage while the agent declares it never started); the caller closes
-// it. `*lock_fd` is -1 otherwise.
+// exit.json it tries the shim's lock (a flock on the attempt directory); if it gets the lock
+// it keeps holding it in `*lock_fd` (so that no shim can start the stage while the agent
+// declares it never started); the caller closes it. `*lock_fd` is -1 otherwise.
 AttemptProbe ProbeAttempt(const AttemptDir& dir, int* lock_fd);
 
 // The exit recorded for the outcomes that have no exit.json of the shim's: exit code -1.

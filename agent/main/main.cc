@@ -11,9 +11,9 @@
 
 #include "agent/lib/agent.h"
 #include "agent/lib/agent_setup.h"
-#include "agent/lib/boost_process_launcher.h"
 #include "agent/lib/coordinator_session.h"
 #include "agent/lib/inventory.h"
+#include "agent/lib/posix_spawn_launcher.h"
 #include "core/clock.h"
 #include "core/duration.h"
 #include "core/fs.h"
@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
   }
 
   boost::asio::io_context io;
-  BoostProcessLauncher launcher;
+  PosixSpawnLauncher launcher;
   Agent* agent_ptr = nullptr;
   SessionOptions so;
   so.target = coordinator;

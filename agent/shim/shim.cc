@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,12 +42,16 @@ struct ExitRecord {
   bool start_failed = false;
 };
 
-int WriteExit(const std::string& dir, const ExitRecord& e) {
+// `prepared`, when given, holds an unnamed file made earlier in `dir`, published as exit.json.
+int WriteExit(const std::string& dir, const ExitRecord& e, PreparedFile* prepared = nullptr) {
   std::string json =
       "{\"exit_code\":" + std::to_string(e.exit_code) + ",\"signal\":" + std::to_string(e.signal) +
       ",\"ended_at_ms\":" + std::to_string(e.ended_at_ms) + ",\"reason\":" + JsonQuote(e.reason) +
       ",\"start_failed\":" + (e.start_failed ? "true" : "false") + "}\n";
-  int err = WriteFileAtomic(dir + "/exit.json", json, /*durable=*/true);
+  // Atomic against any process being killed, and not fsynced: after a crash of the node the
+  // attempt is reported lost whatever this file says (docs/architecture.md).
+  std::string path = dir + "/exit.json";
+  int err = prepared != nullptr && prepared->Publish(path, json) ? 0 : WriteFileAtomic(path, json);
   if (err != 0) Log("cannot write %s/exit.json: %s", dir, std::strerror(err));
   return err;
 }
@@ -201,6 +206,17 @@ class Supervisor {
   int64_t kill_at_ms_ = -1;
 };
 
+// glibc's posix_spawn (how the agent starts us) leaves glibc's own two signals, 32 and 33,
+// ignored, and an ignored signal stays ignored across exec. glibc refuses to touch them
+// through sigaction, so the kernel is asked directly; all-zero is SIG_DFL, no flags, no mask
+// on every architecture.
+void ResetGlibcInternalSignals() {
+  for (int sig : {32, 33}) {
+    unsigned long dfl[4] = {0, 0, 0, 0};
+    ::syscall(SYS_rt_sigaction, sig, dfl, nullptr, sizeof(uint64_t));
+  }
+}
+
 }  // namespace
 
 bool ParseShimArgs(const std::vector<std::string>& args, ShimOptions* opts, std::string* error) {
@@ -240,10 +256,13 @@ bool ParseShimArgs(const std::vector<std::string>& args, ShimOptions* opts, std:
 int RunShim(const ShimOptions& opts) {
   // The agent may leak descriptors into us; the stage must not inherit them.
   ::close_range(3, ~0U, 0);
-  if (::setsid() < 0) {
-    // Only when started as a process group leader; the agent never does that.
+  // The agent starts us in a session of our own already (POSIX_SPAWN_SETSID); anyone else
+  // may not have.
+  if (::getsid(0) != ::getpid() && ::setsid() < 0) {
+    // Only when started as a process group leader that does not lead its session.
     Log("setsid: %s (continuing in the caller's session)", std::strerror(errno));
   }
+  ResetGlibcInternalSignals();
   sigset_t set;
   sigemptyset(&set);
   for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
@@ -254,9 +273,10 @@ int RunShim(const ShimOptions& opts) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
   const std::string& dir = opts.dir;
-  int lock = ::open((dir + "/shim.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // The lock is the attempt directory itself: no file to create for it.
+  int lock = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (lock < 0) {
-    Log("cannot open %s/shim.lock: %s", dir, std::strerror(errno));
+    Log("cannot open %s: %s", dir, std::strerror(errno));
     return kShimRefused;
   }
   if (::flock(lock, LOCK_EX | LOCK_NB) != 0) {
@@ -310,10 +330,13 @@ int RunShim(const ShimOptions& opts) {
                          ",\"stage_start\":" + std::to_string(ProcStartTime(stage)) +
                          ",\"started_at_ms\":" + std::to_string(started_at) + "}\n";
   // Not fsynced: after a crash of the node the pids in it mean nothing anyway.
-  if (int e = WriteFileAtomic(dir + "/pid.json", pid_json, /*durable=*/false); e != 0) {
+  if (int e = WriteFileAtomic(dir + "/pid.json", pid_json); e != 0) {
     Log("cannot write %s/pid.json: %s", dir, std::strerror(e));
   }
 
+  // exit.json's inode is made now, while the stage runs, rather than after it ended: between
+  // the stage's end and the next stage's start every file creation counts.
+  PreparedFile exit_file(dir);
   Supervisor sup(opts, stage, set);
   int status = sup.WaitMain();
   ExitRecord rec;
@@ -326,7 +349,7 @@ int RunShim(const ShimOptions& opts) {
     rec.exit_code = WEXITSTATUS(status);
   }
   if (sup.cancelled()) rec.reason = sup.cancel_reason();
-  WriteExit(dir, rec);
+  WriteExit(dir, rec, &exit_file);
   return rec.exit_code;
 }
 

@@ -5,8 +5,8 @@
 //
 // Files in ATTEMPT_DIR: it appends the stage's output to stdout.log / stderr.log, writes
 // pid.json once the stage runs and exit.json (atomically) when the stage has ended, reads
-// cancel.json on SIGTERM/SIGINT/SIGHUP, and holds an exclusive flock on shim.lock for its
-// whole life, so that two shims never run the same attempt and the agent can tell a shim
+// cancel.json on SIGTERM/SIGINT/SIGHUP, and holds an exclusive flock on ATTEMPT_DIR itself for
+// its whole life, so that two shims never run the same attempt and the agent can tell a shim
 // that is still starting from one that never ran.
 #pragma once
 

@@ -75,7 +75,7 @@ std::string JsonQuote(const std::string& s) {
   return out;
 }
 
-int WriteFileAtomic(const std::string& path, const std::string& data, bool durable) {
+int WriteFileAtomic(const std::string& path, const std::string& data) {
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
@@ -91,28 +91,39 @@ int WriteFileAtomic(const std::string& path, const std::string& data, bool durab
     }
     off += static_cast<size_t>(n);
   }
-  if (durable && ::fsync(fd) != 0) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return err;
-  }
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
     return err;
   }
-  if (!durable) return 0;
-  // The rename itself must survive a crash of the node, or an acknowledged exit could vanish.
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
   return 0;
+}
+
+PreparedFile::PreparedFile(const std::string& dir)
+    : fd_(::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644)) {}
+
+PreparedFile::~PreparedFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool PreparedFile::Publish(const std::string& path, const std::string& data) {
+  if (fd_ < 0) return false;
+  int fd = fd_;
+  fd_ = -1;
+  size_t off = 0;
+  bool ok = true;
+  while (ok && off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) off += static_cast<size_t>(n);
+  }
+  // linkat(fd, "", ..., AT_EMPTY_PATH) would need CAP_DAC_READ_SEARCH; the /proc link does not.
+  std::string self = "/proc/self/fd/" + std::to_string(fd);
+  ok = ok && ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0;
+  ::close(fd);  // unlinked (not published): the kernel frees it
+  return ok;
 }
 
 bool ReadSmallFile(const std::string& path, std::string* out) {

@@ -18,10 +18,26 @@ int64_t ProcStartTime(pid_t pid);
 // A JSON string literal with quotes; invalid UTF-8 bytes become U+FFFD.
 std::string JsonQuote(const std::string& s);
 
-// Writes `data` to PATH.tmp and renames it over `path`. `durable`: fsyncs the file before and
-// the directory after the rename, so the file survives a crash of the node. Returns 0 or an
-// errno value.
-int WriteFileAtomic(const std::string& path, const std::string& data, bool durable);
+// Writes `data` to PATH.tmp and renames it over `path`: a reader, or an agent restarted after
+// any process was killed, sees the whole file or none. Not fsynced (docs/architecture.md,
+// "Durability of the agent's files"). Returns 0 or an errno value.
+int WriteFileAtomic(const std::string& path, const std::string& data);
+
+// An unnamed file (O_TMPFILE) in a directory, made ahead of time so that publishing it later
+// allocates no inode: Publish writes `data` into it and links it in as `path`, all or nothing.
+// Where O_TMPFILE is not supported, or `path` exists already, Publish returns false and the
+// caller writes the file the ordinary way.
+class PreparedFile {
+ public:
+  explicit PreparedFile(const std::string& dir);
+  ~PreparedFile();
+  PreparedFile(const PreparedFile&) = delete;
+  PreparedFile& operator=(const PreparedFile&) = delete;
+  bool Publish(const std::string& path, const std::string& data);
+
+ private:
+  int fd_;
+};
 
 // Reads a whole small file; false if it cannot.
 bool ReadSmallFile(const std::string& path, std::string* out);

@@ -1,19 +1,22 @@
 // Agent figures that are cheap to measure on one machine, with the real binaries:
 //   1. StartAttempt sent -> AttemptStarted received, and -> AttemptExited received, for
 //      trivial attempts (lh-testjob with no flags) run one after another against a fake
-//      coordinator on loopback: the agent's start path (spec.json, fork of the shim, the
-//      shim's fork/exec of the stage, pid.json via inotify) plus two loopback gRPC hops.
+//      coordinator on loopback: the agent's start path (spec.json, spawn of the shim, the
+//      shim's fork/exec of the stage, pid.json via inotify) plus two loopback gRPC hops. And
+//      the CPU each attempt cost (/proc/PID/stat): the agent's own, and that of the shims
+//      with their stages (the children the agent reaped).
 //   2. longhaul-shim's own cost: its start-up alone (a usage error), and
-//      `longhaul-shim -- /bin/true` (two log files, a lock, a fork, pid.json and an fsynced
-//      exit.json) against `/bin/true`.
+//      `longhaul-shim -- /bin/true` (two log files, a lock, a fork, pid.json and exit.json)
+//      against `/bin/true`.
 //   3. Event throughput from events.jsonl through the agent to the fake coordinator.
 //
 //   agent_bench [--attempts 200] [--events 200000]
-// The state dir is made under $TMPDIR (default /tmp): its file system's create and fsync costs
-// are part of the figures.
+// The state dir is made under $TMPDIR (default /tmp): its file system's create costs are part
+// of the figures.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -41,6 +44,23 @@ void Report(const char* what, std::vector<double> v) {
   auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))]; };
   std::printf("%-44s n=%zu  median %.2f ms  p90 %.2f ms  p99 %.2f ms  max %.2f ms\n", what,
               v.size(), at(0.5), at(0.9), at(0.99), v.back());
+}
+
+// CPU milliseconds of a process (utime + stime) and of the children it reaped.
+struct Cpu {
+  double self_ms = 0, children_ms = 0;
+};
+
+Cpu ReadCpu(pid_t pid) {
+  std::string stat = ReadTextFile(StrCat("/proc/", pid, "/stat"));
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return {};
+  std::vector<std::string> f = StrSplit(std::string_view(stat).substr(close + 2), ' ');
+  if (f.size() < 15) return {};
+  // f[0] is field 3 of proc(5): utime, stime, cutime, cstime are fields 14..17.
+  double tick_ms = 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  return {static_cast<double>(std::stoll(f[11]) + std::stoll(f[12])) * tick_ms,
+          static_cast<double>(std::stoll(f[13]) + std::stoll(f[14])) * tick_ms};
 }
 
 double SpawnAndWaitMs(const std::vector<std::string>& argv) {
@@ -76,6 +96,7 @@ int Main(int argc, char** argv) {
   }
   FakeCoordinator& coord = h.coordinator();
   std::vector<double> to_started, to_exited;
+  Cpu cpu0 = ReadCpu(h.agent_pid());
   for (int i = 1; i <= attempts; ++i) {
     auto t0 = Clock::now();
     coord.Start(h.Spec(i, {"lh-testjob"}));
@@ -86,8 +107,14 @@ int Main(int argc, char** argv) {
     to_started.push_back(Ms(*coord.started_time(i) - t0));
     to_exited.push_back(Ms(*coord.exited_time(i) - t0));
   }
+  // The last AckExit may still be on its way; the agent's share of it is noise.
+  Cpu cpu1 = ReadCpu(h.agent_pid());
   Report("StartAttempt -> AttemptStarted", to_started);
   Report("StartAttempt -> AttemptExited (trivial stage)", to_exited);
+  std::printf("%-44s agent %.2f ms, shim+stage %.2f ms (%.0f ms clock ticks over %d)\n",
+              "CPU per attempt", (cpu1.self_ms - cpu0.self_ms) / attempts,
+              (cpu1.children_ms - cpu0.children_ms) / attempts,
+              1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK)), attempts);
 
   int64_t id = attempts + 1;
   auto t0 = Clock::now();

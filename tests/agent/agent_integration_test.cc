@@ -81,6 +81,8 @@ TEST_F(AgentIntegrationTest, RunsAnAttemptAndReportsEveryEventOnceThenTheExit) {
   EXPECT_EQ(started[0].pid(),
             json::parse(ReadTextFile(h_.AttemptFile(11, "pid.json")))["stage_pid"]);
   EXPECT_EQ(ReadTextFile(h_.AttemptFile(11, "stdout.log")), "hello\n");
+  // Written once the shim was started, for people.
+  EXPECT_EQ(json::parse(ReadTextFile(h_.AttemptFile(11, "spec.json")))["attempt_id"], "11");
   // The fake coordinator acknowledged the exit: the agent lets go of the attempt.
   EXPECT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(11, "done")); }, 10'000));
 }
@@ -130,6 +132,7 @@ TEST_F(AgentIntegrationTest, ShimThatCannotBeStartedIsAStartFailureNotACrash) {
             std::string::npos)
       << coord().exited(19)->reason();
   EXPECT_TRUE(h_.AgentRunning());
+  EXPECT_TRUE(PathExists(h_.AttemptFile(19, "spec.json")));  // an attempt that failed has one too
 }
 
 TEST_F(AgentIntegrationTest, StartAttemptIsIdempotent) {

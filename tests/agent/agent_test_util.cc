@@ -61,6 +61,8 @@ void AgentHarness::KillAgent() {
 
 bool AgentHarness::AgentRunning() { return agent_ != nullptr && agent_->Running(); }
 
+pid_t AgentHarness::agent_pid() const { return agent_ != nullptr ? agent_->pid() : 0; }
+
 void AgentHarness::StopCoordinator() { coordinator_.reset(); }
 
 void AgentHarness::RestartCoordinator() {

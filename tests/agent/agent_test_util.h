@@ -27,6 +27,7 @@ class AgentHarness {
   // The agent dials this instead of the fake coordinator (a proxy in front of it).
   void set_agent_target(const std::string& host_port) { agent_target_ = host_port; }
   bool AgentRunning();
+  pid_t agent_pid() const;  // 0 when no agent was started
   std::string AgentLog() const { return ReadTextFile(agent_log_); }
 
   FakeCoordinator& coordinator() { return *coordinator_; }

@@ -1,6 +1,7 @@
 #include "agent/lib/attempt_dir.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/lib/agent_setup.h"
@@ -82,8 +83,23 @@ TEST_F(AttemptDirTest, BadFilesAreNamedAndMissingOnesAreNotFound) {
 
 TEST_F(AttemptDirTest, DoneMarksTheEnd) {
   EXPECT_FALSE(dir_.IsDone());
+  ASSERT_TRUE(dir_.MarkDone().ok());  // no exit.json: an empty file
+  EXPECT_TRUE(dir_.IsDone());
+  EXPECT_EQ(testing::ReadTextFile(dir_.File("done")), "");
+  ASSERT_TRUE(dir_.MarkDone().ok());  // again: still done
+  EXPECT_TRUE(dir_.IsDone());
+}
+
+TEST_F(AttemptDirTest, DoneIsASecondNameOfExitJsonWhenThereIsOne) {
+  ASSERT_TRUE(dir_.WriteExit(ExitInfo{3, 0, 5, "", false}).ok());
   ASSERT_TRUE(dir_.MarkDone().ok());
   EXPECT_TRUE(dir_.IsDone());
+  struct stat exit_st {
+  }, done_st{};
+  ASSERT_EQ(::stat(dir_.File("exit.json").c_str(), &exit_st), 0);
+  ASSERT_EQ(::stat(dir_.File("done").c_str(), &done_st), 0);
+  EXPECT_EQ(exit_st.st_ino, done_st.st_ino);  // a link: no inode of its own
+  EXPECT_EQ(dir_.ReadExit()->exit_code, 3);   // exit.json still reads as before
 }
 
 TEST(ProcessTest, MatchesOnlyTheSameProcess) {

@@ -79,13 +79,22 @@ TEST_F(ProbeTest, NothingWrittenIsNeverStartedAndTheProbeHoldsTheLock) {
   EXPECT_EQ(DecideAdoption(p), Adoption::kNeverStarted);
   ASSERT_GE(fd, 0);
   // While the agent holds it, a shim could not lock the attempt (it would refuse to run).
-  int other = ::open(dir_.File("shim.lock").c_str(), O_RDWR);
+  int other = ::open(dir_.path().c_str(), O_RDONLY | O_DIRECTORY);
   EXPECT_NE(::flock(other, LOCK_EX | LOCK_NB), 0);
   ::close(other);
   ::close(fd);
+  EXPECT_FALSE(PathExists(dir_.File("shim.lock")));  // the probe creates nothing
 }
 
 TEST_F(ProbeTest, LockedByAStartingShimMeansWait) {
+  int shim = ::open(dir_.path().c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_EQ(::flock(shim, LOCK_EX | LOCK_NB), 0);
+  EXPECT_EQ(Decide(), Adoption::kWaitForShim);
+  ::close(shim);
+  EXPECT_EQ(Decide(), Adoption::kNeverStarted);
+}
+
+TEST_F(ProbeTest, ShimOfAnEarlierVersionHoldingShimLockMeansWait) {
   int shim = ::open(dir_.File("shim.lock").c_str(), O_RDWR | O_CREAT, 0644);
   ASSERT_EQ(::flock(shim, LOCK_EX | LOCK_NB), 0);
   EXPECT_EQ(Decide(), Adoption::kWaitForShim);

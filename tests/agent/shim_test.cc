@@ -2,19 +2,23 @@
 // outlives whoever launched it.
 #include "agent/shim/shim.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "agent/shim/shim_files.h"
+#include "core/fs.h"
 #include "tests/testing/test_util.h"
 
 extern char** environ;
@@ -238,6 +242,20 @@ TEST_F(ShimTest, StageGetsDefaultSignalHandlingWhateverTheShimInherited) {
   EXPECT_EQ(ReadJson("exit.json")["signal"], SIGTERM);
 }
 
+TEST_F(ShimTest, StageStartsWithNoSignalIgnoredOrBlocked) {
+  // Started as the agent starts it (posix_spawn), from a caller that ignores SIGPIPE.
+  struct sigaction ign {
+  }, old{};
+  ign.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ign, &old);
+  ShimProcess shim(ShimArgv({"/bin/sh", "-c", "exec grep -E '^Sig(Blk|Ign)' /proc/self/status"}),
+                   Env());
+  ::sigaction(SIGPIPE, &old, nullptr);
+  ASSERT_TRUE(shim.Wait(10'000).has_value());
+  EXPECT_EQ(ReadTextFile(dir_.Join("stdout.log")),
+            "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+}
+
 TEST_F(ShimTest, StageSurvivesSigkillOfItsLauncher) {
   // sh starts the shim in the background and waits; killing sh's whole process group (as a
   // crash of the agent's service would) must not reach the shim or the stage.
@@ -258,6 +276,22 @@ TEST_F(ShimTest, StageSurvivesSigkillOfItsLauncher) {
   ::kill(pid["shim_pid"].get<pid_t>(), SIGTERM);
   ASSERT_TRUE(WaitFor([&] { return Has("exit.json"); }, 10'000));
   EXPECT_EQ(ReadJson("exit.json")["reason"], "cancelled");
+}
+
+TEST_F(ShimTest, LocksItsDirectoryWhileItRunsAndCreatesNoLockFile) {
+  auto locked_by_someone = [&] {
+    int fd = ::open(dir_.path().c_str(), O_RDONLY | O_DIRECTORY);
+    bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+    ::close(fd);
+    return held;
+  };
+  ShimProcess shim(ShimArgv({BinPath("lh-testjob"), "--sleep", "60"}), Env());
+  ASSERT_TRUE(WaitFor([&] { return Has("pid.json"); }, 10'000));
+  EXPECT_TRUE(locked_by_someone());
+  ::kill(shim.pid(), SIGTERM);
+  ASSERT_TRUE(shim.Wait(10'000).has_value());
+  EXPECT_FALSE(locked_by_someone());
+  EXPECT_FALSE(PathExists(dir_.Join("shim.lock")));
 }
 
 TEST_F(ShimTest, SecondShimForTheSameAttemptRefuses) {
@@ -307,6 +341,27 @@ TEST(ShimFilesTest, JsonRoundTripsOfTheFewFieldsItReads) {
   EXPECT_FALSE(JsonFindInt(text, "missing", &grace));
   // Invalid UTF-8 never makes the file unreadable for the agent's JSON parser.
   EXPECT_NO_THROW(json::parse(JsonQuote("bad \xff byte")));
+}
+
+TEST(ShimFilesTest, PreparedFileAppearsWholeUnderItsNameOnlyWhenPublished) {
+  testing::TempDir tmp;
+  auto entries = [&] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(tmp.path())) n += e.exists();
+    return n;
+  };
+  PreparedFile f(tmp.path());
+  EXPECT_EQ(entries(), 0);  // unnamed until published: nothing to clean up if we die
+  ASSERT_TRUE(f.Publish(tmp.Join("exit.json"), "{\"exit_code\":0}\n"));
+  EXPECT_EQ(ReadTextFile(tmp.Join("exit.json")), "{\"exit_code\":0}\n");
+  EXPECT_EQ(entries(), 1);
+  // Never over an existing file: the caller falls back to writing it the ordinary way.
+  PreparedFile g(tmp.path());
+  EXPECT_FALSE(g.Publish(tmp.Join("exit.json"), "other\n"));
+  EXPECT_EQ(ReadTextFile(tmp.Join("exit.json")), "{\"exit_code\":0}\n");
+  EXPECT_EQ(entries(), 1);
+  PreparedFile h(tmp.Join("no-such-dir"));  // cannot be prepared: Publish says so
+  EXPECT_FALSE(h.Publish(tmp.Join("no-such-dir/exit.json"), "x\n"));
 }
 
 TEST(ShimFilesTest, ProcStartTimeTellsProcessesApart) {
