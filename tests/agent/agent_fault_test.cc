@@ -18,16 +18,8 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) out.push_back(line);
-  return out;
-}
-
 void ExpectEventsMatchFile(const std::map<int64_t, std::string>& events, const std::string& file) {
-  std::vector<std::string> lines = Lines(ReadTextFile(file));
+  std::vector<std::string> lines = SplitLines(ReadTextFile(file));
   ASSERT_EQ(events.size(), lines.size());
   int64_t seq = 0;
   for (const auto& [s, line] : events) {
@@ -71,7 +63,8 @@ TEST_F(AgentFaultTest, SigkilledAgentReadoptsTheRunningStageWithoutRestartingIt)
   ExpectEventsMatchFile(coord().events(21), h_.AttemptFile(21, "events.jsonl"));
   // Same process throughout: the pid file was written once, and no item was done twice.
   EXPECT_EQ(json::parse(ReadTextFile(h_.AttemptFile(21, "pid.json")))["stage_pid"], stage);
-  std::vector<std::string> done = Lines(ReadTextFile(h_.Spec(21, {}).output_dir() + "/done.txt"));
+  std::vector<std::string> done =
+      SplitLines(ReadTextFile(h_.Spec(21, {}).output_dir() + "/done.txt"));
   ASSERT_EQ(done.size(), 30u);
   for (int i = 0; i < 30; ++i) EXPECT_EQ(done[i], std::to_string(i + 1));
 }

@@ -15,17 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) out.push_back(line);
-  return out;
-}
-
 // Every seq from 1 to n stored exactly once, each equal to the file's line.
 void ExpectEventsMatchFile(const std::map<int64_t, std::string>& events, const std::string& file) {
-  std::vector<std::string> lines = Lines(ReadTextFile(file));
+  std::vector<std::string> lines = SplitLines(ReadTextFile(file));
   ASSERT_EQ(events.size(), lines.size());
   int64_t seq = 0;
   for (const auto& [s, line] : events) {
@@ -99,7 +91,7 @@ TEST_F(AgentIntegrationTest, StageGetsTheProtocolEnvironment) {
   spec.set_resume(true);
   ASSERT_TRUE(coord().Start(spec));
   ASSERT_TRUE(h_.WaitExited(12)) << h_.AgentLog();
-  auto out = Lines(ReadTextFile(h_.AttemptFile(12, "stdout.log")));
+  auto out = SplitLines(ReadTextFile(h_.AttemptFile(12, "stdout.log")));
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0], "7 train 1 1 1 mine");
   EXPECT_EQ(out[1], spec.output_dir());
@@ -154,10 +146,10 @@ TEST_F(AgentIntegrationTest, CancelKillsTheStagesWholeProcessGroup) {
   ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
   ASSERT_TRUE(coord().Start(h_.Spec(16, {"lh-testjob", "--spawn-children", "3", "--sleep", "60"})));
   std::string pids_file = h_.AttemptFile(16, "work/children.pids");
-  ASSERT_TRUE(WaitFor([&] { return Lines(ReadTextFile(pids_file)).size() == 3; }, 10'000));
+  ASSERT_TRUE(WaitFor([&] { return SplitLines(ReadTextFile(pids_file)).size() == 3; }, 10'000));
   ASSERT_TRUE(WaitFor([&] { return !coord().started(16).empty(); }, 10'000));
   std::vector<pid_t> pids;
-  for (const auto& l : Lines(ReadTextFile(pids_file))) pids.push_back(std::stoi(l));
+  for (const auto& l : SplitLines(ReadTextFile(pids_file))) pids.push_back(std::stoi(l));
   pids.push_back(static_cast<pid_t>(coord().started(16)[0].pid()));
   for (pid_t p : pids) ASSERT_TRUE(ProcessAlive(p)) << p;
   ASSERT_TRUE(coord().Cancel(16, "cancelled", 5000));

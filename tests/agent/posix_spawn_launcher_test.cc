@@ -17,6 +17,7 @@ namespace longhaul::agent {
 namespace {
 
 using testing::ReadTextFile;
+using testing::SplitLines;
 
 constexpr unsigned long long kGlibcInternalSignals = (1ULL << 31) | (1ULL << 32);  // 32, 33
 
@@ -24,14 +25,6 @@ std::optional<int> Reap(pid_t pid) {
   int st = 0;
   if (::waitpid(pid, &st, 0) != pid) return std::nullopt;
   return st;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) out.push_back(line);
-  return out;
 }
 
 TEST(PosixSpawnLauncherTest, StartsCleanInItsOwnSessionWithTheGivenEnvAndDir) {
@@ -74,7 +67,7 @@ TEST(PosixSpawnLauncherTest, StartsCleanInItsOwnSessionWithTheGivenEnvAndDir) {
   auto st = Reap(*pid);
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(WEXITSTATUS(*st), 0);
-  std::vector<std::string> lines = Lines(ReadTextFile(out));
+  std::vector<std::string> lines = SplitLines(ReadTextFile(out));
   ASSERT_EQ(lines.size(), 6u) << ReadTextFile(out);
   EXPECT_EQ(lines[0], "mine");
   EXPECT_EQ(lines[1], tmp.path());

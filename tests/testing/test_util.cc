@@ -105,6 +105,14 @@ std::string ReadTextFile(const std::string& path) {
   return ss.str();
 }
 
+std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
 Result<std::unique_ptr<Subprocess>> Subprocess::Start(
     const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
     const std::string& log_path) {

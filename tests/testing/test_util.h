@@ -43,6 +43,8 @@ std::string BinPath(const std::string& name);
 // Writes `data` to `path` (whole file); CHECK-fails on error.
 void WriteTextFile(const std::string& path, const std::string& data);
 std::string ReadTextFile(const std::string& path);  // "" when missing
+// The lines of `text`, without their "\n" (a last line without one counts too).
+std::vector<std::string> SplitLines(const std::string& text);
 
 // A child process in its own process group, output to `log_path` (or /dev/null). The
 // destructor SIGKILLs the group and reaps the child if it still runs.

@@ -16,15 +16,8 @@ namespace {
 
 using longhaul::testing::ReadTextFile;
 using longhaul::testing::RunCommand;
+using longhaul::testing::SplitLines;
 using longhaul::testing::TempDir;
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) out.push_back(line);
-  return out;
-}
 
 class TestJobTest : public ::testing::Test {
  protected:
@@ -42,7 +35,7 @@ class TestJobTest : public ::testing::Test {
   }
   std::vector<StageEvent> Events(int* malformed = nullptr) {
     std::vector<StageEvent> out;
-    for (const auto& line : Lines(ReadTextFile(dir_.Join("events.jsonl")))) {
+    for (const auto& line : SplitLines(ReadTextFile(dir_.Join("events.jsonl")))) {
       auto ev = ParseEventLine(line);
       if (ev.ok()) {
         out.push_back(*ev);
@@ -139,7 +132,7 @@ TEST_F(TestJobTest, ResumedWorkContinuesAfterTheCheckpoint) {
   // The second attempt is asked for more; it must not redo items 1..4.
   auto r = Run({"--work", "9", "--step-ms", "1", "--checkpoint-every", "2"}, Env(2, true));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(Lines(ReadTextFile(dir_.Join("out/done.txt"))),
+  EXPECT_EQ(SplitLines(ReadTextFile(dir_.Join("out/done.txt"))),
             (std::vector<std::string>{"1", "2", "3", "4", "5", "6", "7", "8", "9"}));
   int checkpoints = 0;
   for (const auto& ev : Events()) {
@@ -160,21 +153,21 @@ TEST_F(TestJobTest, ResumeDropsItemsPastTheCheckpoint) {
   auto r = Run({"--work", "6", "--step-ms", "1"}, Env(2, true));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("resuming after item 3"), std::string::npos) << r.err;
-  EXPECT_EQ(Lines(ReadTextFile(dir_.Join("out/done.txt"))),
+  EXPECT_EQ(SplitLines(ReadTextFile(dir_.Join("out/done.txt"))),
             (std::vector<std::string>{"1", "2", "3", "4", "5", "6"}));
 }
 
 TEST_F(TestJobTest, WorkWithoutResumeStartsOver) {
   ASSERT_EQ(Run({"--work", "2"}, Env(1)).exit_code, 0);
   ASSERT_EQ(Run({"--work", "2"}, Env(2, false)).exit_code, 0);
-  EXPECT_EQ(Lines(ReadTextFile(dir_.Join("out/done.txt"))),
+  EXPECT_EQ(SplitLines(ReadTextFile(dir_.Join("out/done.txt"))),
             (std::vector<std::string>{"1", "2", "1", "2"}));
 }
 
 TEST_F(TestJobTest, SpawnedChildrenLiveUntilKilled) {
   auto r = Run({"--spawn-children", "3", "--pid-file", dir_.Join("main.pid")}, Env());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto pids = Lines(ReadTextFile(dir_.Join("work/children.pids")));
+  auto pids = SplitLines(ReadTextFile(dir_.Join("work/children.pids")));
   ASSERT_EQ(pids.size(), 3u);
   for (const auto& p : pids) {
     pid_t pid = std::stoi(p);
