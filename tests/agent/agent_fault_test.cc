@@ -18,21 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-void ExpectEventsMatchFile(const std::map<int64_t, std::string>& events, const std::string& file) {
-  std::vector<std::string> lines = SplitLines(ReadTextFile(file));
-  ASSERT_EQ(events.size(), lines.size());
-  int64_t seq = 0;
-  for (const auto& [s, line] : events) {
-    EXPECT_EQ(s, ++seq);
-    EXPECT_EQ(line, lines[static_cast<size_t>(s - 1)]);
-  }
-}
-
-class AgentFaultTest : public ::testing::Test {
- protected:
-  FakeCoordinator& coord() { return h_.coordinator(); }
-  AgentHarness h_;
-};
+class AgentFaultTest : public AgentHarnessTest {};
 
 TEST_F(AgentFaultTest, SigkilledAgentReadoptsTheRunningStageWithoutRestartingIt) {
   h_.StartAgent();

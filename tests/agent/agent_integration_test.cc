@@ -15,22 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-// Every seq from 1 to n stored exactly once, each equal to the file's line.
-void ExpectEventsMatchFile(const std::map<int64_t, std::string>& events, const std::string& file) {
-  std::vector<std::string> lines = SplitLines(ReadTextFile(file));
-  ASSERT_EQ(events.size(), lines.size());
-  int64_t seq = 0;
-  for (const auto& [s, line] : events) {
-    EXPECT_EQ(s, ++seq);
-    EXPECT_EQ(line, lines[static_cast<size_t>(s - 1)]);
-  }
-}
-
-class AgentIntegrationTest : public ::testing::Test {
- protected:
-  FakeCoordinator& coord() { return h_.coordinator(); }
-  AgentHarness h_;
-};
+class AgentIntegrationTest : public AgentHarnessTest {};
 
 TEST_F(AgentIntegrationTest, HelloCarriesResourcesLabelsAndDetectedGpus) {
   std::string bin = h_.tmp().Join("fakebin");

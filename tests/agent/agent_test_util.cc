@@ -94,4 +94,14 @@ bool AgentHarness::WaitExited(int64_t id, int64_t timeout_ms) {
   return WaitFor([&] { return coordinator_->exited(id).has_value(); }, timeout_ms);
 }
 
+void ExpectEventsMatchFile(const std::map<int64_t, std::string>& events, const std::string& file) {
+  std::vector<std::string> lines = SplitLines(ReadTextFile(file));
+  ASSERT_EQ(events.size(), lines.size());
+  int64_t seq = 0;
+  for (const auto& [s, line] : events) {
+    EXPECT_EQ(s, ++seq);
+    EXPECT_EQ(line, lines[static_cast<size_t>(s - 1)]);
+  }
+}
+
 }  // namespace longhaul::testing

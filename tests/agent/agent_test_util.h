@@ -1,8 +1,11 @@
 // Helpers for tests that run the real longhaul-agent against a FakeCoordinator.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,5 +57,15 @@ class AgentHarness {
   std::unique_ptr<Subprocess> agent_;
   std::string agent_target_;
 };
+
+// A fixture with one harness: the agent tests' usual start.
+class AgentHarnessTest : public ::testing::Test {
+ protected:
+  FakeCoordinator& coord() { return h_.coordinator(); }
+  AgentHarness h_;
+};
+
+// Every seq from 1 to n stored exactly once, each equal to the file's line.
+void ExpectEventsMatchFile(const std::map<int64_t, std::string>& events, const std::string& file);
 
 }  // namespace longhaul::testing
