@@ -43,6 +43,19 @@ class SqliteStoreTest : public ::testing::Test {
     return run;
   }
 
+  // Inserts attempt `number` of stages_[stage] on `agent`, inside the caller's transaction.
+  AttemptRow InsertAttempt(const RunRow& run, size_t stage, int number, const std::string& agent,
+                           v1::AttemptState state = v1::ATTEMPT_STATE_UNSPECIFIED) {
+    AttemptRow at;
+    at.stage_id = stages_[stage].id;
+    at.run_id = run.id;
+    at.number = number;
+    at.agent_id = agent;
+    at.state = state;
+    EXPECT_TRUE(store_->InsertAttempt(&at).ok());
+    return at;
+  }
+
   testing::TempDir dir_;
   std::unique_ptr<SqliteStore> store_;
   std::vector<StageRow> stages_;
@@ -83,13 +96,7 @@ TEST_F(SqliteStoreTest, SameWorkflowTextIsStoredOnce) {
 TEST_F(SqliteStoreTest, EventsAreStoredOncePerAttemptAndSeq) {
   RunRow run = MakeRun();
   ASSERT_TRUE(store_->Begin().ok());
-  AttemptRow at;
-  at.stage_id = stages_[0].id;
-  at.run_id = run.id;
-  at.number = 1;
-  at.agent_id = "n1";
-  at.created_at_ms = 5;
-  ASSERT_TRUE(store_->InsertAttempt(&at).ok());
+  AttemptRow at = InsertAttempt(run, 0, 1, "n1");
   EventRow ev{1, 10, "progress", R"({"progress":{"done":1}})"};
   EXPECT_TRUE(*store_->InsertEvent(at.id, ev));
   EXPECT_FALSE(*store_->InsertEvent(at.id, ev));  // a re-send after reconnect
@@ -114,7 +121,7 @@ TEST_F(SqliteStoreTest, LoadsAnAttemptById) {
   at.number = 3;
   at.agent_id = "n2";
   at.state = v1::ATTEMPT_LOST;
-  at.reason = "lost: agent n2 silent for 3m00s";
+  at.reason = "lost: agent n2 silent for 3m00s";  // every field the load must bring back
   ASSERT_TRUE(store_->InsertAttempt(&at).ok());
   auto got = store_->LoadAttemptById(at.id);
   ASSERT_TRUE(got.ok()) << got.status();
@@ -131,14 +138,7 @@ TEST_F(SqliteStoreTest, LoadsAnAttemptById) {
 TEST_F(SqliteStoreTest, GetRunShowsAttemptsLatestMetricsAndArtifacts) {
   RunRow run = MakeRun();
   ASSERT_TRUE(store_->Begin().ok());
-  AttemptRow at;
-  at.stage_id = stages_[0].id;
-  at.run_id = run.id;
-  at.number = 1;
-  at.agent_id = "n1";
-  at.state = v1::ATTEMPT_EXITED;
-  at.exit_code = 0;
-  ASSERT_TRUE(store_->InsertAttempt(&at).ok());
+  AttemptRow at = InsertAttempt(run, 0, 1, "n1", v1::ATTEMPT_EXITED);
   ASSERT_TRUE(store_->InsertMetric({stages_[0].id, at.id, 1, "loss", 2.0, 0, 1}).ok());
   ASSERT_TRUE(store_->InsertMetric({stages_[0].id, at.id, 1, "loss", 1.5, 1, 2}).ok());
   ASSERT_TRUE(store_->InsertArtifact({stages_[0].id, at.id, 1, "ckpt", "/d/ckpt", 42, "n1", 3})
