@@ -44,6 +44,25 @@ class RestartTest : public FaultTest {
     return run.ok() ? *FindAttempt(*run, "long", 1) : v1::Attempt();
   }
 
+  // A one-agent cluster, SubmitLongWithDependents, and `long` running: its run, attempt,
+  // stage pid, attempt dir and the events written so far.
+  struct LongStage {
+    int64_t run_id = 0;
+    v1::Attempt attempt;
+    pid_t pid = 0;
+    std::string dir;
+    size_t events = 0;
+  };
+  void StartLongStage(LongStage* out) {
+    ASSERT_NO_FATAL_FAILURE(StartCluster(FaultOptions(1, "10s")));
+    out->run_id = SubmitLongWithDependents();
+    out->attempt = WaitLongRunning(out->run_id);
+    ASSERT_GT(out->attempt.pid(), 0);
+    out->pid = static_cast<pid_t>(out->attempt.pid());
+    out->dir = AttemptDirOf(cluster(), out->attempt);
+    out->events = NonBlankLines(out->dir + "/events.jsonl", nullptr).size();
+  }
+
   // Waits until the stage has written `more` events beyond `from`: it works on while a daemon
   // is down.
   bool StageWritesOn(const std::string& dir, size_t from, size_t more) {
@@ -82,13 +101,9 @@ class CoordinatorRestartTest : public RestartTest, public ::testing::WithParamIn
 
 TEST_P(CoordinatorRestartTest, AttemptFinishesOnceAndDependentsStartOnce) {
   bool end_while_down = GetParam();
-  ASSERT_NO_FATAL_FAILURE(StartCluster(FaultOptions(1, "10s")));
-  int64_t id = SubmitLongWithDependents();
-  v1::Attempt a = WaitLongRunning(id);
-  ASSERT_GT(a.pid(), 0);
-  pid_t pid = static_cast<pid_t>(a.pid());
-  std::string dir = AttemptDirOf(cluster(), a);
-  size_t events = NonBlankLines(dir + "/events.jsonl", nullptr).size();
+  LongStage started;
+  ASSERT_NO_FATAL_FAILURE(StartLongStage(&started));
+  auto& [id, a, pid, dir, events] = started;
 
   cluster().KillCoordinator(SIGKILL);
   ASSERT_FALSE(cluster().CoordinatorRunning());
@@ -110,13 +125,9 @@ INSTANTIATE_TEST_SUITE_P(StageEnds, CoordinatorRestartTest, ::testing::Values(fa
                          });
 
 TEST_F(RestartTest, KilledAgentReadoptsTheAttemptWithTheSamePid) {
-  ASSERT_NO_FATAL_FAILURE(StartCluster(FaultOptions(1, "10s")));
-  int64_t id = SubmitLongWithDependents();
-  v1::Attempt a = WaitLongRunning(id);
-  ASSERT_GT(a.pid(), 0);
-  pid_t pid = static_cast<pid_t>(a.pid());
-  std::string dir = AttemptDirOf(cluster(), a);
-  size_t events = NonBlankLines(dir + "/events.jsonl", nullptr).size();
+  LongStage started;
+  ASSERT_NO_FATAL_FAILURE(StartLongStage(&started));
+  auto& [id, a, pid, dir, events] = started;
 
   cluster().KillAgent(0, SIGKILL);
   ASSERT_FALSE(cluster().AgentRunning(0));
@@ -138,13 +149,9 @@ TEST_F(RestartTest, KilledAgentReadoptsTheAttemptWithTheSamePid) {
 }
 
 TEST_F(RestartTest, BothDaemonsKilledAndRestarted) {
-  ASSERT_NO_FATAL_FAILURE(StartCluster(FaultOptions(1, "10s")));
-  int64_t id = SubmitLongWithDependents();
-  v1::Attempt a = WaitLongRunning(id);
-  ASSERT_GT(a.pid(), 0);
-  pid_t pid = static_cast<pid_t>(a.pid());
-  std::string dir = AttemptDirOf(cluster(), a);
-  size_t events = NonBlankLines(dir + "/events.jsonl", nullptr).size();
+  LongStage started;
+  ASSERT_NO_FATAL_FAILURE(StartLongStage(&started));
+  auto& [id, a, pid, dir, events] = started;
 
   cluster().KillAgent(0, SIGKILL);
   cluster().KillCoordinator(SIGKILL);
