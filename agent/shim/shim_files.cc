@@ -75,21 +75,30 @@ std::string JsonQuote(const std::string& s) {
   return out;
 }
 
+namespace {
+
+// Writes all of `data` to `fd`; 0 or an errno value.
+int WriteAll(int fd, const std::string& data) {
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;  // 0: nothing written, do not spin
+    off += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+}  // namespace
+
 int WriteFileAtomic(const std::string& path, const std::string& data) {
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return err;
-    }
-    off += static_cast<size_t>(n);
+  if (int err = WriteAll(fd, data); err != 0) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return err;
   }
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -111,14 +120,7 @@ bool PreparedFile::Publish(const std::string& path, const std::string& data) {
   if (fd_ < 0) return false;
   int fd = fd_;
   fd_ = -1;
-  size_t off = 0;
-  bool ok = true;
-  while (ok && off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) off += static_cast<size_t>(n);
-  }
+  bool ok = WriteAll(fd, data) == 0;
   // linkat(fd, "", ..., AT_EMPTY_PATH) would need CAP_DAC_READ_SEARCH; the /proc link does not.
   std::string self = "/proc/self/fd/" + std::to_string(fd);
   ok = ok && ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0;
