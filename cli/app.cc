@@ -69,12 +69,15 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_option("--limit", runs.limit, "at most this many runs (default 50)");
   cmd->callback([&] { action = [&](CommandContext& c) { return ListRuns(c, runs); }; });
 
-  int64_t run_id = 0;
-  bool attempts = false;
-  cmd = app.add_subcommand("show", "a run: header, stages, outputs, metrics, artifacts");
-  cmd->add_option("run", run_id, "run id")->required();
-  cmd->add_flag("--attempts", attempts, "also list every attempt of every stage");
-  cmd->callback([&] { action = [&](CommandContext& c) { return ShowRun(c, run_id, attempts); }; });
+  ShowOptions show;
+  cmd = app.add_subcommand("show",
+                           "a run: header, stages, outputs, metrics, artifacts; or one stage");
+  cmd->add_option("run", show.run_id, "run id")->required();
+  cmd->add_option("stage", show.stage, "only this stage");
+  cmd->add_flag("--attempts", show.attempts, "also list every attempt of every stage");
+  cmd->add_flag("--why", show.why,
+                "with STAGE: why it ran or was reused, and what went into its cache key");
+  cmd->callback([&] { action = [&](CommandContext& c) { return ShowRun(c, show); }; });
 
   LogsOptions logs;
   cmd = app.add_subcommand("logs", "print a stage's log (stdout by default)");

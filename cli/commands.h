@@ -42,7 +42,15 @@ struct RunsOptions {
   int limit = 50;
 };
 int ListRuns(CommandContext& ctx, const RunsOptions& options);
-int ShowRun(CommandContext& ctx, int64_t run_id, bool attempts);
+struct ShowOptions {
+  int64_t run_id = 0;
+  std::string stage;      // empty: the whole run
+  bool attempts = false;  // also every attempt
+  bool why = false;       // with a stage: its plan and what went into its cache key
+};
+// The run (header, stages, descriptions, plan, outputs, metrics, artifacts), or with a stage
+// only that stage; NOT_FOUND for an unknown stage.
+int ShowRun(CommandContext& ctx, const ShowOptions& options);
 
 struct CompareOptions {
   int64_t a = 0;

@@ -5,6 +5,7 @@
 #include "cli/exit_codes.h"
 #include "cli/format.h"
 #include "cli/run_view.h"
+#include "cli/stage_view.h"
 #include "cli/table.h"
 #include "core/strings.h"
 #include "proto/state_names.h"
@@ -58,6 +59,17 @@ void PrintStageTable(CommandContext& ctx, const v1::Run& run) {
                   elapsed >= 0 ? FormatDuration(elapsed) : "-", StageReason(s, now)});
   }
   ctx.out() << '\n';
+  table.Render(ctx.out());
+}
+
+// What the workflow file says each stage is for.
+void PrintDescriptions(CommandContext& ctx, const v1::Run& run) {
+  Table table({"STAGE", "DESCRIPTION"});
+  for (const v1::Stage& s : run.stages()) {
+    if (!s.description().empty()) table.AddRow({s.name(), s.description()});
+  }
+  if (table.rows() == 0) return;
+  ctx.out() << "\ndescriptions:\n";
   table.Render(ctx.out());
 }
 
@@ -196,19 +208,53 @@ int ListRuns(CommandContext& ctx, const RunsOptions& options) {
   return kExitOk;
 }
 
-int ShowRun(CommandContext& ctx, int64_t run_id, bool attempts) {
+namespace {
+
+// `show RUN STAGE`: the stage's header, with --why what decided it, then its outputs,
+// metrics, artifacts (and attempts) as `show RUN` prints them.
+int ShowStage(CommandContext& ctx, v1::Run run, const ShowOptions& options) {
+  int index = -1;
+  std::vector<std::string> names;
+  for (int i = 0; i < run.stages_size(); ++i) {
+    names.push_back(run.stages(i).name());
+    if (run.stages(i).name() == options.stage) index = i;
+  }
+  if (index < 0) {
+    return ctx.Fail(absl::NotFoundError(StrCat("run ", run.id(), " has no stage '", options.stage,
+                                               "' (its stages: ", StrJoin(names, ", "), ")")));
+  }
+  v1::Stage stage = run.stages(index);
+  if (ctx.json) return PrintJson(ctx, stage);
+  ctx.out() << StageHeaderText(run, stage, ctx.NowMs());
+  if (options.why) ctx.out() << '\n' << WhyText(stage);
+  run.clear_stages();
+  *run.add_stages() = std::move(stage);
+  PrintOutputsMetricsArtifacts(ctx, run);
+  if (options.attempts) PrintAttempts(ctx, run);
+  return kExitOk;
+}
+
+}  // namespace
+
+int ShowRun(CommandContext& ctx, const ShowOptions& options) {
+  if (options.why && options.stage.empty()) {
+    return ctx.Fail(
+        absl::InvalidArgumentError("--why explains one stage: longhaul show RUN STAGE --why"));
+  }
   v1::GetRunRequest req;
-  req.set_id(run_id);
-  req.set_include_attempts(attempts);
+  req.set_id(options.run_id);
+  req.set_include_attempts(options.attempts);
   Result<v1::Run> run = ctx.coordinator->GetRun(req);
   if (!run.ok()) return ctx.Fail(run.status());
+  if (!options.stage.empty()) return ShowStage(ctx, *std::move(run), options);
   if (ctx.json) return PrintJson(ctx, *run);
   PrintRunHeader(ctx, *run);
   PrintStageTable(ctx, *run);
+  PrintDescriptions(ctx, *run);
   PrintWarnings(ctx, *run);
   PrintPlanReasons(ctx, *run);
   PrintOutputsMetricsArtifacts(ctx, *run);
-  if (attempts) PrintAttempts(ctx, *run);
+  if (options.attempts) PrintAttempts(ctx, *run);
   return kExitOk;
 }
 

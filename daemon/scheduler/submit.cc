@@ -69,6 +69,7 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, RunPla
   r->row.no_cache = input.no_cache;
   r->row.created_at_ms = now;
   r->row.started_at_ms = now;
+  r->row.description = input.workflow.description;
   RETURN_IF_ERROR(store_->InsertRun(&r->row));
   r->workflow = std::move(input.workflow);
 
@@ -91,6 +92,7 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, RunPla
     st->row.fingerprint_json = workflow::FingerprintToJson(sp.fingerprint).dump();
     st->row.plan_action = sp.action;
     st->row.plan_reason = sp.reason;
+    st->row.description = spec.description;
     if (sp.action == "reuse" && sp.hit) {
       st->row.status = v1::STAGE_CACHED;
       st->row.cached_from_stage_id = sp.hit->stage_id;

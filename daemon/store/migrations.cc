@@ -136,6 +136,11 @@ CREATE TABLE agents (
   connected_at_ms INTEGER NOT NULL DEFAULT 0
 );
 )sql",
+      // 2: the workflow's and each stage's description, shown by `longhaul show`.
+      R"sql(
+ALTER TABLE runs ADD COLUMN description TEXT NOT NULL DEFAULT '';
+ALTER TABLE stages ADD COLUMN description TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return kMigrations;
 }

@@ -16,6 +16,7 @@ void RunRowToProto(const RunRow& r, v1::Run* out) {
   out->set_ended_at_ms(r.ended_at_ms.value_or(0));
   out->set_reason(r.reason);
   out->set_no_cache(r.no_cache);
+  out->set_description(r.description);
 }
 
 void StageRowToProto(const StageRow& s, v1::Stage* out) {
@@ -51,6 +52,8 @@ void StageRowToProto(const StageRow& s, v1::Stage* out) {
   out->set_last_malformed(s.last_malformed);
   out->set_plan_action(s.plan_action);
   out->set_plan_reason(s.plan_reason);
+  out->set_description(s.description);
+  out->set_fingerprint(s.fingerprint_json == "{}" ? "" : s.fingerprint_json);
 }
 
 void AttemptRowToProto(const AttemptRow& a, v1::Attempt* out) {

@@ -61,7 +61,7 @@ v1::Resources JsonToResources(const std::string& text) {
 const char kRunColumns[] =
     "r.id, r.workflow_id, r.workflow_name, r.workflow_path, w.text, r.status, r.params_json, "
     "r.overrides_json, r.parent_run_id, r.from_stage, r.no_cache, r.reason, r.created_at_ms, "
-    "r.started_at_ms, r.ended_at_ms";
+    "r.started_at_ms, r.ended_at_ms, r.description";
 
 RunRow ReadRun(const Stmt& st) {
   RunRow r;
@@ -80,6 +80,7 @@ RunRow ReadRun(const Stmt& st) {
   r.created_at_ms = st.Int(12);
   r.started_at_ms = st.OptInt(13);
   r.ended_at_ms = st.OptInt(14);
+  r.description = st.Text(15);
   return r;
 }
 
@@ -87,7 +88,8 @@ const char kStageColumns[] =
     "id, run_id, name, position, kind, status, reason, attempt_count, retries_used, cache_key, "
     "fingerprint_json, cached_from_stage_id, outputs_json, progress_json, last_message, "
     "last_message_level, next_retry_at_ms, checkpoint, checkpoint_step, started_at_ms, "
-    "ended_at_ms, agent_id, malformed, last_malformed, needs_json, resources_json, plan_action, plan_reason";
+    "ended_at_ms, agent_id, malformed, last_malformed, needs_json, resources_json, plan_action, "
+    "plan_reason, description";
 
 StageRow ReadStage(const Stmt& st) {
   StageRow s;
@@ -124,6 +126,7 @@ StageRow ReadStage(const Stmt& st) {
   s.resources = JsonToResources(st.Text(25));
   s.plan_action = st.Text(26);
   s.plan_reason = st.Text(27);
+  s.description = st.Text(28);
   return s;
 }
 

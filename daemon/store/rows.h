@@ -28,6 +28,7 @@ struct RunRow {
   int64_t created_at_ms = 0;
   std::optional<int64_t> started_at_ms;
   std::optional<int64_t> ended_at_ms;
+  std::string description;  // the workflow's
 };
 
 struct ProgressRow {
@@ -68,6 +69,7 @@ struct StageRow {
   v1::Resources resources;         // what each attempt asks for
   std::string plan_action;         // "run" or "reuse", decided at submission
   std::string plan_reason;         // why
+  std::string description;         // from the workflow file
 };
 
 struct AttemptRow {

@@ -72,7 +72,7 @@ Status SqliteStore::InsertRun(RunRow* run) {
   ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
       "INSERT INTO runs(workflow_id, workflow_name, workflow_path, status, params_json, "
       "overrides_json, parent_run_id, from_stage, no_cache, reason, created_at_ms, "
-      "started_at_ms, ended_at_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+      "started_at_ms, ended_at_ms, description) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
   st->Bind(1, run->workflow_id)
       .Bind(2, run->workflow_name)
       .Bind(3, run->workflow_path)
@@ -85,7 +85,8 @@ Status SqliteStore::InsertRun(RunRow* run) {
       .Bind(10, run->reason)
       .Bind(11, run->created_at_ms)
       .Bind(12, run->started_at_ms)
-      .Bind(13, run->ended_at_ms);
+      .Bind(13, run->ended_at_ms)
+      .Bind(14, run->description);
   RETURN_IF_ERROR(st->Run());
   run->id = writer_->LastInsertId();
   return OkStatus();
@@ -135,7 +136,8 @@ void BindStageFields(Stmt* st, const StageRow& s) {
       .Bind(24, nlohmann::json(s.needs).dump())
       .Bind(25, ResourcesToJson(s.resources))
       .Bind(26, s.plan_action)
-      .Bind(27, s.plan_reason);
+      .Bind(27, s.plan_reason)
+      .Bind(28, s.description);
 }
 
 }  // namespace
@@ -143,7 +145,7 @@ void BindStageFields(Stmt* st, const StageRow& s) {
 Status SqliteStore::InsertStage(StageRow* stage) {
   ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
       "INSERT INTO stages(", std::string(kStageColumns).substr(4),
-      ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")));
+      ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")));
   BindStageFields(st, *stage);
   RETURN_IF_ERROR(st->Run());
   stage->id = writer_->LastInsertId();
@@ -158,9 +160,10 @@ Status SqliteStore::UpdateStage(const StageRow& stage) {
       "progress_json = ?13, last_message = ?14, last_message_level = ?15, "
       "next_retry_at_ms = ?16, checkpoint = ?17, checkpoint_step = ?18, started_at_ms = ?19, "
       "ended_at_ms = ?20, agent_id = ?21, malformed = ?22, last_malformed = ?23, needs_json = ?24, "
-      "resources_json = ?25, plan_action = ?26, plan_reason = ?27 WHERE id = ?28"));
+      "resources_json = ?25, plan_action = ?26, plan_reason = ?27, description = ?28 "
+      "WHERE id = ?29"));
   BindStageFields(st, stage);
-  st->Bind(28, stage.id);
+  st->Bind(29, stage.id);
   return st->Run();
 }
 

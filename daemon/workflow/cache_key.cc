@@ -31,6 +31,19 @@ std::string KeyOf(const StageFingerprint& fp) {
   return h.HexDigest();
 }
 
+std::string DefinitionHash(const StageDefinition& d) {
+  FieldHasher def;
+  def.Add(kDefinitionVersion);
+  def.Add(d.kind);
+  def.Add("run");
+  def.Add(std::to_string(d.run.size()));
+  for (const std::string& arg : d.run) def.Add(arg);
+  AddMap(def, "env", d.env);
+  def.Add("cache_version");
+  def.Add(d.cache_version);
+  return def.HexDigest();
+}
+
 void CollectParams(std::string_view tmpl, std::set<std::string>& out) {
   Result<std::vector<TemplateRef>> refs = ParseTemplate(tmpl);
   // ParseWorkflow has rejected malformed templates; anything else is hashed as written.
@@ -66,22 +79,33 @@ Status ReadString(const nlohmann::json& json, const char* field, std::string& ou
   return OkStatus();
 }
 
+Result<StageDefinition> ReadDefinition(const nlohmann::json& json) {
+  if (!json.is_object())
+    return absl::InvalidArgumentError("fingerprint: 'definition' is not an object");
+  StageDefinition def;
+  RETURN_IF_ERROR(ReadString(json, "kind", def.kind));
+  RETURN_IF_ERROR(ReadString(json, "cache_version", def.cache_version));
+  RETURN_IF_ERROR(ReadStringMap(json, "env", def.env));
+  auto run = json.find("run");
+  if (run == json.end() || !run->is_array()) {
+    return absl::InvalidArgumentError("fingerprint: 'run' is missing or not an array");
+  }
+  for (const auto& arg : *run) {
+    if (!arg.is_string()) return absl::InvalidArgumentError("fingerprint: run holds a non-string");
+    def.run.push_back(arg.get<std::string>());
+  }
+  return def;
+}
+
 }  // namespace
 
 StageFingerprint FingerprintStage(const StageSpec& stage,
                                   const std::map<std::string, std::string>& params,
                                   const std::map<std::string, std::string>& upstream_keys) {
   StageFingerprint fp;
-  FieldHasher def;
-  def.Add(kDefinitionVersion);
-  def.Add(stage.kind == StageKind::kService ? "service" : "task");
-  def.Add("run");
-  def.Add(std::to_string(stage.run.size()));
-  for (const std::string& arg : stage.run) def.Add(arg);
-  AddMap(def, "env", stage.env);
-  def.Add("cache_version");
-  def.Add(stage.cache_version);
-  fp.definition_hash = def.HexDigest();
+  fp.definition = StageDefinition{stage.kind == StageKind::kService ? "service" : "task", stage.run,
+                                  stage.env, stage.cache_version};
+  fp.definition_hash = DefinitionHash(*fp.definition);
 
   std::set<std::string> used;
   for (const std::string& arg : stage.run) CollectParams(arg, used);
@@ -131,10 +155,17 @@ std::vector<std::string> ExplainDifference(const StageFingerprint& before,
 }
 
 nlohmann::json FingerprintToJson(const StageFingerprint& fp) {
-  return nlohmann::json{{"definition_hash", fp.definition_hash},
-                        {"params", fp.params},
-                        {"upstream", fp.upstream},
-                        {"key", fp.key}};
+  nlohmann::json json{{"key", fp.key},
+                      {"definition_hash", fp.definition_hash},
+                      {"params", fp.params},
+                      {"upstream", fp.upstream}};
+  if (fp.definition) {
+    json["definition"] = nlohmann::json{{"kind", fp.definition->kind},
+                                        {"run", fp.definition->run},
+                                        {"env", fp.definition->env},
+                                        {"cache_version", fp.definition->cache_version}};
+  }
+  return json;
 }
 
 Result<StageFingerprint> FingerprintFromJson(const nlohmann::json& json) {
@@ -144,6 +175,14 @@ Result<StageFingerprint> FingerprintFromJson(const nlohmann::json& json) {
   RETURN_IF_ERROR(ReadStringMap(json, "params", fp.params));
   RETURN_IF_ERROR(ReadStringMap(json, "upstream", fp.upstream));
   RETURN_IF_ERROR(ReadString(json, "key", fp.key));
+  if (auto it = json.find("definition"); it != json.end()) {
+    ASSIGN_OR_RETURN(StageDefinition def, ReadDefinition(*it));
+    if (DefinitionHash(def) != fp.definition_hash) {
+      return absl::DataLossError(StrCat("fingerprint: definition_hash ", fp.definition_hash,
+                                        " does not match its definition"));
+    }
+    fp.definition = std::move(def);
+  }
   if (KeyOf(fp) != fp.key) {
     return absl::DataLossError(StrCat("fingerprint: key ", fp.key, " does not match its fields"));
   }

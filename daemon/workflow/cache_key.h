@@ -6,6 +6,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,7 +16,19 @@
 
 namespace longhaul::workflow {
 
+// The part of a stage's definition that its key covers, as written in the workflow file.
+struct StageDefinition {
+  std::string kind;                        // "task" or "service"
+  std::vector<std::string> run;            // argv templates, before substitution
+  std::map<std::string, std::string> env;  // env templates, before substitution
+  std::string cache_version;
+
+  bool operator==(const StageDefinition&) const = default;
+};
+
 struct StageFingerprint {
+  // What definition_hash hashes. Absent only in fingerprints stored before it was recorded.
+  std::optional<StageDefinition> definition;
   std::string definition_hash;  // kind, run and env templates as written, cache_version
   std::map<std::string, std::string> params;    // params the stage's templates use -> value
   std::map<std::string, std::string> upstream;  // each stage in `needs` -> its cache key
@@ -36,10 +49,11 @@ StageFingerprint FingerprintStage(const StageSpec& stage,
 std::vector<std::string> ExplainDifference(const StageFingerprint& before,
                                            const StageFingerprint& now);
 
-// {"definition_hash": "...", "params": {...}, "upstream": {...}, "key": "..."}
+// {"key": "...", "definition_hash": "...", "definition": {"kind": "task", "run": [...],
+//  "env": {...}, "cache_version": ""}, "params": {...}, "upstream": {...}}
 nlohmann::json FingerprintToJson(const StageFingerprint& fp);
 // InvalidArgument when a field is missing or of the wrong type, DataLoss when the stored key
-// does not match the stored fields.
+// (or definition_hash) does not match the stored fields. "definition" may be absent.
 Result<StageFingerprint> FingerprintFromJson(const nlohmann::json& json);
 Result<StageFingerprint> ParseFingerprintJson(std::string_view text);
 

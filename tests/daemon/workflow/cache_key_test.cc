@@ -139,6 +139,32 @@ TEST_F(CacheKeyTest, JsonRoundTrip) {
   EXPECT_THAT(text, HasSubstr("\"spec_engine\":\"vllm\""));
 }
 
+TEST_F(CacheKeyTest, JsonShowsTheDefinitionAsWritten) {
+  StageFingerprint fp = FingerprintStage(Stage("serve"), Params(), {{"finetune", "k1"}});
+  nlohmann::json json = FingerprintToJson(fp);
+  EXPECT_EQ(json["definition"]["kind"], "service");
+  EXPECT_EQ(json["definition"]["run"],
+            nlohmann::json({"lh-serve", "--profile", "${params.spec_engine}", "--drafter",
+                            "${finetune.outputs.ckpt}"}));
+  EXPECT_EQ(json["definition"]["cache_version"], "");
+  EXPECT_EQ(json["key"], fp.key);
+
+  // Fingerprints stored before the definition was recorded still read, without it.
+  nlohmann::json old = json;
+  old.erase("definition");
+  Result<StageFingerprint> back = FingerprintFromJson(old);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_FALSE(back->definition.has_value());
+  EXPECT_EQ(back->key, fp.key);
+
+  // A definition that does not hash to definition_hash is not what made the key.
+  nlohmann::json tampered = json;
+  tampered["definition"]["run"][2] = "sglang";
+  Result<StageFingerprint> bad = FingerprintFromJson(tampered);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(ToStd(bad.status().message()), HasSubstr("definition_hash"));
+}
+
 TEST_F(CacheKeyTest, JsonRejectsBadInput) {
   EXPECT_EQ(ParseFingerprintJson("{not json").status().code(), absl::StatusCode::kInvalidArgument);
   auto missing = ParseFingerprintJson(R"({"definition_hash": "x", "params": {}})");
