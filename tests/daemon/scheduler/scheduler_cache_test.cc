@@ -1,3 +1,5 @@
+#include <nlohmann/json.hpp>
+
 #include "daemon/scheduler/planner.h"
 #include "proto/state_names.h"
 #include "tests/daemon/scheduler/scheduler_fixture.h"
@@ -54,6 +56,30 @@ TEST_F(CacheTest, AnIdenticalRunReusesEveryCacheableStage) {
   EXPECT_EQ(train.outputs().at("model"), "/out/train");
   EXPECT_EQ(train.plan_reason(), "same inputs as run " + std::to_string(first));
   EXPECT_EQ(GetStage(second, "report").plan_reason(), "cache: false");
+}
+
+TEST_F(CacheTest, StoresDescriptionsAndWhatWentIntoEachKey) {
+  int64_t run = Submit(R"(
+name: described
+description: two stages that say what they are for
+params: {samples: "100", unused: x}
+stages:
+  gen: {run: [gen, "${params.samples}"], env: {SEED: "7"}, description: makes the data}
+  train: {needs: [gen], run: [train, "${gen.outputs.data}"], cache_version: "2"}
+)");
+  v1::Run got = GetRun(run);
+  EXPECT_EQ(got.description(), "two stages that say what they are for");
+  v1::Stage gen = GetStage(run, "gen");
+  EXPECT_EQ(gen.description(), "makes the data");
+  EXPECT_EQ(GetStage(run, "train").description(), "");
+  nlohmann::json fp = nlohmann::json::parse(gen.fingerprint());
+  EXPECT_EQ(fp["key"], gen.cache_key());
+  EXPECT_EQ(fp["definition"]["run"], nlohmann::json({"gen", "${params.samples}"}));
+  EXPECT_EQ(fp["definition"]["env"], nlohmann::json({{"SEED", "7"}}));
+  EXPECT_EQ(fp["params"], nlohmann::json({{"samples", "100"}}));  // only what it uses
+  nlohmann::json train = nlohmann::json::parse(GetStage(run, "train").fingerprint());
+  EXPECT_EQ(train["definition"]["cache_version"], "2");
+  EXPECT_EQ(train["upstream"], nlohmann::json({{"gen", gen.cache_key()}}));
 }
 
 TEST_F(CacheTest, AChangedParamRerunsOnlyTheStagesThatUseItAndWhatFollows) {

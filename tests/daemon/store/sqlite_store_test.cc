@@ -73,6 +73,55 @@ TEST_F(SqliteStoreTest, MigratesToLatestAndKeepsDataAcrossReopen) {
   EXPECT_EQ(*store_->IntegrityCheck(), "ok");
 }
 
+TEST_F(SqliteStoreTest, DescriptionsAndFingerprintReachTheProto) {
+  ASSERT_TRUE(store_->Begin().ok());
+  auto wf = store_->PutWorkflow("wf", "name: wf", "hash-wf", 1000);
+  ASSERT_TRUE(wf.ok());
+  RunRow run;
+  run.workflow_id = *wf;
+  run.workflow_name = "wf";
+  run.created_at_ms = 1000;
+  run.description = "a diamond of four small stages";
+  ASSERT_TRUE(store_->InsertRun(&run).ok());
+  StageRow s;
+  s.run_id = run.id;
+  s.name = "greet";
+  s.description = "says hello";
+  s.fingerprint_json = R"({"key":"k"})";
+  ASSERT_TRUE(store_->InsertStage(&s).ok());
+  s.status = v1::STAGE_RUNNING;  // an update keeps both
+  ASSERT_TRUE(store_->UpdateStage(s).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+  Reopen();
+  auto got = store_->GetRun(run.id, false);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->description(), "a diamond of four small stages");
+  ASSERT_EQ(got->stages_size(), 1);
+  EXPECT_EQ(got->stages(0).description(), "says hello");
+  EXPECT_EQ(got->stages(0).fingerprint(), R"({"key":"k"})");
+  EXPECT_EQ(got->stages(0).status(), v1::STAGE_RUNNING);
+}
+
+TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
+  RunRow run = MakeRun();
+  store_.reset();
+  {
+    // The schema as version 1 left it: no description columns.
+    auto db = Db::Open(dir_.Join("longhaul.db"), false, false);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN description").ok());
+    ASSERT_TRUE((*db)->Exec("ALTER TABLE stages DROP COLUMN description").ok());
+    ASSERT_TRUE((*db)->Exec("PRAGMA user_version=1").ok());
+  }
+  Reopen();
+  auto got = store_->GetRun(run.id, false);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->description(), "");
+  ASSERT_EQ(got->stages_size(), 2);
+  EXPECT_EQ(got->stages(0).description(), "");
+  EXPECT_EQ(LatestSchemaVersion(), 2);
+}
+
 TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerVersion) {
   store_.reset();
   {
