@@ -1,5 +1,5 @@
 // Commands run in-process against a scripted Coordinator, with a fake clock and sleeps that
-// only move it: reconnecting watches and logs that outlast a coordinator restart.
+// only move it: reconnecting watches and logs that outlast a coordinator restart, and `show`.
 #include "cli/commands.h"
 
 #include <gmock/gmock.h>
@@ -9,13 +9,14 @@
 #include <sstream>
 
 #include "cli/coordinator.h"
+#include "daemon/workflow/cache_key.h"
 
 namespace longhaul::cli {
 namespace {
 
 using ::testing::HasSubstr;
 
-// WatchRun and ReadLog answer from scripts; every other call is unexpected.
+// GetRun, WatchRun and ReadLog answer from scripts; every other call is unexpected.
 class ScriptedCoordinator : public Coordinator {
  public:
   struct WatchCall {
@@ -25,11 +26,16 @@ class ScriptedCoordinator : public Coordinator {
   std::deque<WatchCall> watch_calls;
   std::deque<Result<v1::ReadLogResponse>> log_answers;
   int watch_count = 0;
+  std::map<int64_t, v1::Run> runs;
 
   Result<v1::SubmitRunResponse> SubmitRun(const v1::SubmitRunRequest&) override {
     return absl::UnimplementedError("");
   }
-  Result<v1::Run> GetRun(const v1::GetRunRequest&) override { return absl::UnimplementedError(""); }
+  Result<v1::Run> GetRun(const v1::GetRunRequest& req) override {
+    auto it = runs.find(req.id());
+    if (it == runs.end()) return absl::NotFoundError("no run");
+    return it->second;
+  }
   Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest&) override {
     return absl::UnimplementedError("");
   }
@@ -144,6 +150,84 @@ TEST_F(CommandsTest, LogsFollowOutlastsACoordinatorRestart) {
   ASSERT_NE(note, std::string::npos);
   EXPECT_EQ(err.find("cannot reach the coordinator", note + 1), std::string::npos) << err;
   EXPECT_THAT(err, HasSubstr("reading the log again"));
+}
+
+// Run 5: bench, reused from run 3, with its description and fingerprint.
+v1::Run RunWithFingerprint() {
+  workflow::StageSpec spec;
+  spec.name = "bench";
+  spec.run = {"lh-bench", "--endpoint", "${serve.outputs.endpoint}", "--requests", "${params.n}"};
+  spec.env = {{"SEED", "7"}};
+  spec.needs = {"serve"};
+  workflow::StageFingerprint fp =
+      workflow::FingerprintStage(spec, {{"n", "32"}}, {{"serve", "k1"}});
+  v1::Run run;
+  run.set_id(5);
+  v1::Stage* s = run.add_stages();
+  s->set_name("bench");
+  s->set_kind("task");
+  s->set_status(v1::STAGE_CACHED);
+  s->add_needs("serve");
+  s->set_description("benchmark the server");
+  s->set_plan_action("reuse");
+  s->set_plan_reason("same inputs as run 3");
+  s->set_cached_from_run_id(3);
+  s->set_cache_key(fp.key);
+  s->set_fingerprint(workflow::FingerprintToJson(fp).dump());
+  return run;
+}
+
+ShowOptions Show(int64_t run_id, std::string stage = "", bool why = false) {
+  ShowOptions options;
+  options.run_id = run_id;
+  options.stage = std::move(stage);
+  options.why = why;
+  return options;
+}
+
+TEST_F(CommandsTest, ShowPrintsStageDescriptions) {
+  coordinator_->runs[5] = RunWithFingerprint();
+  EXPECT_EQ(ShowRun(ctx_, Show(5)), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("\ndescriptions:\nSTAGE  DESCRIPTION\n"
+                                    "bench  benchmark the server\n"));
+}
+
+TEST_F(CommandsTest, ShowStageWhyPrintsWhatWentIntoTheKey) {
+  coordinator_->runs[5] = RunWithFingerprint();
+  const std::string key = coordinator_->runs[5].stages(0).cache_key();
+  EXPECT_EQ(ShowRun(ctx_, Show(5, "bench", true)), 0) << err_.str();
+  std::string out = out_.str();
+  EXPECT_THAT(out, HasSubstr("run 5, stage bench\n  about:      benchmark the server\n"));
+  EXPECT_THAT(out, HasSubstr("  plan:       reuse: same inputs as run 3\n"));
+  EXPECT_THAT(out, HasSubstr("why:\n  plan:         reuse: same inputs as run 3\n"
+                             "  reused from:  run 3\n  cache key:    " +
+                             key + "\n"));
+  EXPECT_THAT(out, HasSubstr("       kind:           task\n"
+                             "       run:            lh-bench --endpoint "
+                             "'${serve.outputs.endpoint}' --requests '${params.n}'\n"
+                             "       env:            SEED=7\n"
+                             "       cache_version:  -\n"));
+  EXPECT_THAT(out, HasSubstr("    2. the params its templates use, with their values:\n"
+                             "       n  32\n"
+                             "    3. the keys of the stages it needs:\n"
+                             "       serve  k1\n"));
+}
+
+TEST_F(CommandsTest, ShowStageSaysWhenTheFingerprintCannotBeRead) {
+  v1::Run run = RunWithFingerprint();
+  run.mutable_stages(0)->set_fingerprint(R"({"key": "x"})");
+  coordinator_->runs[5] = run;
+  EXPECT_EQ(ShowRun(ctx_, Show(5, "bench", true)), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("what went into the key: cannot read it: fingerprint: "
+                                    "'definition_hash' is missing or not a string\n"));
+}
+
+TEST_F(CommandsTest, ShowStageErrors) {
+  coordinator_->runs[5] = RunWithFingerprint();
+  EXPECT_EQ(ShowRun(ctx_, Show(5, "nosuch")), 3);
+  EXPECT_THAT(err_.str(), HasSubstr("longhaul: run 5 has no stage 'nosuch' (its stages: bench)"));
+  EXPECT_EQ(ShowRun(ctx_, Show(5, "", true)), 2);
+  EXPECT_THAT(err_.str(), HasSubstr("--why explains one stage"));
 }
 
 }  // namespace
