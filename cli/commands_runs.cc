@@ -225,7 +225,7 @@ int ShowStage(CommandContext& ctx, v1::Run run, const ShowOptions& options) {
   }
   v1::Stage stage = run.stages(index);
   if (ctx.json) return PrintJson(ctx, stage);
-  ctx.out() << StageHeaderText(run, stage, ctx.NowMs());
+  ctx.out() << StageHeaderText(run, stage, ctx.NowMs(), /*with_plan=*/!options.why);
   if (options.why) ctx.out() << '\n' << WhyText(stage);
   run.clear_stages();
   *run.add_stages() = std::move(stage);

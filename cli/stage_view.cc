@@ -78,7 +78,8 @@ std::string FingerprintText(const std::string& json) {
 
 }  // namespace
 
-std::string StageHeaderText(const v1::Run& run, const v1::Stage& stage, int64_t now_ms) {
+std::string StageHeaderText(const v1::Run& run, const v1::Stage& stage, int64_t now_ms,
+                            bool with_plan) {
   Pairs pairs;
   if (!stage.description().empty()) pairs.emplace_back("about", stage.description());
   pairs.emplace_back("kind", stage.kind().empty() ? "task" : stage.kind());
@@ -103,12 +104,12 @@ std::string StageHeaderText(const v1::Run& run, const v1::Stage& stage, int64_t 
     if (elapsed >= 0) ended += StrCat("  (took ", FormatDuration(elapsed), ")");
     pairs.emplace_back("ended", ended);
   }
-  if (!stage.plan_action().empty()) {
+  if (with_plan && !stage.plan_action().empty()) {
     pairs.emplace_back("plan", stage.plan_reason().empty()
                                    ? stage.plan_action()
                                    : StrCat(stage.plan_action(), ": ", stage.plan_reason()));
   }
-  if (!stage.cache_key().empty()) pairs.emplace_back("cache key", stage.cache_key());
+  if (with_plan && !stage.cache_key().empty()) pairs.emplace_back("cache key", stage.cache_key());
   std::string warning = MalformedWarning(stage);
   if (!warning.empty()) pairs.emplace_back("events", warning);
   return StrCat("run ", run.id(), ", stage ", stage.name(), "\n", LabelLines(pairs, 2));

@@ -10,9 +10,10 @@
 namespace longhaul::cli {
 
 // "run 12, stage left" and one "  label:  value" line each for its description, kind,
-// status (and reason), needs, attempt and agent, start, end and elapsed time, plan and cache
-// key; lines with nothing to say are left out.
-std::string StageHeaderText(const v1::Run& run, const v1::Stage& stage, int64_t now_ms);
+// status (and reason), needs, attempt and agent, start, end and elapsed time, and (unless
+// WhyText follows, which says them) plan and cache key; lines with nothing to say are left out.
+std::string StageHeaderText(const v1::Run& run, const v1::Stage& stage, int64_t now_ms,
+                            bool with_plan = true);
 
 // "why:" and what decided the stage: the plan (run or reuse, and why), where a reused stage's
 // result comes from, and the stage's recorded fingerprint: its definition as written (kind,
