@@ -12,18 +12,28 @@ struct ActionInfo {
 
 ActionInfo Info(Action action) {
   switch (action) {
-    case Action::kGetRun: return {"GetRun", "read runs", Role::kViewer, false};
-    case Action::kListRuns: return {"ListRuns", "list runs", Role::kViewer, false};
-    case Action::kWatchRun: return {"WatchRun", "watch runs", Role::kViewer, false};
-    case Action::kListEvents: return {"ListEvents", "read events", Role::kViewer, false};
-    case Action::kReadLog: return {"ReadLog", "read logs", Role::kViewer, false};
-    case Action::kListAgents: return {"ListAgents", "list agents", Role::kViewer, false};
-    case Action::kSubmitRun: return {"SubmitRun", "submit runs", Role::kOperator, true};
-    case Action::kPivotRun: return {"PivotRun", "pivot runs", Role::kOperator, true};
-    case Action::kRetryStage: return {"RetryStage", "retry stages", Role::kOperator, true};
-    case Action::kCancelRun: return {"CancelRun", "cancel runs", Role::kOperator, true};
-    case Action::kListAudit: return {"ListAudit", "read the audit trail", Role::kAdmin, false};
-    case Action::kManageAgents: return {"ManageAgents", "manage agents", Role::kAdmin, true};
+    case Action::kGetRun:
+      return {"GetRun", "read runs", Role::kViewer, false};
+    case Action::kListRuns:
+      return {"ListRuns", "list runs", Role::kViewer, false};
+    case Action::kWatchRun:
+      return {"WatchRun", "watch runs", Role::kViewer, false};
+    case Action::kListEvents:
+      return {"ListEvents", "read events", Role::kViewer, false};
+    case Action::kReadLog:
+      return {"ReadLog", "read logs", Role::kViewer, false};
+    case Action::kListAgents:
+      return {"ListAgents", "list agents", Role::kViewer, false};
+    case Action::kSubmitRun:
+      return {"SubmitRun", "submit runs", Role::kOperator, true};
+    case Action::kPivotRun:
+      return {"PivotRun", "pivot runs", Role::kOperator, true};
+    case Action::kRetryStage:
+      return {"RetryStage", "retry stages", Role::kOperator, true};
+    case Action::kCancelRun:
+      return {"CancelRun", "cancel runs", Role::kOperator, true};
+    case Action::kListAudit:
+      return {"ListAudit", "read the audit trail", Role::kAdmin, false};
   }
   return {"Unknown", "do this", Role::kAdmin, true};
 }
@@ -32,9 +42,12 @@ ActionInfo Info(Action action) {
 
 std::string_view RoleName(Role role) {
   switch (role) {
-    case Role::kViewer: return "viewer";
-    case Role::kOperator: return "operator";
-    case Role::kAdmin: return "admin";
+    case Role::kViewer:
+      return "viewer";
+    case Role::kOperator:
+      return "operator";
+    case Role::kAdmin:
+      return "admin";
   }
   return "unknown";
 }

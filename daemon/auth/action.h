@@ -23,9 +23,8 @@ enum class Action {
   kPivotRun,
   kRetryStage,
   kCancelRun,
-  // Administration (admin): the audit trail, and the agent API when it is reached with a token.
+  // Administration (admin): the audit trail; agent management (drain) will join it.
   kListAudit,
-  kManageAgents,
 };
 
 // "viewer", "operator", "admin".

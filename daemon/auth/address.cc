@@ -6,7 +6,28 @@
 
 namespace longhaul::auth {
 
-std::string HostOf(std::string_view a) {
+namespace {
+
+// gRPC may percent-encode the brackets of an IPv6 peer ("ipv6:%5B::1%5D:5000").
+std::string DecodeBrackets(std::string_view a) {
+  std::string out;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == '%' && i + 2 < a.size() && a[i + 1] == '5' &&
+        (a[i + 2] == 'B' || a[i + 2] == 'D')) {
+      out.push_back(a[i + 2] == 'B' ? '[' : ']');
+      i += 2;
+    } else {
+      out.push_back(a[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string HostOf(std::string_view address) {
+  std::string decoded = DecodeBrackets(address);
+  std::string_view a = decoded;
   for (std::string_view scheme : {"dns:///", "dns:", "ipv4:", "ipv6:"}) {
     if (a.substr(0, scheme.size()) == scheme) {
       a.remove_prefix(scheme.size());

@@ -29,8 +29,7 @@ Result<Principal> TokenAuthorizer::Authorize(std::string_view token, std::string
   return p;
 }
 
-Result<Principal> OpenAuthorizer::Authorize(std::string_view, std::string_view peer,
-                                            Action) const {
+Result<Principal> OpenAuthorizer::Authorize(std::string_view, std::string_view peer, Action) const {
   return Principal{IsLoopback(peer) ? "local" : "anonymous", Role::kAdmin, std::string(peer)};
 }
 

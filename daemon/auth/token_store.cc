@@ -22,8 +22,8 @@ bool IsLowerHex(std::string_view s) {
 }
 
 bool IsNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '.' || c == '_' || c == '-' || c == '@';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-' || c == '@';
 }
 
 std::vector<std::string_view> Fields(std::string_view line) {
@@ -51,13 +51,13 @@ Result<std::vector<TokenEntry>> ParseTokens(std::string_view text, std::string_v
     auto where = [&] { return StrCat(file, ":", line_no, ": "); };
     std::vector<std::string_view> f = Fields(body);
     if (f.size() != 3) {
-      return absl::InvalidArgumentError(StrCat(where(), "expected 'ROLE NAME sha256:HEX', got ",
-                                               f.size(), " fields"));
+      return absl::InvalidArgumentError(
+          StrCat(where(), "expected 'ROLE NAME sha256:HEX', got ", f.size(), " fields"));
     }
     std::optional<Role> role = ParseRole(f[0]);
     if (!role) {
-      return absl::InvalidArgumentError(StrCat(where(), "unknown role '", f[0],
-                                               "' (viewer, operator or admin)"));
+      return absl::InvalidArgumentError(
+          StrCat(where(), "unknown role '", f[0], "' (viewer, operator or admin)"));
     }
     for (char c : f[1]) {
       if (!IsNameChar(c)) {
@@ -78,17 +78,15 @@ Result<std::vector<TokenEntry>> ParseTokens(std::string_view text, std::string_v
       return absl::InvalidArgumentError(StrCat(where(), "name '", e.name, "' appears twice"));
     }
     if (!hashes.insert(e.sha256_hex).second) {
-      return absl::InvalidArgumentError(StrCat(where(), "the token of '", e.name,
-                                               "' is also given to an earlier name"));
+      return absl::InvalidArgumentError(
+          StrCat(where(), "the token of '", e.name, "' is also given to an earlier name"));
     }
     entries.push_back(std::move(e));
   }
   return entries;
 }
 
-std::string HashToken(std::string_view token) {
-  return StrCat(kHashPrefix, Sha256Hex(token));
-}
+std::string HashToken(std::string_view token) { return StrCat(kHashPrefix, Sha256Hex(token)); }
 
 Result<std::string> NewToken() {
   unsigned char bytes[32];

@@ -36,11 +36,11 @@ TEST_F(AuthorizerTest, NoTokenOrUnknownTokenIsUnauthenticated) {
 }
 
 TEST_F(AuthorizerTest, RolesAreOrderedViewerOperatorAdmin) {
-  const Action reads[] = {Action::kGetRun, Action::kListRuns, Action::kWatchRun,
-                          Action::kListEvents, Action::kReadLog, Action::kListAgents};
+  const Action reads[] = {Action::kGetRun,     Action::kListRuns, Action::kWatchRun,
+                          Action::kListEvents, Action::kReadLog,  Action::kListAgents};
   const Action mutations[] = {Action::kSubmitRun, Action::kPivotRun, Action::kRetryStage,
                               Action::kCancelRun};
-  const Action admin[] = {Action::kListAudit, Action::kManageAgents};
+  const Action admin[] = {Action::kListAudit};
   for (Action a : reads) {
     for (const char* t : {kViewer, kOperator, kAdmin}) {
       EXPECT_TRUE(authorizer_.Authorize(t, "p", a).ok()) << ActionMethod(a) << " " << t;
