@@ -19,7 +19,12 @@ CoordinatorSession::CoordinatorSession(SessionOptions opts, Callbacks cb)
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(opts_.keepalive_ms));
     args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(opts_.keepalive_timeout_ms));
   }
-  channel_ = grpc::CreateCustomChannel(opts_.target, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+  if (!opts_.tls_ca_pem.empty()) {
+    creds = grpc::SslCredentials(
+        grpc::SslCredentialsOptions{opts_.tls_ca_pem, opts_.tls_key_pem, opts_.tls_cert_pem});
+  }
+  channel_ = grpc::CreateCustomChannel(opts_.target, creds, args);
   stub_ = v1::AgentService::NewStub(channel_);
 }
 
