@@ -69,9 +69,9 @@ int main(int argc, char** argv) {
   options.scheduler.lost_after_ms = DurationFlag("lost-after", lost_after);
   options.scheduler.heartbeat_interval_ms = DurationFlag("heartbeat", heartbeat);
   options.scheduler.seed = std::random_device{}();
-  longhaul::SetupLogging(log_level, log_file);
-
-  // Signals are taken by a thread of their own, so shutdown never runs in a handler.
+  // Signals are taken by a thread of their own, so shutdown never runs in a handler. They are
+  // blocked before any thread starts (logging's flusher included), so that every thread
+  // inherits the mask and none dies of a SIGHUP.
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  longhaul::SetupLogging(log_level, log_file);
 
   longhaul::server::Coordinator coordinator(options);
   auto addr = coordinator.Start();
