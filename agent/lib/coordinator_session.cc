@@ -6,6 +6,11 @@
 #include "core/logging.h"
 
 namespace longhaul::agent {
+namespace {
+
+constexpr int kTlsConnectTimeoutMs = 10'000;
+
+}  // namespace
 
 CoordinatorSession::CoordinatorSession(SessionOptions opts, Callbacks cb)
     : opts_(std::move(opts)), cb_(std::move(cb)) {
@@ -21,6 +26,10 @@ CoordinatorSession::CoordinatorSession(SessionOptions opts, Callbacks cb)
   }
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
   if (!opts_.tls_ca_pem.empty()) {
+    // The "min reconnect backoff" is also each connection attempt's timeout: a TLS handshake
+    // with a busy coordinator takes longer than the 100 ms a plaintext connect needs, and an
+    // attempt cut short is only tried again, and cut short again.
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kTlsConnectTimeoutMs);
     creds = grpc::SslCredentials(
         grpc::SslCredentialsOptions{opts_.tls_ca_pem, opts_.tls_key_pem, opts_.tls_cert_pem});
   }
