@@ -18,18 +18,19 @@ CoordinatorSession::CoordinatorSession(SessionOptions opts, Callbacks cb)
   // The channel's own reconnect backoff must not exceed ours, or a coordinator that came back
   // would stay unreachable (fail-fast calls) until the channel's longer backoff ran out.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, static_cast<int>(opts_.initial_backoff_ms));
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, static_cast<int>(opts_.initial_backoff_ms));
+  // The "min reconnect backoff" is also each connection attempt's timeout (and the first value
+  // given wins): a TLS handshake with a busy coordinator takes longer than the 100 ms that
+  // suit a plaintext connect, and an attempt cut short is only tried again, and cut short again.
+  bool tls = !opts_.tls_ca_pem.empty();
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              tls ? kTlsConnectTimeoutMs : static_cast<int>(opts_.initial_backoff_ms));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(opts_.max_backoff_ms));
   if (opts_.keepalive_ms > 0) {
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(opts_.keepalive_ms));
     args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(opts_.keepalive_timeout_ms));
   }
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
-  if (!opts_.tls_ca_pem.empty()) {
-    // The "min reconnect backoff" is also each connection attempt's timeout: a TLS handshake
-    // with a busy coordinator takes longer than the 100 ms a plaintext connect needs, and an
-    // attempt cut short is only tried again, and cut short again.
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kTlsConnectTimeoutMs);
+  if (tls) {
     creds = grpc::SslCredentials(
         grpc::SslCredentialsOptions{opts_.tls_ca_pem, opts_.tls_key_pem, opts_.tls_cert_pem});
   }
