@@ -11,7 +11,8 @@ namespace {
 constexpr char kFooter[] =
     "Exit codes: 0 ok (watch: the run succeeded), 1 the run failed, 2 bad usage or invalid\n"
     "input, 3 not found, 4 the coordinator cannot be reached, 5 the run was cancelled,\n"
-    "10 any other error.";
+    "6 unauthenticated (no token, or an unknown one), 7 permission denied (the token's role\n"
+    "may not do this), 10 any other error.";
 
 }  // namespace
 
@@ -26,6 +27,13 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   app.add_option("--coordinator", coordinator_flag,
                  "coordinator HOST:PORT (default: $LONGHAUL_COORDINATOR, "
                  "./.longhaul/coordinator.addr, 127.0.0.1:7070)");
+  std::string token_file, tls_ca;
+  app.add_option("--token-file", token_file,
+                 "file whose first line is the token to send (default: $LONGHAUL_TOKEN, "
+                 "then $LONGHAUL_TOKEN_FILE)");
+  app.add_option("--tls-ca", tls_ca,
+                 "connect over TLS, verifying the coordinator against this PEM CA "
+                 "(default: $LONGHAUL_TLS_CA)");
   app.add_flag("--json", json, "print the coordinator's answer as JSON (read commands)");
 
   std::function<int(CommandContext&)> action;
@@ -116,10 +124,36 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd = app.add_subcommand("agents", "list the node agents");
   cmd->callback([&] { action = [&](CommandContext& c) { return ListAgents(c); }; });
 
+  AuditOptions audit;
+  cmd = app.add_subcommand("audit", "who changed what, when and from where (admin)");
+  cmd->add_option("--limit", audit.limit, "at most this many entries (default 50)");
+  cmd->add_option("--before", audit.before_id, "only entries older than this id (page on)");
+  cmd->callback([&] { action = [&](CommandContext& c) { return ListAudit(c, audit); }; });
+
   int64_t watch_id = 0;
   cmd = app.add_subcommand("watch", "follow a run live until it ends; exit code from its result");
   cmd->add_option("run", watch_id, "run id")->required();
   cmd->callback([&] { action = [&](CommandContext& c) { return Watch(c, watch_id); }; });
+
+  TokenOptions token;
+  CLI::App* token_cmd = app.add_subcommand("token", "make tokens for longhauld's --tokens file");
+  token_cmd->require_subcommand(1);
+  cmd = token_cmd->add_subcommand("new",
+                                  "a new random token into FILE; prints its tokens-file line");
+  cmd->add_option("role", token.role, "viewer, operator or admin")->required();
+  cmd->add_option("name", token.name, "who holds it (letters, digits, . _ - @)")->required();
+  cmd->add_option("--out", token.out, "the file to create for the token (mode 0600)")->required();
+  cmd->callback([&] {
+    remote = false;
+    action = [&](CommandContext& c) { return TokenNew(c, token); };
+  });
+  cmd = token_cmd->add_subcommand("hash", "the tokens-file line for the token read from stdin");
+  cmd->add_option("role", token.role, "viewer, operator or admin")->required();
+  cmd->add_option("name", token.name, "who holds it")->required();
+  cmd->callback([&] {
+    remote = false;
+    action = [&](CommandContext& c) { return TokenHash(c, token); };
+  });
 
   try {
     app.parse(argc, argv);
@@ -133,9 +167,10 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   }
   CommandContext ctx{env, ResolveCoordinatorAddress(coordinator_flag, env), json, nullptr};
   if (remote) {
-    auto token = env.vars.find("LONGHAUL_TOKEN");
-    ctx.coordinator =
-        env.connect(ctx.address, token == env.vars.end() ? std::string() : token->second);
+    Result<ClientCredentials> creds = ResolveCredentials(token_file, tls_ca, env.vars);
+    if (!creds.ok()) return ctx.Fail(creds.status());
+    if (Status s = CheckTokenTransport(ctx.address, *creds); !s.ok()) return ctx.Fail(s);
+    ctx.coordinator = env.connect(ctx.address, *creds);
   }
   return action(ctx);
 }

@@ -19,7 +19,10 @@ std::string ResolveCoordinatorAddress(const std::string& flag, const CliEnv& env
 }
 
 int CommandContext::Fail(const Status& status) {
-  err() << "longhaul: " << ToStd(status.message()) << '\n';
+  const char* kind = status.code() == absl::StatusCode::kUnauthenticated  ? "unauthenticated: "
+                     : status.code() == absl::StatusCode::kPermissionDenied ? "permission denied: "
+                                                                            : "";
+  err() << "longhaul: " << kind << ToStd(status.message()) << '\n';
   return ExitCodeForStatus(status);
 }
 

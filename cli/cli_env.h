@@ -3,18 +3,21 @@
 #pragma once
 
 #include <functional>
+#include <istream>
 #include <map>
 #include <memory>
 #include <ostream>
 #include <string>
 
 #include "cli/coordinator.h"
+#include "cli/credentials.h"
 #include "core/clock.h"
 #include "core/status.h"
 
 namespace longhaul::cli {
 
 struct CliEnv {
+  std::istream* in = nullptr;  // `token hash` reads it
   std::ostream* out = nullptr;
   std::ostream* err = nullptr;
   const Clock* clock = nullptr;
@@ -22,9 +25,11 @@ struct CliEnv {
   bool stdout_is_tty = false;
   std::function<int()> terminal_width;      // columns; 0 when unknown
   std::string cwd = ".";                    // where .longhaul/coordinator.addr is looked for
-  std::map<std::string, std::string> vars;  // LONGHAUL_COORDINATOR, LONGHAUL_TOKEN
+  // LONGHAUL_COORDINATOR, LONGHAUL_TOKEN, LONGHAUL_TOKEN_FILE, LONGHAUL_TLS_CA
+  std::map<std::string, std::string> vars;
   // A client for the coordinator at `address` (HOST:PORT). Creating one does not connect.
-  std::function<std::unique_ptr<Coordinator>(const std::string& address, const std::string& token)>
+  std::function<std::unique_ptr<Coordinator>(const std::string& address,
+                                             const ClientCredentials& credentials)>
       connect;
 };
 
@@ -44,7 +49,9 @@ struct CommandContext {
   std::ostream& out() { return *env.out; }
   std::ostream& err() { return *env.err; }
   int64_t NowMs() const { return env.clock->NowMs(); }
-  // Prints "longhaul: MESSAGE" on stderr once and returns the exit code for `status`.
+  // Prints "longhaul: MESSAGE" on stderr once and returns the exit code for `status`;
+  // UNAUTHENTICATED reads "longhaul: unauthenticated: MESSAGE" and PERMISSION_DENIED
+  // "longhaul: permission denied: MESSAGE".
   int Fail(const Status& status);
 };
 

@@ -66,6 +66,13 @@ int RetryRun(CommandContext& ctx, int64_t run_id, const std::string& stage);
 
 int ListAgents(CommandContext& ctx);
 
+struct AuditOptions {
+  int limit = 50;
+  int64_t before_id = 0;  // 0: from the newest
+};
+// The audit trail, newest first (admin).
+int ListAudit(CommandContext& ctx, const AuditOptions& options);
+
 struct LogsOptions {
   int64_t run_id = 0;
   std::string stage;
@@ -76,6 +83,16 @@ struct LogsOptions {
   int64_t poll_ms = 200;
 };
 int Logs(CommandContext& ctx, const LogsOptions& options);
+
+struct TokenOptions {
+  std::string role;  // viewer, operator or admin
+  std::string name;  // who holds it
+  std::string out;   // token new: the file the token goes to (created 0600, never overwritten)
+};
+// A new random token into options.out; its tokens-file line on stdout.
+int TokenNew(CommandContext& ctx, const TokenOptions& options);
+// The tokens-file line for the token on the first line of stdin.
+int TokenHash(CommandContext& ctx, const TokenOptions& options);
 
 // Follows the run until it ends; exit code from its result (0, 1 or 5).
 int Watch(CommandContext& ctx, int64_t run_id);

@@ -14,6 +14,10 @@ int ExitCodeForStatus(const Status& status) {
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kDeadlineExceeded:
       return kExitUnreachable;
+    case absl::StatusCode::kUnauthenticated:
+      return kExitUnauthenticated;
+    case absl::StatusCode::kPermissionDenied:
+      return kExitPermissionDenied;
     default:
       return kExitOther;
   }

@@ -23,7 +23,11 @@ Status MarkCoordinatorUnreachable(Status status) {
 
 GrpcCoordinator::GrpcCoordinator(GrpcCoordinatorOptions options)
     : options_(std::move(options)),
-      channel_(grpc::CreateChannel(options_.address, grpc::InsecureChannelCredentials())),
+      channel_(grpc::CreateChannel(
+          options_.address,
+          options_.tls_ca_pem.empty()
+              ? grpc::InsecureChannelCredentials()
+              : grpc::SslCredentials(grpc::SslCredentialsOptions{options_.tls_ca_pem, "", ""}))),
       stub_(v1::LonghaulService::NewStub(channel_)) {}
 
 void GrpcCoordinator::Prepare(grpc::ClientContext& ctx, bool with_deadline) const {
@@ -95,6 +99,11 @@ Result<v1::Run> GrpcCoordinator::RetryStage(const v1::RetryStageRequest& req) {
 Result<v1::ListAgentsResponse> GrpcCoordinator::ListAgents() {
   return Unary<v1::ListAgentsResponse>(
       [&](auto* ctx, auto* resp) { return stub_->ListAgents(ctx, v1::ListAgentsRequest(), resp); });
+}
+
+Result<v1::ListAuditResponse> GrpcCoordinator::ListAudit(const v1::ListAuditRequest& req) {
+  return Unary<v1::ListAuditResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->ListAudit(ctx, req, resp); });
 }
 
 Result<v1::ReadLogResponse> GrpcCoordinator::ReadLog(const v1::ReadLogRequest& req) {

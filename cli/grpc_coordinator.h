@@ -1,4 +1,5 @@
-// Coordinator over gRPC (longhaul.v1.LonghaulService), plaintext.
+// Coordinator over gRPC (longhaul.v1.LonghaulService): TLS when a CA is given (the
+// coordinator's certificate must chain to it and name the address's host), else plaintext.
 //
 // Every unary call has a deadline (`rpc_timeout_ms`); WatchRun has none. A call that could
 // not reach the coordinator fails UNAVAILABLE (or DEADLINE_EXCEEDED) with "cannot reach the
@@ -20,6 +21,7 @@ namespace longhaul::cli {
 struct GrpcCoordinatorOptions {
   std::string address;  // HOST:PORT
   std::string token;    // empty: none
+  std::string tls_ca_pem;  // empty: plaintext
   int64_t rpc_timeout_ms = 30'000;
 };
 
@@ -34,6 +36,7 @@ class GrpcCoordinator : public Coordinator {
   Result<v1::Run> CancelRun(const v1::CancelRunRequest& req) override;
   Result<v1::Run> RetryStage(const v1::RetryStageRequest& req) override;
   Result<v1::ListAgentsResponse> ListAgents() override;
+  Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req) override;
   Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest& req) override;
   Status WatchRun(int64_t run_id,
                   const std::function<void(const v1::RunUpdate&)>& on_update) override;

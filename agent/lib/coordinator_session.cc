@@ -6,6 +6,11 @@
 #include "core/logging.h"
 
 namespace longhaul::agent {
+namespace {
+
+constexpr int kTlsConnectTimeoutMs = 10'000;
+
+}  // namespace
 
 CoordinatorSession::CoordinatorSession(SessionOptions opts, Callbacks cb)
     : opts_(std::move(opts)), cb_(std::move(cb)) {
@@ -13,13 +18,23 @@ CoordinatorSession::CoordinatorSession(SessionOptions opts, Callbacks cb)
   // The channel's own reconnect backoff must not exceed ours, or a coordinator that came back
   // would stay unreachable (fail-fast calls) until the channel's longer backoff ran out.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, static_cast<int>(opts_.initial_backoff_ms));
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, static_cast<int>(opts_.initial_backoff_ms));
+  // The "min reconnect backoff" is also each connection attempt's timeout (and the first value
+  // given wins): a TLS handshake with a busy coordinator takes longer than the 100 ms that
+  // suit a plaintext connect, and an attempt cut short is only tried again, and cut short again.
+  bool tls = !opts_.tls_ca_pem.empty();
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              tls ? kTlsConnectTimeoutMs : static_cast<int>(opts_.initial_backoff_ms));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(opts_.max_backoff_ms));
   if (opts_.keepalive_ms > 0) {
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(opts_.keepalive_ms));
     args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(opts_.keepalive_timeout_ms));
   }
-  channel_ = grpc::CreateCustomChannel(opts_.target, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+  if (tls) {
+    creds = grpc::SslCredentials(
+        grpc::SslCredentialsOptions{opts_.tls_ca_pem, opts_.tls_key_pem, opts_.tls_cert_pem});
+  }
+  channel_ = grpc::CreateCustomChannel(opts_.target, creds, args);
   stub_ = v1::AgentService::NewStub(channel_);
 }
 

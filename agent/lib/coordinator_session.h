@@ -28,6 +28,10 @@ struct SessionOptions {
   int64_t max_backoff_ms = 5000;
   int64_t keepalive_ms = 30'000;  // HTTP/2 pings; 0 disables
   int64_t keepalive_timeout_ms = 10'000;
+  // Mutual TLS (the coordinator's --agent-listen): all three PEM texts, or none for plaintext.
+  std::string tls_ca_pem;    // verifies the coordinator's certificate
+  std::string tls_cert_pem;  // this agent's certificate: its CN or a SAN is the agent's id
+  std::string tls_key_pem;
 };
 
 class CoordinatorSession : public CoordinatorLink {

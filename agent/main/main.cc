@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   std::optional<int> gpus;
   std::vector<std::string> labels;
   int64_t window = 20'000;
+  std::string tls_cert, tls_key, tls_ca;
   app.add_option("--coordinator", coordinator, "HOST:PORT ($LONGHAUL_COORDINATOR)");
   app.add_option("--state-dir", state_dir, "the agent's state directory")->required();
   app.add_option("--data-dir", data_dir, "where output dirs are made (default STATE/data)");
@@ -56,6 +57,10 @@ int main(int argc, char** argv) {
   app.add_option("--keepalive", keepalive, "HTTP/2 keepalive ping interval, 0 = off (default 30s)");
   app.add_option("--shim", shim, "longhaul-shim to use (default: beside this executable)");
   app.add_option("--event-window", window, "unacknowledged events in flight (default 20000)");
+  app.add_option("--tls-cert", tls_cert,
+                 "PEM certificate of this agent, from the cluster CA; it names the agent's id");
+  app.add_option("--tls-key", tls_key, "PEM private key of --tls-cert");
+  app.add_option("--tls-ca", tls_ca, "PEM CA that signed the coordinator's certificate");
   app.add_option("--log-level", log_level, "debug, info, warn or error");
   app.add_option("--log-file", log_file, "also log to this file");
   CLI11_PARSE(app, argc, argv);
@@ -72,6 +77,8 @@ int main(int argc, char** argv) {
   if (!keepalive_ms.ok())
     return Fail("--keepalive '" + keepalive + "': expected a duration such as 5m or 0");
   if (window <= 0) return Fail("--event-window must be positive");
+  if (tls_cert.empty() != tls_key.empty() || tls_cert.empty() != tls_ca.empty())
+    return Fail("--tls-cert, --tls-key and --tls-ca go together");
   if (cpus && !(*cpus > 0)) return Fail("--cpus must be positive");
   if (gpus && *gpus < 0) return Fail("--gpus must not be negative");
 
@@ -122,6 +129,14 @@ int main(int argc, char** argv) {
   so.target = coordinator;
   so.keepalive_ms = *keepalive_ms;
   so.keepalive_timeout_ms = std::min<int64_t>(10'000, *keepalive_ms);
+  for (auto [path, pem] : {std::pair{&tls_ca, &so.tls_ca_pem},
+                           std::pair{&tls_cert, &so.tls_cert_pem},
+                           std::pair{&tls_key, &so.tls_key_pem}}) {
+    if (path->empty()) continue;
+    auto text = ReadFile(*path);
+    if (!text.ok()) return Fail(ToStd(text.status().message()));
+    *pem = std::move(*text);
+  }
   CoordinatorSession session(
       so,
       CoordinatorSession::Callbacks{
@@ -135,8 +150,9 @@ int main(int argc, char** argv) {
   Agent agent(io, config, &launcher, &session, SystemClock::Get());
   agent_ptr = &agent;
   if (Status s = agent.Start(); !s.ok()) return Fail(ToStd(s.message()));
-  log->info("agent {} ({} CPUs, {} bytes, {} GPUs) for coordinator {}; state {}", config.agent_id,
-            inv.cpus, inv.memory_bytes, inv.gpus, coordinator, state_dir);
+  log->info("agent {} ({} CPUs, {} bytes, {} GPUs) for coordinator {}{}; state {}",
+            config.agent_id, inv.cpus, inv.memory_bytes, inv.gpus, coordinator,
+            tls_ca.empty() ? "" : " (mutual TLS)", state_dir);
   session.Start();
 
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);

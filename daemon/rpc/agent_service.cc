@@ -1,8 +1,35 @@
 #include "daemon/rpc/agent_service.h"
 
+#include <grpcpp/security/auth_context.h>
+
+#include <set>
+
 #include "core/logging.h"
+#include "core/strings.h"
 
 namespace longhaul::rpc {
+namespace {
+
+// The names the peer's verified certificate gives: its CN and every subject alternative name.
+std::set<std::string> CertificateNames(const grpc::ServerContext& ctx) {
+  std::set<std::string> names;
+  std::shared_ptr<const grpc::AuthContext> auth = ctx.auth_context();
+  if (auth == nullptr || !auth->IsPeerAuthenticated()) return names;
+  for (const char* prop : {"x509_common_name", "x509_subject_alternative_name"}) {
+    for (const grpc::string_ref& v : auth->FindPropertyValues(prop)) {
+      names.emplace(v.data(), v.size());
+    }
+  }
+  return names;
+}
+
+std::string Join(const std::set<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "'" : ", '") + n + "'";
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
 
 // The writing half of one agent stream.
 class AgentSession {
@@ -75,6 +102,20 @@ grpc::Status AgentServiceImpl::Connect(
   if (!first.has_hello()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "the first message on an agent stream must be hello");
+  }
+  if (require_certificate_) {
+    const std::string& claimed = first.hello().agent_id();
+    std::set<std::string> names = CertificateNames(*context);
+    if (names.count(claimed) == 0) {
+      std::string why =
+          names.empty()
+              ? StrCat("agent from ", context->peer(), " refused: it claims id '", claimed,
+                       "' but presented no verified client certificate")
+              : StrCat("agent from ", context->peer(), " refused: it claims id '", claimed,
+                       "' but its certificate is for ", Join(names));
+      GetLogger("rpc")->warn("{}", why);
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why);
+    }
   }
   uint64_t id = next_session_++;
   auto session = std::make_shared<AgentSession>(context, stream);

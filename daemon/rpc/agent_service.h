@@ -30,6 +30,11 @@ class AgentServiceImpl final : public v1::AgentService::Service, public schedule
     scheduler_ = scheduler;
     loop_ = loop;
   }
+  // With `require` (the mutual-TLS agent listener), an agent is accepted only under an id its
+  // verified client certificate names (CN or a subject alternative name); a hello claiming
+  // another id is refused with PERMISSION_DENIED and a log line that says why. Must be called
+  // before the server starts.
+  void set_require_certificate(bool require) { require_certificate_ = require; }
 
   grpc::Status Connect(
       grpc::ServerContext* context,
@@ -45,6 +50,7 @@ class AgentServiceImpl final : public v1::AgentService::Service, public schedule
  private:
   scheduler::Scheduler* scheduler_ = nullptr;
   scheduler::SchedulerLoop* loop_ = nullptr;
+  bool require_certificate_ = false;
   std::atomic<uint64_t> next_session_{1};
   std::mutex mu_;
   std::map<uint64_t, std::shared_ptr<AgentSession>> sessions_;

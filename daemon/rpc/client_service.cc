@@ -7,14 +7,33 @@
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/scheduler/planner.h"
+#include "daemon/rpc/call_auth.h"
+#include "daemon/rpc/client_audit.h"
 #include "daemon/rpc/status_util.h"
 #include "daemon/workflow/workflow.h"
 #include "proto/state_names.h"
 
 namespace longhaul::rpc {
 
-grpc::Status ClientServiceImpl::SubmitRun(grpc::ServerContext*, const v1::SubmitRunRequest* req,
+template <typename Request, typename Response>
+grpc::Status ClientServiceImpl::Mutate(grpc::ServerContext* ctx, auth::Action action,
+                                       const Request* req, Response* resp,
+                                       grpc::Status (ClientServiceImpl::*fn)(const Request*,
+                                                                            Response*)) {
+  auto principal = CheckCall(*authorizer_, ctx, action);
+  if (!principal.ok()) return ToGrpc(principal.status());
+  grpc::Status status = (this->*fn)(req, resp);
+  Audit(*principal, action, DescribeForAudit(*req, *resp), status);
+  return status;
+}
+
+grpc::Status ClientServiceImpl::SubmitRun(grpc::ServerContext* ctx, const v1::SubmitRunRequest* req,
                                           v1::SubmitRunResponse* resp) {
+  return Mutate(ctx, auth::Action::kSubmitRun, req, resp, &ClientServiceImpl::DoSubmitRun);
+}
+
+grpc::Status ClientServiceImpl::DoSubmitRun(const v1::SubmitRunRequest* req,
+                                            v1::SubmitRunResponse* resp) {
   std::string path = req->workflow_path().empty() ? "<submitted>" : req->workflow_path();
   // Parsing and validation happen here, off the loop: a broken file is refused before
   // anything is stored.
@@ -37,8 +56,13 @@ grpc::Status ClientServiceImpl::SubmitRun(grpc::ServerContext*, const v1::Submit
   return PlanAndSubmit(std::move(input), resp);
 }
 
-grpc::Status ClientServiceImpl::PivotRun(grpc::ServerContext*, const v1::PivotRunRequest* req,
+grpc::Status ClientServiceImpl::PivotRun(grpc::ServerContext* ctx, const v1::PivotRunRequest* req,
                                          v1::SubmitRunResponse* resp) {
+  return Mutate(ctx, auth::Action::kPivotRun, req, resp, &ClientServiceImpl::DoPivotRun);
+}
+
+grpc::Status ClientServiceImpl::DoPivotRun(const v1::PivotRunRequest* req,
+                                           v1::SubmitRunResponse* resp) {
   Result<store::SqliteStore::RunSource> src = store_->GetRunSource(req->run_id());
   if (!src.ok()) return ToGrpc(src.status());
   Result<workflow::Workflow> wf = workflow::ParseWorkflow(src->workflow_text, src->workflow_path);
@@ -122,24 +146,32 @@ void ClientServiceImpl::CheckReusedArtifacts(scheduler::RunPlan* plan) {
   }
 }
 
-grpc::Status ClientServiceImpl::GetRun(grpc::ServerContext*, const v1::GetRunRequest* req,
+grpc::Status ClientServiceImpl::GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req,
                                        v1::Run* resp) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kGetRun);
+  if (!principal.ok()) return ToGrpc(principal.status());
   Result<v1::Run> run = store_->GetRun(req->id(), req->include_attempts());
   if (!run.ok()) return ToGrpc(run.status());
   *resp = std::move(*run);
   return grpc::Status::OK;
 }
 
-grpc::Status ClientServiceImpl::ListRuns(grpc::ServerContext*, const v1::ListRunsRequest* req,
+grpc::Status ClientServiceImpl::ListRuns(grpc::ServerContext* ctx, const v1::ListRunsRequest* req,
                                          v1::ListRunsResponse* resp) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kListRuns);
+  if (!principal.ok()) return ToGrpc(principal.status());
   Result<v1::ListRunsResponse> out = store_->ListRuns(*req);
   if (!out.ok()) return ToGrpc(out.status());
   *resp = std::move(*out);
   return grpc::Status::OK;
 }
 
-grpc::Status ClientServiceImpl::CancelRun(grpc::ServerContext*, const v1::CancelRunRequest* req,
+grpc::Status ClientServiceImpl::CancelRun(grpc::ServerContext* ctx, const v1::CancelRunRequest* req,
                                           v1::Run* resp) {
+  return Mutate(ctx, auth::Action::kCancelRun, req, resp, &ClientServiceImpl::DoCancelRun);
+}
+
+grpc::Status ClientServiceImpl::DoCancelRun(const v1::CancelRunRequest* req, v1::Run* resp) {
   int64_t id = req->id();
   Result<v1::Run> out = loop_->Call<v1::Run>([this, id] { return scheduler_->Cancel(id); });
   if (!out.ok()) return ToGrpc(out.status());
@@ -147,8 +179,13 @@ grpc::Status ClientServiceImpl::CancelRun(grpc::ServerContext*, const v1::Cancel
   return grpc::Status::OK;
 }
 
-grpc::Status ClientServiceImpl::RetryStage(grpc::ServerContext*, const v1::RetryStageRequest* req,
+grpc::Status ClientServiceImpl::RetryStage(grpc::ServerContext* ctx,
+                                           const v1::RetryStageRequest* req,
                                            v1::Run* resp) {
+  return Mutate(ctx, auth::Action::kRetryStage, req, resp, &ClientServiceImpl::DoRetryStage);
+}
+
+grpc::Status ClientServiceImpl::DoRetryStage(const v1::RetryStageRequest* req, v1::Run* resp) {
   int64_t id = req->run_id();
   std::string stage = req->stage();
   Result<v1::Run> out =
@@ -160,6 +197,8 @@ grpc::Status ClientServiceImpl::RetryStage(grpc::ServerContext*, const v1::Retry
 
 grpc::Status ClientServiceImpl::WatchRun(grpc::ServerContext* ctx, const v1::WatchRunRequest* req,
                                          grpc::ServerWriter<v1::RunUpdate>* writer) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kWatchRun);
+  if (!principal.ok()) return ToGrpc(principal.status());
   auto watcher = std::make_shared<scheduler::Watcher>();
   int64_t id = req->id();
   Result<bool> registered = loop_->Call<bool>([this, id, watcher]() -> Result<bool> {
@@ -183,8 +222,10 @@ grpc::Status ClientServiceImpl::WatchRun(grpc::ServerContext* ctx, const v1::Wat
   }
 }
 
-grpc::Status ClientServiceImpl::ListAgents(grpc::ServerContext*, const v1::ListAgentsRequest*,
+grpc::Status ClientServiceImpl::ListAgents(grpc::ServerContext* ctx, const v1::ListAgentsRequest*,
                                            v1::ListAgentsResponse* resp) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kListAgents);
+  if (!principal.ok()) return ToGrpc(principal.status());
   Result<std::vector<v1::AgentInfo>> agents = loop_->Call<std::vector<v1::AgentInfo>>(
       [this]() -> Result<std::vector<v1::AgentInfo>> { return scheduler_->ListAgents(); });
   if (!agents.ok()) return ToGrpc(agents.status());
@@ -192,8 +233,10 @@ grpc::Status ClientServiceImpl::ListAgents(grpc::ServerContext*, const v1::ListA
   return grpc::Status::OK;
 }
 
-grpc::Status ClientServiceImpl::ReadLog(grpc::ServerContext*, const v1::ReadLogRequest* req,
+grpc::Status ClientServiceImpl::ReadLog(grpc::ServerContext* ctx, const v1::ReadLogRequest* req,
                                         v1::ReadLogResponse* resp) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kReadLog);
+  if (!principal.ok()) return ToGrpc(principal.status());
   if (!req->stream().empty() && req->stream() != "stdout" && req->stream() != "stderr") {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "stream must be 'stdout' or 'stderr', not '" + req->stream() + "'");
@@ -227,9 +270,22 @@ grpc::Status ClientServiceImpl::ReadLog(grpc::ServerContext*, const v1::ReadLogR
   return grpc::Status::OK;
 }
 
-grpc::Status ClientServiceImpl::ListEvents(grpc::ServerContext*, const v1::ListEventsRequest* req,
+grpc::Status ClientServiceImpl::ListEvents(grpc::ServerContext* ctx,
+                                           const v1::ListEventsRequest* req,
                                            v1::ListEventsResponse* resp) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kListEvents);
+  if (!principal.ok()) return ToGrpc(principal.status());
   Result<v1::ListEventsResponse> out = store_->ListEvents(*req);
+  if (!out.ok()) return ToGrpc(out.status());
+  *resp = std::move(*out);
+  return grpc::Status::OK;
+}
+
+grpc::Status ClientServiceImpl::ListAudit(grpc::ServerContext* ctx, const v1::ListAuditRequest* req,
+                                          v1::ListAuditResponse* resp) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kListAudit);
+  if (!principal.ok()) return ToGrpc(principal.status());
+  Result<v1::ListAuditResponse> out = store_->ListAudit(*req);
   if (!out.ok()) return ToGrpc(out.status());
   *resp = std::move(*out);
   return grpc::Status::OK;

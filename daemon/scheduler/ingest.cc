@@ -10,6 +10,25 @@
 namespace longhaul::scheduler {
 namespace {
 
+// The agent already replaces a line over 1 MiB (EventTailer::kMaxLineBytes); a peer that does
+// not is held to the same limit here, so that one message cannot put 64 MiB into a row.
+constexpr size_t kMaxEventLineBytes = 1 << 20;
+
+// The row to store for `rec`, and the parsed event (an error: stored as "malformed").
+Result<StageEvent> ParseRecord(const v1::EventRecord& rec, store::EventRow* row) {
+  if (rec.line().size() > kMaxEventLineBytes) {
+    std::string why = StrCat("an event line of ", rec.line().size(),
+                             " bytes, over the limit of ", kMaxEventLineBytes, " bytes");
+    *row = store::EventRow{rec.seq(), rec.ts_ms(), "malformed", StrCat("(dropped: ", why, ")")};
+    return absl::InvalidArgumentError(why);
+  }
+  Result<StageEvent> parsed = ParseEventLine(rec.line());
+  *row = store::EventRow{rec.seq(), rec.ts_ms(),
+                         parsed.ok() ? std::string(EventTypeName(parsed->type)) : "malformed",
+                         rec.line()};
+  return parsed;
+}
+
 std::string Resolve(const std::string& base, const std::string& path) {
   if (path.empty() || path[0] == '/') return path;
   return base + "/" + path;
@@ -22,10 +41,8 @@ void Scheduler::HandleEvents(AgentState* agent, const v1::AttemptEvents& msg) {
   int64_t max_seq = 0;
   if (a != nullptr && a->row.agent_id == agent->row.id) {
     for (const v1::EventRecord& rec : msg.events()) {
-      Result<StageEvent> parsed = ParseEventLine(rec.line());
-      store::EventRow row{rec.seq(), rec.ts_ms(),
-                          parsed.ok() ? std::string(EventTypeName(parsed->type)) : "malformed",
-                          rec.line()};
+      store::EventRow row;
+      Result<StageEvent> parsed = ParseRecord(rec, &row);
       Result<bool> inserted = store_->InsertEvent(a->row.id, row);
       if (!inserted.ok()) {
         // Not acknowledged: the agent keeps the events and sends them again.
@@ -88,10 +105,8 @@ bool Scheduler::StoreEventsOfEndedRun(AgentState* agent, const v1::AttemptEvents
   if (row->agent_id != agent->row.id) return false;
   bool changed = false;
   for (const v1::EventRecord& rec : msg.events()) {
-    Result<StageEvent> parsed = ParseEventLine(rec.line());
-    store::EventRow ev{rec.seq(), rec.ts_ms(),
-                       parsed.ok() ? std::string(EventTypeName(parsed->type)) : "malformed",
-                       rec.line()};
+    store::EventRow ev;
+    Result<StageEvent> parsed = ParseRecord(rec, &ev);
     Result<bool> inserted = store_->InsertEvent(row->id, ev);
     if (!inserted.ok()) {
       log->error("attempt {}: storing events: {}", row->id, ToStd(inserted.status().message()));

@@ -1,6 +1,7 @@
 #include "daemon/server/coordinator.h"
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/security/server_credentials.h>
 
 #include <chrono>
 #include <mutex>
@@ -8,6 +9,8 @@
 #include "core/fs.h"
 #include "core/logging.h"
 #include "core/strings.h"
+#include "daemon/auth/authorizer.h"
+#include "daemon/auth/token_store.h"
 #include "daemon/rpc/agent_service.h"
 #include "daemon/rpc/client_service.h"
 #include "daemon/scheduler/loop.h"
@@ -15,18 +18,41 @@
 #include "daemon/store/sqlite_store.h"
 
 namespace longhaul::server {
+namespace {
+
+void ConfigureBuilder(grpc::ServerBuilder& builder) {
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  // Agents keep their stream open for days: notice a dead peer through keepalive pings.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 20'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5'000);
+}
+
+// "HOST:PORT" as clients should dial it: a wildcard host becomes 127.0.0.1.
+std::string BoundAddress(const std::string& listen, int port) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  if (host.empty() || host == "0.0.0.0" || host == "[::]") host = "127.0.0.1";
+  return StrCat(host, ":", port);
+}
+
+}  // namespace
 
 struct Coordinator::Impl {
   CoordinatorOptions options;
   Clock* clock;
+  std::unique_ptr<auth::TokenStore> tokens;
+  std::unique_ptr<auth::Authorizer> authorizer;
   std::unique_ptr<store::SqliteStore> store;
   rpc::AgentServiceImpl agent_service;
   std::unique_ptr<scheduler::Scheduler> scheduler;
   std::unique_ptr<scheduler::SchedulerLoop> loop;
   std::unique_ptr<rpc::ClientServiceImpl> client_service;
   std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<grpc::Server> agent_server;  // only with --agent-listen
   std::mutex mu;
   bool shut_down = false;
+
+  Result<std::string> StartAgentListener();
 };
 
 Coordinator::Coordinator(CoordinatorOptions options, Clock* clock)
@@ -37,9 +63,34 @@ Coordinator::Coordinator(CoordinatorOptions options, Clock* clock)
 
 Coordinator::~Coordinator() { Shutdown(); }
 
+const CoordinatorOptions& Coordinator::options() const { return impl_->options; }
+
+Status Coordinator::ReloadTokens() {
+  if (!impl_->tokens) return absl::FailedPreconditionError("longhauld runs without --tokens");
+  return impl_->tokens->Reload();
+}
+
 Result<std::string> Coordinator::Start() {
   Impl& m = *impl_;
   auto log = GetLogger("longhauld");
+  SecurityOptions& sec = m.options.security;
+  ASSIGN_OR_RETURN(std::vector<std::string> notes, CheckSecurity(m.options.listen, sec));
+  RETURN_IF_ERROR(LoadTlsFiles(&sec));
+  if (!sec.tokens_file.empty()) {
+    ASSIGN_OR_RETURN(m.tokens, auth::TokenStore::Load(sec.tokens_file));
+    m.authorizer = std::make_unique<auth::TokenAuthorizer>(m.tokens.get());
+    log->info("{} tokens from {}", m.tokens->size(), sec.tokens_file);
+  } else {
+    m.authorizer = std::make_unique<auth::OpenAuthorizer>();
+  }
+  for (const std::string& note : notes) {
+    if (sec.insecure && note.rfind("--insecure", 0) == 0) {
+      log->warn("{}", note);
+    } else {
+      log->info("{}", note);
+    }
+  }
+
   RETURN_IF_ERROR(MakeDirs(m.options.state_dir));
   std::string db = m.options.db_path.empty() ? m.options.state_dir + "/longhaul.db"
                                              : m.options.db_path;
@@ -48,34 +99,75 @@ Result<std::string> Coordinator::Start() {
                                                        m.options.scheduler);
   m.loop = std::make_unique<scheduler::SchedulerLoop>(m.scheduler.get(), m.store.get(), m.clock);
   m.agent_service.Attach(m.scheduler.get(), m.loop.get());
+  m.agent_service.set_require_certificate(!sec.agent_listen.empty());
   m.client_service = std::make_unique<rpc::ClientServiceImpl>(
-      m.scheduler.get(), m.loop.get(), m.store.get(), m.options.scheduler.log_timeout_ms);
+      m.scheduler.get(), m.loop.get(), m.store.get(), m.options.scheduler.log_timeout_ms,
+      m.authorizer.get(), m.clock);
   RETURN_IF_ERROR(m.loop->Start());
 
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(m.options.listen, grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&m.agent_service);
+  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+  if (!sec.tls_cert_pem.empty()) {
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({sec.tls_key_pem, sec.tls_cert_pem});
+    creds = grpc::SslServerCredentials(ssl);
+  }
+  builder.AddListeningPort(m.options.listen, creds, &port);
+  // With an agent listener, agents may come only through it: never on the client port.
+  if (sec.agent_listen.empty()) builder.RegisterService(&m.agent_service);
   builder.RegisterService(m.client_service.get());
-  builder.SetMaxReceiveMessageSize(64 << 20);
-  // Agents keep their stream open for days: notice a dead peer through keepalive pings.
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 20'000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5'000);
+  ConfigureBuilder(builder);
   m.server = builder.BuildAndStart();
   if (m.server == nullptr || port == 0) {
     m.loop->Stop();
     return absl::UnavailableError(StrCat("cannot listen on ", m.options.listen,
-                                         " (address in use or not available)"));
+                                         " (address in use, not available, or a bad "
+                                         "certificate/key: see the lines above)"));
   }
-  std::string host = m.options.listen.substr(0, m.options.listen.rfind(':'));
-  if (host.empty() || host == "0.0.0.0" || host == "[::]") host = "127.0.0.1";
-  std::string addr = StrCat(host, ":", port);
+  std::string addr = BoundAddress(m.options.listen, port);
+  if (!sec.agent_listen.empty()) {
+    Result<std::string> agent_addr = m.StartAgentListener();
+    if (!agent_addr.ok()) {
+      m.server->Shutdown();
+      m.loop->Stop();
+      return agent_addr.status();
+    }
+  }
   std::string addr_file = m.options.addr_file.empty()
                               ? m.options.state_dir + "/coordinator.addr"
                               : m.options.addr_file;
   RETURN_IF_ERROR(WriteFileAtomic(addr_file, addr + "\n"));
-  log->info("longhauld listening on {} (database {})", addr, db);
+  log->info("longhauld listening on {}{} (database {})", addr,
+            sec.tls_cert_pem.empty() ? "" : " with TLS", db);
+  return addr;
+}
+
+Result<std::string> Coordinator::Impl::StartAgentListener() {
+  const SecurityOptions& sec = options.security;
+  grpc::SslServerCredentialsOptions ssl(
+      GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  ssl.pem_root_certs = sec.agent_ca_pem;
+  ssl.pem_key_cert_pairs.push_back({sec.tls_key_pem, sec.tls_cert_pem});
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(sec.agent_listen, grpc::SslServerCredentials(ssl), &port);
+  builder.RegisterService(&agent_service);
+  ConfigureBuilder(builder);
+  agent_server = builder.BuildAndStart();
+  if (agent_server == nullptr || port == 0) {
+    return absl::UnavailableError(StrCat("cannot listen for agents on ", sec.agent_listen,
+                                         " (address in use, not available, or a bad "
+                                         "certificate, key or CA)"));
+  }
+  std::string addr = BoundAddress(sec.agent_listen, port);
+  std::string file =
+      options.agent_addr_file.empty() ? options.state_dir + "/agent.addr" : options.agent_addr_file;
+  RETURN_IF_ERROR(WriteFileAtomic(file, addr + "\n"));
+  GetLogger("longhauld")->info(
+      "agents connect on {} with mutual TLS (client certificates from {}); an agent's id is "
+      "the one its certificate names",
+      addr, sec.agent_ca_file);
   return addr;
 }
 
@@ -91,7 +183,9 @@ void Coordinator::Shutdown() {
     m.shut_down = true;
   }
   m.agent_service.CloseAll();
-  if (m.server) m.server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(2);
+  if (m.agent_server) m.agent_server->Shutdown(deadline);
+  if (m.server) m.server->Shutdown(deadline);
   if (m.loop) m.loop->Stop();
 }
 

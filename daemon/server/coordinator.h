@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "daemon/scheduler/options.h"
+#include "daemon/server/security.h"
 
 namespace longhaul::server {
 
@@ -16,6 +17,9 @@ struct CoordinatorOptions {
   std::string db_path;    // default: STATE/longhaul.db
   std::string listen = "127.0.0.1:7070";  // port 0 picks a free port
   std::string addr_file;  // default: STATE/coordinator.addr; the address actually bound
+  // Tokens, TLS and the agent listener (docs/security.md). Start() fills the *_pem fields.
+  SecurityOptions security;
+  std::string agent_addr_file;  // default: STATE/agent.addr (only with security.agent_listen)
   scheduler::SchedulerOptions scheduler;
 };
 
@@ -24,8 +28,14 @@ class Coordinator {
   explicit Coordinator(CoordinatorOptions options, Clock* clock = SystemClock::Get());
   ~Coordinator();
 
-  // Opens the store, recovers, starts serving. Returns the bound address ("127.0.0.1:PORT").
+  // Checks the security set-up (CheckSecurity), loads tokens and certificates, opens the
+  // store, recovers, starts serving. Returns the bound address ("127.0.0.1:PORT").
   Result<std::string> Start();
+  // Reads the tokens file again (SIGHUP); on error keeps the tokens it had and says why.
+  // FailedPrecondition when longhauld runs without --tokens.
+  Status ReloadTokens();
+  // The options as Start() completed them (the loaded PEM text included).
+  const CoordinatorOptions& options() const;
   // Blocks until Shutdown() is called (from a signal handler thread, say).
   void Wait();
   // Stops serving and the loop; in-flight calls end with CANCELLED. Idempotent.

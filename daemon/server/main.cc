@@ -46,6 +46,21 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--heartbeat", heartbeat, "heartbeat interval asked of agents")
       ->capture_default_str();
+  auto& sec = options.security;
+  app.add_option("--tokens", sec.tokens_file,
+                 "file of 'ROLE NAME sha256:HEX' lines: the tokens clients must send (re-read "
+                 "on SIGHUP); without it longhauld listens on loopback only");
+  app.add_option("--tls-cert", sec.tls_cert_file, "PEM certificate: serve the client API over TLS");
+  app.add_option("--tls-key", sec.tls_key_file, "PEM private key of --tls-cert");
+  app.add_option("--agent-listen", sec.agent_listen,
+                 "a separate address for agents, with mutual TLS (needs --agent-ca, --tls-cert)");
+  app.add_option("--agent-ca", sec.agent_ca_file,
+                 "PEM CA whose certificates agents must present; the certificate names the agent");
+  app.add_option("--agent-addr-file", options.agent_addr_file,
+                 "file to write the bound agent address to (default: STATE/agent.addr)");
+  app.add_flag("--insecure", sec.insecure,
+               "listen off loopback without tokens, TLS or agent certificates (not for shared "
+               "networks: see docs/security.md)");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   app.add_option("--log-file", log_file, "also log to this file");
   CLI11_PARSE(app, argc, argv);
@@ -54,15 +69,17 @@ int main(int argc, char** argv) {
   options.scheduler.lost_after_ms = DurationFlag("lost-after", lost_after);
   options.scheduler.heartbeat_interval_ms = DurationFlag("heartbeat", heartbeat);
   options.scheduler.seed = std::random_device{}();
-  longhaul::SetupLogging(log_level, log_file);
-
-  // Signals are taken by a thread of their own, so shutdown never runs in a handler.
+  // Signals are taken by a thread of their own, so shutdown never runs in a handler. They are
+  // blocked before any thread starts (logging's flusher included), so that every thread
+  // inherits the mask and none dies of a SIGHUP.
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  longhaul::SetupLogging(log_level, log_file);
 
   longhaul::server::Coordinator coordinator(options);
   auto addr = coordinator.Start();
@@ -72,10 +89,23 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::thread signals([&] {
-    int sig = 0;
-    sigwait(&set, &sig);
-    longhaul::GetLogger("longhauld")->info("signal {}: shutting down", sig);
-    coordinator.Shutdown();
+    auto log = longhaul::GetLogger("longhauld");
+    for (;;) {
+      int sig = 0;
+      sigwait(&set, &sig);
+      if (sig != SIGHUP) {
+        log->info("signal {}: shutting down", sig);
+        coordinator.Shutdown();
+        return;
+      }
+      longhaul::Status s = coordinator.ReloadTokens();
+      if (s.ok()) {
+        log->info("SIGHUP: tokens reloaded from {}", options.security.tokens_file);
+      } else {
+        log->error("SIGHUP: tokens not reloaded, the previous ones stay in force: {}",
+                   longhaul::ToStd(s.message()));
+      }
+    }
   });
   coordinator.Wait();
   coordinator.Shutdown();

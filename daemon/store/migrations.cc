@@ -141,6 +141,20 @@ CREATE TABLE agents (
 ALTER TABLE runs ADD COLUMN description TEXT NOT NULL DEFAULT '';
 ALTER TABLE stages ADD COLUMN description TEXT NOT NULL DEFAULT '';
 )sql",
+      // 3: the audit trail of the client API's mutations (who, what, when, from where).
+      R"sql(
+CREATE TABLE audit (
+  id INTEGER PRIMARY KEY,
+  ts_ms INTEGER NOT NULL,
+  principal TEXT NOT NULL,
+  role TEXT NOT NULL,
+  peer TEXT NOT NULL,
+  action TEXT NOT NULL,
+  target TEXT NOT NULL DEFAULT '',
+  detail TEXT NOT NULL DEFAULT '',
+  result TEXT NOT NULL
+);
+)sql",
   };
   return kMigrations;
 }

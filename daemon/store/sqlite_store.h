@@ -54,6 +54,8 @@ class SqliteStore {
   Status InsertMetric(const MetricRow& metric);
   Status InsertArtifact(const ArtifactRow& artifact);
   Status UpsertAgent(const AgentRow& agent);
+  // Appends to the audit trail (entry.id is assigned by the database).
+  Status InsertAudit(const v1::AuditEntry& entry);
 
   // --- recovery reads (writer connection) ---
   Result<std::vector<RunRow>> LoadActiveRuns();
@@ -88,6 +90,10 @@ class SqliteStore {
   Result<std::vector<StageRow>> ReadStages(int64_t run_id);
   // The attempt `number` (0: the latest) of stage `stage` of run `run_id`.
   Result<AttemptRow> FindAttempt(int64_t run_id, const std::string& stage, int number);
+  // The audit trail, newest first: at most request.limit (default 50, at most 1000) entries
+  // older than request.before_id (0: from the newest).
+  Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& request);
+
   // PRAGMA integrity_check; "ok" when healthy.
   Result<std::string> IntegrityCheck();
 

@@ -5,40 +5,12 @@
 #include "daemon/store/proto_convert.h"
 #include "daemon/store/row_codec.h"
 #include "daemon/store/sqlite_store.h"
+#include "daemon/store/sqlite_store_reader.h"
 #include "proto/state_names.h"
 
 namespace longhaul::store {
 
 using namespace internal;  // NOLINT
-
-class SqliteStore::Reader {
- public:
-  explicit Reader(SqliteStore* store) : store_(store) {}
-  ~Reader() {
-    if (db_) {
-      std::lock_guard<std::mutex> lock(store_->pool_mu_);
-      store_->pool_.push_back(std::move(db_));
-    }
-  }
-  Status Acquire() {
-    {
-      std::lock_guard<std::mutex> lock(store_->pool_mu_);
-      if (!store_->pool_.empty()) {
-        db_ = std::move(store_->pool_.back());
-        store_->pool_.pop_back();
-        return OkStatus();
-      }
-    }
-    ASSIGN_OR_RETURN(db_, store_->OpenReader());
-    return OkStatus();
-  }
-  Db* operator->() { return db_.get(); }
-  Db* get() { return db_.get(); }
-
- private:
-  SqliteStore* store_;
-  std::unique_ptr<Db> db_;
-};
 
 Result<std::unique_ptr<Db>> SqliteStore::OpenReader() {
   return Db::Open(path_, /*create=*/false, /*read_only=*/true);

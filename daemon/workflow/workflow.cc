@@ -6,6 +6,7 @@
 
 #include "core/strings.h"
 #include "daemon/workflow/graph.h"
+#include "daemon/workflow/limits.h"
 #include "daemon/workflow/stage_parser.h"
 #include "daemon/workflow/template.h"
 #include "daemon/workflow/validate.h"
@@ -81,6 +82,11 @@ const ParamSpec* Workflow::FindParam(std::string_view name) const {
 }
 
 Result<Workflow> ParseWorkflow(std::string_view text, std::string_view path) {
+  if (text.size() > kMaxWorkflowBytes) {
+    return absl::InvalidArgumentError(StrCat(path, ": the file is ", text.size(),
+                                             " bytes, over the limit of ", kMaxWorkflowBytes,
+                                             " bytes (1 MiB) for a workflow file"));
+  }
   Diagnostics diag{std::string(path)};
   YAML::Node root;
   try {
@@ -129,6 +135,11 @@ Result<Workflow> ParseWorkflow(std::string_view text, std::string_view path) {
         defaults = ParseDefaults(e, diag);
       } else if (e.key == "stages") {
         has_stages = true;
+        if (e.value.IsMap() && e.value.size() > kMaxStages) {
+          diag.Add(e.value_pos, StrCat(e.value.size(), " stages, over the limit of ",
+                                          kMaxStages, " stages in one workflow"));
+          return diag.ToStatus();
+        }
         stages = ReadStages(e, diag);
       }
     }

@@ -18,7 +18,9 @@ TEST(ExitCodesTest, StatusCodesMapToTheDocumentedTable) {
   EXPECT_EQ(ExitCodeForStatus(absl::UnavailableError("x")), 4);
   EXPECT_EQ(ExitCodeForStatus(absl::DeadlineExceededError("x")), 4);
   EXPECT_EQ(ExitCodeForStatus(absl::InternalError("x")), 10);
-  EXPECT_EQ(ExitCodeForStatus(absl::PermissionDeniedError("x")), 10);
+  EXPECT_EQ(ExitCodeForStatus(absl::UnauthenticatedError("x")), 6);
+  EXPECT_EQ(ExitCodeForStatus(absl::PermissionDeniedError("x")), 7);
+  EXPECT_EQ(ExitCodeForStatus(absl::UnimplementedError("x")), 10);
 }
 
 TEST(ExitCodesTest, RunResults) {

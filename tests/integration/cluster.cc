@@ -125,12 +125,26 @@ Status Cluster::StartCoordinator(const std::string& listen) {
         " ms (process: ", DescribeWaitStatus(coordinator_->Wait(0)), "); log: ", coordinator_log_));
   }
   address_ = addr;
+  agent_address_ = addr;
+  if (!options_.agent_addr_file.empty()) {
+    agent_address_ = Trim(ReadTextFile(state_dir_ + "/" + options_.agent_addr_file));
+    if (agent_address_.empty()) {
+      return absl::UnavailableError(StrCat("longhauld wrote no ", options_.agent_addr_file,
+                                           "; log: ", coordinator_log_));
+    }
+  }
   Connect();
   return OkStatus();
 }
 
 void Cluster::Connect() {
-  auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
+  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+  if (!options_.client_tls_ca_file.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = ReadTextFile(options_.client_tls_ca_file);
+    creds = grpc::SslCredentials(ssl);
+  }
+  auto channel = grpc::CreateChannel(address_, creds);
   stub_ = v1::LonghaulService::NewStub(channel);
 }
 
@@ -138,7 +152,7 @@ Status Cluster::StartAgent(int i) {
   Agent& a = agents_.at(static_cast<size_t>(i));
   a.suspended = false;
   std::vector<std::string> argv = {BinPath("longhaul-agent")};
-  AddFlags(argv, {{"--coordinator", address_},
+  AddFlags(argv, {{"--coordinator", agent_address_},
                   {"--state-dir", a.state_dir},
                   {"--id", a.id},
                   {"--cpus", StrCat(options_.cpus)},
@@ -146,6 +160,10 @@ Status Cluster::StartAgent(int i) {
                   {"--heartbeat", options_.heartbeat},
                   {"--log-level", options_.log_level}});
   argv.insert(argv.end(), options_.agent_flags.begin(), options_.agent_flags.end());
+  if (static_cast<size_t>(i) < options_.per_agent_flags.size()) {
+    const auto& extra = options_.per_agent_flags[static_cast<size_t>(i)];
+    argv.insert(argv.end(), extra.begin(), extra.end());
+  }
   AppendMarker(a.log, StrCat("starting agent ", a.id));
   a.process.reset();
   ASSIGN_OR_RETURN(a.process, Subprocess::Start(argv, {}, a.log));
@@ -277,7 +295,10 @@ std::unique_ptr<Subprocess> Cluster::StartCli(const std::vector<std::string>& ar
 }
 
 std::map<std::string, std::string> Cluster::CliEnv() const {
-  return {{"LONGHAUL_COORDINATOR", address_}};
+  std::map<std::string, std::string> env = {{"LONGHAUL_COORDINATOR", address_}};
+  if (!options_.client_token.empty()) env["LONGHAUL_TOKEN"] = options_.client_token;
+  if (!options_.client_tls_ca_file.empty()) env["LONGHAUL_TLS_CA"] = options_.client_tls_ca_file;
+  return env;
 }
 
 std::string Cluster::WriteFile(const std::string& name, const std::string& text) {

@@ -41,6 +41,14 @@ struct ClusterOptions {
   std::vector<std::string> coordinator_flags;  // appended to longhauld's
   std::vector<std::string> agent_flags;        // appended to every agent's
   int64_t start_timeout_ms = 20'000;           // for each daemon to come up
+  // Security (docs/security.md). The token the harness's own client and Cli() send, and the
+  // CA with which they connect over TLS (empty: plaintext).
+  std::string client_token;
+  std::string client_tls_ca_file;
+  // When set, agents dial the address longhauld writes to this file of its state dir (its
+  // --agent-addr-file) instead of the client address.
+  std::string agent_addr_file;
+  std::vector<std::vector<std::string>> per_agent_flags;  // [i]: appended to agent i's
 };
 
 class Cluster {
@@ -106,6 +114,7 @@ class Cluster {
   std::unique_ptr<Subprocess> StartCli(const std::vector<std::string>& args,
                                        const std::string& log_name);
   std::map<std::string, std::string> CliEnv() const;
+  const ClusterOptions& options() const { return options_; }
 
   // Writes a file under the cluster's temp dir; returns its path.
   std::string WriteFile(const std::string& name, const std::string& text);
@@ -113,6 +122,8 @@ class Cluster {
 
   // `PRAGMA integrity_check` on the database, opened read-only: "ok" when it is sound.
   Result<std::string> IntegrityCheck() const;
+  // Runs `sql` on the database, opened read-only; the rows' first columns, one per line.
+  Result<std::string> Query(const std::string& sql) const;
   // The tail (`max_bytes` each) of every daemon's log, with a header naming the file.
   std::string Logs(size_t max_bytes = 24 * 1024) const;
 
@@ -137,6 +148,7 @@ class Cluster {
   std::unique_ptr<Subprocess> coordinator_;
   std::vector<Agent> agents_;
   std::unique_ptr<v1::LonghaulService::Stub> stub_;
+  std::string agent_address_;  // where agents dial; address_ unless options_.agent_addr_file
 };
 
 // The stage named `name`, or nullptr.

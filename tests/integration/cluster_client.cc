@@ -16,8 +16,9 @@ namespace {
 
 constexpr int64_t kCallDeadlineMs = 10'000;
 
-void SetDeadline(grpc::ClientContext& ctx) {
+void SetDeadline(grpc::ClientContext& ctx, const std::string& token) {
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(kCallDeadlineMs));
+  if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
 }
 
 Status FromGrpc(const grpc::Status& s, const std::string& call) {
@@ -44,7 +45,7 @@ Result<int64_t> Cluster::Submit(const std::string& workflow_text,
   for (const auto& [k, v] : params) (*req.mutable_params())[k] = v;
   v1::SubmitRunResponse resp;
   grpc::ClientContext ctx;
-  SetDeadline(ctx);
+  SetDeadline(ctx, options_.client_token);
   RETURN_IF_ERROR(FromGrpc(stub_->SubmitRun(&ctx, req, &resp), "SubmitRun"));
   return resp.run().id();
 }
@@ -55,7 +56,7 @@ Result<v1::Run> Cluster::GetRun(int64_t id, bool attempts) {
   req.set_include_attempts(attempts);
   v1::Run run;
   grpc::ClientContext ctx;
-  SetDeadline(ctx);
+  SetDeadline(ctx, options_.client_token);
   RETURN_IF_ERROR(FromGrpc(stub_->GetRun(&ctx, req, &run), StrCat("GetRun ", id)));
   return run;
 }
@@ -63,7 +64,7 @@ Result<v1::Run> Cluster::GetRun(int64_t id, bool attempts) {
 Result<v1::ListRunsResponse> Cluster::ListRuns(const v1::ListRunsRequest& req) {
   v1::ListRunsResponse resp;
   grpc::ClientContext ctx;
-  SetDeadline(ctx);
+  SetDeadline(ctx, options_.client_token);
   RETURN_IF_ERROR(FromGrpc(stub_->ListRuns(&ctx, req, &resp), "ListRuns"));
   return resp;
 }
@@ -72,7 +73,7 @@ Result<std::vector<v1::AgentInfo>> Cluster::ListAgents() {
   v1::ListAgentsRequest req;
   v1::ListAgentsResponse resp;
   grpc::ClientContext ctx;
-  SetDeadline(ctx);
+  SetDeadline(ctx, options_.client_token);
   RETURN_IF_ERROR(FromGrpc(stub_->ListAgents(&ctx, req, &resp), "ListAgents"));
   return std::vector<v1::AgentInfo>(resp.agents().begin(), resp.agents().end());
 }
@@ -86,7 +87,7 @@ Result<std::vector<v1::ListEventsResponse::Item>> Cluster::ListEvents(int64_t ru
   req.set_attempt(attempt);
   v1::ListEventsResponse resp;
   grpc::ClientContext ctx;
-  SetDeadline(ctx);
+  SetDeadline(ctx, options_.client_token);
   RETURN_IF_ERROR(FromGrpc(stub_->ListEvents(&ctx, req, &resp), "ListEvents"));
   return std::vector<v1::ListEventsResponse::Item>(resp.events().begin(), resp.events().end());
 }
@@ -111,7 +112,9 @@ Result<v1::Run> Cluster::WaitForRunEnd(int64_t id, int64_t timeout_ms) {
       id, [](const v1::Run& r) { return IsTerminal(r.status()); }, timeout_ms);
 }
 
-Result<std::string> Cluster::IntegrityCheck() const {
+Result<std::string> Cluster::IntegrityCheck() const { return Query("PRAGMA integrity_check"); }
+
+Result<std::string> Cluster::Query(const std::string& sql) const {
   sqlite3* db = nullptr;
   std::string path = db_path();
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
@@ -122,16 +125,17 @@ Result<std::string> Cluster::IntegrityCheck() const {
   sqlite3_busy_timeout(db, 5'000);
   sqlite3_stmt* stmt = nullptr;
   std::string out;
-  int rc = sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &stmt, nullptr);
+  int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr);
   while (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     if (!out.empty()) out += "\n";
-    out += reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    const unsigned char* text = sqlite3_column_text(stmt, 0);
+    out += text ? reinterpret_cast<const char*>(text) : "NULL";
     rc = SQLITE_OK;
   }
   std::string err = rc == SQLITE_DONE ? "" : sqlite3_errmsg(db);
   sqlite3_finalize(stmt);
   sqlite3_close(db);
-  if (!err.empty()) return absl::InternalError(StrCat("integrity_check on ", path, ": ", err));
+  if (!err.empty()) return absl::InternalError(StrCat(sql, " on ", path, ": ", err));
   return out;
 }
 

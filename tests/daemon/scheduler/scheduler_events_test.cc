@@ -1,3 +1,4 @@
+#include "core/strings.h"
 #include "proto/state_names.h"
 #include "tests/daemon/scheduler/scheduler_fixture.h"
 
@@ -52,6 +53,19 @@ TEST_F(SchedulerTest, AMalformedLineIsAWarningWithItsLineNumber) {
   EXPECT_EQ(s.status(), v1::STAGE_RUNNING);
   Exit(n1, id, 0);
   EXPECT_EQ(GetStage(run, "gen").status(), v1::STAGE_SUCCEEDED);
+}
+
+TEST_F(SchedulerTest, AnEventLineOverOneMebibyteIsDroppedAndCountedMalformed) {
+  uint64_t n1 = Connect("n1");
+  int64_t run = Submit(kOne);
+  int64_t id = TakeStarts()[0].attempt_id();
+  std::string huge = R"({"message": ")" + std::string(1 << 20, 'x') + R"("})";
+  Events(n1, id, {huge, R"({"progress": {"done": 2}})"});
+  v1::Stage s = GetStage(run, "gen");
+  EXPECT_EQ(s.malformed_events(), 1);
+  EXPECT_EQ(s.last_malformed(), StrCat("line 1: an event line of ", huge.size(),
+                                       " bytes, over the limit of 1048576 bytes"));
+  EXPECT_EQ(s.progress().done(), 2);
 }
 
 TEST_F(SchedulerTest, ProgressGivesARateAndAnEta) {

@@ -281,5 +281,35 @@ TEST_F(SqliteStoreTest, AgentsRoundTrip) {
   EXPECT_EQ((*agents)[0].labels.at("rack"), "b");
 }
 
+TEST_F(SqliteStoreTest, AuditTrailListsNewestFirstAndPages) {
+  ASSERT_TRUE(store_->Begin().ok());
+  for (int i = 1; i <= 3; ++i) {
+    v1::AuditEntry e;
+    e.set_ts_ms(1000 * i);
+    e.set_principal("olga");
+    e.set_role("operator");
+    e.set_peer("ipv4:10.0.0.7:4000");
+    e.set_action("SubmitRun");
+    e.set_target("run " + std::to_string(i));
+    e.set_result("OK");
+    ASSERT_TRUE(store_->InsertAudit(e).ok());
+  }
+  ASSERT_TRUE(store_->Commit().ok());
+  v1::ListAuditRequest req;
+  req.set_limit(2);
+  Result<v1::ListAuditResponse> page = store_->ListAudit(req);
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->entries_size(), 2);
+  EXPECT_EQ(page->entries(0).target(), "run 3");
+  EXPECT_EQ(page->entries(0).peer(), "ipv4:10.0.0.7:4000");
+  EXPECT_EQ(page->entries(1).target(), "run 2");
+  req.set_before_id(page->entries(1).id());
+  page = store_->ListAudit(req);
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->entries_size(), 1);
+  EXPECT_EQ(page->entries(0).target(), "run 1");
+  EXPECT_EQ(page->entries(0).ts_ms(), 1000);
+}
+
 }  // namespace
 }  // namespace longhaul::store

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/strings.h"
+#include "daemon/workflow/limits.h"
 #include "daemon/workflow/workflow.h"
 
 namespace longhaul::workflow {
@@ -23,6 +24,25 @@ std::string OnlyError(const std::string& text) {
   std::vector<std::string> errors = Errors(text);
   EXPECT_EQ(errors.size(), 1u) << StrJoin(errors, "\n");
   return errors.empty() ? "" : errors[0];
+}
+
+TEST(WorkflowErrorsTest, FileOverTheSizeLimitIsRefusedBeforeParsing) {
+  std::string text = "name: w\nstages:\n  a: {run: [x]}\n# ";
+  text += std::string(kMaxWorkflowBytes - text.size(), 'x');
+  EXPECT_TRUE(ParseWorkflow(text, "wf.yaml").ok());
+  text += "x";
+  EXPECT_EQ(OnlyError(text), StrCat("wf.yaml: the file is ", kMaxWorkflowBytes + 1,
+                                    " bytes, over the limit of 1048576 bytes (1 MiB) for a "
+                                    "workflow file"));
+}
+
+TEST(WorkflowErrorsTest, MoreStagesThanTheLimitAreRefused) {
+  std::string text = "name: w\nstages:\n";
+  for (size_t i = 0; i < kMaxStages; ++i) text += StrCat("  s", i, ": {run: [x]}\n");
+  EXPECT_TRUE(ParseWorkflow(text, "wf.yaml").ok());
+  text += "  one_more: {run: [x]}\n";
+  EXPECT_EQ(OnlyError(text), "wf.yaml:3:3: 1001 stages, over the limit of 1000 stages in one "
+                             "workflow");
 }
 
 TEST(WorkflowErrorsTest, UnknownKeySuggestsTheClosest) {

@@ -1,0 +1,67 @@
+#include "daemon/auth/action.h"
+
+namespace longhaul::auth {
+namespace {
+
+struct ActionInfo {
+  std::string_view method;
+  std::string_view phrase;
+  Role role;
+  bool mutation;
+};
+
+ActionInfo Info(Action action) {
+  switch (action) {
+    case Action::kGetRun:
+      return {"GetRun", "read runs", Role::kViewer, false};
+    case Action::kListRuns:
+      return {"ListRuns", "list runs", Role::kViewer, false};
+    case Action::kWatchRun:
+      return {"WatchRun", "watch runs", Role::kViewer, false};
+    case Action::kListEvents:
+      return {"ListEvents", "read events", Role::kViewer, false};
+    case Action::kReadLog:
+      return {"ReadLog", "read logs", Role::kViewer, false};
+    case Action::kListAgents:
+      return {"ListAgents", "list agents", Role::kViewer, false};
+    case Action::kSubmitRun:
+      return {"SubmitRun", "submit runs", Role::kOperator, true};
+    case Action::kPivotRun:
+      return {"PivotRun", "pivot runs", Role::kOperator, true};
+    case Action::kRetryStage:
+      return {"RetryStage", "retry stages", Role::kOperator, true};
+    case Action::kCancelRun:
+      return {"CancelRun", "cancel runs", Role::kOperator, true};
+    case Action::kListAudit:
+      return {"ListAudit", "read the audit trail", Role::kAdmin, false};
+  }
+  return {"Unknown", "do this", Role::kAdmin, true};
+}
+
+}  // namespace
+
+std::string_view RoleName(Role role) {
+  switch (role) {
+    case Role::kViewer:
+      return "viewer";
+    case Role::kOperator:
+      return "operator";
+    case Role::kAdmin:
+      return "admin";
+  }
+  return "unknown";
+}
+
+std::optional<Role> ParseRole(std::string_view name) {
+  for (Role r : {Role::kViewer, Role::kOperator, Role::kAdmin}) {
+    if (RoleName(r) == name) return r;
+  }
+  return std::nullopt;
+}
+
+std::string_view ActionName(Action action) { return Info(action).phrase; }
+std::string_view ActionMethod(Action action) { return Info(action).method; }
+Role RequiredRole(Action action) { return Info(action).role; }
+bool IsMutation(Action action) { return Info(action).mutation; }
+
+}  // namespace longhaul::auth

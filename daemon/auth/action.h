@@ -1,0 +1,43 @@
+// Roles and the actions of the client API, one action per RPC (and per HTTP endpoint that
+// calls the same code). Each action needs a least role; roles are ordered, so an operator may
+// do whatever a viewer may, and an admin whatever an operator may.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace longhaul::auth {
+
+enum class Role { kViewer = 1, kOperator = 2, kAdmin = 3 };
+
+enum class Action {
+  // Reads (viewer).
+  kGetRun,
+  kListRuns,
+  kWatchRun,
+  kListEvents,
+  kReadLog,
+  kListAgents,
+  // Mutations of runs (operator). Dry runs are mutations too: they plan with the caller's input.
+  kSubmitRun,
+  kPivotRun,
+  kRetryStage,
+  kCancelRun,
+  // Administration (admin): the audit trail; agent management (drain) will join it.
+  kListAudit,
+};
+
+// "viewer", "operator", "admin".
+std::string_view RoleName(Role role);
+// The role named `name`, or nullopt.
+std::optional<Role> ParseRole(std::string_view name);
+
+// A short verb phrase for messages and the audit trail: "submit runs", "list runs", ...
+std::string_view ActionName(Action action);
+// The method name, as the audit trail records it: "SubmitRun", "ListRuns", ...
+std::string_view ActionMethod(Action action);
+Role RequiredRole(Action action);
+// True for the actions that change state (recorded in the audit trail).
+bool IsMutation(Action action);
+
+}  // namespace longhaul::auth

@@ -1,0 +1,98 @@
+#include "daemon/rpc/client_audit.h"
+
+#include <map>
+
+#include "core/logging.h"
+#include "core/strings.h"
+#include "daemon/rpc/client_service.h"
+
+namespace longhaul::rpc {
+namespace {
+
+constexpr size_t kMaxValue = 200;
+constexpr size_t kMaxDetail = 2048;
+
+std::string Cut(std::string s, size_t max) {
+  if (s.size() > max) s = s.substr(0, max) + "...";
+  return s;
+}
+
+// "k=v k2=v2" in key order; each value cut to kMaxValue.
+std::string Params(const google::protobuf::Map<std::string, std::string>& params) {
+  std::map<std::string, std::string> sorted(params.begin(), params.end());
+  std::string out;
+  for (const auto& [k, v] : sorted) {
+    if (!out.empty()) out += " ";
+    out += StrCat(k, "=", Cut(v, kMaxValue));
+  }
+  return out;
+}
+
+std::string Join(std::initializer_list<std::string> parts) {
+  std::string out;
+  for (const std::string& p : parts) {
+    if (p.empty()) continue;
+    if (!out.empty()) out += "; ";
+    out += p;
+  }
+  return Cut(out, kMaxDetail);
+}
+
+std::string RunTarget(const v1::SubmitRunResponse& resp) {
+  return resp.run().id() > 0 ? StrCat("run ", resp.run().id()) : "";
+}
+
+}  // namespace
+
+AuditSubject DescribeForAudit(const v1::SubmitRunRequest& req, const v1::SubmitRunResponse& resp) {
+  return {
+      RunTarget(resp),
+      Join({StrCat("workflow ", req.workflow_path().empty() ? "<submitted>" : req.workflow_path()),
+            req.params().empty() ? "" : StrCat("params ", Params(req.params())),
+            req.dry_run() ? "dry run" : "", req.no_cache() ? "no cache" : ""})};
+}
+
+AuditSubject DescribeForAudit(const v1::PivotRunRequest& req, const v1::SubmitRunResponse& resp) {
+  return {RunTarget(resp),
+          Join({StrCat("pivot of run ", req.run_id()),
+                req.params().empty() ? "" : StrCat("params ", Params(req.params())),
+                req.from_stage().empty() ? "" : StrCat("from ", req.from_stage()),
+                req.dry_run() ? "dry run" : "", req.no_cache() ? "no cache" : ""})};
+}
+
+AuditSubject DescribeForAudit(const v1::CancelRunRequest& req, const v1::Run&) {
+  return {StrCat("run ", req.id()), ""};
+}
+
+AuditSubject DescribeForAudit(const v1::RetryStageRequest& req, const v1::Run&) {
+  return {req.stage().empty() ? StrCat("run ", req.run_id())
+                              : StrCat("run ", req.run_id(), " stage ", req.stage()),
+          ""};
+}
+
+void ClientServiceImpl::Audit(const auth::Principal& who, auth::Action action,
+                              const AuditSubject& subject, const grpc::Status& status) {
+  v1::AuditEntry e;
+  e.set_ts_ms(clock_->NowMs());
+  e.set_principal(who.name);
+  e.set_role(std::string(auth::RoleName(who.role)));
+  e.set_peer(who.peer);
+  e.set_action(std::string(auth::ActionMethod(action)));
+  e.set_target(subject.target);
+  e.set_detail(subject.detail);
+  e.set_result(
+      status.ok()
+          ? "OK"
+          : Cut(StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())),
+                       ": ", status.error_message()),
+                kMaxDetail));
+  loop_->Post([store = store_, e = std::move(e)] {
+    Status s = store->InsertAudit(e);
+    if (!s.ok()) {
+      GetLogger("rpc")->error("audit entry not stored ({} {} by {} from {}): {}", e.action(),
+                              e.target(), e.principal(), e.peer(), ToStd(s.message()));
+    }
+  });
+}
+
+}  // namespace longhaul::rpc

@@ -1,0 +1,22 @@
+// What the audit trail says about one mutation of the client API: its target ("run 12",
+// "run 12 stage datagen") and the rest of what the call asked (params, dry run, the workflow
+// file), from the request and, where the call created a run, the response.
+#pragma once
+
+#include <string>
+
+#include "longhaul/v1/client.pb.h"
+
+namespace longhaul::rpc {
+
+struct AuditSubject {
+  std::string target;
+  std::string detail;  // at most about 2 KiB: long values are cut with "..."
+};
+
+AuditSubject DescribeForAudit(const v1::SubmitRunRequest& req, const v1::SubmitRunResponse& resp);
+AuditSubject DescribeForAudit(const v1::PivotRunRequest& req, const v1::SubmitRunResponse& resp);
+AuditSubject DescribeForAudit(const v1::CancelRunRequest& req, const v1::Run& resp);
+AuditSubject DescribeForAudit(const v1::RetryStageRequest& req, const v1::Run& resp);
+
+}  // namespace longhaul::rpc
