@@ -106,11 +106,12 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   RunRow run = MakeRun();
   store_.reset();
   {
-    // The schema as version 1 left it: no description columns.
+    // The schema as version 1 left it: no description columns, no later tables.
     auto db = Db::Open(dir_.Join("longhaul.db"), false, false);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN description").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE stages DROP COLUMN description").ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE audit").ok());
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=1").ok());
   }
   Reopen();
@@ -119,7 +120,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   EXPECT_EQ(got->description(), "");
   ASSERT_EQ(got->stages_size(), 2);
   EXPECT_EQ(got->stages(0).description(), "");
-  EXPECT_EQ(LatestSchemaVersion(), 2);
+  EXPECT_EQ(LatestSchemaVersion(), 3);
 }
 
 TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerVersion) {
