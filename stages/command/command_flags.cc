@@ -51,6 +51,15 @@ void CommandFlags::Add(CLI::App& app) {
                      "artifact NAME (repeatable)")
           ->allow_extra_args(false)
           ->group(g),
+      app.add_option("--config-file", o.config_file,
+                     "write a YAML config built from --config-set here (relative to --out) "
+                     "before starting the command; '{config}' in its arguments becomes the path")
+          ->group(g),
+      app.add_option("--config-set", o.config_sets,
+                     "KEY=VALUE for --config-file; a dotted KEY nests (training.num_epochs=5), "
+                     "VALUE is read as YAML (repeatable)")
+          ->allow_extra_args(false)
+          ->group(g),
       app.add_option("--grace", grace, "SIGTERM -> SIGKILL of the command's process group")
           ->capture_default_str()
           ->group(g),

@@ -19,7 +19,8 @@ struct CommandFlags {
 
   // Adds --progress-pattern, --loss-pattern, --epoch-pattern, --metric-pattern,
   // --progress-unit, --checkpoint-glob, --resume-flag, --resume-with-checkpoint,
-  // --expect-file, --output, --grace, --checkpoint-poll and the command after "--".
+  // --expect-file, --output, --config-file, --config-set, --grace, --checkpoint-poll and the
+  // command after "--".
   void Add(CLI::App& app);
   // The names of the flags above that were given (to refuse them with another backend).
   std::vector<std::string> Given() const;

@@ -10,8 +10,10 @@
 #include <filesystem>
 #include <memory>
 
+#include "core/fs.h"
 #include "core/strings.h"
 #include "stages/command/checkpoint_watcher.h"
+#include "stages/command/config_file.h"
 #include "stages/common/group_process.h"
 #include "stages/common/line_splitter.h"
 
@@ -22,6 +24,7 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 
 constexpr char kCheckpointVar[] = "{checkpoint}";
+constexpr char kConfigVar[] = "{config}";
 // After the command has ended and its group is killed, how long output may still drain.
 constexpr auto kDrain = std::chrono::seconds(3);
 
@@ -81,6 +84,15 @@ class Supervisor {
         drain_(io) {}
 
   int Run() {
+    if (!o_.config_file.empty()) {
+      Status s = WriteConfig();
+      if (!s.ok()) {
+        std::string msg = StrCat("--config-file ", ConfigPath(o_), ": ", s.message());
+        Log(msg);
+        events_.Message("error", msg);
+        return kExitNotStarted;
+      }
+    }
     std::string note;
     std::optional<std::string> newest = watcher_.Newest();
     std::vector<std::string> argv = CommandArgv(o_, newest.value_or(""), &note);
@@ -111,6 +123,16 @@ class Supervisor {
 
  private:
   void Log(const std::string& line) { log_ << "[" << o_.stage << "] " << line << std::endl; }
+
+  Status WriteConfig() {
+    ASSIGN_OR_RETURN(std::string yaml, RenderConfigYaml(o_.config_sets));
+    std::string path = ConfigPath(o_);
+    std::string dir = fs::path(path).parent_path().string();
+    if (!dir.empty()) RETURN_IF_ERROR(MakeDirs(dir));
+    RETURN_IF_ERROR(WriteFileAtomic(path, yaml));
+    Log(StrCat("wrote ", path, " (", o_.config_sets.size(), " settings)"));
+    return OkStatus();
+  }
 
   void OnOutput(bool is_err, std::string_view bytes) {
     // Echoed unchanged (carriage returns included), so the stage's logs read like the
@@ -305,14 +327,33 @@ Status ValidateCommandOptions(const CommandOptions& o) {
     return absl::InvalidArgumentError(
         "--resume-with-checkpoint and {checkpoint} in --resume-flag need --checkpoint-glob");
   }
+  bool uses_config = false;
+  for (const std::string& a : o.argv) uses_config |= a.find(kConfigVar) != std::string::npos;
+  if (o.config_file.empty() && (uses_config || !o.config_sets.empty())) {
+    return absl::InvalidArgumentError(
+        "--config-set and {config} in the command need --config-file");
+  }
+  if (!o.config_file.empty()) RETURN_IF_ERROR(RenderConfigYaml(o.config_sets).status());
   if (o.grace_ms < 0) return absl::InvalidArgumentError("--grace must not be negative");
   if (o.poll_ms < 10) return absl::InvalidArgumentError("--checkpoint-poll must be >= 10ms");
   return OkStatus();
 }
 
+std::string ConfigPath(const CommandOptions& o) {
+  return o.config_file.empty() ? "" : Resolve(o.out, o.config_file);
+}
+
 std::vector<std::string> CommandArgv(const CommandOptions& o, const std::string& newest,
                                      std::string* note) {
   std::vector<std::string> argv = o.argv;
+  if (!o.config_file.empty()) {
+    for (std::string& a : argv) {
+      for (size_t at = a.find(kConfigVar); at != std::string::npos; at = a.find(kConfigVar, at)) {
+        a.replace(at, std::string(kConfigVar).size(), ConfigPath(o));
+        at += ConfigPath(o).size();
+      }
+    }
+  }
   note->clear();
   if (!o.resume) return argv;
   if (o.resume_flag.empty() && !o.resume_with_checkpoint) {

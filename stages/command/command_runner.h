@@ -2,6 +2,8 @@
 // the workflow (SpecForge's hidden-state and training scripts under torchrun, say) as the
 // stage's real work.
 //
+//   config     with --config-file, first writes the YAML built from --config-set there
+//              (config_file.h); '{config}' in the command's arguments becomes its path
 //   start      the command in its own process group (stages/common/group_process.h); on
 //              a resume (LONGHAUL_RESUME=1 or --resume) with --resume-flag, that flag is
 //              appended, with the newest checkpoint's path when asked
@@ -44,16 +46,23 @@ struct CommandOptions {
   bool resume = false;
   std::vector<std::string> expect_files;
   std::vector<std::string> outputs;  // NAME=PATH: validated, then output + artifact events
+  std::string config_file;               // written before the start; relative to `out`
+  std::vector<std::string> config_sets;  // KEY=VALUE pairs it is built from
   int64_t grace_ms = 8000;           // SIGTERM -> SIGKILL of the command's group
   int64_t poll_ms = 2000;            // checkpoint polling and flushing rate-limited events
 };
 
 // Checks what can be checked before starting: a command is given, patterns compile, outputs
-// are NAME=PATH. InvalidArgument names the flag.
+// are NAME=PATH, the config renders, '{config}' is used only with --config-file.
+// InvalidArgument names the flag.
 Status ValidateCommandOptions(const CommandOptions& o);
 
-// The argv to run: the command, plus the resume flag (and checkpoint) when resuming. `newest`
-// is the newest checkpoint, "" when none. `note` explains what was done.
+// Where --config-file is written: relative to `out` unless absolute; "" without one.
+std::string ConfigPath(const CommandOptions& o);
+
+// The argv to run: the command with '{config}' replaced by ConfigPath, plus the resume flag
+// (and checkpoint) when resuming. `newest` is the newest checkpoint, "" when none. `note`
+// explains what was done.
 std::vector<std::string> CommandArgv(const CommandOptions& o, const std::string& newest,
                                      std::string* note);
 

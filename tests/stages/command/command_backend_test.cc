@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <yaml-cpp/yaml.h>
 
 #include "core/event.h"
 #include "core/fs.h"
@@ -250,6 +251,41 @@ TEST_F(CommandBackendTest, ExitCodeAndLastErrorLinePassThrough) {
   EXPECT_EQ(missing.exit_code, 127);
   EXPECT_NE(missing.out.find("not found on PATH: no-such-program-here"), std::string::npos)
       << missing.out;
+}
+
+// SpecForge's trainer takes a config file: the stage writes it from the workflow's pairs into
+// its output dir and hands the command its path; a resume flag still follows it.
+TEST_F(CommandBackendTest, WritesTheConfigFileAndPassesItsPath) {
+  std::string out = dir_.Join("run");
+  ASSERT_TRUE(MakeDirs(out).ok());
+  std::string script = Script("cfg.sh", R"(printf '%s\n' "$@" > "$OUT/argv.txt")");
+  auto r = RunCommand(
+      {BinPath("lh-finetune"), "--backend", "command", "--out", out, "--config-file",
+       "cfg/specforge.yaml", "--config-set", "model.target_model_path=/models/t", "--config-set",
+       "training.num_epochs=5", "--config-set", "data.hidden_states_path=/hs", "--resume-flag",
+       "training.resume_from=/ckpt", "--", script, "train", "--config", "{config}"},
+      {{"OUT", out}, {"LONGHAUL_RESUME", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string path = out + "/cfg/specforge.yaml";
+  EXPECT_EQ(ReadTextFile(out + "/argv.txt"),
+            StrCat("train\n--config\n", path, "\ntraining.resume_from=/ckpt\n"));
+  YAML::Node doc = YAML::LoadFile(path);
+  EXPECT_EQ(doc["model"]["target_model_path"].as<std::string>(), "/models/t");
+  EXPECT_EQ(doc["training"]["num_epochs"].as<int>(), 5);
+  EXPECT_EQ(doc["data"]["hidden_states_path"].as<std::string>(), "/hs");
+  EXPECT_NE(r.out.find("wrote " + path), std::string::npos) << r.out;
+
+  // {config} or --config-set without --config-file, and a bad pair, are usage errors.
+  auto nofile = RunCommand({BinPath("lh-finetune"), "--backend", "command", "--", "echo",
+                            "--config", "{config}"});
+  EXPECT_EQ(nofile.exit_code, 2);
+  EXPECT_NE(nofile.err.find("need --config-file"), std::string::npos) << nofile.err;
+  auto bad = RunCommand({BinPath("lh-finetune"), "--backend", "command", "--config-file", "c.yaml",
+                         "--config-set", "training.num_epochs", "--", "true"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--config-set 'training.num_epochs': expected KEY=VALUE"),
+            std::string::npos)
+      << bad.err;
 }
 
 TEST_F(CommandBackendTest, UsageErrorsNameTheFlag) {
