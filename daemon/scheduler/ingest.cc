@@ -1,6 +1,7 @@
 // Stage events: stored once per (attempt, seq), then applied to the stage (progress and ETA,
-// metrics, outputs, artifacts, checkpoints, messages). A malformed line is stored and counted
-// as a warning with its line number; it never fails the attempt.
+// metrics, outputs, artifacts, checkpoints, messages). A malformed line (not JSON, not an
+// event, a number out of range, not UTF-8) is stored and counted as a warning with its line
+// number; it never fails the attempt.
 #include "core/event.h"
 #include "core/logging.h"
 #include "core/strings.h"
@@ -15,6 +16,13 @@ std::string Resolve(const std::string& base, const std::string& path) {
   return base + "/" + path;
 }
 
+// A line the agent had to repair (bytes that are not UTF-8 became U+FFFD) is malformed even
+// when the repaired text parses: what the stage meant is lost.
+Result<StageEvent> ParseRecord(const v1::EventRecord& rec) {
+  if (rec.not_utf8()) return absl::InvalidArgumentError("not valid UTF-8");
+  return ParseEventLine(rec.line());
+}
+
 }  // namespace
 
 void Scheduler::HandleEvents(AgentState* agent, const v1::AttemptEvents& msg) {
@@ -22,7 +30,7 @@ void Scheduler::HandleEvents(AgentState* agent, const v1::AttemptEvents& msg) {
   int64_t max_seq = 0;
   if (a != nullptr && a->row.agent_id == agent->row.id) {
     for (const v1::EventRecord& rec : msg.events()) {
-      Result<StageEvent> parsed = ParseEventLine(rec.line());
+      Result<StageEvent> parsed = ParseRecord(rec);
       store::EventRow row{rec.seq(), rec.ts_ms(),
                           parsed.ok() ? std::string(EventTypeName(parsed->type)) : "malformed",
                           rec.line()};
@@ -88,7 +96,7 @@ bool Scheduler::StoreEventsOfEndedRun(AgentState* agent, const v1::AttemptEvents
   if (row->agent_id != agent->row.id) return false;
   bool changed = false;
   for (const v1::EventRecord& rec : msg.events()) {
-    Result<StageEvent> parsed = ParseEventLine(rec.line());
+    Result<StageEvent> parsed = ParseRecord(rec);
     store::EventRow ev{rec.seq(), rec.ts_ms(),
                        parsed.ok() ? std::string(EventTypeName(parsed->type)) : "malformed",
                        rec.line()};
