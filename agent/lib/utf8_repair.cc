@@ -1,6 +1,7 @@
 #include "agent/lib/utf8_repair.h"
 
 #include <string>
+#include <vector>
 
 #include "core/utf8.h"
 

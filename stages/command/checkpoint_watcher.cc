@@ -6,6 +6,8 @@
 #include <cctype>
 #include <filesystem>
 
+#include "core/strings.h"
+
 namespace longhaul::command {
 namespace fs = std::filesystem;
 
