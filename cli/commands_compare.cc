@@ -1,4 +1,4 @@
-// compare: two runs side by side (DESIGN.md "browse past runs"): params that differ, what each
+// compare: two runs side by side (docs/cli.md, "compare"): params that differ, what each
 // stage did, and every metric of both.
 #include <cmath>
 #include <cstdio>

@@ -15,9 +15,14 @@ function(longhaul_add_test)
   gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
 endfunction()
 
-# Adds a subdirectory only once it has a CMakeLists.txt, so parts can land one at a time.
-macro(longhaul_optional_subdirectory dir)
-  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/CMakeLists.txt)
-    add_subdirectory(${dir})
+# Adds a subdirectory of the build. A folder the build names must be there: a missing one
+# (a partial checkout, a part renamed without its CMakeLists.txt) stops the configure step and
+# says which, instead of building a longhaul without it.
+macro(longhaul_subdirectory dir)
+  if(NOT EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/CMakeLists.txt)
+    message(FATAL_ERROR "${CMAKE_CURRENT_SOURCE_DIR}/${dir}/CMakeLists.txt is missing: the "
+                        "build names the folder ${dir} in ${CMAKE_CURRENT_LIST_FILE}. Restore "
+                        "it, or remove it from that file.")
   endif()
+  add_subdirectory(${dir})
 endmacro()

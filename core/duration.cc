@@ -6,6 +6,17 @@
 #include "core/strings.h"
 
 namespace longhaul {
+namespace {
+
+// Milliseconds as an int64, or an error when they do not fit (a cast would be undefined).
+Result<int64_t> InRange(std::string_view text, double ms) {
+  if (!(ms >= 0 && ms < 9.2e18)) {
+    return absl::InvalidArgumentError(StrCat("bad duration '", text, "': out of range"));
+  }
+  return static_cast<int64_t>(ms);
+}
+
+}  // namespace
 
 Result<int64_t> ParseDurationMs(std::string_view text) {
   if (text.empty()) return absl::InvalidArgumentError("empty duration");
@@ -14,11 +25,9 @@ Result<int64_t> ParseDurationMs(std::string_view text) {
     if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.') bare = false;
   }
   if (bare) {
-    try {
-      return static_cast<int64_t>(std::stod(std::string(text)) * 1000.0);
-    } catch (...) {
-      return absl::InvalidArgumentError(StrCat("bad duration '", text, "'"));
-    }
+    std::optional<double> seconds = ParseDouble(text);
+    if (!seconds) return absl::InvalidArgumentError(StrCat("bad duration '", text, "'"));
+    return InRange(text, *seconds * 1000.0);
   }
   double total = 0;
   size_t i = 0;
@@ -32,7 +41,12 @@ Result<int64_t> ParseDurationMs(std::string_view text) {
       return absl::InvalidArgumentError(
           StrCat("bad duration '", text, "': expected a number at '", text.substr(i), "'"));
     }
-    double value = std::stod(std::string(text.substr(start, i - start)));
+    std::optional<double> value = ParseDouble(text.substr(start, i - start));
+    if (!value) {
+      return absl::InvalidArgumentError(StrCat("bad duration '", text, "': '",
+                                               text.substr(start, i - start),
+                                               "' is not a number"));
+    }
     size_t unit_start = i;
     while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
     std::string_view unit = text.substr(unit_start, i - unit_start);
@@ -46,9 +60,9 @@ Result<int64_t> ParseDurationMs(std::string_view text) {
       return absl::InvalidArgumentError(StrCat(
           "bad duration '", text, "': unit '", unit, "' is not one of ms, s, m, h, d"));
     }
-    total += value * scale;
+    total += *value * scale;
   }
-  return static_cast<int64_t>(total);
+  return InRange(text, total);
 }
 
 std::string FormatDurationMs(int64_t ms) {

@@ -1,5 +1,6 @@
 #include "core/event.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/strings.h"
@@ -18,7 +19,30 @@ Result<double> Number(const json& obj, const char* event, const char* key, bool 
     return 0.0;
   }
   if (!it->is_number()) return Bad(StrCat(event, ".", key, ": expected a number"));
-  return it->get<double>();
+  double v = it->get<double>();
+  // A literal beyond the range of a double (1e999) parses as infinity.
+  if (!std::isfinite(v)) return Bad(StrCat(event, ".", key, ": out of range"));
+  return v;
+}
+
+// A count: a number from 0 to kMaxEventCount (`whole`: without a fractional part).
+Result<double> Count(const json& obj, const char* event, const char* key, bool whole) {
+  ASSIGN_OR_RETURN(double v, Number(obj, event, key, true));
+  if (v < 0 || v > kMaxEventCount) {
+    return Bad(StrCat(event, ".", key, ": ", v, " is out of range (0 to 2^53)"));
+  }
+  if (whole && v != std::floor(v)) {
+    return Bad(StrCat(event, ".", key, ": ", v, " is not a whole number"));
+  }
+  return v;
+}
+
+// An optional whole count; nullopt when absent or null.
+Result<std::optional<int64_t>> OptionalCount(const json& obj, const char* event,
+                                             const char* key) {
+  if (!obj.contains(key) || obj[key].is_null()) return std::optional<int64_t>();
+  ASSIGN_OR_RETURN(double v, Count(obj, event, key, /*whole=*/true));
+  return std::optional<int64_t>(static_cast<int64_t>(v));
 }
 
 Result<std::string> String(const json& obj, const char* event, const char* key, bool required) {
@@ -57,9 +81,9 @@ Result<StageEvent> ParseEventLine(std::string_view line) {
   StageEvent ev;
   if (key == "progress") {
     ev.type = EventType::kProgress;
-    ASSIGN_OR_RETURN(ev.done, Number(body, "progress", "done", true));
+    ASSIGN_OR_RETURN(ev.done, Count(body, "progress", "done", /*whole=*/false));
     if (body.contains("total") && !body["total"].is_null()) {
-      ASSIGN_OR_RETURN(double total, Number(body, "progress", "total", true));
+      ASSIGN_OR_RETURN(double total, Count(body, "progress", "total", /*whole=*/false));
       ev.total = total;
     }
     ASSIGN_OR_RETURN(ev.unit, String(body, "progress", "unit", false));
@@ -67,10 +91,7 @@ Result<StageEvent> ParseEventLine(std::string_view line) {
     ev.type = EventType::kMetric;
     ASSIGN_OR_RETURN(ev.name, String(body, "metric", "name", true));
     ASSIGN_OR_RETURN(ev.value, Number(body, "metric", "value", true));
-    if (body.contains("step") && !body["step"].is_null()) {
-      ASSIGN_OR_RETURN(double step, Number(body, "metric", "step", true));
-      ev.step = static_cast<int64_t>(step);
-    }
+    ASSIGN_OR_RETURN(ev.step, OptionalCount(body, "metric", "step"));
   } else if (key == "output") {
     ev.type = EventType::kOutput;
     ASSIGN_OR_RETURN(ev.name, String(body, "output", "name", true));
@@ -81,17 +102,11 @@ Result<StageEvent> ParseEventLine(std::string_view line) {
     ev.type = EventType::kArtifact;
     ASSIGN_OR_RETURN(ev.name, String(body, "artifact", "name", true));
     ASSIGN_OR_RETURN(ev.path, String(body, "artifact", "path", true));
-    if (body.contains("bytes") && !body["bytes"].is_null()) {
-      ASSIGN_OR_RETURN(double bytes, Number(body, "artifact", "bytes", true));
-      ev.bytes = static_cast<int64_t>(bytes);
-    }
+    ASSIGN_OR_RETURN(ev.bytes, OptionalCount(body, "artifact", "bytes"));
   } else if (key == "checkpoint") {
     ev.type = EventType::kCheckpoint;
     ASSIGN_OR_RETURN(ev.path, String(body, "checkpoint", "path", true));
-    if (body.contains("step") && !body["step"].is_null()) {
-      ASSIGN_OR_RETURN(double step, Number(body, "checkpoint", "step", true));
-      ev.step = static_cast<int64_t>(step);
-    }
+    ASSIGN_OR_RETURN(ev.step, OptionalCount(body, "checkpoint", "step"));
   } else if (key == "ready") {
     ev.type = EventType::kReady;
   } else if (key == "message") {

@@ -1,5 +1,5 @@
-// The stage protocol's event lines (DESIGN.md, "Stage protocol"): one JSON object per line,
-// with exactly one key naming the event.
+// The stage protocol's event lines (docs/stage-protocol.md): one JSON object per line, with
+// exactly one key naming the event.
 //
 //   {"progress": {"done": 1234, "total": 10000, "unit": "samples"}}
 //   {"metric": {"name": "accept_rate", "value": 0.153, "step": 0}}
@@ -43,8 +43,14 @@ struct StageEvent {
   std::string level;
 };
 
+// The largest count an event may carry: progress done and total, step, bytes (2^53, the
+// largest integer a JSON number holds exactly).
+inline constexpr double kMaxEventCount = 9007199254740992.0;
+
 // Parses one line (without its newline). InvalidArgument says what is wrong, e.g.
-// "unknown event 'progres'" or "progress.done: expected a number".
+// "unknown event 'progres'" or "progress.done: expected a number". A number out of range for
+// its field is malformed too: a count (done, total, step, bytes) below 0 or above
+// kMaxEventCount, a step or bytes with a fractional part, any number beyond a double's range.
 Result<StageEvent> ParseEventLine(std::string_view line);
 
 }  // namespace longhaul

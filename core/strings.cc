@@ -1,5 +1,7 @@
 #include "core/strings.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 
 namespace longhaul {
@@ -48,6 +50,22 @@ std::string_view StripWhitespace(std::string_view s) {
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 bool EndsWith(std::string_view s, std::string_view x) {
   return s.size() >= x.size() && s.substr(s.size() - x.size()) == x;
+}
+
+std::optional<int64_t> ParseInt64(std::string_view s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> ParseDouble(std::string_view s) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty() || !std::isfinite(v)) {
+    return std::nullopt;
+  }
+  return v;
 }
 
 }  // namespace longhaul

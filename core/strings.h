@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -41,6 +42,11 @@ std::string StrJoin(const std::vector<std::string>& parts, std::string_view sep)
 std::string_view StripWhitespace(std::string_view s);
 bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
+
+// The whole of `s` as a decimal integer or a number; nullopt when it is not one (empty, extra
+// characters) or is out of range. Never throws: for text from outside (file names, flags).
+std::optional<int64_t> ParseInt64(std::string_view s);
+std::optional<double> ParseDouble(std::string_view s);
 
 // absl::string_view (as Status::message() returns) to std::string.
 inline std::string ToStd(absl::string_view s) { return std::string(s.data(), s.size()); }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs everything longhaul needs to build and test, from Debian 12's packages.
+# Installs everything longhaul needs to build and test, from Debian 12's packages (python3:
+# stage_protocol_test runs docs/stage-protocol.md's Python example stage).
 # Idempotent and non-interactive: packages already present are left alone.
 set -euo pipefail
 
@@ -11,6 +12,7 @@ PACKAGES=(
   libspdlog-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   procps
+  python3
 )
 # Optional parts: pass --with-browser for the UI tests, --with-slurm for the Slurm executor.
 for arg in "$@"; do

@@ -3,12 +3,13 @@
 # builds it, starts longhauld and one local agent (all state under ./.longhaul/, the SQLite
 # file included), and runs the main job: the reference EAGLE-3 campaign on the CPU engine
 # (workflows/eagle3-local.yaml), then its pivot to a correct engine, and prints the two runs
-# side by side. Then it says how to look at them and how to stop the daemons.
+# side by side. Then it says how to look at them and how to stop the daemons. It builds only
+# what that needs (the CMake target main_job); deploy/test.sh builds and runs the tests.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 deploy/install-deps.sh
-deploy/build.sh
+deploy/build.sh main_job
 BIN="$ROOT/${LONGHAUL_BUILD_DIR:-build}/bin"
 export PATH="$BIN:$PATH"
 deploy/daemons.sh start

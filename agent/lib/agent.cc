@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "agent/lib/utf8_repair.h"
 #include "core/fs.h"
 #include "core/logging.h"
 #include "core/strings.h"
@@ -57,7 +58,17 @@ void Agent::Shutdown() {
 }
 
 void Agent::Send(v1::AgentMessage msg) {
-  if (gen_ != 0) link_->Send(gen_, std::move(msg));
+  if (gen_ == 0) return;
+  // Event lines are repaired, and counted, as they are read (Pump); any other text from
+  // outside is repaired here, so that no message can jam the stream.
+  if (!msg.has_events()) {
+    if (int n = RepairUtf8(&msg); n > 0) {
+      log_->warn("{} text field(s) of a message to the coordinator were not valid UTF-8; bad "
+                 "bytes replaced with U+FFFD",
+                 n);
+    }
+  }
+  link_->Send(gen_, std::move(msg));
 }
 
 void Agent::OnStreamOpen(uint64_t gen) {

@@ -2,6 +2,7 @@
 // events, and the exit report that follows them.
 #include "agent/lib/agent.h"
 #include "core/strings.h"
+#include "core/utf8.h"
 
 namespace longhaul::agent {
 
@@ -33,7 +34,14 @@ void Agent::Pump(Attempt& a) {
       v1::EventRecord* r = events->add_events();
       r->set_seq(line.seq);
       r->set_ts_ms(now);
-      r->set_line(std::move(line.text));
+      // A proto3 string must be UTF-8 (agent/lib/utf8_repair.h): bad bytes become U+FFFD
+      // and the coordinator counts the line as malformed.
+      if (IsValidUtf8(line.text)) {
+        r->set_line(std::move(line.text));
+      } else {
+        r->set_line(ToValidUtf8(line.text));
+        r->set_not_utf8(true);
+      }
       a.in_flight.emplace_back(line.seq, line.end_offset);
     }
     if (events->events_size() > 0) {

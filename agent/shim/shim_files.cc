@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "core/utf8.h"
+
 namespace longhaul::shim {
 
 int64_t WallMs() {
@@ -34,22 +36,6 @@ int64_t ProcStartTime(pid_t pid) {
   return -1;
 }
 
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when the byte there does not start one.
-size_t Utf8Len(const std::string& s, size_t i) {
-  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = b(i);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-  }
-  return n;
-}
-
-}  // namespace
-
 std::string JsonQuote(const std::string& s) {
   std::string out = "\"";
   for (size_t i = 0; i < s.size();) {
@@ -63,7 +49,7 @@ std::string JsonQuote(const std::string& s) {
       std::snprintf(buf, sizeof buf, "\\u%04x", c);
       out += buf;
       ++i;
-    } else if (size_t n = Utf8Len(s, i); n > 0) {
+    } else if (size_t n = Utf8SequenceLength(s, i); n > 0) {
       out.append(s, i, n);
       i += n;
     } else {

@@ -1,5 +1,6 @@
 // The shim's small file and /proc helpers: atomic writes, a minimal JSON writer and the two
-// lookups it needs from cancel.json. Plain POSIX; no other longhaul code.
+// lookups it needs from cancel.json. Plain POSIX; of longhaul code only the inline UTF-8 rule
+// of core/utf8.h.
 #pragma once
 
 #include <sys/types.h>

@@ -128,6 +128,9 @@ grpc::Status AgentServiceImpl::Connect(
   loop_->Post([this, id, hello = std::move(*first.mutable_hello())] {
     scheduler_->OnAgentConnected(id, hello);
   });
+  // A message that does not parse (a proto3 string that is not UTF-8, say) ends Read() as a
+  // closed stream would. The agent, reconnecting, would send it again and again, so it never
+  // sends such text: agent/lib/utf8_repair.h.
   for (;;) {
     auto msg = std::make_shared<v1::AgentMessage>();
     if (!stream->Read(msg.get())) break;

@@ -1,6 +1,7 @@
 // Stage events: stored once per (attempt, seq), then applied to the stage (progress and ETA,
-// metrics, outputs, artifacts, checkpoints, messages). A malformed line is stored and counted
-// as a warning with its line number; it never fails the attempt.
+// metrics, outputs, artifacts, checkpoints, messages). A malformed line (not JSON, not an
+// event, a number out of range, not UTF-8) is stored and counted as a warning with its line
+// number; it never fails the attempt.
 #include "core/event.h"
 #include "core/logging.h"
 #include "core/strings.h"
@@ -22,7 +23,11 @@ Result<StageEvent> ParseRecord(const v1::EventRecord& rec, store::EventRow* row)
     *row = store::EventRow{rec.seq(), rec.ts_ms(), "malformed", StrCat("(dropped: ", why, ")")};
     return absl::InvalidArgumentError(why);
   }
-  Result<StageEvent> parsed = ParseEventLine(rec.line());
+  // A line the agent had to repair (bytes that are not UTF-8 became U+FFFD) is malformed even
+  // when the repaired text parses: what the stage meant is lost.
+  Result<StageEvent> parsed = rec.not_utf8()
+                                  ? Result<StageEvent>(absl::InvalidArgumentError("not valid UTF-8"))
+                                  : ParseEventLine(rec.line());
   *row = store::EventRow{rec.seq(), rec.ts_ms(),
                          parsed.ok() ? std::string(EventTypeName(parsed->type)) : "malformed",
                          rec.line()};

@@ -1,5 +1,5 @@
 // What a submission will do with each stage: run it, or reuse an earlier run's result
-// (DESIGN.md "Caching and pivot"), and why. Planning reads only committed state, so it runs on
+// (docs/caching.md), and why. Planning reads only committed state, so it runs on
 // the caller's thread; the artifact check in between asks agents (see rpc/client_service.cc).
 #pragma once
 

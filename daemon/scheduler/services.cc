@@ -1,6 +1,6 @@
-// Readiness, and the life of service stages (DESIGN.md "States", `kind: service`): a service
-// starts only when a dependent must really run, serves once it reports ready, and stops when
-// its last dependent has ended. If it dies while dependents run, they fail with
+// Readiness, and the life of service stages (`kind: service`; docs/architecture.md, "States"):
+// a service starts only when a dependent must really run, serves once it reports ready, and
+// stops when its last dependent has ended. If it dies while dependents run, they fail with
 // "service_lost" and their retry policies decide.
 #include "core/logging.h"
 #include "core/strings.h"

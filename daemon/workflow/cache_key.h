@@ -1,4 +1,4 @@
-// Cache keys (DESIGN.md "Caching and pivot"). A stage's key hashes what decides its result:
+// Cache keys (docs/caching.md). A stage's key hashes what decides its result:
 // its definition as written, the values of the params its templates use, and the keys of
 // the stages it needs. Runtime bindings (upstream outputs, ${output_dir}, ${run.id}) and
 // resources are not part of it, so a re-run elsewhere or with other resources still matches.

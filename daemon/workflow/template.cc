@@ -23,7 +23,8 @@ Result<TemplateRef> ParseRef(std::string_view body, size_t offset) {
   ref.offset = offset;
   auto bad = [&](std::string_view why) {
     return absl::InvalidArgumentError(
-        StrCat("'${", body, "}' at offset ", offset, ": ", why, " (expected ", kForms, ")"));
+        StrCat("'${", body, "}' at offset ", offset, ": ", why, " (expected ", kForms,
+               "; write '$${", body, "}' for a literal '${", body, "}', as for a shell)"));
   };
   if (parts.size() == 1 && parts[0] == "output_dir") {
     ref.kind = TemplateRef::kOutputDir;

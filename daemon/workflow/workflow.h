@@ -1,4 +1,4 @@
-// The workflow file, v1 (DESIGN.md "Workflow file"): the parsed and validated model.
+// The workflow file, v1 (docs/workflow-format.md): the parsed and validated model.
 //
 // ParseWorkflow() reads YAML text and returns a Workflow whose stages are in topological
 // order, with `defaults` merged into every stage. Nothing here knows about runs, agents or

@@ -1,7 +1,7 @@
 // lh-bench's result: every figure computed from the per-request records, the server's
 // speculative-decoding metrics, and the comparison with a baseline result.
 //
-// Definitions (vLLM's `bench serve` and SGLang's `bench_serving`, ENGINES.md):
+// Definitions (vLLM's `bench serve` and SGLang's `bench_serving`, docs/engines.md):
 //   TTFT   planned send -> first chunk with content (or reasoning) text
 //   e2e    planned send -> last byte
 //   TPOT   (e2e - TTFT) / (output_tokens - 1), for requests with >= 2 output tokens

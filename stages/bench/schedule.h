@@ -1,5 +1,5 @@
 // Open-loop send schedules, computed before the run starts so that a slow response can never
-// delay a later send (the fault of closed-loop Python clients, ENGINES.md).
+// delay a later send (the fault of closed-loop Python clients, docs/engines.md).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Speculative-decoding figures from the server's own counters, scraped before and after a
-// run (ENGINES.md):
+// run (docs/engines.md):
 //   vLLM (counters, deltas): acceptance rate = d_accepted / d_draft_tokens;
 //     mean acceptance length = 1 + d_accepted / d_drafts (the bonus token counted);
 //     per position i = d_accepted_per_pos[i] / d_drafts.

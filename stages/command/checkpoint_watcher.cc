@@ -6,6 +6,8 @@
 #include <cctype>
 #include <filesystem>
 
+#include "core/strings.h"
+
 namespace longhaul::command {
 namespace fs = std::filesystem;
 
@@ -44,8 +46,7 @@ std::optional<int64_t> StepOf(const std::string& path) {
   if (end == 0) return std::nullopt;
   size_t begin = end;
   while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1]))) --begin;
-  if (end - begin > 18) return std::nullopt;
-  return std::stoll(name.substr(begin, end - begin));
+  return ParseInt64(std::string_view(name).substr(begin, end - begin));  // nullopt: too long
 }
 
 CheckpointWatcher::CheckpointWatcher(std::string dir, std::string pattern)

@@ -1,4 +1,4 @@
-// JSONL files of the campaign (ENGINES.md): conversations in and out of lh-datagen, prompts
+// JSONL files of the campaign (docs/engines.md): conversations in and out of lh-datagen, prompts
 // for lh-bench, and crash-safe appending.
 //
 // Input records are accepted in three shapes:

@@ -45,9 +45,9 @@ Result<std::optional<Usage>> ReadUsage(const json& doc) {
   if (!it->is_object()) return absl::InvalidArgumentError("usage: expected an object");
   Usage u;
   auto pt = it->find("prompt_tokens");
-  if (pt != it->end() && pt->is_number()) u.prompt_tokens = pt->get<int64_t>();
+  if (pt != it->end() && pt->is_number_integer()) u.prompt_tokens = pt->get<int64_t>();
   auto ct = it->find("completion_tokens");
-  if (ct != it->end() && ct->is_number()) u.completion_tokens = ct->get<int64_t>();
+  if (ct != it->end() && ct->is_number_integer()) u.completion_tokens = ct->get<int64_t>();
   return std::optional<Usage>(u);
 }
 

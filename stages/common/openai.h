@@ -1,5 +1,5 @@
 // Requests to and responses from OpenAI-compatible servers (vLLM, SGLang, lh-refengine), as
-// ENGINES.md describes them: chat and completions, streaming or not.
+// docs/engines.md describes them: chat and completions, streaming or not.
 //
 // Reasoning text is read from `reasoning` (current vLLM) or `reasoning_content` (SGLang,
 // older vLLM), in `message` and in stream `delta`. Usage comes from the final usage chunk

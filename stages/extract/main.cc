@@ -1,5 +1,6 @@
 // lh-extract: the target's hidden states over generated conversations, for drafter training
-// (ENGINES.md, "The EAGLE-3 pipeline"; docs/refengine.md; docs/stages.md for --backend command).
+// (docs/engines.md, "The EAGLE-3 pipeline"; docs/refengine.md; docs/stages.md for
+// --backend command).
 #include <CLI/CLI.hpp>
 #include <iostream>
 

@@ -1,5 +1,6 @@
 // lh-finetune: trains an EAGLE-3-style drafter on lh-extract's hidden states
-// (ENGINES.md, "The EAGLE-3 pipeline"; docs/refengine.md; docs/stages.md for --backend command).
+// (docs/engines.md, "The EAGLE-3 pipeline"; docs/refengine.md; docs/stages.md for
+// --backend command).
 #include <CLI/CLI.hpp>
 #include <iostream>
 

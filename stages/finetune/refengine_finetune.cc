@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -47,9 +48,12 @@ int NewestCheckpoint(const std::string& ckpt_dir) {
       continue;
     }
     std::smatch m;
-    if (std::regex_match(name, m, kName) &&
+    if (!std::regex_match(name, m, kName)) continue;
+    // A name out of range (epoch-99999999999) is not one of ours: not a checkpoint.
+    std::optional<int64_t> epoch = ParseInt64(m[1].str());
+    if (epoch && *epoch <= std::numeric_limits<int>::max() &&
         PathExists(entry.path().string() + "/trainer_state.json")) {
-      newest = std::max(newest, std::stoi(m[1]));
+      newest = std::max(newest, static_cast<int>(*epoch));
     }
   }
   return newest;

@@ -65,7 +65,7 @@ void CheckAcceptance(const AcceptanceFigures& f, const AcceptanceRules& rules, R
                    StrCat(what, " is ", Fixed(*measured), ", far below the ", Fixed(want),
                           " expected from training (under ", Fixed(rules.far_below, 2),
                           "x): suspect a chat-template mismatch, a stale vocab mapping, "
-                          "off-distribution data or wrong hidden-state layers (ENGINES.md)"));
+                          "off-distribution data or wrong hidden-state layers (docs/engines.md)"));
       }
     }
   }
@@ -89,7 +89,7 @@ void CheckAcceptance(const AcceptanceFigures& f, const AcceptanceRules& rules, R
                           " of the drafts that reach them (mean): the first drafting step, the "
                           "one fed by the target's hidden states, is the weak one; suspect wrong "
                           "hidden-state layers or positions (e.g. aux layer ids the engine did "
-                          "not read, ENGINES.md)"));
+                          "not read, docs/engines.md)"));
       }
     }
   }

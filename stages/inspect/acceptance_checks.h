@@ -1,4 +1,4 @@
-// Judging a speculative server's acceptance figures (ENGINES.md, "vLLM" metrics; known
+// Judging a speculative server's acceptance figures (docs/engines.md, "vLLM" metrics; known
 // low-acceptance causes). Pure functions of the figures, so each rule is unit-tested.
 //
 // Per-position acceptance as vLLM counts it is unconditional: a_i = rounds whose i-th draft

@@ -4,7 +4,7 @@
 // Figures: samples, malformed lines (FILE:LINE each), empty or missing answers, answers cut
 // inside the reasoning, failed samples (lh-datagen's *.failed.jsonl and its errors), the
 // reasoning capture rate, length distributions in words (prompt, answer, reasoning: p50, p90,
-// max), chat-template markers leaking into the text (ENGINES.md: a template mismatch is the
+// max), chat-template markers leaking into the text (docs/engines.md: a template mismatch is the
 // most common cause of low acceptance), duplicate ids, prompts and answers.
 //
 // Every problem of the file is a finding in the report, never an error of the run: only a

@@ -1,5 +1,5 @@
 // `lh-inspect drafter`: checks an EAGLE-3 drafter checkpoint against its target before it is
-// served (ENGINES.md: a stale or wrong vocab mapping and aux-layer ids the engine does not
+// served (docs/engines.md: a stale or wrong vocab mapping and aux-layer ids the engine does not
 // read are common, silent causes of low acceptance).
 //
 // Checks: config.json's sizes; d2t has draft_vocab_size entries, each target id

@@ -1,5 +1,5 @@
 // `lh-inspect predictions`: the lossless check and the acceptance read-out of a speculative
-// server (ENGINES.md, "The EAGLE-3 pipeline").
+// server (docs/engines.md, "The EAGLE-3 pipeline").
 //
 // The same prompts go at temperature 0 to a target-only server and to the speculative server,
 // one at a time. A correct speculative server returns exactly the target's tokens, so any

@@ -1,4 +1,4 @@
-// The consistency rules of an EAGLE-3 draft vocabulary (ENGINES.md, "The EAGLE-3 pipeline"):
+// The consistency rules of an EAGLE-3 draft vocabulary (docs/engines.md, "The EAGLE-3 pipeline"):
 //   d2t[d]  offsets, target id = d + d2t[d], one entry per draft token
 //   t2d[t]  1 where target token t is in the draft vocabulary, over the whole target vocab
 // d2t must have draft_vocab_size entries, each inside the target vocabulary and used once;

@@ -1,5 +1,5 @@
 // The refengine's /metrics text (Prometheus exposition format) and /get_server_info JSON,
-// under vLLM's metric names and meanings (ENGINES.md) and, optionally, SGLang's.
+// under vLLM's metric names and meanings (docs/engines.md) and, optionally, SGLang's.
 #pragma once
 
 #include <cstdint>

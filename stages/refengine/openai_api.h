@@ -1,4 +1,4 @@
-// The OpenAI-compatible request and response bodies lh-refengine speaks (ENGINES.md,
+// The OpenAI-compatible request and response bodies lh-refengine speaks (docs/engines.md,
 // "OpenAI-compatible API"): parsing with errors that name the field, and JSON builders for
 // whole responses and SSE chunks.
 #pragma once

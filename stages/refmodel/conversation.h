@@ -1,4 +1,4 @@
-// Conversation samples as the campaign's data files hold them (ENGINES.md, "The EAGLE-3
+// Conversation samples as the campaign's data files hold them (docs/engines.md, "The EAGLE-3
 // pipeline"), one JSON object per line:
 //   {"id": ..., "conversations": [{"role": "user", "content": ...}, {"role": "assistant",
 //    "content": ..., "reasoning": ...}], "reasoning": ...}

@@ -1,6 +1,7 @@
 #include "stages/refmodel/drafter.h"
 
 #include <cmath>
+#include <limits>
 
 #include "core/fs.h"
 #include "core/strings.h"
@@ -41,8 +42,11 @@ Status CheckShapes(const DrafterConfig& c, int draft_vocab) {
 
 Result<int> GetInt(const nlohmann::json& j, const std::string& file, const char* key) {
   auto it = j.find(key);
-  if (it == j.end() || !it->is_number_integer()) {
-    return absl::InvalidArgumentError(StrCat(file, ": '", key, "' must be an integer"));
+  if (it == j.end() || !it->is_number_integer() || it->get<int64_t>() < 0 ||
+      it->get<int64_t>() > std::numeric_limits<int>::max()) {
+    return absl::InvalidArgumentError(
+        StrCat(file, ": '", key, "' must be an integer from 0 to ",
+               std::numeric_limits<int>::max()));
   }
   return it->get<int>();
 }

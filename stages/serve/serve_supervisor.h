@@ -1,5 +1,5 @@
 // lh-serve's state machine: start the engine, wait for health, then for one real generated
-// token (health alone is not ready: ENGINES.md), report the endpoint and `ready`, watch the
+// token (health alone is not ready: docs/engines.md), report the endpoint and `ready`, watch the
 // engine while it serves, and stop its whole process group on request or failure.
 //
 //   loading --health 200--> probing --one token--> serving --SIGTERM--> stopping --> done

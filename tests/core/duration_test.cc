@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace longhaul {
 namespace {
 
@@ -23,6 +26,18 @@ TEST(DurationTest, RejectsUnknownUnitNamingIt) {
   EXPECT_NE(r.status().message().find("'y'"), std::string::npos) << r.status();
   EXPECT_FALSE(ParseDurationMs("").ok());
   EXPECT_FALSE(ParseDurationMs("m").ok());
+}
+
+// Text from a workflow file or a flag: never an exception, never an undefined cast.
+TEST(DurationTest, RejectsWhatIsNotANumberOrOutOfRange) {
+  const std::vector<std::string> bad_ones = {".",   ".s", "1..2s", "1.2.3",
+                                             "99999999999999999999999999d", std::string(400, '9')};
+  for (const std::string& bad : bad_ones) {
+    Result<int64_t> r = ParseDurationMs(bad);
+    EXPECT_FALSE(r.ok()) << bad << " -> " << (r.ok() ? *r : 0);
+  }
+  EXPECT_EQ(ParseDurationMs("99999999999999999999999999d").status().message(),
+            "bad duration '99999999999999999999999999d': out of range");
 }
 
 TEST(DurationTest, FormatsShort) {

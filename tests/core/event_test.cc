@@ -69,5 +69,37 @@ TEST(EventTest, MalformedLinesSayWhatIsWrong) {
   EXPECT_FALSE(ParseEventLine(R"({"message": {"level": "loud", "text": "x"}})").ok());
 }
 
+// Numbers out of range for their field are malformed lines, never a wrapped or undefined cast.
+TEST(EventTest, NumbersOutOfRangeForTheirFieldAreMalformed) {
+  auto huge_done = ParseEventLine(R"({"progress": {"done": 1e300, "total": 10}})");
+  ASSERT_FALSE(huge_done.ok());
+  EXPECT_EQ(huge_done.status().message(), "progress.done: 1e+300 is out of range (0 to 2^53)");
+  EXPECT_FALSE(ParseEventLine(R"({"progress": {"done": 1, "total": -3}})").ok());
+
+  auto huge_step = ParseEventLine(R"({"metric": {"name": "x", "value": 1, "step": 1e19}})");
+  ASSERT_FALSE(huge_step.ok());
+  EXPECT_EQ(huge_step.status().message(), "metric.step: 1e+19 is out of range (0 to 2^53)");
+  auto big_int = ParseEventLine(
+      R"({"checkpoint": {"path": "c", "step": 18446744073709551615}})");
+  EXPECT_FALSE(big_int.ok());
+  auto fraction = ParseEventLine(R"({"checkpoint": {"path": "c", "step": 2.5}})");
+  ASSERT_FALSE(fraction.ok());
+  EXPECT_EQ(fraction.status().message(), "checkpoint.step: 2.5 is not a whole number");
+  EXPECT_FALSE(ParseEventLine(R"({"artifact": {"name": "a", "path": "p", "bytes": -1}})").ok());
+
+  // Beyond a double's range: the JSON parser refuses it.
+  EXPECT_FALSE(ParseEventLine(R"({"metric": {"name": "x", "value": 1e999}})").ok());
+
+  // The edges of the ranges are fine.
+  auto edge = ParseEventLine(R"({"checkpoint": {"path": "c", "step": 9007199254740992}})");
+  ASSERT_TRUE(edge.ok()) << edge.status();
+  EXPECT_EQ(*edge->step, int64_t{1} << 53);
+  auto metric = ParseEventLine(R"({"metric": {"name": "x", "value": -1e300, "step": 0}})");
+  ASSERT_TRUE(metric.ok()) << metric.status();
+  EXPECT_EQ(metric->value, -1e300);
+  auto fractional_progress = ParseEventLine(R"({"progress": {"done": 2.5, "total": 10}})");
+  ASSERT_TRUE(fractional_progress.ok()) << fractional_progress.status();
+}
+
 }  // namespace
 }  // namespace longhaul

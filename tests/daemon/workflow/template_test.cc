@@ -37,6 +37,20 @@ TEST(TemplateTest, DollarDollarIsALiteral) {
   EXPECT_EQ(*out, "${params.x} costs $5 and 1");
 }
 
+// A shell's ${NAME} in a `/bin/sh -c` stage is the first thing to hit this: the error says how
+// to write it, and the way it says works.
+TEST(TemplateTest, AnUnknownReferenceSaysHowToWriteALiteral) {
+  auto r = ParseTemplate("echo ${HOME}/data");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(ToStd(r.status().message()),
+              HasSubstr("'${HOME}' at offset 5: unknown reference"));
+  EXPECT_THAT(ToStd(r.status().message()),
+              HasSubstr("write '$${HOME}' for a literal '${HOME}'"));
+  auto out = ExpandTemplate("echo $${HOME}/data", TemplateContext{});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, "echo ${HOME}/data");
+}
+
 TEST(TemplateTest, MalformedFormsNameTheOffset) {
   size_t offset = 99;
   auto unclosed = ParseTemplate("ab ${params.x", &offset);

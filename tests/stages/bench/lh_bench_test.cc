@@ -82,20 +82,25 @@ TEST_F(LhBenchTest, OpenLoopRunMeasuresLatencyAndSpeculativeMetrics) {
   EXPECT_TRUE(artifact);
 }
 
+// Open loop: sends follow the schedule, not the answers. The server holds each first chunk for
+// 2 s while the schedule puts all 20 sends within 380 ms, so they all wait together; a client
+// that waited for answers would never have more than one waiting. No wall-clock bound: a
+// loaded machine that sends late still sends before any answer can come (how late it sent is
+// the bench's own figure, schedule_error_ms: reported, not checked here).
 TEST_F(LhBenchTest, OpenLoopDoesNotWaitForSlowResponses) {
   FakeOpenAiOptions opts;
-  opts.first_chunk_delay_us = 400'000;
+  opts.first_chunk_delay_us = 2'000'000;
   FakeOpenAiServer server(opts);
   server.Start();
   auto r = Bench(server, {"--rate", "50", "--num-requests", "20", "--random-input-len", "4",
                           "--random-output-len", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json res = Result();
-  // Sends every 20 ms whatever is in flight: 20 sends in 380 ms while each takes 400 ms.
-  EXPECT_NEAR(res["rate"]["achieved"].get<double>(), 50.0, 5.0);
-  EXPECT_LT(res["schedule_error_ms"]["p99"].get<double>(), 50.0);
-  EXPECT_LT(res["duration_s"].get<double>(), 2.0);
+  EXPECT_GE(server.max_waiting_first_chunk(), 15);
   EXPECT_GE(res["requests"]["connections_opened"].get<int>(), 15);
+  EXPECT_EQ(res["rate"]["target"].get<double>(), 50.0);
+  // Lateness is measured, never negative: nothing is sent before its planned time.
+  EXPECT_GE(res["schedule_error_ms"]["p50"].get<double>(), 0.0);
 }
 
 TEST_F(LhBenchTest, ConcurrencyCapCountsQueueingInLatency) {

@@ -42,6 +42,7 @@ class FakeOpenAiServer::Impl {
   std::atomic<int64_t> generation_requests_{0};
   std::atomic<int64_t> completed_{0};
   std::atomic<int64_t> connections_{0};
+  std::atomic<int64_t> waiting_first_chunk_{0}, max_waiting_first_chunk_{0};
   std::atomic<int64_t> drafts_{0}, draft_tokens_{0}, accepted_{0}, gen_tokens_{0},
       prompt_tokens_{0};
   std::atomic<int64_t> per_pos_[kMaxPos] = {};

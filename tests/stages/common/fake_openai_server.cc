@@ -87,6 +87,9 @@ void FakeOpenAiServer::SetHang(bool hang) { impl_->hang_ = hang; }
 void FakeOpenAiServer::SetHealthy(bool healthy) { impl_->healthy_ = healthy; }
 int64_t FakeOpenAiServer::generation_requests() const { return impl_->generation_requests_; }
 int64_t FakeOpenAiServer::completed() const { return impl_->completed_; }
+int64_t FakeOpenAiServer::max_waiting_first_chunk() const {
+  return impl_->max_waiting_first_chunk_;
+}
 int64_t FakeOpenAiServer::connections() const { return impl_->connections_; }
 
 std::string FakeOpenAiServer::url() const { return StrCat("http://127.0.0.1:", port_); }

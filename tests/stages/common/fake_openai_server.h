@@ -69,6 +69,9 @@ class FakeOpenAiServer {
   int64_t generation_requests() const;
   int64_t completed() const;
   int64_t connections() const;
+  // The most generation requests that were waiting for their first chunk at one time: 1 for a
+  // client that waits for each answer before it sends again, whatever the timing.
+  int64_t max_waiting_first_chunk() const;
 
   class Impl;
 

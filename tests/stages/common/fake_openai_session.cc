@@ -180,6 +180,13 @@ void Session::Handle() {
 
 void Session::Generate(const json& req, bool chat) {
   const FakeOpenAiOptions& o = impl_->options_;
+  {
+    int64_t waiting = ++impl_->waiting_first_chunk_;
+    std::atomic<int64_t>& max = impl_->max_waiting_first_chunk_;
+    int64_t seen = max;
+    while (waiting > seen && !max.compare_exchange_weak(seen, waiting)) {
+    }
+  }
   // The generated tokens: reasoning first, then content (repeated under ignore_eos).
   std::vector<std::pair<bool, std::string>> toks;  // (is_reasoning, text)
   for (const auto& t : o.reasoning) toks.emplace_back(true, t);
@@ -314,6 +321,7 @@ void Session::Generate(const json& req, bool chat) {
     std::string all;
     for (auto& p : pending_) all += p;
     pending_.clear();
+    --impl_->waiting_first_chunk_;
     return WriteThenRead(std::move(all));
   }
   StreamNext();
@@ -337,6 +345,7 @@ void Session::StreamNext() {
       self->sock_.close(ignored);
       return;
     }
+    if (self->next_ == 1) --self->impl_->waiting_first_chunk_;
     self->out_ = std::move(self->pending_[self->next_++]);
     asio::async_write(self->sock_, asio::buffer(self->out_), [self](beast::error_code ec, size_t) {
       if (!ec) self->StreamNext();

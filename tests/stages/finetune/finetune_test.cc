@@ -155,6 +155,21 @@ TEST_F(FinetuneTest, ExportedDrafterLoadsInRefengineAndBeatsAnUntrainedOne) {
   EXPECT_GT(rate[0], rate[1] + 0.15);
 }
 
+// A checkpoint dir whose name is out of range is not ours: the scan skips it instead of
+// throwing, and the run starts from scratch.
+TEST_F(FinetuneTest, AHostileCheckpointNameIsSkipped) {
+  std::string out = dir_.Join("hostile");
+  for (const char* name : {"epoch-99999999999999999999", "epoch-4294967297"}) {
+    ASSERT_TRUE(MakeDirs(StrCat(out, "/ckpt/", name)).ok());
+    testing::WriteTextFile(StrCat(out, "/ckpt/", name, "/trainer_state.json"), "{}");
+  }
+  auto r = RunCommand(Argv(out, 1),
+                      {{"LONGHAUL_EVENTS", dir_.Join("h.events")}, {"LONGHAUL_RESUME", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("resuming from"), std::string::npos) << r.out;
+  EXPECT_EQ(Checkpoints(ReadEvents(dir_.Join("h.events"))), std::vector<int64_t>{1});
+}
+
 TEST_F(FinetuneTest, ClearErrors) {
   auto no_data = RunCommand({BinPath("lh-finetune"), "--backend", "refengine", "--data",
                              dir_.Join("nope"), "--out", dir_.Join("o")});

@@ -66,7 +66,7 @@ TEST(EngineProfileTest, ErrorsNameFileLineAndColumn) {
             std::string::npos);
 }
 
-// The profiles that ship with the project parse, and render what ENGINES.md says.
+// The profiles that ship with the project parse, and render what docs/engines.md says.
 TEST(EngineProfileTest, ShippedProfilesRenderTheEnginesCommands) {
   std::string dir = testing::SourceDir() + "/workflows/engines/";
   for (const char* name : {"vllm", "sglang", "refengine"}) {

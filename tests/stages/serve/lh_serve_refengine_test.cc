@@ -58,8 +58,9 @@ TEST_F(RefengineClientTest, ServeThenBenchAndDatagenAgainstTheEndpoint) {
 
 // lh-bench's figures against an engine whose cost is known: every target step takes 10 ms and
 // the prompt costs nothing, so at concurrency 1 a 20-token answer has TPOT = 10 ms and its
-// e2e is 20 steps. Tolerance: the engine cannot be faster than its step timer (-5 % for timer
-// granularity); it may be slower on a loaded machine (+50 %).
+// e2e is 20 steps. The cost model is a floor: the engine cannot be faster than its step timer
+// (-5 % for timer granularity). It has no ceiling a test could rely on, since a loaded machine
+// makes every step slower; what holds under any load is how the figures relate to each other.
 TEST_F(RefengineClientTest, BenchFiguresMatchTheEnginesCostModel) {
   ServeProcess serve(dir_, "serve");
   serve.Start({"--set", "extra_args=--target-step-ms 10"});
@@ -74,16 +75,17 @@ TEST_F(RefengineClientTest, BenchFiguresMatchTheEnginesCostModel) {
   EXPECT_EQ(res["throughput"]["output_tokens"], 8 * 20);
   double tpot = res["latency_ms"]["tpot"]["p50"].get<double>();
   EXPECT_GE(tpot, 10.0 * 0.95);
-  EXPECT_LE(tpot, 10.0 * 1.5);
   double e2e = res["latency_ms"]["e2e"]["p50"].get<double>();
   EXPECT_GE(e2e, 20 * 10.0 * 0.95);
-  EXPECT_LE(e2e, 20 * 10.0 * 1.5);
   double ttft = res["latency_ms"]["ttft"]["p50"].get<double>();
   EXPECT_GE(ttft, 10.0 * 0.95);  // the first token is one step
-  EXPECT_LE(ttft, 10.0 * 1.5 + 20);
-  // One request at a time: request throughput is 1 / e2e.
-  EXPECT_NEAR(res["throughput"]["requests_per_s"].get<double>(), 1000.0 / e2e,
-              0.2 * 1000.0 / e2e);
+  // The first token is part of the answer, and the other 19 come at least a TPOT floor apart.
+  EXPECT_LT(ttft, e2e);
+  EXPECT_GE(e2e, ttft + 19 * 10.0 * 0.95);
+  // One request at a time: the run lasts at least the sum of the e2e latencies, so no more
+  // requests per second than one per mean e2e (1 % for rounding).
+  double e2e_mean = res["latency_ms"]["e2e"]["mean"].get<double>();
+  EXPECT_LE(res["throughput"]["requests_per_s"].get<double>(), 1.01 * 1000.0 / e2e_mean);
   serve.Stop();
 }
 
@@ -188,14 +190,14 @@ TEST_F(RefengineClientTest, CrashWhileServingEndsTheStage) {
   EXPECT_NE(serve.Log().find("while serving"), std::string::npos) << serve.Log();
 }
 
+// Fast means during the load: the engine would load for 600 s, and lh-serve has ended with the
+// fatal line well before (the wait's deadline is a fifth of that), however loaded the machine.
 TEST_F(RefengineClientTest, FatalLogLineFailsFast) {
-  auto start = std::chrono::steady_clock::now();
   ServeProcess serve(dir_, "serve");
   serve.Start({"--set",
-               "extra_args=--load-delay-s 60 --fatal-log-line 'torch.OutOfMemoryError: CUDA out "
+               "extra_args=--load-delay-s 600 --fatal-log-line 'torch.OutOfMemoryError: CUDA out "
                "of memory. Tried to allocate 20.00 MiB'"});
-  EXPECT_EQ(serve.ExitCode(30'000), 1);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_EQ(serve.ExitCode(120'000), 1);
   EXPECT_NE(serve.Log().find("fatal log line matched 'CUDA out of memory': torch.OutOfMemoryError"),
             std::string::npos)
       << serve.Log();

@@ -121,13 +121,13 @@ TEST_F(LhServeTest, HealthyButHungEngineIsAFailure) {
   EXPECT_FALSE(testing::ProcessAlive(engine));
 }
 
+// Fast means during the load: the engine would load for 600 s, and lh-serve has ended with the
+// fatal line well before (the wait's deadline is a fifth of that), however loaded the machine.
 TEST_F(LhServeTest, FatalLogLineFailsFast) {
-  auto start = std::chrono::steady_clock::now();
   Serve({"--set",
-         "extra_args=--load-delay-s 30 --fatal-log-line 'RuntimeError: CUDA out of memory. "
+         "extra_args=--load-delay-s 600 --fatal-log-line 'RuntimeError: CUDA out of memory. "
          "Tried to allocate 2.00 GiB'"});
-  EXPECT_EQ(ExitCode(20'000), 1);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(ExitCode(120'000), 1);
   EXPECT_NE(Log().find("fatal log line matched 'CUDA out of memory': RuntimeError: CUDA out of "
                        "memory. Tried to allocate 2.00 GiB"),
             std::string::npos)

@@ -83,7 +83,7 @@ TEST(SpecPipelineTest, TrainedDrafterIsAcceptedAndSpeedsUpDecoding) {
   // the time per output token drops.
   EXPECT_GT(res["baseline"]["speedup_tpot"].get<double>(), 1.0) << res["baseline"].dump();
 
-  // The integration bug of ENGINES.md: the drafter fed the wrong position's hidden state.
+  // The integration bug of docs/engines.md: the drafter fed the wrong position's hidden state.
   ServeProcess bad(dir, "misaligned");
   endpoint = Serve(
       bad, {"--drafter", dir.Join("finetune/drafter"), "--set", cost + " --drafter-misaligned"});
