@@ -158,33 +158,34 @@ Response ListEvents(rpc::ClientApi* api, const Request& req, int64_t run) {
   return Reply(api->ListEvents(q));
 }
 
+// Parses the POST body into a `Msg`, lets `fill` set what the path says, and answers with
+// `call`'s result.
+template <typename Msg, typename Fill, typename Call>
+Response WithBody(const Request& req, Fill fill, Call call) {
+  Msg q;
+  if (Status s = FromJson(req.body, "POST " + req.path + " body", &q); !s.ok()) {
+    return ErrorResponse(s);
+  }
+  fill(q);
+  return Reply(call(q));
+}
+
 // POST /runs/{id}/{action}
 Response RunAction(rpc::ClientApi* api, const Request& req, int64_t run,
                    const std::string& action) {
   if (req.method != "POST") return MethodNotAllowed(req, "POST");
   if (action == "pivot") {
-    v1::PivotRunRequest q;
-    if (Status s = FromJson(req.body, "POST " + req.path + " body", &q); !s.ok()) {
-      return ErrorResponse(s);
-    }
-    q.set_run_id(run);
-    return Reply(api->PivotRun(q));
+    return WithBody<v1::PivotRunRequest>(
+        req, [run](auto& q) { q.set_run_id(run); }, [api](auto& q) { return api->PivotRun(q); });
   }
   if (action == "retry") {
-    v1::RetryStageRequest q;
-    if (Status s = FromJson(req.body, "POST " + req.path + " body", &q); !s.ok()) {
-      return ErrorResponse(s);
-    }
-    q.set_run_id(run);
-    return Reply(api->RetryStage(q));
+    return WithBody<v1::RetryStageRequest>(
+        req, [run](auto& q) { q.set_run_id(run); },
+        [api](auto& q) { return api->RetryStage(q); });
   }
   if (action == "cancel") {
-    v1::CancelRunRequest q;
-    if (Status s = FromJson(req.body, "POST " + req.path + " body", &q); !s.ok()) {
-      return ErrorResponse(s);
-    }
-    q.set_id(run);
-    return Reply(api->CancelRun(q));
+    return WithBody<v1::CancelRunRequest>(
+        req, [run](auto& q) { q.set_id(run); }, [api](auto& q) { return api->CancelRun(q); });
   }
   return NotFound(req);
 }
@@ -193,11 +194,8 @@ Response Runs(rpc::ClientApi* api, const Request& req, const std::vector<std::st
   if (seg.size() == 1) {
     if (req.method == "GET") return ListRuns(api, req, 0);
     if (req.method != "POST") return MethodNotAllowed(req, "GET, POST");
-    v1::SubmitRunRequest q;
-    if (Status s = FromJson(req.body, "POST " + req.path + " body", &q); !s.ok()) {
-      return ErrorResponse(s);
-    }
-    return Reply(api->SubmitRun(q));
+    return WithBody<v1::SubmitRunRequest>(
+        req, [](auto&) {}, [api](auto& q) { return api->SubmitRun(q); });
   }
   LH_TRY_ASSIGN(int64_t run, ParseInt(seg[1], StrCat("run id in ", req.path)));
   if (seg.size() == 2) {
