@@ -24,6 +24,10 @@ ActionInfo Info(Action action) {
       return {"ReadLog", "read logs", Role::kViewer, false};
     case Action::kListAgents:
       return {"ListAgents", "list agents", Role::kViewer, false};
+    case Action::kListAttempts:
+      return {"ListAttempts", "list attempts", Role::kViewer, false};
+    case Action::kListMetrics:
+      return {"ListMetrics", "read metrics", Role::kViewer, false};
     case Action::kSubmitRun:
       return {"SubmitRun", "submit runs", Role::kOperator, true};
     case Action::kPivotRun:

@@ -18,6 +18,8 @@ enum class Action {
   kListEvents,
   kReadLog,
   kListAgents,
+  kListAttempts,
+  kListMetrics,
   // Mutations of runs (operator). Dry runs are mutations too: they plan with the caller's input.
   kSubmitRun,
   kPivotRun,

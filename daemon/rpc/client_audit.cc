@@ -4,7 +4,7 @@
 
 #include "core/logging.h"
 #include "core/strings.h"
-#include "daemon/rpc/client_service.h"
+#include "daemon/rpc/client_api.h"
 
 namespace longhaul::rpc {
 namespace {
@@ -70,8 +70,12 @@ AuditSubject DescribeForAudit(const v1::RetryStageRequest& req, const v1::Run&) 
           ""};
 }
 
-void ClientServiceImpl::Audit(const auth::Principal& who, auth::Action action,
-                              const AuditSubject& subject, const grpc::Status& status) {
+Result<v1::ListAuditResponse> ClientApi::ListAudit(const v1::ListAuditRequest& req) {
+  return store_->ListAudit(req);
+}
+
+void ClientApi::Audit(const auth::Principal& who, auth::Action action,
+                      const AuditSubject& subject, const Status& status) {
   v1::AuditEntry e;
   e.set_ts_ms(clock_->NowMs());
   e.set_principal(who.name);
@@ -80,12 +84,10 @@ void ClientServiceImpl::Audit(const auth::Principal& who, auth::Action action,
   e.set_action(std::string(auth::ActionMethod(action)));
   e.set_target(subject.target);
   e.set_detail(subject.detail);
-  e.set_result(
-      status.ok()
-          ? "OK"
-          : Cut(StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())),
-                       ": ", status.error_message()),
-                kMaxDetail));
+  e.set_result(status.ok() ? "OK"
+                           : Cut(StrCat(absl::StatusCodeToString(status.code()), ": ",
+                                        status.message()),
+                                 kMaxDetail));
   loop_->Post([store = store_, e = std::move(e)] {
     Status s = store->InsertAudit(e);
     if (!s.ok()) {

@@ -9,9 +9,13 @@
 #include "core/fs.h"
 #include "core/logging.h"
 #include "core/strings.h"
+#include "daemon/auth/address.h"
 #include "daemon/auth/authorizer.h"
 #include "daemon/auth/token_store.h"
 #include "daemon/rpc/agent_service.h"
+#include "daemon/http/server.h"
+#include "daemon/http/token_authorizer.h"
+#include "daemon/rpc/client_api.h"
 #include "daemon/rpc/client_service.h"
 #include "daemon/scheduler/loop.h"
 #include "daemon/scheduler/scheduler.h"
@@ -46,7 +50,11 @@ struct Coordinator::Impl {
   rpc::AgentServiceImpl agent_service;
   std::unique_ptr<scheduler::Scheduler> scheduler;
   std::unique_ptr<scheduler::SchedulerLoop> loop;
+  std::unique_ptr<rpc::ClientApi> client_api;
   std::unique_ptr<rpc::ClientServiceImpl> client_service;
+  std::unique_ptr<http::TokenHttpAuthorizer> http_authorizer;
+  std::unique_ptr<http::HttpServer> http;
+  std::string http_address;
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<grpc::Server> agent_server;  // only with --agent-listen
   std::mutex mu;
@@ -75,6 +83,16 @@ Result<std::string> Coordinator::Start() {
   auto log = GetLogger("longhauld");
   SecurityOptions& sec = m.options.security;
   ASSIGN_OR_RETURN(std::vector<std::string> notes, CheckSecurity(m.options.listen, sec));
+  if (!m.options.http.listen.empty() && !auth::IsLoopback(m.options.http.listen) &&
+      !sec.insecure) {
+    // The HTTP listener serves no TLS yet: a token or cookie would cross the network in
+    // plaintext, and without tokens anyone who reaches it could run any program on the agents.
+    return absl::FailedPreconditionError(StrCat(
+        "refusing to serve HTTP on ", m.options.http.listen,
+        ", which is not a loopback address: the HTTP listener has no TLS; reach it through an "
+        "SSH tunnel (ssh -L 8080:127.0.0.1:8080 HOST), or pass --insecure to accept the risk "
+        "(docs/security.md)"));
+  }
   RETURN_IF_ERROR(LoadTlsFiles(&sec));
   if (!sec.tokens_file.empty()) {
     ASSIGN_OR_RETURN(m.tokens, auth::TokenStore::Load(sec.tokens_file));
@@ -100,9 +118,10 @@ Result<std::string> Coordinator::Start() {
   m.loop = std::make_unique<scheduler::SchedulerLoop>(m.scheduler.get(), m.store.get(), m.clock);
   m.agent_service.Attach(m.scheduler.get(), m.loop.get());
   m.agent_service.set_require_certificate(!sec.agent_listen.empty());
-  m.client_service = std::make_unique<rpc::ClientServiceImpl>(
-      m.scheduler.get(), m.loop.get(), m.store.get(), m.options.scheduler.log_timeout_ms,
-      m.authorizer.get(), m.clock);
+  m.client_api = std::make_unique<rpc::ClientApi>(m.scheduler.get(), m.loop.get(), m.store.get(),
+                                                  m.options.scheduler.log_timeout_ms, m.clock);
+  m.client_service =
+      std::make_unique<rpc::ClientServiceImpl>(m.client_api.get(), m.authorizer.get());
   RETURN_IF_ERROR(m.loop->Start());
 
   grpc::ServerBuilder builder;
@@ -137,6 +156,23 @@ Result<std::string> Coordinator::Start() {
   std::string addr_file = m.options.addr_file.empty()
                               ? m.options.state_dir + "/coordinator.addr"
                               : m.options.addr_file;
+  if (!m.options.http.listen.empty()) {
+    m.http_authorizer = std::make_unique<http::TokenHttpAuthorizer>(m.authorizer.get());
+    m.http = std::make_unique<http::HttpServer>(m.client_api.get(), m.options.http,
+                                                m.http_authorizer.get());
+    Result<std::string> http_addr = m.http->Start();
+    if (!http_addr.ok()) {
+      m.server->Shutdown();
+      m.loop->Stop();
+      return http_addr.status();
+    }
+    m.http_address = *http_addr;
+    std::string http_file = m.options.http_addr_file.empty()
+                                ? m.options.state_dir + "/http.addr"
+                                : m.options.http_addr_file;
+    RETURN_IF_ERROR(WriteFileAtomic(http_file, m.http_address + "\n"));
+    log->info("longhauld UI and HTTP API on http://{}/", m.http_address);
+  }
   RETURN_IF_ERROR(WriteFileAtomic(addr_file, addr + "\n"));
   log->info("longhauld listening on {}{} (database {})", addr,
             sec.tls_cert_pem.empty() ? "" : " with TLS", db);
@@ -182,11 +218,14 @@ void Coordinator::Shutdown() {
     if (m.shut_down) return;
     m.shut_down = true;
   }
+  if (m.http) m.http->Stop();
   m.agent_service.CloseAll();
   auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(2);
   if (m.agent_server) m.agent_server->Shutdown(deadline);
   if (m.server) m.server->Shutdown(deadline);
   if (m.loop) m.loop->Stop();
 }
+
+const std::string& Coordinator::http_address() const { return impl_->http_address; }
 
 }  // namespace longhaul::server

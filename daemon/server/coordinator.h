@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "daemon/http/server.h"
 #include "daemon/scheduler/options.h"
 #include "daemon/server/security.h"
 
@@ -21,6 +22,10 @@ struct CoordinatorOptions {
   SecurityOptions security;
   std::string agent_addr_file;  // default: STATE/agent.addr (only with security.agent_listen)
   scheduler::SchedulerOptions scheduler;
+  // The HTTP listener (JSON API, watch streams, UI). Empty listen: off. Its bound address is
+  // written to http_addr_file (default STATE/http.addr).
+  http::HttpOptions http;  // listen "" (the default here): off; longhauld's --http sets it
+  std::string http_addr_file;
 };
 
 class Coordinator {
@@ -29,7 +34,8 @@ class Coordinator {
   ~Coordinator();
 
   // Checks the security set-up (CheckSecurity), loads tokens and certificates, opens the
-  // store, recovers, starts serving. Returns the bound address ("127.0.0.1:PORT").
+  // store, recovers, starts serving gRPC (and HTTP when configured). Returns the bound gRPC
+  // address ("127.0.0.1:PORT").
   Result<std::string> Start();
   // Reads the tokens file again (SIGHUP); on error keeps the tokens it had and says why.
   // FailedPrecondition when longhauld runs without --tokens.
@@ -40,6 +46,8 @@ class Coordinator {
   void Wait();
   // Stops serving and the loop; in-flight calls end with CANCELLED. Idempotent.
   void Shutdown();
+  // The bound HTTP address ("127.0.0.1:PORT"), or "" when HTTP is off.
+  const std::string& http_address() const;
 
  private:
   struct Impl;
