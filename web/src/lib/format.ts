@@ -120,3 +120,10 @@ export function formatDelta(a: number, b: number): string {
   const pct = (d / Math.abs(a)) * 100;
   return `${sign}${abs} (${pct > 0 ? "+" : "−"}${formatNumber(Math.abs(pct), 1)}%)`;
 }
+
+/** The signed difference of two durations in seconds: "+1m05s", "−30s", "=". */
+export function formatDeltaDuration(a: number, b: number): string {
+  const d = b - a;
+  if (Math.abs(d) < 1) return "=";
+  return `${d > 0 ? "+" : "−"}${formatDuration(Math.abs(d))}`;
+}
