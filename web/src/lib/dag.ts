@@ -37,7 +37,7 @@ export interface DagGeometry {
 }
 
 export const DEFAULT_GEOMETRY: DagGeometry = {
-  nodeWidth: 168, nodeHeight: 46, colGap: 44, rowGap: 14, pad: 8,
+  nodeWidth: 150, nodeHeight: 46, colGap: 34, rowGap: 14, pad: 8,
 };
 
 /**

@@ -8,7 +8,7 @@ export function BarChart({ runs, metrics, values }:
     { runs: number[]; metrics: string[]; values: Array<Array<number | undefined>> }) {
   const rowH = 18;
   const groupH = runs.length * rowH + 16;
-  const labelW = 250;
+  const labelW = 300;
   const barW = 360;
   const height = metrics.length * groupH + 28;
   return (

@@ -16,7 +16,7 @@ function subtitle(s: Stage): string {
   return `${s.kind === "service" ? "service · " : ""}${state}${attempt}`;
 }
 
-function clip(name: string, max = 20): string {
+function clip(name: string, max = 18): string {
   return name.length > max ? name.slice(0, max - 1) + "…" : name;
 }
 

@@ -11,7 +11,7 @@ import { Badge, Clock, Empty, KeyValues, Section } from "./common";
 import { DagView } from "./DagView";
 import { StageTable } from "./StageTable";
 
-export function RunHeader({ run, crumb }: { run: Run; crumb?: string }) {
+export function RunHeader({ run, crumb, state }: { run: Run; crumb?: string; state?: string }) {
   const el = elapsedMs(run.started_at_ms, run.ended_at_ms, Date.now());
   return (
     <div class="page-head">
@@ -22,7 +22,7 @@ export function RunHeader({ run, crumb }: { run: Run; crumb?: string }) {
         </div>
         <h1>
           {crumb ?? <>Run {run.id} <span class="sub">{run.workflow_name}</span></>}{" "}
-          <Badge state={run.status} />
+          <Badge state={state ?? run.status} />
         </h1>
         {run.description && !crumb && <p class="desc">{run.description}</p>}
       </div>

@@ -19,9 +19,11 @@ function queryFrom(q: URLSearchParams): RunsQuery {
   }
   const metrics = (q.get("metric") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
   const id = Number(q.get("id") ?? "");
+  const limit = Number(q.get("limit") ?? PAGE);
   return {
     status: q.get("status") ?? "", workflow: q.get("workflow") ?? "", params,
-    id: Number.isInteger(id) && id > 0 ? id : undefined, metrics, limit: PAGE,
+    id: Number.isInteger(id) && id > 0 ? id : undefined, metrics,
+    limit: Number.isInteger(limit) && limit > 0 && limit <= 500 ? limit : PAGE,
   };
 }
 
@@ -37,6 +39,7 @@ function Filters({ q }: { q: URLSearchParams }) {
     for (const p of param.split(/\s+/).filter((s) => s.includes("="))) n.append("param", p);
     if (id.trim()) n.set("id", id.trim());
     if (metric.trim()) n.set("metric", metric.replace(/\s+/g, ""));
+    if (q.get("limit")) n.set("limit", q.get("limit")!);
     navigate(href.runs(n));
   };
   const status = q.get("status") ?? "";

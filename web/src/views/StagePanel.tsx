@@ -38,7 +38,8 @@ function Attempts({ attempts, selected, onSelect }:
           return (
             <tr key={a.id} data-attempt={a.number} class={selected === a.number ? "sel" : ""}>
               <td class="num">{a.number}</td>
-              <td><Badge state={a.state} /></td>
+              <td><Badge state={a.state === "ATTEMPT_EXITED" && a.exit_code !== 0 ? "failed" : a.state}
+                         label={stateName(a.state)} /></td>
               <td>{a.reason}</td>
               <td class="mono">{endedHow(a)}</td>
               <td>{a.agent_id}</td>
@@ -101,9 +102,9 @@ export function StageView({ runId, stage }: { runId: number; stage: string }) {
   const outputs = Object.entries(s.outputs);
   return (
     <div>
-      <RunHeader run={run} crumb={stage} />
+      <RunHeader run={run} crumb={stage} state={s.status} />
       <div class="toolbar">
-        <Badge state={s.status} />
+        <span class="muted">stage of run {runId} ({run.workflow_name}) · run <Badge state={run.status} /></span>
         {isRetryable(s.status) && (
           <ConfirmButton label="Retry this stage" confirm={`Retry ${stage}?`} runId={runId}
                          testId="retry-stage" onConfirm={() => retry(runId, stage)} />
