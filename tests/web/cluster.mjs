@@ -15,7 +15,8 @@ export async function waitFor(pred, timeout, what) {
 }
 
 export class Cluster {
-  constructor({ bin, state, uiDir }) {
+  constructor({ bin, state, uiDir, agent = true }) {
+    this.withAgent = agent;
     this.bin = bin;
     this.state = state;
     this.uiDir = uiDir;
@@ -32,6 +33,7 @@ export class Cluster {
   async start() {
     mkdirSync(path.join(this.state, "logs"), { recursive: true });
     await this.startDaemon();
+    if (!this.withAgent) return;
     this.agent = spawn(path.join(this.bin, "longhaul-agent"), [
       "--coordinator", this.grpcAddr, "--state-dir", path.join(this.state, "agent"), "--id", "local",
       "--log-file", path.join(this.state, "logs/agent.log"),
