@@ -176,25 +176,36 @@ const cases = {
     check(dialogs.length === 0, `a dialog fired: ${dialogs.join(", ")}`);
   },
 
-  // The pivot page shows the plan; submitting it opens the new run. Compare shows both.
-  async pivot_and_compare() {
-    const first = cluster.submit(path.join(SRC, "workflows/eagle3-local.yaml"));
-    await cluster.waitRun(first, /SUCCEEDED|FAILED|CANCELLED/, 420_000);
-    check(/SUCCEEDED/.test((await cluster.api(`/runs/${first}`)).status), `campaign run ${first} did not succeed`);
+  // The pivot page shows the plan (reuse and why, what it saves); submitting opens the new run.
+  async pivot() {
+    const first = cluster.submit(wf.pivotable);
+    await cluster.waitRun(first, /SUCCEEDED/);
     await open(`/runs/${first}/pivot`);
-    const input = page.locator('input[data-param="spec_engine"]');
-    await input.fill("refengine");
+    await textMatches(page.locator('[data-testid="plan"] tr[data-stage="prep"]'), /reuse/);
+    await page.locator('input[data-param="greeting"]').fill("bonjour");
     await page.locator('[data-testid="update-plan"]').click();
-    await textMatches(page.locator('[data-testid="plan"] tr[data-stage="finetune"]'), /reuse/);
-    await textMatches(page.locator('[data-testid="plan"] tr[data-stage="spec_server"]'), /run/);
-    await textMatches(page.locator('[data-testid="plan-summary"]'), /reused/);
+    await textMatches(page.locator('[data-testid="plan"] tr[data-stage="greet"]'), /run.*greeting/);
+    await textMatches(page.locator('[data-testid="plan"] tr[data-stage="prep"]'), new RegExp(`reuse[\\s\\S]*run ${first}`));
+    await textMatches(page.locator('[data-testid="plan-summary"]'), /1 to run, 1 reused/);
     await shot("pivot");
     await page.locator('[data-testid="submit-pivot"]').click();
     await page.waitForURL((u) => /#\/runs\/\d+$/.test(u.hash) && !u.hash.endsWith(`/${first}`), { timeout: T });
     const pivot = Number(new URL(page.url()).hash.split("/").pop());
     check(pivot > first, `landed on run ${pivot}`);
-    await textMatches(page.locator('[data-testid="stage-table"] tr[data-stage="finetune"]'), /cached/);
-    await textMatches(page.locator('[data-testid="stage-table"] tr[data-stage="finetune"]'), new RegExp(`from run ${first}`));
+    const prep = page.locator('[data-testid="stage-table"] tr[data-stage="prep"]');
+    await textMatches(prep, /cached/);
+    await textMatches(prep, new RegExp(`from run ${first}`));
+    await cluster.waitRun(pivot, /SUCCEEDED/);
+    const run = await cluster.api(`/runs/${pivot}`);
+    check(run.params.greeting === "bonjour" && Number(run.parent_run_id) === first, "the pivot's params or parent");
+  },
+
+  // Compare shows the acceptance of the local campaign and of its pivot to a correct engine.
+  async compare_campaign() {
+    const first = cluster.submit(path.join(SRC, "workflows/eagle3-local.yaml"));
+    await cluster.waitRun(first, /SUCCEEDED|FAILED|CANCELLED/, 420_000);
+    check(/SUCCEEDED/.test((await cluster.api(`/runs/${first}`)).status), `campaign run ${first} did not succeed`);
+    const pivot = Number(cluster.cli(["pivot", String(first), "--set", "spec_engine=refengine"]).split(/\s+/).pop());
     await cluster.waitRun(pivot, /SUCCEEDED|FAILED|CANCELLED/, 300_000);
     await open(`/compare?runs=${first},${pivot}`);
     const campaign = page.locator('[data-testid="campaign"]');
@@ -207,6 +218,9 @@ const cases = {
     check(after > before, `accept rate did not rise: ${before} -> ${after}`);
     await textMatches(page.locator('[data-testid="compare-stages"] tr[data-stage="datagen"]'), new RegExp(`from run ${first}`));
     await shot("compare");
+    await open(`/runs/${first}`);
+    await page.locator('[data-testid="stage-table"] tr[data-stage="inspect"]').waitFor({ timeout: T });
+    await shot("run-campaign");
   },
 
   // Killing longhauld shows "disconnected"; restarting it (same state, same ports) brings
@@ -243,7 +257,7 @@ async function main() {
   page.on("dialog", (d) => { dialogs.push(d.message()); void d.dismiss(); });
   page.on("pageerror", (e) => console.log(`page error: ${e.message}`));
   const order = ["runs_paging", "live_progress", "cancel", "retry", "markup_is_text", "agents",
-    "pivot_and_compare", "reconnect"];
+    "pivot", "reconnect", "compare_campaign"];
   for (const name of order) {
     if (ONLY.length && !ONLY.includes(name)) continue;
     const t0 = Date.now();

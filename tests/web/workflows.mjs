@@ -77,5 +77,16 @@ stages:
     run: [/bin/sh, -c, ${JSON.stringify(markupScript)}]
 `);
 
-  return { quick, slow, flaky, flakyRelease, markup };
+  // Two stages: prep does not use the param (a pivot reuses it), greet does.
+  const pivotable = file("pivotable.yaml", `name: ui-pivot
+params: {greeting: hello}
+stages:
+  prep:
+    run: [/bin/sh, -c, "echo preparing; ${EVENT('{"progress": {"done": 5, "total": 5, "unit": "files"}}').replace(/"/g, '\\"')}"]
+  greet:
+    needs: [prep]
+    run: [/bin/sh, -c, "echo \${params.greeting}, world"]
+`);
+
+  return { quick, slow, flaky, flakyRelease, markup, pivotable };
 }
