@@ -2,11 +2,14 @@
 # Starts or stops the embedded default: one longhauld and one local longhaul-agent, all state
 # under $LONGHAUL_STATE_DIR (default ./.longhaul). Sourced by quickstart.sh; usable alone:
 #   deploy/daemons.sh start | stop | status
+# The UI and HTTP API listen on $LONGHAUL_HTTP (default 127.0.0.1:8080; 127.0.0.1:0 picks a
+# free port; empty turns it off); the address is printed and written to STATE/http.addr.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE=${LONGHAUL_STATE_DIR:-$ROOT/.longhaul}
 BIN=${LONGHAUL_BIN_DIR:-$ROOT/${LONGHAUL_BUILD_DIR:-build}/bin}
 ADDR=${LONGHAUL_LISTEN:-127.0.0.1:7070}
+HTTP=${LONGHAUL_HTTP-127.0.0.1:8080}
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
@@ -15,8 +18,8 @@ start() {
   if alive "$STATE/longhauld.pid"; then
     echo "longhauld already running (pid $(cat "$STATE/longhauld.pid"))"
   else
-    rm -f "$STATE/coordinator.addr"
-    setsid "$BIN/longhauld" --state-dir "$STATE" --listen "$ADDR" \
+    rm -f "$STATE/coordinator.addr" "$STATE/http.addr"
+    setsid "$BIN/longhauld" --state-dir "$STATE" --listen "$ADDR" --http "$HTTP" \
       --log-file "$STATE/logs/longhauld.log" >>"$STATE/logs/longhauld.out" 2>&1 </dev/null &
     echo $! >"$STATE/longhauld.pid"
     for _ in $(seq 1 100); do
@@ -26,6 +29,9 @@ start() {
     done
     [ -s "$STATE/coordinator.addr" ] || { echo "longhauld did not come up; see $STATE/logs"; exit 1; }
     echo "longhauld listening on $(cat "$STATE/coordinator.addr") (pid $(cat "$STATE/longhauld.pid"))"
+  fi
+  if [ -s "$STATE/http.addr" ]; then
+    echo "status UI: http://$(cat "$STATE/http.addr")/"
   fi
   if alive "$STATE/agent.pid"; then
     echo "longhaul-agent already running (pid $(cat "$STATE/agent.pid"))"

@@ -1,19 +1,15 @@
-// LonghaulService: the client API. Reads go straight to the store's read connections; anything
-// that changes state runs on the scheduler loop and answers once it is committed.
+// LonghaulService: the client API over gRPC. Every call is ClientApi's (client_api.h); this
+// layer only converts statuses and streams WatchRun.
 #pragma once
 
-#include "daemon/scheduler/loop.h"
-#include "daemon/scheduler/scheduler.h"
-#include "daemon/store/sqlite_store.h"
+#include "daemon/rpc/client_api.h"
 #include "longhaul/v1/client.grpc.pb.h"
 
 namespace longhaul::rpc {
 
 class ClientServiceImpl final : public v1::LonghaulService::Service {
  public:
-  ClientServiceImpl(scheduler::Scheduler* scheduler, scheduler::SchedulerLoop* loop,
-                    store::SqliteStore* store, int64_t log_timeout_ms)
-      : scheduler_(scheduler), loop_(loop), store_(store), log_timeout_ms_(log_timeout_ms) {}
+  explicit ClientServiceImpl(ClientApi* api) : api_(api) {}
 
   grpc::Status SubmitRun(grpc::ServerContext* ctx, const v1::SubmitRunRequest* req,
                          v1::SubmitRunResponse* resp) override;
@@ -35,18 +31,13 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
                        v1::ReadLogResponse* resp) override;
   grpc::Status ListEvents(grpc::ServerContext* ctx, const v1::ListEventsRequest* req,
                           v1::ListEventsResponse* resp) override;
+  grpc::Status ListAttempts(grpc::ServerContext* ctx, const v1::ListAttemptsRequest* req,
+                            v1::ListAttemptsResponse* resp) override;
+  grpc::Status ListMetrics(grpc::ServerContext* ctx, const v1::ListMetricsRequest* req,
+                           v1::ListMetricsResponse* resp) override;
 
  private:
-  // Plans (reuse or run, and why), checks that reused artifacts still exist on their agents,
-  // and submits; a dry run stops after the plan.
-  grpc::Status PlanAndSubmit(std::shared_ptr<scheduler::SubmitInput> input,
-                             v1::SubmitRunResponse* resp);
-  void CheckReusedArtifacts(scheduler::RunPlan* plan);
-
-  scheduler::Scheduler* scheduler_;
-  scheduler::SchedulerLoop* loop_;
-  store::SqliteStore* store_;
-  int64_t log_timeout_ms_;
+  ClientApi* api_;
 };
 
 }  // namespace longhaul::rpc

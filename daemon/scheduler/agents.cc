@@ -37,6 +37,7 @@ void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
   agent->session = session;
   sessions_[session] = agent->row.id;
   agent->row.hostname = hello.hostname();
+  agent->gpu_info.assign(hello.gpus().begin(), hello.gpus().end());
   agent->row.resources = hello.resources();
   agent->row.labels.clear();
   for (const auto& [k, v] : hello.labels()) agent->row.labels[k] = v;

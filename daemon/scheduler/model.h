@@ -72,6 +72,7 @@ struct AgentState {
   bool reachable = false;
   v1::Resources free;
   std::vector<bool> gpu_busy;
+  std::vector<v1::GpuInfo> gpu_info;  // names and memory as the agent's Hello gave them
   std::set<int64_t> attempts;  // attempt ids placed here and not ended
   std::set<int64_t> lost_attempts;  // declared lost while here; fenced if the agent returns
   uint64_t timer_gen = 0;

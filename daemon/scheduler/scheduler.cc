@@ -1,6 +1,8 @@
 // Runs and stages: submission, cancellation, manual retry, and the stage state transitions.
 #include "daemon/scheduler/scheduler.h"
 
+#include <algorithm>
+
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/store/proto_convert.h"
@@ -267,11 +269,26 @@ v1::Run Scheduler::SnapshotRun(const RunState& run, bool all_stages) const {
   v1::Run out;
   store::RunRowToProto(run.row, &out);
   out.set_description(run.workflow.description);
+  int64_t now = clock_->NowMs();
+  if (run.row.started_at_ms) {
+    int64_t end = run.row.ended_at_ms.value_or(now);
+    out.set_wall_seconds(static_cast<double>(std::max<int64_t>(0, end - *run.row.started_at_ms)) /
+                         1000.0);
+  }
   auto add = [&](const StageState& s) {
     v1::Stage* st = out.add_stages();
     store::StageRowToProto(s.row, st);
     for (const auto& [name, m] : s.latest_metrics) *st->add_metrics() = m;
     if (s.current) st->set_agent_id(s.current->row.agent_id);
+    // What it cost so far: as the store computes it (a running attempt counts up to now).
+    int64_t wall_ms = 0;
+    for (const auto& a : s.attempts) {
+      if (!a->row.started_at_ms) continue;
+      int64_t end = a->row.ended_at_ms.value_or(now);
+      wall_ms += std::max<int64_t>(0, end - *a->row.started_at_ms);
+    }
+    st->set_wall_seconds(static_cast<double>(wall_ms) / 1000.0);
+    st->set_gpu_hours(static_cast<double>(wall_ms) * s.row.resources.gpus() / 3'600'000.0);
   };
   for (const auto& s : run.stages) {
     if (all_stages || run.changed_stages.count(s->index)) add(*s);
@@ -294,6 +311,26 @@ std::vector<v1::AgentInfo> Scheduler::ListAgents() const {
     for (const auto& [k, v] : a->row.labels) (*info.mutable_labels())[k] = v;
     info.set_version(a->row.version);
     info.set_executor(a->row.executor);
+    // One entry per GPU offered, with what the agent told of it and the attempt holding it.
+    for (int g = 0; g < a->row.resources.gpus(); ++g) {
+      v1::GpuInfo* gpu = info.add_gpus();
+      for (const v1::GpuInfo& known : a->gpu_info) {
+        if (known.index() == g) *gpu = known;
+      }
+      gpu->set_index(g);
+    }
+    for (int64_t attempt_id : a->attempts) {
+      auto it = attempts_.find(attempt_id);
+      if (it == attempts_.end()) continue;
+      const AttemptState& at = *it->second;
+      for (int g : at.gpus) {
+        if (g < 0 || g >= info.gpus_size()) continue;
+        v1::GpuInfo* gpu = info.mutable_gpus(g);
+        gpu->set_attempt_id(attempt_id);
+        gpu->set_run_id(at.row.run_id);
+        if (at.stage) gpu->set_stage(at.stage->row.name);
+      }
+    }
     out.push_back(std::move(info));
   }
   return out;

@@ -26,6 +26,12 @@ void Watcher::Push(const v1::RunUpdate& update, bool final) {
   }
   final_ = final_ || final;
   cv_.notify_all();
+  if (on_push_) on_push_();
+}
+
+void Watcher::SetOnPush(std::function<void()> on_push) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_push_ = std::move(on_push);
 }
 
 bool Watcher::Next(v1::RunUpdate* out, bool* final, int64_t timeout_ms) {

@@ -1,10 +1,15 @@
 // A client following one run (WatchRun). The scheduler pushes updates after each commit; the
 // RPC thread takes them. Pending updates merge (newer stage states replace older ones), so a
 // slow client sees the latest state, not a backlog. Thread-safe.
+//
+// A consumer that must not block a thread on Next() (the HTTP server's SSE hub) sets an
+// on_push callback: it runs after every Push, on the pushing thread, and should only schedule
+// a Next(…, 0) elsewhere.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 
@@ -21,6 +26,9 @@ class Watcher {
   bool Next(v1::RunUpdate* out, bool* final, int64_t timeout_ms);
   // The client went away; the scheduler drops the watcher at its next publish.
   void Cancel();
+  // Replaces the push callback (empty: none). Once it returns, the old callback is not
+  // running and will not run again.
+  void SetOnPush(std::function<void()> on_push);
   bool cancelled() const;
 
  private:
@@ -29,6 +37,7 @@ class Watcher {
   std::optional<v1::RunUpdate> pending_;
   bool final_ = false;
   bool cancelled_ = false;
+  std::function<void()> on_push_;
 };
 
 }  // namespace longhaul::scheduler

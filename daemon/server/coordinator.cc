@@ -9,6 +9,8 @@
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/rpc/agent_service.h"
+#include "daemon/http/server.h"
+#include "daemon/rpc/client_api.h"
 #include "daemon/rpc/client_service.h"
 #include "daemon/scheduler/loop.h"
 #include "daemon/scheduler/scheduler.h"
@@ -23,7 +25,10 @@ struct Coordinator::Impl {
   rpc::AgentServiceImpl agent_service;
   std::unique_ptr<scheduler::Scheduler> scheduler;
   std::unique_ptr<scheduler::SchedulerLoop> loop;
+  std::unique_ptr<rpc::ClientApi> client_api;
   std::unique_ptr<rpc::ClientServiceImpl> client_service;
+  std::unique_ptr<http::HttpServer> http;
+  std::string http_address;
   std::unique_ptr<grpc::Server> server;
   std::mutex mu;
   bool shut_down = false;
@@ -48,8 +53,9 @@ Result<std::string> Coordinator::Start() {
                                                        m.options.scheduler);
   m.loop = std::make_unique<scheduler::SchedulerLoop>(m.scheduler.get(), m.store.get(), m.clock);
   m.agent_service.Attach(m.scheduler.get(), m.loop.get());
-  m.client_service = std::make_unique<rpc::ClientServiceImpl>(
+  m.client_api = std::make_unique<rpc::ClientApi>(
       m.scheduler.get(), m.loop.get(), m.store.get(), m.options.scheduler.log_timeout_ms);
+  m.client_service = std::make_unique<rpc::ClientServiceImpl>(m.client_api.get());
   RETURN_IF_ERROR(m.loop->Start());
 
   grpc::ServerBuilder builder;
@@ -74,6 +80,21 @@ Result<std::string> Coordinator::Start() {
   std::string addr_file = m.options.addr_file.empty()
                               ? m.options.state_dir + "/coordinator.addr"
                               : m.options.addr_file;
+  if (!m.options.http.listen.empty()) {
+    m.http = std::make_unique<http::HttpServer>(m.client_api.get(), m.options.http);
+    Result<std::string> http_addr = m.http->Start();
+    if (!http_addr.ok()) {
+      m.server->Shutdown();
+      m.loop->Stop();
+      return http_addr.status();
+    }
+    m.http_address = *http_addr;
+    std::string http_file = m.options.http_addr_file.empty()
+                                ? m.options.state_dir + "/http.addr"
+                                : m.options.http_addr_file;
+    RETURN_IF_ERROR(WriteFileAtomic(http_file, m.http_address + "\n"));
+    log->info("longhauld UI and HTTP API on http://{}/", m.http_address);
+  }
   RETURN_IF_ERROR(WriteFileAtomic(addr_file, addr + "\n"));
   log->info("longhauld listening on {} (database {})", addr, db);
   return addr;
@@ -90,9 +111,12 @@ void Coordinator::Shutdown() {
     if (m.shut_down) return;
     m.shut_down = true;
   }
+  if (m.http) m.http->Stop();
   m.agent_service.CloseAll();
   if (m.server) m.server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   if (m.loop) m.loop->Stop();
 }
+
+const std::string& Coordinator::http_address() const { return impl_->http_address; }
 
 }  // namespace longhaul::server

@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "daemon/http/server.h"
 #include "daemon/scheduler/options.h"
 
 namespace longhaul::server {
@@ -17,6 +18,10 @@ struct CoordinatorOptions {
   std::string listen = "127.0.0.1:7070";  // port 0 picks a free port
   std::string addr_file;  // default: STATE/coordinator.addr; the address actually bound
   scheduler::SchedulerOptions scheduler;
+  // The HTTP listener (JSON API, watch streams, UI). Empty listen: off. Its bound address is
+  // written to http_addr_file (default STATE/http.addr).
+  http::HttpOptions http;  // listen "" (the default here): off; longhauld's --http sets it
+  std::string http_addr_file;
 };
 
 class Coordinator {
@@ -24,12 +29,15 @@ class Coordinator {
   explicit Coordinator(CoordinatorOptions options, Clock* clock = SystemClock::Get());
   ~Coordinator();
 
-  // Opens the store, recovers, starts serving. Returns the bound address ("127.0.0.1:PORT").
+  // Opens the store, recovers, starts serving gRPC (and HTTP when configured). Returns the
+  // bound gRPC address ("127.0.0.1:PORT").
   Result<std::string> Start();
   // Blocks until Shutdown() is called (from a signal handler thread, say).
   void Wait();
   // Stops serving and the loop; in-flight calls end with CANCELLED. Idempotent.
   void Shutdown();
+  // The bound HTTP address ("127.0.0.1:PORT"), or "" when HTTP is off.
+  const std::string& http_address() const;
 
  private:
   struct Impl;

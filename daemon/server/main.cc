@@ -38,6 +38,21 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--addr-file", options.addr_file,
                  "file to write the bound address to (default: STATE/coordinator.addr)");
+  options.http.listen = "127.0.0.1:8080";
+  app.add_option("--http", options.http.listen,
+                 "HTTP address of the UI and JSON API ('' turns it off; port 0 picks a free "
+                 "port). Keep it on loopback unless every user of the network may run jobs")
+      ->capture_default_str();
+  app.add_option("--http-addr-file", options.http_addr_file,
+                 "file to write the bound HTTP address to (default: STATE/http.addr)");
+  app.add_option("--ui-dir", options.http.ui_dir,
+                 "serve the UI from this folder (web/dist) instead of the built-in copy");
+  app.add_option("--http-max-streams", options.http.sse.max_streams,
+                 "open watch streams (SSE) at most; past it a watch gets 503")
+      ->capture_default_str();
+  std::string sse_heartbeat = "15s";
+  app.add_option("--sse-heartbeat", sse_heartbeat, "comment sent on idle watch streams this often")
+      ->capture_default_str();
   app.add_option("--agent-timeout", agent_timeout,
                  "an agent silent this long is unreachable; its attempts are unknown")
       ->capture_default_str();
@@ -54,6 +69,7 @@ int main(int argc, char** argv) {
   options.scheduler.lost_after_ms = DurationFlag("lost-after", lost_after);
   options.scheduler.heartbeat_interval_ms = DurationFlag("heartbeat", heartbeat);
   options.scheduler.seed = std::random_device{}();
+  options.http.sse.heartbeat_ms = DurationFlag("sse-heartbeat", sse_heartbeat);
   longhaul::SetupLogging(log_level, log_file);
 
   // Signals are taken by a thread of their own, so shutdown never runs in a handler.

@@ -136,6 +136,13 @@ CREATE TABLE agents (
   connected_at_ms INTEGER NOT NULL DEFAULT 0
 );
 )sql",
+      // 2: what the status UI lists and pages by: stage counts per run from the index alone,
+      // metric points in stored order per stage, a run's pivots.
+      R"sql(
+CREATE INDEX stages_by_run_status ON stages(run_id, status);
+CREATE INDEX metrics_by_stage_id ON metrics(stage_id, id);
+CREATE INDEX runs_by_parent ON runs(parent_run_id, id);
+)sql",
   };
   return kMigrations;
 }

@@ -70,6 +70,16 @@ class SqliteStore {
   Result<v1::Run> GetRun(int64_t run_id, bool include_attempts);
   Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& request);
   Result<v1::ListEventsResponse> ListEvents(const v1::ListEventsRequest& request);
+  // One page of a stage's metric points (a cached stage: those of the stage it reuses), in
+  // stored order after the cursor `request.after`; next_cursor is set even on an empty page.
+  Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& request);
+  // What a stage cost: wall time over its own attempts (running ones up to now) and that
+  // times the GPUs each held. NotFound for an unknown run or stage.
+  struct StageCost {
+    double wall_seconds = 0;
+    double gpu_hours = 0;
+  };
+  Result<StageCost> GetStageCost(int64_t run_id, const std::string& stage);
   // The most recent stage with this cache key that produced its result itself (succeeded, or a
   // service that stopped), outside `exclude_run_id`, with its outputs and artifacts.
   Result<std::optional<CacheHit>> FindCacheHit(const std::string& cache_key,

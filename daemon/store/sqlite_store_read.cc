@@ -1,8 +1,10 @@
 // Client reads: any thread, on pooled read-only connections.
 #include <nlohmann/json.hpp>
 
+#include "core/clock.h"
 #include "core/strings.h"
 #include "daemon/store/proto_convert.h"
+#include "daemon/store/reader.h"
 #include "daemon/store/row_codec.h"
 #include "daemon/store/sqlite_store.h"
 #include "proto/state_names.h"
@@ -10,35 +12,6 @@
 namespace longhaul::store {
 
 using namespace internal;  // NOLINT
-
-class SqliteStore::Reader {
- public:
-  explicit Reader(SqliteStore* store) : store_(store) {}
-  ~Reader() {
-    if (db_) {
-      std::lock_guard<std::mutex> lock(store_->pool_mu_);
-      store_->pool_.push_back(std::move(db_));
-    }
-  }
-  Status Acquire() {
-    {
-      std::lock_guard<std::mutex> lock(store_->pool_mu_);
-      if (!store_->pool_.empty()) {
-        db_ = std::move(store_->pool_.back());
-        store_->pool_.pop_back();
-        return OkStatus();
-      }
-    }
-    ASSIGN_OR_RETURN(db_, store_->OpenReader());
-    return OkStatus();
-  }
-  Db* operator->() { return db_.get(); }
-  Db* get() { return db_.get(); }
-
- private:
-  SqliteStore* store_;
-  std::unique_ptr<Db> db_;
-};
 
 Result<std::unique_ptr<Db>> SqliteStore::OpenReader() {
   return Db::Open(path_, /*create=*/false, /*read_only=*/true);
@@ -147,68 +120,20 @@ Result<v1::Run> SqliteStore::GetRun(int64_t run_id, bool include_attempts) {
     }
     st->Reset();
   }
+  ASSIGN_OR_RETURN(auto costs, ReadStageCosts(db.get(), run_id, SystemClock::Get()->NowMs()));
   for (const StageRow& s : stages) {
     v1::Stage* out = run.add_stages();
     StageRowToProto(s, out);
     RETURN_IF_ERROR(FillStageDetails(db.get(), s.id, s, include_attempts, out));
+    auto cost = costs.find(s.id);
+    if (cost != costs.end()) {
+      out->set_wall_seconds(cost->second.wall_seconds);
+      out->set_gpu_hours(cost->second.gpu_hours);
+      run.set_gpu_hours(run.gpu_hours() + cost->second.gpu_hours);
+    }
   }
+  SetRunWallSeconds(SystemClock::Get()->NowMs(), &run);
   return run;
-}
-
-Result<v1::ListRunsResponse> SqliteStore::ListRuns(const v1::ListRunsRequest& req) {
-  Reader db(this);
-  RETURN_IF_ERROR(db.Acquire());
-  int limit = req.limit() > 0 ? std::min(req.limit(), 1000) : 50;
-  int64_t before = 0;
-  if (!req.page_token().empty()) {
-    try {
-      before = std::stoll(req.page_token());
-    } catch (...) {
-      return absl::InvalidArgumentError(StrCat("bad page token '", req.page_token(), "'"));
-    }
-  }
-  if (!req.status().empty() && !ParseRunStatus(req.status())) {
-    return absl::InvalidArgumentError(StrCat(
-        "unknown run status '", req.status(),
-        "' (expected pending, running, succeeded, failed or cancelled)"));
-  }
-  std::string sql = StrCat("SELECT ", kRunColumns,
-                           " FROM runs r JOIN workflows w ON w.id = r.workflow_id WHERE 1=1");
-  if (!req.status().empty()) sql += " AND r.status = ?1";
-  if (!req.workflow().empty()) sql += " AND r.workflow_name = ?2";
-  if (before > 0) sql += " AND r.id < ?3";
-  sql += " ORDER BY r.id DESC LIMIT ?4";
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(sql));
-  if (!req.status().empty()) st->Bind(1, req.status());
-  if (!req.workflow().empty()) st->Bind(2, req.workflow());
-  if (before > 0) st->Bind(3, before);
-  st->Bind(4, limit + 1);
-  v1::ListRunsResponse resp;
-  std::vector<RunRow> rows;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool r, st->Step());
-    if (!r) break;
-    rows.push_back(ReadRun(*st));
-  }
-  st->Reset();
-  if (static_cast<int>(rows.size()) > limit) {
-    rows.resize(limit);
-    resp.set_next_page_token(std::to_string(rows.back().id));
-  }
-  ASSIGN_OR_RETURN(Stmt * counts, db->Prepare(
-      "SELECT status, count(*) FROM stages WHERE run_id = ? GROUP BY status"));
-  for (const RunRow& row : rows) {
-    v1::Run* run = resp.add_runs();
-    RunRowToProto(row, run);
-    counts->Bind(1, row.id);
-    for (;;) {
-      ASSIGN_OR_RETURN(bool r, counts->Step());
-      if (!r) break;
-      (*run->mutable_stage_counts())[counts->Text(0)] = static_cast<int32_t>(counts->Int(1));
-    }
-    counts->Reset();
-  }
-  return resp;
 }
 
 Result<v1::ListEventsResponse> SqliteStore::ListEvents(const v1::ListEventsRequest& req) {

@@ -1,0 +1,236 @@
+#include "daemon/http/api.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+#include "core/strings.h"
+#include "daemon/http/json.h"
+
+namespace longhaul::http {
+namespace {
+
+constexpr int kMaxRunsPage = 500;
+constexpr int64_t kMaxDownloadBytes = int64_t{1} << 30;
+
+Result<int64_t> ParseInt(const std::string& text, const std::string& what) {
+  if (text.empty()) return absl::InvalidArgumentError(StrCat(what, " is empty"));
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str() || *end != '\0') {
+    return absl::InvalidArgumentError(StrCat(what, ": '", text, "' is not an integer"));
+  }
+  return static_cast<int64_t>(v);
+}
+
+// Query parameter `name` as an integer, `fallback` when absent.
+Result<int64_t> IntParam(const Request& req, const std::string& name, int64_t fallback) {
+  std::optional<std::string> v = req.Query(name);
+  if (!v) return fallback;
+  return ParseInt(*v, StrCat("query parameter '", name, "'"));
+}
+
+bool BoolParam(const Request& req, const std::string& name) {
+  std::optional<std::string> v = req.Query(name);
+  return v && (*v == "1" || *v == "true" || *v == "yes");
+}
+
+Response NotFound(const Request& req) {
+  return ErrorResponse(404, absl::StatusCode::kNotFound,
+                       StrCat("no API endpoint ", req.method, " ", req.path));
+}
+
+Response MethodNotAllowed(const Request& req, const std::string& allow) {
+  Response r = ErrorResponse(405, absl::StatusCode::kInvalidArgument,
+                             StrCat(req.method, " ", req.path, ": use ", allow));
+  r.headers.emplace_back("Allow", allow);
+  return r;
+}
+
+#define LH_TRY_ASSIGN(lhs, expr)                                  \
+  auto LH_CONCAT(lh_try_, __LINE__) = (expr);                     \
+  if (!LH_CONCAT(lh_try_, __LINE__).ok()) {                       \
+    return ErrorResponse(LH_CONCAT(lh_try_, __LINE__).status());  \
+  }                                                               \
+  lhs = std::move(LH_CONCAT(lh_try_, __LINE__)).value()
+
+Response ListRuns(rpc::ClientApi* api, const Request& req, int64_t parent) {
+  v1::ListRunsRequest q;
+  q.set_status(req.Query("status").value_or(""));
+  q.set_workflow(req.Query("workflow").value_or(""));
+  q.set_page_token(req.Query("cursor").value_or(""));
+  LH_TRY_ASSIGN(int64_t limit, IntParam(req, "limit", 50));
+  q.set_limit(static_cast<int32_t>(std::clamp<int64_t>(limit, 1, kMaxRunsPage)));
+  LH_TRY_ASSIGN(int64_t id, IntParam(req, "id", 0));
+  q.set_id(id);
+  if (parent == 0) {
+    LH_TRY_ASSIGN(parent, IntParam(req, "parent", 0));
+  }
+  q.set_parent_run_id(parent);
+  for (const std::string& p : req.QueryAll("param")) {
+    size_t eq = p.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return ErrorResponse(absl::InvalidArgumentError(
+          StrCat("query parameter 'param': '", p, "' is not NAME=VALUE")));
+    }
+    (*q.mutable_params())[p.substr(0, eq)] = p.substr(eq + 1);
+  }
+  for (const std::string& m : req.QueryAll("metric")) q.add_metrics(m);
+  return Reply(api->ListRuns(q));
+}
+
+Response ReadLog(rpc::ClientApi* api, const Request& req, int64_t run, const std::string& stage) {
+  v1::ReadLogRequest q;
+  q.set_run_id(run);
+  q.set_stage(stage);
+  q.set_stream(req.Query("stream").value_or("stdout"));
+  LH_TRY_ASSIGN(int64_t attempt, IntParam(req, "attempt", 0));
+  q.set_attempt(static_cast<int32_t>(attempt));
+  bool download = BoolParam(req, "download");
+  LH_TRY_ASSIGN(int64_t offset, IntParam(req, "offset", download ? 0 : -65536));
+  LH_TRY_ASSIGN(int64_t max_bytes, IntParam(req, "max_bytes", download ? 1 << 20 : 65536));
+  q.set_offset(offset);
+  q.set_max_bytes(static_cast<int32_t>(std::clamp<int64_t>(max_bytes, 1, 4 << 20)));
+  LH_TRY_ASSIGN(v1::ReadLogResponse page, api->ReadLog(q));
+  Response r;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = page.data();
+  if (download) {
+    // The whole log from `offset`, page by page, up to a bound that keeps memory in check.
+    q.set_attempt(page.attempt());
+    while (!page.data().empty() && !page.finished() &&
+           static_cast<int64_t>(r.body.size()) < kMaxDownloadBytes) {
+      q.set_offset(page.next_offset());
+      LH_TRY_ASSIGN(page, api->ReadLog(q));
+      r.body += page.data();
+    }
+    r.headers.emplace_back("Content-Disposition",
+                           StrCat("attachment; filename=\"run", run, "-", stage, "-attempt",
+                                  page.attempt(), ".", q.stream(), ".log\""));
+  }
+  r.headers.emplace_back("X-Longhaul-Offset",
+                         std::to_string(download ? offset : page.offset()));
+  r.headers.emplace_back("X-Longhaul-Next-Offset", std::to_string(page.next_offset()));
+  r.headers.emplace_back("X-Longhaul-Finished", page.finished() ? "true" : "false");
+  r.headers.emplace_back("X-Longhaul-Attempt", std::to_string(page.attempt()));
+  return r;
+}
+
+// /runs/{id}/stages/{stage}/{what}
+Response StageEndpoint(rpc::ClientApi* api, const Request& req, int64_t run,
+                       const std::string& stage, const std::string& what) {
+  if (req.method != "GET") return MethodNotAllowed(req, "GET");
+  if (what == "attempts") {
+    v1::ListAttemptsRequest q;
+    q.set_run_id(run);
+    q.set_stage(stage);
+    return Reply(api->ListAttempts(q));
+  }
+  if (what == "metrics") {
+    v1::ListMetricsRequest q;
+    q.set_run_id(run);
+    q.set_stage(stage);
+    q.set_after(req.Query("after").value_or(""));
+    LH_TRY_ASSIGN(int64_t limit, IntParam(req, "limit", 1000));
+    q.set_limit(static_cast<int32_t>(std::clamp<int64_t>(limit, 1, 10000)));
+    return Reply(api->ListMetrics(q));
+  }
+  if (what == "logs") return ReadLog(api, req, run, stage);
+  return NotFound(req);
+}
+
+Response ListEvents(rpc::ClientApi* api, const Request& req, int64_t run) {
+  v1::ListEventsRequest q;
+  q.set_run_id(run);
+  q.set_stage(req.Query("stage").value_or(""));
+  if (q.stage().empty()) {
+    return ErrorResponse(absl::InvalidArgumentError(
+        StrCat(req.path, ": query parameter 'stage' is required")));
+  }
+  q.set_type(req.Query("type").value_or(""));
+  LH_TRY_ASSIGN(int64_t attempt, IntParam(req, "attempt", 0));
+  LH_TRY_ASSIGN(int64_t after, IntParam(req, "after_seq", 0));
+  LH_TRY_ASSIGN(int64_t limit, IntParam(req, "limit", 500));
+  q.set_attempt(static_cast<int32_t>(attempt));
+  q.set_after_seq(after);
+  q.set_limit(static_cast<int32_t>(std::clamp<int64_t>(limit, 1, 10000)));
+  return Reply(api->ListEvents(q));
+}
+
+// POST /runs/{id}/{action}
+Response RunAction(rpc::ClientApi* api, const Request& req, int64_t run,
+                   const std::string& action) {
+  if (req.method != "POST") return MethodNotAllowed(req, "POST");
+  if (action == "pivot") {
+    v1::PivotRunRequest q;
+    if (Status s = FromJson(req.body, "POST " + req.path + " body", &q); !s.ok()) {
+      return ErrorResponse(s);
+    }
+    q.set_run_id(run);
+    return Reply(api->PivotRun(q));
+  }
+  if (action == "retry") {
+    v1::RetryStageRequest q;
+    if (Status s = FromJson(req.body, "POST " + req.path + " body", &q); !s.ok()) {
+      return ErrorResponse(s);
+    }
+    q.set_run_id(run);
+    return Reply(api->RetryStage(q));
+  }
+  if (action == "cancel") {
+    v1::CancelRunRequest q;
+    if (Status s = FromJson(req.body, "POST " + req.path + " body", &q); !s.ok()) {
+      return ErrorResponse(s);
+    }
+    q.set_id(run);
+    return Reply(api->CancelRun(q));
+  }
+  return NotFound(req);
+}
+
+Response Runs(rpc::ClientApi* api, const Request& req, const std::vector<std::string>& seg) {
+  if (seg.size() == 1) {
+    if (req.method == "GET") return ListRuns(api, req, 0);
+    if (req.method != "POST") return MethodNotAllowed(req, "GET, POST");
+    v1::SubmitRunRequest q;
+    if (Status s = FromJson(req.body, "POST " + req.path + " body", &q); !s.ok()) {
+      return ErrorResponse(s);
+    }
+    return Reply(api->SubmitRun(q));
+  }
+  LH_TRY_ASSIGN(int64_t run, ParseInt(seg[1], StrCat("run id in ", req.path)));
+  if (seg.size() == 2) {
+    if (req.method != "GET") return MethodNotAllowed(req, "GET");
+    v1::GetRunRequest q;
+    q.set_id(run);
+    q.set_include_attempts(BoolParam(req, "attempts"));
+    return Reply(api->GetRun(q));
+  }
+  if (seg.size() == 3 && seg[2] == "children") {
+    if (req.method != "GET") return MethodNotAllowed(req, "GET");
+    return ListRuns(api, req, run);
+  }
+  if (seg.size() == 3 && seg[2] == "events") {
+    if (req.method != "GET") return MethodNotAllowed(req, "GET");
+    return ListEvents(api, req, run);
+  }
+  if (seg.size() == 3) return RunAction(api, req, run, seg[2]);
+  if (seg.size() == 5 && seg[2] == "stages") return StageEndpoint(api, req, run, seg[3], seg[4]);
+  return NotFound(req);
+}
+
+}  // namespace
+
+Response HandleApi(rpc::ClientApi* api, const Request& req,
+                   const std::vector<std::string>& segments) {
+  if (segments.empty()) return NotFound(req);
+  if (segments[0] == "runs") return Runs(api, req, segments);
+  if (segments[0] == "agents" && segments.size() == 1) {
+    if (req.method != "GET") return MethodNotAllowed(req, "GET");
+    return Reply(api->ListAgents());
+  }
+  return NotFound(req);
+}
+
+}  // namespace longhaul::http

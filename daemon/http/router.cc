@@ -1,0 +1,89 @@
+#include "daemon/http/router.h"
+
+#include <cstdint>
+
+#include "core/strings.h"
+#include "daemon/http/api.h"
+#include "daemon/http/json.h"
+
+namespace longhaul::http {
+namespace {
+
+constexpr char kApiPrefix[] = "/api/v1/";
+
+std::vector<std::string> Split(const std::string& path) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i <= path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    if (j > i) out.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+// "http://host:port" -> "host:port"; "" when it has no scheme.
+std::string OriginHost(const std::string& origin) {
+  size_t scheme = origin.find("://");
+  if (scheme == std::string::npos) return "";
+  std::string host = origin.substr(scheme + 3);
+  size_t slash = host.find('/');
+  if (slash != std::string::npos) host.resize(slash);
+  return host;
+}
+
+}  // namespace
+
+std::optional<Response> Router::Admit(const Request& request) const {
+  Status allowed = authorizer_->Authorize(request);
+  if (!allowed.ok()) return ErrorResponse(allowed);
+  if (request.method == "POST") {
+    std::string origin = request.Header("origin");
+    if (!origin.empty() && OriginHost(origin) != request.Header("host")) {
+      return ErrorResponse(403, absl::StatusCode::kPermissionDenied,
+                           StrCat("POST ", request.path, ": Origin '", origin,
+                                  "' does not match Host '", request.Header("host"),
+                                  "' (requests from other sites are refused)"));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Result<int64_t>> Router::WatchTarget(const Request& request) {
+  if (request.method != "GET") return std::nullopt;
+  std::vector<std::string> seg = Split(request.path);
+  if (seg.size() != 5 || seg[0] != "api" || seg[1] != "v1" || seg[2] != "runs" ||
+      seg[4] != "watch") {
+    return std::nullopt;
+  }
+  int64_t id = 0;
+  for (char c : seg[3]) {
+    if (c < '0' || c > '9' || id > INT64_MAX / 10 - 9) {
+      return Result<int64_t>(absl::InvalidArgumentError(
+          StrCat("run id '", seg[3], "' in ", request.path, " is not a number")));
+    }
+    id = id * 10 + (c - '0');
+  }
+  return Result<int64_t>(id);
+}
+
+Response Router::Handle(const Request& request) const {
+  if (request.path == "/healthz" || request.path == "/api/v1/healthz") {
+    Response r;
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = "ok";
+    return r;
+  }
+  if (request.path.rfind(kApiPrefix, 0) == 0 || request.path == "/api/v1" ||
+      request.path == "/api" || request.path.rfind("/api/", 0) == 0) {
+    if (request.path.rfind(kApiPrefix, 0) != 0) {
+      return ErrorResponse(404, absl::StatusCode::kNotFound,
+                           StrCat("no API at ", request.path, " (the API is under /api/v1/)"));
+    }
+    return HandleApi(api_, request, Split(request.path.substr(sizeof(kApiPrefix) - 1)));
+  }
+  return files_->Serve(request);
+}
+
+}  // namespace longhaul::http

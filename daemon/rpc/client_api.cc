@@ -1,0 +1,212 @@
+#include "daemon/rpc/client_api.h"
+
+#include <chrono>
+#include <future>
+
+#include "core/hash.h"
+#include "core/strings.h"
+#include "daemon/scheduler/planner.h"
+#include "daemon/workflow/workflow.h"
+#include "proto/state_names.h"
+
+namespace longhaul::rpc {
+
+Result<v1::SubmitRunResponse> ClientApi::SubmitRun(const v1::SubmitRunRequest& req) {
+  std::string path = req.workflow_path().empty() ? "<submitted>" : req.workflow_path();
+  // Parsing and validation happen here, off the loop: a broken file is refused before
+  // anything is stored.
+  ASSIGN_OR_RETURN(workflow::Workflow wf, workflow::ParseWorkflow(req.workflow_text(), path));
+  std::map<std::string, std::string> overrides(req.params().begin(), req.params().end());
+  RETURN_IF_ERROR(workflow::ResolveParams(wf, overrides).status());
+
+  auto input = std::make_shared<scheduler::SubmitInput>();
+  input->workflow = std::move(wf);
+  input->text = req.workflow_text();
+  input->path = path;
+  input->hash = Sha256Hex(req.workflow_text());
+  input->overrides = std::move(overrides);
+  input->dry_run = req.dry_run();
+  input->no_cache = req.no_cache();
+  if (req.parent_run_id() > 0) input->parent_run_id = req.parent_run_id();
+  input->from_stage = req.from_stage();
+  return PlanAndSubmit(std::move(input));
+}
+
+Result<v1::SubmitRunResponse> ClientApi::PivotRun(const v1::PivotRunRequest& req) {
+  ASSIGN_OR_RETURN(store::SqliteStore::RunSource src, store_->GetRunSource(req.run_id()));
+  Result<workflow::Workflow> wf = workflow::ParseWorkflow(src.workflow_text, src.workflow_path);
+  if (!wf.ok()) return Annotate(wf.status(), StrCat("run ", req.run_id(), "'s workflow"));
+  auto input = std::make_shared<scheduler::SubmitInput>();
+  input->overrides = src.overrides;  // the earlier run's --set values, then the pivot's
+  for (const auto& [k, v] : req.params()) input->overrides[k] = v;
+  RETURN_IF_ERROR(workflow::ResolveParams(*wf, input->overrides).status());
+  input->workflow = std::move(*wf);
+  input->text = src.workflow_text;
+  input->path = src.workflow_path;
+  input->hash = Sha256Hex(src.workflow_text);
+  input->dry_run = req.dry_run();
+  input->no_cache = req.no_cache();
+  input->parent_run_id = req.run_id();
+  input->from_stage = req.from_stage();
+  return PlanAndSubmit(std::move(input));
+}
+
+Result<v1::SubmitRunResponse> ClientApi::PlanAndSubmit(
+    std::shared_ptr<scheduler::SubmitInput> input) {
+  ASSIGN_OR_RETURN(scheduler::RunPlan plan, scheduler::PlanRun(store_, *input));
+  CheckReusedArtifacts(&plan);
+  scheduler::FinalizePlan(input->workflow, &plan);
+  auto shared_plan = std::make_shared<scheduler::RunPlan>(std::move(plan));
+  ASSIGN_OR_RETURN(scheduler::SubmitOutput out,
+                   loop_->Call<scheduler::SubmitOutput>([this, input, shared_plan]() {
+                     return scheduler_->Submit(std::move(*input), std::move(*shared_plan));
+                   }));
+  v1::SubmitRunResponse resp;
+  if (out.run.id() != 0) *resp.mutable_run() = std::move(out.run);
+  for (auto& e : out.plan) {
+    // What reusing saves: the reused stage's own recorded attempts.
+    if (e.action() == "reuse" && e.reuse_run_id() > 0) {
+      Result<store::SqliteStore::StageCost> cost =
+          store_->GetStageCost(e.reuse_run_id(), e.reuse_stage());
+      if (cost.ok()) {
+        e.set_saved_wall_seconds(cost->wall_seconds);
+        e.set_saved_gpu_hours(cost->gpu_hours);
+      }
+    }
+    *resp.add_plan() = std::move(e);
+  }
+  return resp;
+}
+
+void ClientApi::CheckReusedArtifacts(scheduler::RunPlan* plan) {
+  for (size_t i = 0; i < plan->stages.size(); ++i) {
+    scheduler::StagePlan& sp = plan->stages[i];
+    if (sp.action != "reuse" || !sp.hit || sp.hit->artifacts.empty()) continue;
+    std::map<std::string, std::vector<const store::ArtifactRow*>> by_agent;
+    for (const auto& a : sp.hit->artifacts) by_agent[a.agent_id].push_back(&a);
+    for (const auto& [agent, arts] : by_agent) {
+      std::vector<std::string> paths;
+      for (const auto* a : arts) paths.push_back(a->path);
+      auto promise = std::make_shared<std::promise<Result<std::vector<std::string>>>>();
+      auto future = promise->get_future();
+      loop_->Post([this, agent = agent, paths, promise] {
+        scheduler_->CheckArtifacts(agent, paths, [promise](Result<std::vector<std::string>> r) {
+          promise->set_value(std::move(r));
+        });
+      });
+      int64_t run_id = sp.hit->run_id;
+      if (future.wait_for(std::chrono::milliseconds(log_timeout_ms_)) !=
+          std::future_status::ready) {
+        scheduler::RerunStage(plan, i, StrCat("cannot check the artifacts of run ", run_id,
+                                              ": agent ", agent, " did not answer"));
+        break;
+      }
+      Result<std::vector<std::string>> missing = future.get();
+      if (!missing.ok()) {
+        scheduler::RerunStage(plan, i, StrCat("the artifacts of run ", run_id, " are on agent ",
+                                              agent, ", which is not connected"));
+        break;
+      }
+      if (!missing->empty()) {
+        std::string name;
+        for (const auto* a : arts) {
+          if (a->path == missing->front()) name = a->name;
+        }
+        scheduler::RerunStage(plan, i, StrCat("artifact '", name, "' of run ", run_id,
+                                              " is gone: ", missing->front(), " (on ", agent,
+                                              ")"));
+        break;
+      }
+    }
+  }
+}
+
+Result<v1::Run> ClientApi::GetRun(const v1::GetRunRequest& req) {
+  return store_->GetRun(req.id(), req.include_attempts());
+}
+
+Result<v1::ListRunsResponse> ClientApi::ListRuns(const v1::ListRunsRequest& req) {
+  return store_->ListRuns(req);
+}
+
+Result<v1::Run> ClientApi::CancelRun(const v1::CancelRunRequest& req) {
+  int64_t id = req.id();
+  return loop_->Call<v1::Run>([this, id] { return scheduler_->Cancel(id); });
+}
+
+Result<v1::Run> ClientApi::RetryStage(const v1::RetryStageRequest& req) {
+  int64_t id = req.run_id();
+  std::string stage = req.stage();
+  return loop_->Call<v1::Run>([this, id, stage] { return scheduler_->Retry(id, stage); });
+}
+
+Status ClientApi::Watch(int64_t id, std::shared_ptr<scheduler::Watcher> watcher) {
+  return loop_->Call<bool>([this, id, watcher]() -> Result<bool> {
+                 RETURN_IF_ERROR(scheduler_->Watch(id, watcher));
+                 return true;
+               })
+      .status();
+}
+
+Result<v1::ListAgentsResponse> ClientApi::ListAgents() {
+  ASSIGN_OR_RETURN(std::vector<v1::AgentInfo> agents,
+                   loop_->Call<std::vector<v1::AgentInfo>>(
+                       [this]() -> Result<std::vector<v1::AgentInfo>> {
+                         return scheduler_->ListAgents();
+                       }));
+  v1::ListAgentsResponse resp;
+  for (auto& a : agents) *resp.add_agents() = std::move(a);
+  return resp;
+}
+
+Result<v1::ReadLogResponse> ClientApi::ReadLog(const v1::ReadLogRequest& req) {
+  if (!req.stream().empty() && req.stream() != "stdout" && req.stream() != "stderr") {
+    return absl::InvalidArgumentError("stream must be 'stdout' or 'stderr', not '" +
+                                      req.stream() + "'");
+  }
+  ASSIGN_OR_RETURN(store::AttemptRow row,
+                   store_->FindAttempt(req.run_id(), req.stage(), req.attempt()));
+  auto promise = std::make_shared<std::promise<Result<v1::LogData>>>();
+  std::future<Result<v1::LogData>> future = promise->get_future();
+  loop_->Post([this, row, request = req, promise] {
+    scheduler_->ReadLog(row, request,
+                        [promise](Result<v1::LogData> data) { promise->set_value(data); });
+  });
+  if (future.wait_for(std::chrono::milliseconds(log_timeout_ms_)) != std::future_status::ready) {
+    return absl::DeadlineExceededError("agent " + row.agent_id +
+                                       " did not answer the log request in time");
+  }
+  ASSIGN_OR_RETURN(v1::LogData data, future.get());
+  v1::ReadLogResponse resp;
+  resp.set_data(data.data());
+  resp.set_offset(data.offset());
+  resp.set_next_offset(data.offset() + static_cast<int64_t>(data.data().size()));
+  resp.set_attempt(row.number);
+  resp.set_attempt_id(row.id);
+  // Whether the attempt has ended now (the row read above may predate its end).
+  Result<store::AttemptRow> now = store_->FindAttempt(req.run_id(), req.stage(), row.number);
+  bool ended = now.ok() && IsTerminal(now->state);
+  resp.set_finished(ended && resp.next_offset() >= data.size());
+  return resp;
+}
+
+Result<v1::ListEventsResponse> ClientApi::ListEvents(const v1::ListEventsRequest& req) {
+  return store_->ListEvents(req);
+}
+
+Result<v1::ListAttemptsResponse> ClientApi::ListAttempts(const v1::ListAttemptsRequest& req) {
+  ASSIGN_OR_RETURN(v1::Run run, store_->GetRun(req.run_id(), /*include_attempts=*/true));
+  for (v1::Stage& s : *run.mutable_stages()) {
+    if (s.name() != req.stage()) continue;
+    v1::ListAttemptsResponse resp;
+    resp.mutable_attempts()->Swap(s.mutable_attempts());
+    return resp;
+  }
+  return absl::NotFoundError(StrCat("run ", req.run_id(), " has no stage '", req.stage(), "'"));
+}
+
+Result<v1::ListMetricsResponse> ClientApi::ListMetrics(const v1::ListMetricsRequest& req) {
+  return store_->ListMetrics(req);
+}
+
+}  // namespace longhaul::rpc

@@ -1,0 +1,58 @@
+// ClientApi: everything a client can ask of longhauld, as plain functions returning
+// Status/Result. The gRPC service (client_service.h) and the HTTP API (daemon/http) both call
+// these, so neither carries a rule of its own. Reads go straight to the store's read
+// connections; anything that changes state runs on the scheduler loop and answers once it is
+// committed. Thread-safe: call from any thread but the scheduler loop's.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "daemon/scheduler/loop.h"
+#include "daemon/scheduler/scheduler.h"
+#include "daemon/scheduler/watcher.h"
+#include "daemon/store/sqlite_store.h"
+#include "longhaul/v1/client.pb.h"
+
+namespace longhaul::rpc {
+
+class ClientApi {
+ public:
+  ClientApi(scheduler::Scheduler* scheduler, scheduler::SchedulerLoop* loop,
+            store::SqliteStore* store, int64_t log_timeout_ms)
+      : scheduler_(scheduler), loop_(loop), store_(store), log_timeout_ms_(log_timeout_ms) {}
+
+  // Parses, validates, plans and (unless a dry run) stores and starts a run.
+  Result<v1::SubmitRunResponse> SubmitRun(const v1::SubmitRunRequest& req);
+  // An earlier run's workflow again with changed params; reuses what did not change.
+  Result<v1::SubmitRunResponse> PivotRun(const v1::PivotRunRequest& req);
+  Result<v1::Run> GetRun(const v1::GetRunRequest& req);
+  Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& req);
+  Result<v1::Run> CancelRun(const v1::CancelRunRequest& req);
+  Result<v1::Run> RetryStage(const v1::RetryStageRequest& req);
+  Result<v1::ListAgentsResponse> ListAgents();
+  // Asks the agent that ran the attempt; DeadlineExceeded when it does not answer in time,
+  // Unavailable when it is not connected.
+  Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest& req);
+  Result<v1::ListEventsResponse> ListEvents(const v1::ListEventsRequest& req);
+  // Every attempt of one stage, oldest first. NotFound for an unknown run or stage.
+  Result<v1::ListAttemptsResponse> ListAttempts(const v1::ListAttemptsRequest& req);
+  // One page of a stage's metric points (every name), in the order they were stored.
+  Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req);
+  // Registers `watcher` for run `id`: it gets a snapshot first, then changes, and a final
+  // update once the run has ended. NotFound for an unknown run.
+  Status Watch(int64_t id, std::shared_ptr<scheduler::Watcher> watcher);
+
+ private:
+  Result<v1::SubmitRunResponse> PlanAndSubmit(std::shared_ptr<scheduler::SubmitInput> input);
+  // Checks that reused artifacts still exist on their agents; re-runs a stage whose are gone.
+  void CheckReusedArtifacts(scheduler::RunPlan* plan);
+
+  scheduler::Scheduler* scheduler_;
+  scheduler::SchedulerLoop* loop_;
+  store::SqliteStore* store_;
+  int64_t log_timeout_ms_;
+};
+
+}  // namespace longhaul::rpc

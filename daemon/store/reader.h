@@ -1,0 +1,51 @@
+// Internals shared by the store's client-read files: the pooled read connection and the cost
+// sums. Not for use outside daemon/store.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "daemon/store/sqlite_store.h"
+
+namespace longhaul::store {
+
+class SqliteStore::Reader {
+ public:
+  explicit Reader(SqliteStore* store) : store_(store) {}
+  ~Reader() {
+    if (db_) {
+      std::lock_guard<std::mutex> lock(store_->pool_mu_);
+      store_->pool_.push_back(std::move(db_));
+    }
+  }
+  Status Acquire() {
+    {
+      std::lock_guard<std::mutex> lock(store_->pool_mu_);
+      if (!store_->pool_.empty()) {
+        db_ = std::move(store_->pool_.back());
+        store_->pool_.pop_back();
+        return OkStatus();
+      }
+    }
+    ASSIGN_OR_RETURN(db_, store_->OpenReader());
+    return OkStatus();
+  }
+  Db* operator->() { return db_.get(); }
+  Db* get() { return db_.get(); }
+
+ private:
+  SqliteStore* store_;
+  std::unique_ptr<Db> db_;
+};
+
+namespace internal {
+
+// Cost of each stage of `run_id` that has started attempts, by stage id: wall time over its own
+// attempts (a running one counts up to `now_ms`), and that times the GPUs the stage asks for.
+Result<std::map<int64_t, SqliteStore::StageCost>> ReadStageCosts(Db* db, int64_t run_id,
+                                                                 int64_t now_ms);
+// Run.wall_seconds: ended (or now) - started; 0 before it started.
+void SetRunWallSeconds(int64_t now_ms, v1::Run* run);
+
+}  // namespace internal
+}  // namespace longhaul::store

@@ -1,0 +1,209 @@
+// Client reads for lists and pages: runs (keyset on id, filters, stage counts from the
+// stages_by_run_status index, costs, summary metrics), metric points (keyset on id) and costs.
+#include <nlohmann/json.hpp>
+
+#include "core/clock.h"
+#include "core/strings.h"
+#include "daemon/store/proto_convert.h"
+#include "daemon/store/reader.h"
+#include "daemon/store/row_codec.h"
+#include "daemon/store/sqlite_store.h"
+#include "proto/state_names.h"
+
+namespace longhaul::store {
+
+using namespace internal;  // NOLINT
+
+namespace internal {
+
+Result<std::map<int64_t, SqliteStore::StageCost>> ReadStageCosts(Db* db, int64_t run_id,
+                                                                 int64_t now_ms) {
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
+      "SELECT a.stage_id, "
+      "  sum(max(coalesce(a.ended_at_ms, ?2), a.started_at_ms) - a.started_at_ms), "
+      "  sum((max(coalesce(a.ended_at_ms, ?2), a.started_at_ms) - a.started_at_ms) * "
+      "      coalesce(json_extract(s.resources_json, '$.gpus'), 0)) "
+      "FROM attempts a JOIN stages s ON s.id = a.stage_id "
+      "WHERE a.run_id = ?1 AND a.started_at_ms IS NOT NULL GROUP BY a.stage_id"));
+  st->Bind(1, run_id).Bind(2, now_ms);
+  std::map<int64_t, SqliteStore::StageCost> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool r, st->Step());
+    if (!r) break;
+    out[st->Int(0)] = {st->Double(1) / 1000.0, st->Double(2) / 3'600'000.0};
+  }
+  st->Reset();
+  return out;
+}
+
+void SetRunWallSeconds(int64_t now_ms, v1::Run* run) {
+  if (run->started_at_ms() <= 0) return;
+  int64_t end = run->ended_at_ms() > 0 ? run->ended_at_ms() : now_ms;
+  run->set_wall_seconds(static_cast<double>(std::max<int64_t>(0, end - run->started_at_ms())) /
+                        1000.0);
+}
+
+}  // namespace internal
+
+namespace {
+
+Result<int64_t> ParseCursor(const std::string& token, const char* what) {
+  if (token.empty()) return 0;
+  int64_t v = 0;
+  for (char c : token) {
+    if (c < '0' || c > '9' || v > (INT64_MAX - 9) / 10) {
+      return absl::InvalidArgumentError(StrCat("bad ", what, " '", token,
+                                               "' (pass back the one a page returned)"));
+    }
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+// The latest value of `stage.metric` in run `run_id` (a cached stage: of the stage it reuses).
+Result<std::optional<double>> LatestMetric(Db* db, int64_t run_id, const std::string& name) {
+  size_t dot = name.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == name.size()) {
+    return absl::InvalidArgumentError(
+        StrCat("metric '", name, "' must be STAGE.NAME, e.g. bench.accept_rate"));
+  }
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
+      "SELECT value FROM metrics WHERE stage_id = (SELECT coalesce(cached_from_stage_id, id) "
+      "FROM stages WHERE run_id = ?1 AND name = ?2) AND name = ?3 ORDER BY id DESC LIMIT 1"));
+  st->Bind(1, run_id).Bind(2, name.substr(0, dot)).Bind(3, name.substr(dot + 1));
+  ASSIGN_OR_RETURN(bool found, st->Step());
+  std::optional<double> v;
+  if (found) v = st->Double(0);
+  st->Reset();
+  return v;
+}
+
+}  // namespace
+
+Result<v1::ListRunsResponse> SqliteStore::ListRuns(const v1::ListRunsRequest& req) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  int limit = req.limit() > 0 ? std::min(req.limit(), 1000) : 50;
+  ASSIGN_OR_RETURN(int64_t before, ParseCursor(req.page_token(), "page token"));
+  if (!req.status().empty() && !ParseRunStatus(req.status())) {
+    return absl::InvalidArgumentError(StrCat(
+        "unknown run status '", req.status(),
+        "' (expected pending, running, succeeded, failed or cancelled)"));
+  }
+  std::string sql = StrCat("SELECT ", kRunColumns,
+                           " FROM runs r JOIN workflows w ON w.id = r.workflow_id WHERE 1=1");
+  if (!req.status().empty()) sql += " AND r.status = ?1";
+  if (!req.workflow().empty()) sql += " AND r.workflow_name = ?2";
+  if (before > 0) sql += " AND r.id < ?3";
+  if (req.id() > 0) sql += " AND r.id = ?5";
+  if (req.parent_run_id() > 0) sql += " AND r.parent_run_id = ?6";
+  // Params: ?7, ?8 = first key path and value, ?9, ?10 the second, ...
+  std::vector<std::pair<std::string, std::string>> params(req.params().begin(),
+                                                          req.params().end());
+  std::sort(params.begin(), params.end());
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].first.empty() || params[i].first.find('"') != std::string::npos) {
+      return absl::InvalidArgumentError(StrCat("bad param name '", params[i].first, "'"));
+    }
+    sql += StrCat(" AND json_extract(r.params_json, ?", 7 + 2 * i, ") = ?", 8 + 2 * i);
+  }
+  sql += " ORDER BY r.id DESC LIMIT ?4";
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(sql));
+  if (!req.status().empty()) st->Bind(1, req.status());
+  if (!req.workflow().empty()) st->Bind(2, req.workflow());
+  if (before > 0) st->Bind(3, before);
+  st->Bind(4, limit + 1);
+  if (req.id() > 0) st->Bind(5, req.id());
+  if (req.parent_run_id() > 0) st->Bind(6, req.parent_run_id());
+  for (size_t i = 0; i < params.size(); ++i) {
+    st->Bind(static_cast<int>(7 + 2 * i), StrCat("$.\"", params[i].first, "\""));
+    st->Bind(static_cast<int>(8 + 2 * i), params[i].second);
+  }
+  v1::ListRunsResponse resp;
+  std::vector<RunRow> rows;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool r, st->Step());
+    if (!r) break;
+    rows.push_back(ReadRun(*st));
+  }
+  st->Reset();
+  if (static_cast<int>(rows.size()) > limit) {
+    rows.resize(limit);
+    resp.set_next_page_token(std::to_string(rows.back().id));
+  }
+  int64_t now = SystemClock::Get()->NowMs();
+  ASSIGN_OR_RETURN(Stmt * counts, db->Prepare(
+      "SELECT status, count(*) FROM stages WHERE run_id = ? GROUP BY status"));
+  for (const RunRow& row : rows) {
+    v1::Run* run = resp.add_runs();
+    RunRowToProto(row, run);
+    counts->Bind(1, row.id);
+    for (;;) {
+      ASSIGN_OR_RETURN(bool r, counts->Step());
+      if (!r) break;
+      (*run->mutable_stage_counts())[counts->Text(0)] = static_cast<int32_t>(counts->Int(1));
+    }
+    counts->Reset();
+    ASSIGN_OR_RETURN(auto costs, ReadStageCosts(db.get(), row.id, now));
+    for (const auto& [id, cost] : costs) run->set_gpu_hours(run->gpu_hours() + cost.gpu_hours);
+    SetRunWallSeconds(now, run);
+    for (const std::string& name : req.metrics()) {
+      ASSIGN_OR_RETURN(std::optional<double> v, LatestMetric(db.get(), row.id, name));
+      if (v) (*run->mutable_summary_metrics())[name] = *v;
+    }
+  }
+  return resp;
+}
+
+Result<v1::ListMetricsResponse> SqliteStore::ListMetrics(const v1::ListMetricsRequest& req) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  int limit = req.limit() > 0 ? std::min(req.limit(), 10000) : 1000;
+  ASSIGN_OR_RETURN(int64_t after, ParseCursor(req.after(), "metrics cursor"));
+  ASSIGN_OR_RETURN(Stmt * stage, db->Prepare(
+      "SELECT coalesce(cached_from_stage_id, id) FROM stages WHERE run_id = ?1 AND name = ?2"));
+  stage->Bind(1, req.run_id()).Bind(2, req.stage());
+  ASSIGN_OR_RETURN(bool found, stage->Step());
+  int64_t stage_id = found ? stage->Int(0) : 0;
+  stage->Reset();
+  if (!found) {
+    return absl::NotFoundError(StrCat("run ", req.run_id(), " has no stage '", req.stage(), "'"));
+  }
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
+      "SELECT id, name, value, step, attempt, ts_ms FROM metrics WHERE stage_id = ?1 AND id > ?2 "
+      "ORDER BY id LIMIT ?3"));
+  st->Bind(1, stage_id).Bind(2, after).Bind(3, limit);
+  v1::ListMetricsResponse resp;
+  int64_t last = after;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool r, st->Step());
+    if (!r) break;
+    last = st->Int(0);
+    v1::Metric* m = resp.add_points();
+    m->set_name(st->Text(1));
+    m->set_value(st->Double(2));
+    m->set_step(st->IsNull(3) ? -1 : st->Int(3));
+    m->set_attempt(static_cast<int32_t>(st->Int(4)));
+    m->set_ts_ms(st->Int(5));
+  }
+  st->Reset();
+  resp.set_next_cursor(std::to_string(last));
+  return resp;
+}
+
+Result<SqliteStore::StageCost> SqliteStore::GetStageCost(int64_t run_id,
+                                                         const std::string& stage) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT id FROM stages WHERE run_id = ?1 AND name = ?2"));
+  st->Bind(1, run_id).Bind(2, stage);
+  ASSIGN_OR_RETURN(bool found, st->Step());
+  int64_t stage_id = found ? st->Int(0) : 0;
+  st->Reset();
+  if (!found) return absl::NotFoundError(StrCat("run ", run_id, " has no stage '", stage, "'"));
+  ASSIGN_OR_RETURN(auto costs, ReadStageCosts(db.get(), run_id, SystemClock::Get()->NowMs()));
+  auto it = costs.find(stage_id);
+  return it == costs.end() ? StageCost{} : it->second;
+}
+
+}  // namespace longhaul::store
