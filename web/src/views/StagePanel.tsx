@@ -127,6 +127,7 @@ export function StageView({ runId, stage }: { runId: number; stage: string }) {
       <Section title={`Log${selected ? ` — attempt ${selected}` : ""}`}>
         {s.status === "STAGE_CACHED" && !s.attempt_count
           ? <Empty>Reused from <a href={href.stage(s.cached_from_run_id, s.cached_from_stage || s.name)}>run {s.cached_from_run_id}</a>; its log is there.</Empty>
+          : !s.attempt_count ? <Empty>No attempt has started yet.</Empty>
           : <LogViewer runId={runId} stage={stage} attempt={selected} generation={s.attempt_count} />}
       </Section>
       <Section title="Metrics">
