@@ -78,9 +78,10 @@ try {
     `(min ${Math.min(...rows).toFixed(0)}, max ${Math.max(...rows).toFixed(0)})`);
 
   if (IDLE_PAGES > 0) {
-    const ctx = await browser.newContext();
+    // A context per page: a browser holds at most 6 HTTP/1.1 connections per host, and each
+    // run page keeps one open for its stream.
     for (let i = 0; i < IDLE_PAGES; i++) {
-      const page = await ctx.newPage();
+      const page = await (await browser.newContext()).newPage();
       await page.goto(`${cluster.httpUrl}/#${i % 2 ? `/runs/${lastId}` : "/runs"}`);
       await page.locator(i % 2 ? '[data-testid="stage-table"]' : `tr[data-run="${lastId}"]`).waitFor({ timeout: 30_000 });
     }
