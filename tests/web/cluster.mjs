@@ -14,6 +14,16 @@ export async function waitFor(pred, timeout, what) {
   }
 }
 
+/** Sends sig to a child process and waits for its exit (SIGKILL after timeout ms). */
+async function stopChild(p, sig, timeout) {
+  if (p.exitCode !== null || p.signalCode !== null) return;
+  const gone = new Promise((r) => p.once("exit", r));
+  p.kill(sig);
+  const timer = setTimeout(() => p.kill("SIGKILL"), timeout);
+  await gone;
+  clearTimeout(timer);
+}
+
 export class Cluster {
   constructor({ bin, state, uiDir, agent = true }) {
     this.withAgent = agent;
@@ -68,11 +78,10 @@ export class Cluster {
   }
 
   /** SIGKILL to longhauld, as a crash; waits until it is gone. */
-  killDaemon() {
+  async killDaemon() {
     const d = this.daemon;
     this.daemon = null;
-    d.kill("SIGKILL");
-    execFileSync("sh", ["-c", `while kill -0 ${d.pid} 2>/dev/null; do sleep 0.05; done`], { timeout: 10_000 });
+    await stopChild(d, "SIGKILL", 10_000);
   }
 
   async api(p, body) {
@@ -156,11 +165,7 @@ export class Cluster {
       for (const r of runs.runs ?? []) await this.waitRun(r.id, /SUCCEEDED|FAILED|CANCELLED/, 30_000).catch(() => {});
     }
     for (const p of [this.agent, this.daemon]) {
-      if (!p || p.exitCode !== null) continue;
-      p.kill("SIGTERM");
-      try {
-        execFileSync("sh", ["-c", `i=0; while kill -0 ${p.pid} 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; kill -9 ${p.pid} 2>/dev/null; true`]);
-      } catch { /* gone */ }
+      if (p) await stopChild(p, "SIGTERM", 10_000);
     }
   }
 }

@@ -104,7 +104,10 @@ const cases = {
       const first = await table.locator("tbody tr").first().getAttribute("data-run");
       await older.click();
       await page.waitForFunction(
-        (f) => document.querySelector('[data-testid="runs-table"] tbody tr')?.getAttribute("data-run") !== f,
+        (f) => {
+          const r = document.querySelector('[data-testid="runs-table"] tbody tr')?.getAttribute("data-run");
+          return !!r && r !== f;
+        },
         first, { timeout: T });
     }
     await page.locator('[data-testid="older"]:disabled').waitFor({ timeout: T });
@@ -233,7 +236,7 @@ const cases = {
     const done = page.locator('[data-testid="stage-table"] tr[data-stage="count"] [data-col="done"]');
     await textMatches(done, /\d+\/400/);
     await page.evaluate(() => { window.__noReload = true; });
-    cluster.killDaemon();
+    await cluster.killDaemon();
     await textMatches(conn, /disconnected/);
     await cluster.startDaemon();
     await textMatches(conn, /live/, 90_000);

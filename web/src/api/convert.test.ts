@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { applyUpdate, num, toAgent, toListRuns, toRunUpdate, toSubmitResponse } from "./convert";
+import {
+  applyUpdate, lacksCachedFrom, num, toAgent, toListRuns, toRunUpdate, toSubmitResponse, withCachedFrom,
+} from "./convert";
 
 // Shaped as longhauld prints them: MessageToJsonString with preserve_proto_field_names and
 // always_print_primitive_fields, so int64 fields are strings and unset sub-messages absent.
@@ -63,5 +65,16 @@ describe("convert", () => {
     expect(p.run).toBeNull();
     expect(p.plan[0].reuse_run_id).toBe(3);
     expect(p.plan[0].saved_gpu_hours).toBe(0.5);
+  });
+
+  it("keeps where a reused stage came from when the stream does not say", () => {
+    const stored = toRunUpdate({ run: { ...RUN, stages: [{ name: "datagen", status: "STAGE_CACHED", cached_from_run_id: "3", cached_from_stage: "datagen" }] }, snapshot: true }).run;
+    const live = toRunUpdate({ run: { ...RUN, stages: [{ name: "datagen", status: "STAGE_CACHED" }] }, snapshot: true }).run;
+    expect(lacksCachedFrom(live)).toBe(true);
+    const fixed = withCachedFrom(live, stored);
+    expect(fixed.stages[0].cached_from_run_id).toBe(3);
+    const after = applyUpdate(fixed, toRunUpdate({ run: { ...RUN, stages: [{ name: "datagen", status: "STAGE_CACHED" }] }, snapshot: false }));
+    expect(after.stages[0].cached_from_run_id).toBe(3);
+    expect(lacksCachedFrom(after)).toBe(false);
   });
 });

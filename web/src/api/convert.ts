@@ -132,20 +132,44 @@ export const toMetricPage = (j: Json): MetricPage => ({
   points: arr(j.points, toMetric), next_cursor: str(j.next_cursor),
 });
 
+/** The stage `next`, keeping where `prev` says it was reused from when `next` does not say. */
+function keepCachedFrom(next: Stage, prev: Stage | undefined): Stage {
+  if (!prev || next.cached_from_run_id || !prev.cached_from_run_id) return next;
+  return { ...next, cached_from_run_id: prev.cached_from_run_id, cached_from_stage: prev.cached_from_stage };
+}
+
 /**
  * Applies an update of the live stream to the run the page holds: a snapshot replaces it;
  * an update replaces the run's fields and the stages it carries (by name), keeping the rest.
+ * Either way a stage keeps what the page knew of where it was reused from, when the stream
+ * does not say.
  */
 export function applyUpdate(current: Run | null, u: RunUpdate): Run {
-  if (u.snapshot || !current || current.id !== u.run.id) return u.run;
+  if (!current || current.id !== u.run.id) return u.run;
+  const before = new Map(current.stages.map((s) => [s.name, s]));
+  if (u.snapshot) {
+    return { ...u.run, stages: u.run.stages.map((s) => keepCachedFrom(s, before.get(s.name))) };
+  }
   const changed = new Map(u.run.stages.map((s) => [s.name, s]));
   const stages = current.stages.map((s) => {
     const c = changed.get(s.name);
     if (!c) return s;
     changed.delete(s.name);
     // An update's stage carries no attempts; keep the ones the page already fetched.
-    return c.attempts.length === 0 && s.attempts.length > 0 ? { ...c, attempts: s.attempts } : c;
+    const merged = c.attempts.length === 0 && s.attempts.length > 0 ? { ...c, attempts: s.attempts } : c;
+    return keepCachedFrom(merged, s);
   });
   for (const s of changed.values()) stages.push(s);
   return { ...u.run, stages };
+}
+
+/** `live` with where each reused stage came from filled in from `stored` (GET /runs/{id}). */
+export function withCachedFrom(live: Run, stored: Run): Run {
+  const byName = new Map(stored.stages.map((s) => [s.name, s]));
+  return { ...live, stages: live.stages.map((s) => keepCachedFrom(s, byName.get(s.name))) };
+}
+
+/** Whether a reused stage of the run does not say where it was reused from. */
+export function lacksCachedFrom(r: Run): boolean {
+  return r.stages.some((s) => s.status === "STAGE_CACHED" && !s.cached_from_run_id);
 }

@@ -4,7 +4,7 @@
 // cap) EventSource gives up; then this reads the run once and opens a new stream later.
 import { useEffect } from "preact/hooks";
 import { API, getRun } from "./client";
-import { applyUpdate, toRunUpdate } from "./convert";
+import { applyUpdate, lacksCachedFrom, toRunUpdate, withCachedFrom } from "./convert";
 import { noteStream } from "./connection";
 import type { Run } from "./types";
 import { requestRender } from "../store/scheduler";
@@ -18,6 +18,7 @@ function open(id: number): () => void {
   let es: EventSource | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
+  let askedCachedFrom = false;
 
   const connect = () => {
     noteStream("connecting");
@@ -30,6 +31,15 @@ function open(id: number): () => void {
       }
       noteStream("live");
       requestRender();
+      // The stream may not say where a reused stage came from; the stored run does.
+      if (!askedCachedFrom && lacksCachedFrom(runs.get(id)!)) {
+        askedCachedFrom = true;
+        getRun(id).then((stored) => {
+          const live = runs.get(id);
+          if (live) runs.set(id, withCachedFrom(live, stored));
+          requestRender();
+        }).catch(() => { askedCachedFrom = false; });
+      }
     };
     es.addEventListener("snapshot", onData as EventListener);
     es.addEventListener("update", onData as EventListener);
