@@ -224,6 +224,9 @@ const cases = {
     await open(`/runs/${first}`);
     await page.locator('[data-testid="stage-table"] tr[data-stage="inspect"]').waitFor({ timeout: T });
     await shot("run-campaign");
+    await open("/runs?metric=bench_spec.accept_rate,bench_spec.accept_length,bench_spec.speedup_output_throughput");
+    await textMatches(page.locator(`tr[data-run="${pivot}"]`), /\d\.\d/);
+    await shot("runs");
   },
 
   // Killing longhauld shows "disconnected"; restarting it (same state, same ports) brings

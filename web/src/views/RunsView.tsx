@@ -126,7 +126,15 @@ export function RunsView({ query }: { query: URLSearchParams }) {
             <tr>
               <th /><th class="num">Run</th><th>Workflow</th><th>Status</th><th class="num">Parent</th>
               <th>Started</th><th class="num">Duration</th><th class="num">GPU-h</th><th>Stages</th>
-              {metrics.map((m) => <th key={m} class="num metric-col" title={m}>{m}</th>)}
+              {metrics.map((m) => {
+                const dot = m.indexOf(".");
+                return (
+                  <th key={m} class="num metric-col" title={m}>
+                    {dot > 0 && <span class="metric-stage">{m.slice(0, dot)}</span>}
+                    {m.slice(dot + 1)}
+                  </th>
+                );
+              })}
             </tr>
           </thead>
           <tbody>
