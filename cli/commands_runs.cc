@@ -21,6 +21,13 @@ std::string AllRunStatusNames() {
   return StrJoin(names, ", ");
 }
 
+// Wall time summed over the run's own stage attempts (reused stages count 0).
+double StageSeconds(const v1::Run& run) {
+  double total = 0;
+  for (const v1::Stage& s : run.stages()) total += s.wall_seconds();
+  return total;
+}
+
 void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
   std::ostream& out = ctx.out();
   out << "run " << run.id() << '\n';
@@ -42,6 +49,8 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
   out << '\n';
   if (run.parent_run_id() > 0) out << "  parent:    run " << run.parent_run_id() << '\n';
   if (run.no_cache()) out << "  cache:     off (--no-cache)\n";
+  out << "  gpu-hours: " << FormatGpuHours(run.gpu_hours()) << "  (stage time "
+      << FormatDuration(static_cast<int64_t>(StageSeconds(run) * 1000)) << ")\n";
 }
 
 void PrintStageTable(CommandContext& ctx, const v1::Run& run) {

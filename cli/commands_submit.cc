@@ -47,6 +47,14 @@ Result<std::map<std::string, std::string>> ParseSets(const std::vector<std::stri
   return out;
 }
 
+// "12m30s, 0.42 GPU-h" for a reuse entry; "-" otherwise.
+std::string SavedText(const v1::PlanEntry& e) {
+  if (e.action() != "reuse") return "-";
+  std::string out = FormatDuration(static_cast<int64_t>(e.saved_wall_seconds() * 1000));
+  if (e.saved_gpu_hours() > 0) out += StrCat(", ", FormatGpuHours(e.saved_gpu_hours()), " GPU-h");
+  return out;
+}
+
 void PrintPlan(CommandContext& ctx, const v1::SubmitRunResponse& resp) {
   Table table({"STAGE", "ACTION", "REASON"});
   for (const v1::PlanEntry& e : resp.plan()) {
@@ -146,9 +154,19 @@ int Pivot(CommandContext& ctx, const PivotOptions& options) {
     plan_out << (options.dry_run ? "plan for" : "pivot of") << " run " << options.run_id << ": "
              << reuse << " of " << resp->plan_size() << " stages reused\n";
     {
-      Table table({"STAGE", "ACTION", "REASON"});
-      for (const v1::PlanEntry& e : resp->plan()) table.AddRow({e.stage(), e.action(), e.reason()});
+      // What reusing each stage saves: its recorded wall time and GPU-hours.
+      Table table({"STAGE", "ACTION", "SAVES", "REASON"});
+      double saved_s = 0, saved_gpu_h = 0;
+      for (const v1::PlanEntry& e : resp->plan()) {
+        table.AddRow({e.stage(), e.action(), SavedText(e), e.reason()});
+        saved_s += e.saved_wall_seconds();
+        saved_gpu_h += e.saved_gpu_hours();
+      }
       table.Render(plan_out);
+      if (reuse > 0) {
+        plan_out << "reusing saves " << FormatDuration(static_cast<int64_t>(saved_s * 1000))
+                 << " of stage time, " << FormatGpuHours(saved_gpu_h) << " GPU-hours\n";
+      }
     }
     if (options.dry_run) {
       ctx.err() << "dry run: nothing was submitted\n";

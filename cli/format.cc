@@ -147,4 +147,10 @@ std::string ShellJoin(const std::vector<std::string>& argv) {
   return StrJoin(words, " ");
 }
 
+std::string FormatGpuHours(double hours) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, hours < 100 ? "%.2f" : "%.0f", hours);
+  return buf;
+}
+
 }  // namespace longhaul::cli

@@ -26,6 +26,8 @@ std::string FormatAgo(int64_t then_ms, int64_t now_ms);
 // A count as short text: "1234", "0.5", "12.25" (integers without a fraction part, others
 // with up to two decimals).
 std::string FormatNumber(double v);
+// GPU-hours with two decimals below 100 ("0.42", "12.50"), whole above ("1234").
+std::string FormatGpuHours(double hours);
 
 // "[=========>          ]" of `width` cells inside the brackets; full when done >= total.
 // An unknown total (<= 0) gives a bar of spaces.

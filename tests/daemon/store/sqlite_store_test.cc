@@ -181,6 +181,108 @@ TEST_F(SqliteStoreTest, ListRunsFiltersAndPages) {
   EXPECT_FALSE(store_->ListRuns(bad).ok());
 }
 
+TEST_F(SqliteStoreTest, ListRunsStageCountsFollowStageChanges) {
+  RunRow run = MakeRun();
+  v1::ListRunsRequest req;
+  auto counts = [&] { return store_->ListRuns(req)->runs(0).stage_counts(); };
+  EXPECT_EQ(counts().at("waiting"), 2);
+  ASSERT_TRUE(store_->Begin().ok());
+  stages_[0].status = v1::STAGE_RUNNING;
+  ASSERT_TRUE(store_->UpdateStage(stages_[0]).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+  EXPECT_EQ(counts().at("waiting"), 1);
+  EXPECT_EQ(counts().at("running"), 1);
+  ASSERT_TRUE(store_->Begin().ok());
+  stages_[0].status = v1::STAGE_SUCCEEDED;
+  stages_[1].status = v1::STAGE_FAILED;
+  ASSERT_TRUE(store_->UpdateStage(stages_[0]).ok());
+  ASSERT_TRUE(store_->UpdateStage(stages_[1]).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+  auto after = counts();
+  EXPECT_EQ(after.size(), 2u);
+  EXPECT_EQ(after.at("succeeded"), 1);
+  EXPECT_EQ(after.at("failed"), 1);
+}
+
+TEST_F(SqliteStoreTest, ListRunsFiltersByParamsIdParentAndFillsSummaryMetrics) {
+  RunRow first = MakeRun();
+  ASSERT_TRUE(store_->Begin().ok());
+  RunRow second = first;  // a pivot of it, with another model
+  second.params = {{"model", "/other"}};
+  second.parent_run_id = first.id;
+  ASSERT_TRUE(store_->InsertRun(&second).ok());
+  AttemptRow at = InsertAttempt(first, 0, 1, "n1", v1::ATTEMPT_EXITED);
+  ASSERT_TRUE(store_->InsertMetric({stages_[0].id, at.id, 1, "loss", 2.0, 0, 1}).ok());
+  ASSERT_TRUE(store_->InsertMetric({stages_[0].id, at.id, 1, "loss", 1.5, 1, 2}).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+
+  v1::ListRunsRequest by_param;
+  (*by_param.mutable_params())["model"] = "/m";
+  by_param.add_metrics("a.loss");
+  auto got = store_->ListRuns(by_param);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->runs_size(), 1);
+  EXPECT_EQ(got->runs(0).id(), first.id);
+  EXPECT_DOUBLE_EQ(got->runs(0).summary_metrics().at("a.loss"), 1.5);
+  v1::ListRunsRequest by_id;
+  by_id.set_id(second.id);
+  EXPECT_EQ(store_->ListRuns(by_id)->runs(0).params().at("model"), "/other");
+  v1::ListRunsRequest children;
+  children.set_parent_run_id(first.id);
+  ASSERT_EQ(store_->ListRuns(children)->runs_size(), 1);
+  EXPECT_EQ(store_->ListRuns(children)->runs(0).id(), second.id);
+  v1::ListRunsRequest bad_metric;
+  bad_metric.add_metrics("loss");
+  EXPECT_EQ(store_->ListRuns(bad_metric).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(SqliteStoreTest, MetricPagesFollowTheCursorAndCostsSumAttempts) {
+  RunRow run = MakeRun();
+  ASSERT_TRUE(store_->Begin().ok());
+  stages_[0].resources.set_gpus(2);
+  ASSERT_TRUE(store_->UpdateStage(stages_[0]).ok());
+  AttemptRow a1 = InsertAttempt(run, 0, 1, "n1", v1::ATTEMPT_EXITED);
+  a1.started_at_ms = 0;
+  a1.ended_at_ms = 1'800'000;  // half an hour on 2 GPUs
+  ASSERT_TRUE(store_->UpdateAttempt(a1).ok());
+  AttemptRow a2 = InsertAttempt(run, 0, 2, "n1", v1::ATTEMPT_EXITED);
+  a2.started_at_ms = 2'000'000;
+  a2.ended_at_ms = 3'800'000;  // and another
+  ASSERT_TRUE(store_->UpdateAttempt(a2).ok());
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(store_->InsertMetric({stages_[0].id, a1.id, 1, i % 2 ? "acc" : "loss", 1.0 * i,
+                                      i, i}).ok());
+  }
+  ASSERT_TRUE(store_->Commit().ok());
+
+  v1::ListMetricsRequest req;
+  req.set_run_id(run.id);
+  req.set_stage("a");
+  req.set_limit(3);
+  auto p1 = store_->ListMetrics(req);
+  ASSERT_TRUE(p1.ok()) << p1.status();
+  ASSERT_EQ(p1->points_size(), 3);
+  EXPECT_EQ(p1->points(1).name(), "acc");
+  req.set_after(p1->next_cursor());
+  auto p2 = store_->ListMetrics(req);
+  ASSERT_EQ(p2->points_size(), 2);
+  EXPECT_DOUBLE_EQ(p2->points(1).value(), 4.0);
+  req.set_after(p2->next_cursor());
+  EXPECT_EQ(store_->ListMetrics(req)->points_size(), 0);
+  req.set_stage("nope");
+  EXPECT_EQ(store_->ListMetrics(req).status().code(), absl::StatusCode::kNotFound);
+
+  auto cost = store_->GetStageCost(run.id, "a");
+  ASSERT_TRUE(cost.ok());
+  EXPECT_DOUBLE_EQ(cost->wall_seconds, 3600.0);
+  EXPECT_DOUBLE_EQ(cost->gpu_hours, 2.0);
+  auto got = store_->GetRun(run.id, false);
+  EXPECT_DOUBLE_EQ(got->stages(0).gpu_hours(), 2.0);
+  EXPECT_DOUBLE_EQ(got->stages(1).gpu_hours(), 0.0);
+  EXPECT_DOUBLE_EQ(got->gpu_hours(), 2.0);
+  EXPECT_DOUBLE_EQ(store_->ListRuns({})->runs(0).gpu_hours(), 2.0);
+}
+
 TEST_F(SqliteStoreTest, FindsTheLatestSucceededStageByCacheKey) {
   RunRow r1 = MakeRun();
   RunRow r2 = MakeRun();
