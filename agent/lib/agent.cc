@@ -83,6 +83,7 @@ v1::AgentMessage Agent::MakeHello() const {
   h->set_data_dir(config_.data_dir);
   h->set_executor("local");
   h->set_agent_started_at_ms(started_at_ms_);
+  for (const auto& g : config_.gpus) *h->add_gpus() = g;
   for (const auto& [id, a] : attempts_) {
     v1::OwnedAttempt* o = h->add_attempts();
     o->set_attempt_id(id);

@@ -36,6 +36,7 @@ struct AgentConfig {
   std::string bin_dir;  // first on the stages' PATH
   v1::Resources resources;
   std::map<std::string, std::string> labels;
+  std::vector<v1::GpuInfo> gpus;  // detected GPUs (index, name, memory) for Hello
   int64_t heartbeat_ms = 1000;
   int64_t event_window = 20'000;  // unacknowledged events in flight, over all attempts
   size_t batch_lines = 1000;

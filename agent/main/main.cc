@@ -105,8 +105,13 @@ int main(int argc, char** argv) {
   }
   Inventory inv = DetectInventory(overrides);
   for (const auto& note : inv.notes) log->warn("{}", note);
-  for (const auto& g : inv.gpu_list)
+  for (const auto& g : inv.gpu_list) {
     log->info("GPU {}: {} ({} MiB)", g.index, g.name, g.memory_mib);
+    v1::GpuInfo& info = config.gpus.emplace_back();
+    info.set_index(g.index);
+    info.set_name(g.name);
+    info.set_memory_bytes(g.memory_mib * 1024 * 1024);
+  }
   config.resources.set_cpus(inv.cpus);
   config.resources.set_memory_bytes(inv.memory_bytes);
   config.resources.set_gpus(inv.gpus);

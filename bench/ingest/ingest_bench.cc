@@ -88,23 +88,6 @@ class Db {
   sqlite3* db_ = nullptr;
 };
 
-// utime + stime of a process, in seconds.
-double CpuSeconds(pid_t pid) {
-  std::ifstream in(StrCat("/proc/", pid, "/stat"));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(text.substr(close + 2));
-  std::string field;
-  // After "pid (comm) ": state is field 3; utime and stime are fields 14 and 15.
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-
 // Submits `yaml` with no_cache (every round really runs); exits on error.
 int64_t SubmitNoCache(Cluster& c, const std::string& yaml) {
   v1::SubmitRunRequest req;
@@ -156,11 +139,11 @@ void Ingest(const Flags& f) {
   std::vector<double> rates, wall_rates, drains;
   auto agents_cpu = [&c] {
     double sum = 0;
-    for (int i = 0; i < c.agent_count(); ++i) sum += CpuSeconds(c.agent_pid(i));
+    for (int i = 0; i < c.agent_count(); ++i) sum += ProcessCpuSeconds(c.agent_pid(i));
     return sum;
   };
   for (int round = 1; round <= f.rounds; ++round) {
-    double coord_cpu0 = CpuSeconds(c.coordinator_pid()), agents_cpu0 = agents_cpu();
+    double coord_cpu0 = ProcessCpuSeconds(c.coordinator_pid()), agents_cpu0 = agents_cpu();
     int64_t t0 = NowMs();
     int64_t id = SubmitNoCache(c, yaml);
     int64_t first = 0, committed = 0, t_end = 0;
@@ -180,7 +163,7 @@ void Ingest(const Flags& f) {
                    c.Logs().c_str());
       std::exit(1);
     }
-    double coord_cpu = CpuSeconds(c.coordinator_pid()) - coord_cpu0;
+    double coord_cpu = ProcessCpuSeconds(c.coordinator_pid()) - coord_cpu0;
     double agent_cpu = agents_cpu() - agents_cpu0;
     // attempts.events is the highest seq stored; the rows themselves must agree.
     int64_t rows = db.Int(
@@ -247,13 +230,13 @@ void Idle(const Flags& f) {
   pid_t coord = c.coordinator_pid();
   std::vector<double> shares;
   for (int w = 1; w <= f.windows; ++w) {
-    double c0 = CpuSeconds(coord), a0 = 0;
-    for (int i = 0; i < c.agent_count(); ++i) a0 += CpuSeconds(c.agent_pid(i));
+    double c0 = ProcessCpuSeconds(coord), a0 = 0;
+    for (int i = 0; i < c.agent_count(); ++i) a0 += ProcessCpuSeconds(c.agent_pid(i));
     auto start = std::chrono::steady_clock::now();
     std::this_thread::sleep_for(std::chrono::seconds(f.window_s));
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    double c1 = CpuSeconds(coord), a1 = 0;
-    for (int i = 0; i < c.agent_count(); ++i) a1 += CpuSeconds(c.agent_pid(i));
+    double c1 = ProcessCpuSeconds(coord), a1 = 0;
+    for (int i = 0; i < c.agent_count(); ++i) a1 += ProcessCpuSeconds(c.agent_pid(i));
     shares.push_back(100.0 * (c1 - c0) / secs);
     std::printf("  window %d: longhauld %.2f s CPU in %.1f s = %.2f %% of a core; agents %.2f %%\n",
                 w, c1 - c0, secs, shares.back(), 100.0 * (a1 - a0) / secs);

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -112,7 +113,13 @@ Status Cluster::StartCoordinator(const std::string& listen) {
                   {"--lost-after", options_.lost_after},
                   {"--heartbeat", options_.heartbeat},
                   {"--log-level", options_.log_level}});
-  argv.insert(argv.end(), options_.coordinator_flags.begin(), options_.coordinator_flags.end());
+  const auto& extra = options_.coordinator_flags;
+  if (std::find(extra.begin(), extra.end(), "--http") == extra.end()) {
+    AddFlags(argv, {{"--http", "127.0.0.1:0"}});
+  }
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  std::string http_addr_file = state_dir_ + "/http.addr";
+  std::remove(http_addr_file.c_str());
   AppendMarker(coordinator_log_, StrCat("starting longhauld on ", listen));
   coordinator_.reset();
   ASSIGN_OR_RETURN(coordinator_, Subprocess::Start(argv, {}, coordinator_log_));
@@ -125,6 +132,8 @@ Status Cluster::StartCoordinator(const std::string& listen) {
         " ms (process: ", DescribeWaitStatus(coordinator_->Wait(0)), "); log: ", coordinator_log_));
   }
   address_ = addr;
+  // http.addr is written before coordinator.addr; absent when HTTP is off.
+  http_address_ = Trim(ReadTextFile(http_addr_file));
   Connect();
   return OkStatus();
 }

@@ -65,6 +65,9 @@ class Cluster {
   bool CoordinatorRunning();
   pid_t coordinator_pid() const;
   const std::string& address() const { return address_; }  // "127.0.0.1:PORT"
+  // longhauld's HTTP listener ("127.0.0.1:PORT", from STATE/http.addr); it listens on port 0
+  // unless coordinator_flags name --http.
+  const std::string& http_address() const { return http_address_; }
   std::string db_path() const { return state_dir_ + "/longhaul.db"; }
   const std::string& coordinator_state_dir() const { return state_dir_; }
 
@@ -134,6 +137,7 @@ class Cluster {
   std::string state_dir_;
   std::string coordinator_log_;
   std::string address_;
+  std::string http_address_;
   std::unique_ptr<Subprocess> coordinator_;
   std::vector<Agent> agents_;
   std::unique_ptr<v1::LonghaulService::Stub> stub_;

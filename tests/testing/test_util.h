@@ -81,5 +81,7 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
 
 // True if a process with this pid exists (and is not a zombie).
 bool ProcessAlive(pid_t pid);
+// utime + stime of a process so far, in seconds (0 when it is gone). For CPU figures.
+double ProcessCpuSeconds(pid_t pid);
 
 }  // namespace longhaul::testing
