@@ -14,7 +14,11 @@ PACKAGES=(
   procps
   python3
 )
-# Optional parts: pass --with-browser for the UI tests, --with-slurm for the Slurm executor.
+# The web UI is built with node and npm (web/package-lock.json pins the rest): Debian's when
+# no node is installed.
+if ! command -v node >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
+# Optional parts: pass --with-browser for the UI tests (Debian's chromium, driven by
+# playwright-core), --with-slurm for the Slurm executor.
 for arg in "$@"; do
   case "$arg" in
     --with-browser) PACKAGES+=(chromium) ;;

@@ -64,3 +64,10 @@ cat <<EOT
   longhaul agents                     the agents and what they hold
   deploy/daemons.sh stop              stop longhauld and the agent (state stays in $STATE)
 EOT
+UI_ADDR=$(sed 's#^http://##' "$STATE/http.addr" 2>/dev/null || echo 127.0.0.1:8080)
+cat <<EOT
+
+== the UI (runs, live stages and logs, pivot, compare, agents)
+  http://$UI_ADDR/
+  from a laptop: ssh -L 8080:$UI_ADDR $(hostname)   then open http://localhost:8080/
+EOT

@@ -1,0 +1,297 @@
+// The UI in a real browser: Debian's chromium driven by playwright-core, against a real
+// longhauld and agent (temp state dir, ports 0) running real runs of small /bin/sh workflows
+// and the local EAGLE-3 campaign. Every wait has a deadline; nothing sleeps a fixed time.
+//
+//   LONGHAUL_BIN_DIR=build/bin node tests/web/ui_test.mjs
+//
+// Env: LONGHAUL_BIN_DIR (required), LONGHAUL_SOURCE_DIR (default: two folders up),
+// LONGHAUL_UI_DIR (serve this dist with --ui-dir instead of the embedded UI),
+// LONGHAUL_UI_SCREENSHOTS (where to save a PNG of each view), CHROMIUM (default
+// /usr/bin/chromium), LONGHAUL_UI_ONLY (comma list of case names to run).
+// Exit 77 (ctest: skipped) without chromium.
+import { createRequire } from "node:module";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Cluster, waitFor } from "./cluster.mjs";
+import { workflows } from "./workflows.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const SRC = process.env.LONGHAUL_SOURCE_DIR || path.resolve(here, "../..");
+const BIN = process.env.LONGHAUL_BIN_DIR;
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const SHOTS = process.env.LONGHAUL_UI_SCREENSHOTS || "";
+const ONLY = (process.env.LONGHAUL_UI_ONLY || "").split(",").filter(Boolean);
+const T = 60_000; // the deadline of one wait in the browser
+
+if (!BIN) {
+  console.error("LONGHAUL_BIN_DIR is not set");
+  process.exit(2);
+}
+if (!existsSync(CHROMIUM)) {
+  console.log(`skipped: no chromium at ${CHROMIUM} (deploy/install-deps.sh --with-browser)`);
+  process.exit(77);
+}
+const require = createRequire(path.join(SRC, "web/package.json"));
+const { chromium } = require("playwright-core");
+
+const tmp = mkdtempSync(path.join(tmpdir(), "longhaul-ui-"));
+const wf = workflows(tmp);
+const cluster = new Cluster({ bin: BIN, state: path.join(tmp, "state"), uiDir: process.env.LONGHAUL_UI_DIR });
+if (SHOTS) mkdirSync(SHOTS, { recursive: true });
+
+let browser;
+let page;
+const dialogs = [];
+const results = [];
+
+async function shot(name) {
+  if (!SHOTS) return;
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
+}
+
+async function open(hash) {
+  await page.goto(`${cluster.httpUrl}/#${hash}`);
+}
+
+/** Waits until the element's text matches re (Playwright re-checks it until the deadline). */
+async function textMatches(locator, re, timeout = T) {
+  const hit = locator.filter({ hasText: re }).first();
+  try {
+    await hit.waitFor({ timeout });
+  } catch (e) {
+    const now = await locator.first().textContent({ timeout: 1000 }).catch(() => "(absent)");
+    throw new Error(`"${now}" never matched ${re} within ${timeout} ms`);
+  }
+  return (await hit.textContent()) ?? "";
+}
+
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Waits until the element's text is no longer exactly `before`; returns the new text. */
+async function textChanges(locator, before, timeout = T) {
+  const hit = locator.filter({ hasNotText: new RegExp(`^${escapeRe(before)}$`) }).first();
+  try {
+    await hit.waitFor({ timeout });
+  } catch (e) {
+    throw new Error(`text stayed "${before}" for ${timeout} ms`);
+  }
+  return (await hit.textContent()) ?? "";
+}
+
+function check(cond, what) {
+  if (!cond) throw new Error(what);
+}
+
+const cases = {
+  // The runs page lists the runs, and paging (3 a page) reaches the oldest.
+  async runs_paging() {
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push(cluster.submit(wf.quick, ["--set", `n=${i}`]));
+    await cluster.waitRun(ids[ids.length - 1], /SUCCEEDED/);
+    const all = (await cluster.api("/runs?limit=500")).runs.map((r) => Number(r.id));
+    const oldest = Math.min(...all);
+    await open("/runs?limit=3");
+    const table = page.locator('[data-testid="runs-table"]');
+    await table.locator(`tr[data-run="${Math.max(...all)}"]`).waitFor({ timeout: T });
+    await shot("runs");
+    for (let pageNo = 1; ; pageNo++) {
+      check(pageNo <= Math.ceil(all.length / 3) + 1, "paging did not end");
+      if (await table.locator(`tr[data-run="${oldest}"]`).count()) break;
+      const older = page.locator('[data-testid="older"]');
+      check(await older.isEnabled(), `no older page before run ${oldest}`);
+      const first = await table.locator("tbody tr").first().getAttribute("data-run");
+      await older.click();
+      await page.waitForFunction(
+        (f) => {
+          const r = document.querySelector('[data-testid="runs-table"] tbody tr')?.getAttribute("data-run");
+          return !!r && r !== f;
+        },
+        first, { timeout: T });
+    }
+    await page.locator('[data-testid="older"]:disabled').waitFor({ timeout: T });
+  },
+
+  // A running stage's progress and ETA advance without a reload; the log viewer follows.
+  async live_progress() {
+    const id = cluster.submit(wf.slow);
+    cases.slowRun = id;
+    await open(`/runs/${id}`);
+    const row = page.locator('[data-testid="stage-table"] tr[data-stage="count"]');
+    const done = row.locator('[data-col="done"]');
+    const first = await textMatches(done, /\d+\/200 items/);
+    const eta = await textMatches(row.locator('[data-col="eta"]'), /\d+s|\dm/);
+    await textChanges(done, first);
+    await textChanges(row.locator('[data-col="eta"]'), eta);
+    await shot("run");
+    await page.locator('svg.dag g[data-stage="count"]').click();
+    await page.waitForURL(/stages\/count/, { timeout: T });
+    const log = page.locator('[data-testid="log-text"]');
+    const text = await textMatches(log, /tick \d+/);
+    const lastTick = Number(text.match(/tick (\d+)(?![\s\S]*tick)/)[1]);
+    await textMatches(log, new RegExp(`tick ${lastTick + 3}\\b`));
+    // \r progress lines show only their last state.
+    check(!/spin 1%\r?spin/.test(await log.textContent()), "\\r line not collapsed");
+    await page.locator('[data-testid="metric-charts"] figure[data-metric="loss"]').waitFor({ timeout: T });
+    await shot("stage");
+  },
+
+  // Cancel ends the running run and its stage's process group (the pid is gone on the node).
+  async cancel() {
+    const id = cases.slowRun ?? cluster.submit(wf.slow);
+    await cluster.waitRun(id, /RUNNING/);
+    const pid = await cluster.waitPid(id, "count");
+    check(cluster.alive(pid), `stage pid ${pid} is not running before the cancel`);
+    await open(`/runs/${id}`);
+    await page.locator('[data-testid="cancel-run"]').click();
+    await page.locator('[data-testid="cancel-run-confirm"]').click();
+    await textMatches(page.locator("h1 .badge"), /cancelled/);
+    await waitFor(() => !cluster.alive(pid), T, `stage pid ${pid} still alive after cancel`);
+  },
+
+  // Retry on a failed stage: attempt 2 runs, then succeeds.
+  async retry() {
+    const id = cluster.submit(wf.flaky);
+    await cluster.waitRun(id, /FAILED/);
+    await open(`/runs/${id}/stages/flaky`);
+    await textMatches(page.locator('[data-testid="stage-status"]'), /failed/);
+    await page.locator('[data-testid="retry-stage"]').click();
+    await page.locator('[data-testid="retry-stage-confirm"]').click();
+    await textMatches(page.locator('[data-testid="stage-status"]'), /running.*attempt 2|attempt 2[\s\S]*running/);
+    await page.locator('[data-testid="attempts"] tr[data-attempt="2"]').waitFor({ timeout: T });
+    writeFileSync(wf.flakyRelease, "go\n"); // attempt 2 finishes once this exists
+    await textMatches(page.locator('[data-testid="stage-status"]'), /succeeded/);
+    await textMatches(page.locator('[data-testid="attempts"] tr[data-attempt="1"]'), /exit 3/);
+  },
+
+  // Stage text that looks like markup stays text: no dialog, the literal text is visible.
+  async markup_is_text() {
+    const id = cluster.submit(wf.markup);
+    await cluster.waitRun(id, /SUCCEEDED/);
+    const evil = "<img src=x onerror=alert(1)>";
+    await open(`/runs/${id}`);
+    await page.getByText(evil, { exact: false }).first().waitFor({ timeout: T });
+    await open(`/runs/${id}/stages/b_img_onerror_alert`);
+    await textMatches(page.locator('[data-testid="log-text"]'), /<img src=x onerror=alert\(1\)>/);
+    await page.getByText(`${evil} as output`).first().waitFor({ timeout: T });
+    check((await page.locator("img[src=x]").count()) === 0, "an <img> from stage text was created");
+    check(dialogs.length === 0, `a dialog fired: ${dialogs.join(", ")}`);
+  },
+
+  // The pivot page shows the plan (reuse and why, what it saves); submitting opens the new run.
+  async pivot() {
+    const first = cluster.submit(wf.pivotable);
+    await cluster.waitRun(first, /SUCCEEDED/);
+    await open(`/runs/${first}/pivot`);
+    await textMatches(page.locator('[data-testid="plan"] tr[data-stage="prep"]'), /reuse/);
+    await page.locator('input[data-param="greeting"]').fill("bonjour");
+    await page.locator('[data-testid="update-plan"]').click();
+    await textMatches(page.locator('[data-testid="plan"] tr[data-stage="greet"]'), /run.*greeting/);
+    await textMatches(page.locator('[data-testid="plan"] tr[data-stage="prep"]'), new RegExp(`reuse[\\s\\S]*run ${first}`));
+    await textMatches(page.locator('[data-testid="plan-summary"]'), /1 to run, 1 reused/);
+    await shot("pivot");
+    await page.locator('[data-testid="submit-pivot"]').click();
+    await page.waitForURL((u) => /#\/runs\/\d+$/.test(u.hash) && !u.hash.endsWith(`/${first}`), { timeout: T });
+    const pivot = Number(new URL(page.url()).hash.split("/").pop());
+    check(pivot > first, `landed on run ${pivot}`);
+    const prep = page.locator('[data-testid="stage-table"] tr[data-stage="prep"]');
+    await textMatches(prep, /cached/);
+    await textMatches(prep, new RegExp(`from run ${first}`));
+    await cluster.waitRun(pivot, /SUCCEEDED/);
+    const run = await cluster.api(`/runs/${pivot}`);
+    check(run.params.greeting === "bonjour" && Number(run.parent_run_id) === first, "the pivot's params or parent");
+  },
+
+  // Compare shows the acceptance of the local campaign and of its pivot to a correct engine.
+  async compare_campaign() {
+    const first = cluster.submit(path.join(SRC, "workflows/eagle3-local.yaml"));
+    await cluster.waitRun(first, /SUCCEEDED|FAILED|CANCELLED/, 420_000);
+    check(/SUCCEEDED/.test((await cluster.api(`/runs/${first}`)).status), `campaign run ${first} did not succeed`);
+    const pivot = Number(cluster.cli(["pivot", String(first), "--set", "spec_engine=refengine"]).split(/\s+/).pop());
+    await cluster.waitRun(pivot, /SUCCEEDED|FAILED|CANCELLED/, 300_000);
+    await open(`/compare?runs=${first},${pivot}`);
+    const campaign = page.locator('[data-testid="campaign"]');
+    for (const m of ["bench_spec.accept_rate", "bench_spec.accept_length", "bench_spec.output_throughput",
+      "bench_baseline.output_throughput", "bench_spec.speedup_output_throughput"]) {
+      await textMatches(campaign.locator(`tr[data-metric="${m}"] td.big`).nth(1), /\d/);
+    }
+    const before = Number(await cluster.metric(first, "bench_spec", "accept_rate"));
+    const after = Number(await cluster.metric(pivot, "bench_spec", "accept_rate"));
+    check(after > before, `accept rate did not rise: ${before} -> ${after}`);
+    await textMatches(page.locator('[data-testid="compare-stages"] tr[data-stage="datagen"]'), new RegExp(`from run ${first}`));
+    await shot("compare");
+    await open(`/runs/${first}`);
+    await page.locator('[data-testid="stage-table"] tr[data-stage="inspect"]').waitFor({ timeout: T });
+    await shot("run-campaign");
+    await open("/runs?metric=bench_spec.accept_rate,bench_spec.accept_length,bench_spec.speedup_output_throughput");
+    await textMatches(page.locator(`tr[data-run="${pivot}"]`), /\d\.\d/);
+    await shot("runs");
+  },
+
+  // Killing longhauld shows "disconnected"; restarting it (same state, same ports) brings
+  // the page back without a reload.
+  async reconnect() {
+    const id = cluster.submit(wf.slow, ["--set", "total=400"]);
+    await open(`/runs/${id}`);
+    const conn = page.locator('[data-testid="connection"]');
+    await textMatches(conn, /live/);
+    const done = page.locator('[data-testid="stage-table"] tr[data-stage="count"] [data-col="done"]');
+    await textMatches(done, /\d+\/400/);
+    await page.evaluate(() => { window.__noReload = true; });
+    await cluster.killDaemon();
+    await textMatches(conn, /disconnected/);
+    await cluster.startDaemon();
+    await textMatches(conn, /live/, 90_000);
+    const after = await done.textContent();
+    await textChanges(done, after);
+    check(await page.evaluate(() => window.__noReload === true), "the page was reloaded");
+    await cluster.cancel(id);
+  },
+
+  async agents() {
+    await open("/agents");
+    await textMatches(page.locator('[data-agent="local"] .badge'), /connected/);
+    await shot("agents");
+  },
+};
+
+async function main() {
+  await cluster.start();
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  page = await browser.newPage({ viewport: { width: 1360, height: 860 } });
+  page.on("dialog", (d) => { dialogs.push(d.message()); void d.dismiss(); });
+  page.on("pageerror", (e) => console.log(`page error: ${e.message}`));
+  const order = ["runs_paging", "live_progress", "cancel", "retry", "markup_is_text", "agents",
+    "pivot", "reconnect", "compare_campaign"];
+  for (const name of order) {
+    if (ONLY.length && !ONLY.includes(name)) continue;
+    const t0 = Date.now();
+    try {
+      await cases[name]();
+      results.push([name, true]);
+      console.log(`[ OK ] ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    } catch (e) {
+      results.push([name, false]);
+      console.log(`[FAIL] ${name}: ${e.stack || e}`);
+      if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `failed-${name}.png`) }).catch(() => {});
+    }
+  }
+}
+
+let code = 1;
+try {
+  await main();
+  const failed = results.filter(([, ok]) => !ok).length;
+  console.log(`${results.length - failed} passed, ${failed} failed`);
+  code = failed === 0 && results.length > 0 ? 0 : 1;
+} catch (e) {
+  console.log(`setup failed: ${e.stack || e}`);
+  cluster.dumpLogs();
+} finally {
+  await browser?.close().catch(() => {});
+  await cluster.stop();
+  if (code === 0) rmSync(tmp, { recursive: true, force: true });
+  else console.log(`state kept in ${tmp}`);
+}
+process.exit(code);

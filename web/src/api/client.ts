@@ -1,0 +1,152 @@
+// The typed client of longhauld's JSON API (/api/v1). Every function returns converted,
+// number-typed messages (convert.ts) or throws an ApiError carrying the server's message.
+import {
+  toAgent, toAttempt, toListRuns, toMetricPage, toRun, toSubmitResponse,
+} from "./convert";
+import type {
+  AgentInfo, Attempt, ListRunsResponse, LogChunk, MetricPage, PivotRequest, Run,
+  SubmitRunResponse,
+} from "./types";
+import { noteRequest } from "./connection";
+
+export const API = "/api/v1";
+
+export class ApiError extends Error {
+  constructor(message: string, readonly status: number, readonly code: string) {
+    super(message);
+  }
+}
+
+async function request(path: string, init?: RequestInit): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(API + path, init);
+  } catch (e) {
+    noteRequest(false);
+    throw new ApiError("longhauld is not reachable", 0, "UNAVAILABLE");
+  }
+  noteRequest(true);
+  if (!res.ok) {
+    let message = `${res.status} ${res.statusText}`;
+    let code = "";
+    try {
+      const body = await res.json();
+      if (body && typeof body.error === "string") message = body.error;
+      if (body && typeof body.code === "string") code = body.code;
+    } catch {
+      /* not JSON: keep the status line */
+    }
+    throw new ApiError(message, res.status, code);
+  }
+  return res;
+}
+
+async function getJson(path: string): Promise<any> {
+  return (await request(path)).json();
+}
+
+async function postJson(path: string, body: unknown): Promise<any> {
+  const res = await request(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return res.json();
+}
+
+export interface RunsQuery {
+  status?: string;
+  workflow?: string;
+  params?: Record<string, string>;
+  id?: number;
+  metrics?: string[];
+  limit?: number;
+  cursor?: string;
+}
+
+/** The query string of GET /runs for q (exported for tests). */
+export function runsQueryString(q: RunsQuery): string {
+  const p = new URLSearchParams();
+  if (q.status) p.set("status", q.status);
+  if (q.workflow) p.set("workflow", q.workflow);
+  for (const [k, v] of Object.entries(q.params ?? {})) p.append("param", `${k}=${v}`);
+  if (q.id) p.set("id", String(q.id));
+  for (const m of q.metrics ?? []) p.append("metric", m);
+  if (q.limit) p.set("limit", String(q.limit));
+  if (q.cursor) p.set("cursor", q.cursor);
+  const s = p.toString();
+  return s ? "?" + s : "";
+}
+
+export async function listRuns(q: RunsQuery): Promise<ListRunsResponse> {
+  return toListRuns(await getJson("/runs" + runsQueryString(q)));
+}
+
+export async function getRun(id: number, attempts = false): Promise<Run> {
+  return toRun(await getJson(`/runs/${id}${attempts ? "?attempts=1" : ""}`));
+}
+
+export async function listChildren(id: number): Promise<Run[]> {
+  return toListRuns(await getJson(`/runs/${id}/children`)).runs;
+}
+
+const stagePath = (run: number, stage: string) =>
+  `/runs/${run}/stages/${encodeURIComponent(stage)}`;
+
+export async function listAttempts(run: number, stage: string): Promise<Attempt[]> {
+  const j = await getJson(stagePath(run, stage) + "/attempts");
+  return Array.isArray(j.attempts) ? j.attempts.map(toAttempt) : [];
+}
+
+export async function listMetrics(run: number, stage: string, after: string): Promise<MetricPage> {
+  const q = new URLSearchParams({ limit: "1000" });
+  if (after) q.set("after", after);
+  return toMetricPage(await getJson(`${stagePath(run, stage)}/metrics?${q}`));
+}
+
+export function logUrl(run: number, stage: string, attempt: number, stream: string,
+                       offset: number, maxBytes: number): string {
+  const q = new URLSearchParams({
+    attempt: String(attempt), stream, offset: String(offset), max_bytes: String(maxBytes),
+  });
+  return `${API}${stagePath(run, stage)}/logs?${q}`;
+}
+
+export function logDownloadUrl(run: number, stage: string, attempt: number, stream: string) {
+  const q = new URLSearchParams({ attempt: String(attempt), stream, download: "1" });
+  return `${API}${stagePath(run, stage)}/logs?${q}`;
+}
+
+/** One chunk of a stage's log: offset -N reads the last N bytes. */
+export async function readLog(run: number, stage: string, attempt: number, stream: string,
+                              offset: number, maxBytes: number): Promise<LogChunk> {
+  const url = logUrl(run, stage, attempt, stream, offset, maxBytes).slice(API.length);
+  const res = await request(url);
+  const h = (name: string) => res.headers.get(name) ?? "";
+  const text = new Uint8Array(await res.arrayBuffer());
+  const start = Number(h("X-Longhaul-Offset") || 0);
+  return {
+    text,
+    offset: start,
+    next_offset: Number(h("X-Longhaul-Next-Offset") || start + text.length),
+    finished: h("X-Longhaul-Finished") === "true",
+    attempt: Number(h("X-Longhaul-Attempt") || attempt),
+  };
+}
+
+export async function listAgents(): Promise<AgentInfo[]> {
+  const j = await getJson("/agents");
+  return Array.isArray(j.agents) ? j.agents.map(toAgent) : [];
+}
+
+export async function pivot(run: number, req: PivotRequest): Promise<SubmitRunResponse> {
+  return toSubmitResponse(await postJson(`/runs/${run}/pivot`, req));
+}
+
+export async function retry(run: number, stage = ""): Promise<Run> {
+  return toRun(await postJson(`/runs/${run}/retry`, { stage }));
+}
+
+export async function cancel(run: number): Promise<Run> {
+  return toRun(await postJson(`/runs/${run}/cancel`, {}));
+}

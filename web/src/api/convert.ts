@@ -1,0 +1,175 @@
+// Raw JSON (as longhauld prints it) -> the typed messages of types.ts. int64 fields arrive as
+// strings ("123"), absent messages as undefined, and an absent repeated/map field as nothing
+// at all when the server omits defaults; every converter fills those in, so views never test
+// for undefined except on the optional sub-messages (progress, resources, total, free).
+import type {
+  AgentInfo, Artifact, Attempt, GpuInfo, ListRunsResponse, Metric, PlanEntry, Progress,
+  Resources, Run, RunUpdate, Stage, SubmitRunResponse, MetricPage,
+} from "./types";
+
+type Json = Record<string, any>;
+
+/** An int64 (string), int32 or double field as a number; 0 when absent or unparsable. */
+export function num(v: unknown): number {
+  if (typeof v === "number") return v;
+  if (typeof v === "string") {
+    if (v === "NaN") return NaN;
+    if (v === "Infinity") return Infinity;
+    if (v === "-Infinity") return -Infinity;
+    const n = Number(v);
+    return Number.isFinite(n) ? n : 0;
+  }
+  return 0;
+}
+
+const str = (v: unknown): string => (typeof v === "string" ? v : v == null ? "" : String(v));
+const arr = <T>(v: unknown, f: (x: Json) => T): T[] => (Array.isArray(v) ? v.map(f) : []);
+function strMap(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) out[k] = str(x);
+  return out;
+}
+function numMap(v: unknown): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) out[k] = num(x);
+  return out;
+}
+
+export function toResources(j: Json | undefined): Resources | null {
+  if (!j) return null;
+  return { cpus: num(j.cpus), memory_bytes: num(j.memory_bytes), gpus: num(j.gpus) };
+}
+
+export function toProgress(j: Json | undefined): Progress | null {
+  if (!j) return null;
+  return {
+    done: num(j.done), total: num(j.total), unit: str(j.unit), rate: num(j.rate),
+    eta_seconds: j.eta_seconds === undefined ? -1 : num(j.eta_seconds),
+    updated_at_ms: num(j.updated_at_ms),
+  };
+}
+
+export const toMetric = (j: Json): Metric => ({
+  name: str(j.name), value: num(j.value), step: num(j.step), attempt: num(j.attempt),
+  ts_ms: num(j.ts_ms),
+});
+
+export const toArtifact = (j: Json): Artifact => ({
+  name: str(j.name), path: str(j.path), bytes: j.bytes === undefined ? -1 : num(j.bytes),
+  agent_id: str(j.agent_id), attempt: num(j.attempt),
+});
+
+export const toAttempt = (j: Json): Attempt => ({
+  id: num(j.id), number: num(j.number), agent_id: str(j.agent_id),
+  state: (j.state ?? "ATTEMPT_STATE_UNSPECIFIED") as Attempt["state"], reason: str(j.reason),
+  exit_code: num(j.exit_code), signal: num(j.signal), created_at_ms: num(j.created_at_ms),
+  started_at_ms: num(j.started_at_ms), ended_at_ms: num(j.ended_at_ms),
+  output_dir: str(j.output_dir), events: num(j.events), malformed_events: num(j.malformed_events),
+  checkpoint: str(j.checkpoint), checkpoint_step: num(j.checkpoint_step), pid: num(j.pid),
+  argv: arr(j.argv, str),
+});
+
+export const toStage = (j: Json): Stage => ({
+  name: str(j.name), kind: str(j.kind) || "task",
+  status: (j.status ?? "STAGE_STATUS_UNSPECIFIED") as Stage["status"],
+  needs: arr(j.needs, str), reason: str(j.reason), attempt_count: num(j.attempt_count),
+  started_at_ms: num(j.started_at_ms), ended_at_ms: num(j.ended_at_ms),
+  progress: toProgress(j.progress), last_message: str(j.last_message),
+  last_message_level: str(j.last_message_level), outputs: strMap(j.outputs),
+  cache_key: str(j.cache_key), cached_from_run_id: num(j.cached_from_run_id),
+  cached_from_stage: str(j.cached_from_stage), next_retry_at_ms: num(j.next_retry_at_ms),
+  attempts: arr(j.attempts, toAttempt), metrics: arr(j.metrics, toMetric),
+  artifacts: arr(j.artifacts, toArtifact), resources: toResources(j.resources),
+  agent_id: str(j.agent_id), malformed_events: num(j.malformed_events),
+  last_malformed: str(j.last_malformed), plan_action: str(j.plan_action),
+  plan_reason: str(j.plan_reason), description: str(j.description),
+  fingerprint: str(j.fingerprint), wall_seconds: num(j.wall_seconds), gpu_hours: num(j.gpu_hours),
+});
+
+export const toRun = (j: Json): Run => ({
+  id: num(j.id), workflow_name: str(j.workflow_name), workflow_hash: str(j.workflow_hash),
+  description: str(j.description),
+  status: (j.status ?? "RUN_STATUS_UNSPECIFIED") as Run["status"], params: strMap(j.params),
+  parent_run_id: num(j.parent_run_id), created_at_ms: num(j.created_at_ms),
+  started_at_ms: num(j.started_at_ms), ended_at_ms: num(j.ended_at_ms), reason: str(j.reason),
+  no_cache: !!j.no_cache, stages: arr(j.stages, toStage), workflow_path: str(j.workflow_path),
+  stage_counts: numMap(j.stage_counts), summary_metrics: numMap(j.summary_metrics),
+  wall_seconds: num(j.wall_seconds), gpu_hours: num(j.gpu_hours),
+});
+
+export const toListRuns = (j: Json): ListRunsResponse => ({
+  runs: arr(j.runs, toRun), next_page_token: str(j.next_page_token),
+});
+
+export const toRunUpdate = (j: Json): RunUpdate => ({
+  run: toRun(j.run ?? {}), snapshot: !!j.snapshot,
+});
+
+export const toGpu = (j: Json): GpuInfo => ({
+  index: num(j.index), name: str(j.name), memory_bytes: num(j.memory_bytes),
+  attempt_id: num(j.attempt_id), run_id: num(j.run_id), stage: str(j.stage),
+});
+
+export const toAgent = (j: Json): AgentInfo => ({
+  id: str(j.id), hostname: str(j.hostname), total: toResources(j.total),
+  free: toResources(j.free), state: (j.state ?? "AGENT_STATE_UNSPECIFIED") as AgentInfo["state"],
+  last_seen_ms: num(j.last_seen_ms), connected_at_ms: num(j.connected_at_ms),
+  running_attempts: num(j.running_attempts), labels: strMap(j.labels), version: str(j.version),
+  executor: str(j.executor), gpus: arr(j.gpus, toGpu),
+});
+
+export const toPlanEntry = (j: Json): PlanEntry => ({
+  stage: str(j.stage), action: str(j.action), reason: str(j.reason), cache_key: str(j.cache_key),
+  reuse_run_id: num(j.reuse_run_id), reuse_stage: str(j.reuse_stage),
+  saved_wall_seconds: num(j.saved_wall_seconds), saved_gpu_hours: num(j.saved_gpu_hours),
+});
+
+export const toSubmitResponse = (j: Json): SubmitRunResponse => ({
+  run: j.run && num(j.run.id) > 0 ? toRun(j.run) : null, plan: arr(j.plan, toPlanEntry),
+});
+
+export const toMetricPage = (j: Json): MetricPage => ({
+  points: arr(j.points, toMetric), next_cursor: str(j.next_cursor),
+});
+
+/** The stage `next`, keeping where `prev` says it was reused from when `next` does not say. */
+function keepCachedFrom(next: Stage, prev: Stage | undefined): Stage {
+  if (!prev || next.cached_from_run_id || !prev.cached_from_run_id) return next;
+  return { ...next, cached_from_run_id: prev.cached_from_run_id, cached_from_stage: prev.cached_from_stage };
+}
+
+/**
+ * Applies an update of the live stream to the run the page holds: a snapshot replaces it;
+ * an update replaces the run's fields and the stages it carries (by name), keeping the rest.
+ * Either way a stage keeps what the page knew of where it was reused from, when the stream
+ * does not say.
+ */
+export function applyUpdate(current: Run | null, u: RunUpdate): Run {
+  if (!current || current.id !== u.run.id) return u.run;
+  const before = new Map(current.stages.map((s) => [s.name, s]));
+  if (u.snapshot) {
+    return { ...u.run, stages: u.run.stages.map((s) => keepCachedFrom(s, before.get(s.name))) };
+  }
+  const changed = new Map(u.run.stages.map((s) => [s.name, s]));
+  const stages = current.stages.map((s) => {
+    const c = changed.get(s.name);
+    if (!c) return s;
+    changed.delete(s.name);
+    // An update's stage carries no attempts; keep the ones the page already fetched.
+    const merged = c.attempts.length === 0 && s.attempts.length > 0 ? { ...c, attempts: s.attempts } : c;
+    return keepCachedFrom(merged, s);
+  });
+  for (const s of changed.values()) stages.push(s);
+  return { ...u.run, stages };
+}
+
+/** `live` with where each reused stage came from filled in from `stored` (GET /runs/{id}). */
+export function withCachedFrom(live: Run, stored: Run): Run {
+  const byName = new Map(stored.stages.map((s) => [s.name, s]));
+  return { ...live, stages: live.stages.map((s) => keepCachedFrom(s, byName.get(s.name))) };
+}
+
+/** Whether a reused stage of the run does not say where it was reused from. */
+export function lacksCachedFrom(r: Run): boolean {
+  return r.stages.some((s) => s.status === "STAGE_CACHED" && !s.cached_from_run_id);
+}

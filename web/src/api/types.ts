@@ -1,0 +1,92 @@
+// The longhaul.v1 messages as the UI uses them. The server prints int64 fields as JSON
+// strings (MessageToJsonString); convert.ts turns them into numbers, so every field here is a
+// plain number. Names follow the .proto (snake_case), as the server prints them.
+
+export type RunStatus =
+  | "RUN_STATUS_UNSPECIFIED" | "RUN_PENDING" | "RUN_RUNNING" | "RUN_SUCCEEDED"
+  | "RUN_FAILED" | "RUN_CANCELLED";
+
+export type StageStatus =
+  | "STAGE_STATUS_UNSPECIFIED" | "STAGE_WAITING" | "STAGE_READY" | "STAGE_RUNNING"
+  | "STAGE_SUCCEEDED" | "STAGE_FAILED" | "STAGE_CANCELLED" | "STAGE_CACHED" | "STAGE_SKIPPED"
+  | "STAGE_STARTING" | "STAGE_SERVING" | "STAGE_STOPPED";
+
+export type AttemptState =
+  | "ATTEMPT_STATE_UNSPECIFIED" | "ATTEMPT_STARTING" | "ATTEMPT_RUNNING" | "ATTEMPT_EXITED"
+  | "ATTEMPT_KILLED" | "ATTEMPT_UNKNOWN" | "ATTEMPT_LOST";
+
+export type AgentState =
+  | "AGENT_STATE_UNSPECIFIED" | "AGENT_CONNECTED" | "AGENT_UNREACHABLE"
+  | "AGENT_DISCONNECTED" | "AGENT_LOST";
+
+export interface Resources { cpus: number; memory_bytes: number; gpus: number }
+
+export interface Progress {
+  done: number; total: number; unit: string; rate: number; eta_seconds: number;
+  updated_at_ms: number;
+}
+
+export interface Metric { name: string; value: number; step: number; attempt: number; ts_ms: number }
+
+export interface Artifact {
+  name: string; path: string; bytes: number; agent_id: string; attempt: number;
+}
+
+export interface Attempt {
+  id: number; number: number; agent_id: string; state: AttemptState; reason: string;
+  exit_code: number; signal: number; created_at_ms: number; started_at_ms: number;
+  ended_at_ms: number; output_dir: string; events: number; malformed_events: number;
+  checkpoint: string; checkpoint_step: number; pid: number; argv: string[];
+}
+
+export interface Stage {
+  name: string; kind: string; status: StageStatus; needs: string[]; reason: string;
+  attempt_count: number; started_at_ms: number; ended_at_ms: number;
+  progress: Progress | null; last_message: string; last_message_level: string;
+  outputs: Record<string, string>; cache_key: string; cached_from_run_id: number;
+  cached_from_stage: string; next_retry_at_ms: number; attempts: Attempt[];
+  metrics: Metric[]; artifacts: Artifact[]; resources: Resources | null; agent_id: string;
+  malformed_events: number; last_malformed: string; plan_action: string; plan_reason: string;
+  description: string; fingerprint: string; wall_seconds: number; gpu_hours: number;
+}
+
+export interface Run {
+  id: number; workflow_name: string; workflow_hash: string; description: string;
+  status: RunStatus; params: Record<string, string>; parent_run_id: number;
+  created_at_ms: number; started_at_ms: number; ended_at_ms: number; reason: string;
+  no_cache: boolean; stages: Stage[]; workflow_path: string;
+  stage_counts: Record<string, number>; summary_metrics: Record<string, number>;
+  wall_seconds: number; gpu_hours: number;
+}
+
+export interface ListRunsResponse { runs: Run[]; next_page_token: string }
+
+export interface RunUpdate { run: Run; snapshot: boolean }
+
+export interface GpuInfo {
+  index: number; name: string; memory_bytes: number; attempt_id: number; run_id: number;
+  stage: string;
+}
+
+export interface AgentInfo {
+  id: string; hostname: string; total: Resources | null; free: Resources | null;
+  state: AgentState; last_seen_ms: number; connected_at_ms: number; running_attempts: number;
+  labels: Record<string, string>; version: string; executor: string; gpus: GpuInfo[];
+}
+
+export interface PlanEntry {
+  stage: string; action: string; reason: string; cache_key: string; reuse_run_id: number;
+  reuse_stage: string; saved_wall_seconds: number; saved_gpu_hours: number;
+}
+
+export interface SubmitRunResponse { run: Run | null; plan: PlanEntry[] }
+
+export interface MetricPage { points: Metric[]; next_cursor: string }
+
+export interface LogChunk {
+  text: Uint8Array; offset: number; next_offset: number; finished: boolean; attempt: number;
+}
+
+export interface PivotRequest {
+  params: Record<string, string>; from_stage: string; dry_run: boolean; no_cache: boolean;
+}

@@ -1,0 +1,94 @@
+// The live view of one run: GET /runs/{id}/watch as Server-Sent Events. EventSource
+// reconnects by itself after a network error and sends Last-Event-ID, so the server replays
+// only what followed (or a fresh snapshot). When the server refuses the stream (503 past the
+// cap) EventSource gives up; then this reads the run once and opens a new stream later.
+import { useEffect } from "preact/hooks";
+import { API, getRun } from "./client";
+import { applyUpdate, lacksCachedFrom, toRunUpdate, withCachedFrom } from "./convert";
+import { noteStream } from "./connection";
+import type { Run } from "./types";
+import { requestRender } from "../store/scheduler";
+
+const runs = new Map<number, Run>();
+const ended = new Set<number>();
+const generations = new Map<number, number>();
+const RETRY_MS = 3000;
+
+function open(id: number): () => void {
+  let es: EventSource | null = null;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
+  let askedCachedFrom = false;
+
+  const connect = () => {
+    noteStream("connecting");
+    es = new EventSource(`${API}/runs/${id}/watch`);
+    const onData = (ev: MessageEvent) => {
+      try {
+        runs.set(id, applyUpdate(runs.get(id) ?? null, toRunUpdate(JSON.parse(ev.data))));
+      } catch {
+        return; // a malformed frame changes nothing
+      }
+      noteStream("live");
+      requestRender();
+      // The stream may not say where a reused stage came from; the stored run does.
+      if (!askedCachedFrom && lacksCachedFrom(runs.get(id)!)) {
+        askedCachedFrom = true;
+        getRun(id).then((stored) => {
+          const live = runs.get(id);
+          if (live) runs.set(id, withCachedFrom(live, stored));
+          requestRender();
+        }).catch(() => { askedCachedFrom = false; });
+      }
+    };
+    es.addEventListener("snapshot", onData as EventListener);
+    es.addEventListener("update", onData as EventListener);
+    es.addEventListener("end", () => {
+      ended.add(id);
+      es?.close();
+      noteStream(null);
+      requestRender();
+    });
+    es.onopen = () => noteStream("live");
+    es.onerror = () => {
+      if (closed) return;
+      noteStream("disconnected");
+      if (es && es.readyState === EventSource.CLOSED) {
+        // Refused (not a network error): read the run once, try the stream again later.
+        getRun(id).then((r) => {
+          runs.set(id, r);
+          requestRender();
+        }).catch(() => {});
+        timer = setTimeout(connect, RETRY_MS);
+      }
+    };
+  };
+  connect();
+  return () => {
+    closed = true;
+    clearTimeout(timer);
+    es?.close();
+    noteStream(null);
+  };
+}
+
+/** The run as the live stream last described it (null until the first snapshot). */
+export function useRunWatch(id: number): Run | null {
+  const gen = generations.get(id) ?? 0;
+  useEffect(() => {
+    ended.delete(id);
+    return open(id);
+  }, [id, gen]);
+  return runs.get(id) ?? null;
+}
+
+/** Whether the stream of run id has ended (the run is terminal). */
+export function streamEnded(id: number): boolean {
+  return ended.has(id);
+}
+
+/** Opens the stream of run id again (after Retry made a finished run live again). */
+export function restartWatch(id: number): void {
+  generations.set(id, (generations.get(id) ?? 0) + 1);
+  requestRender();
+}

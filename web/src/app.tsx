@@ -1,0 +1,74 @@
+// The shell: header with navigation and the connection state, and the routed view. The whole
+// page re-renders through the throttled scheduler (at most once a second) and once a second
+// for the clock, so relative times and ETAs tick without new data.
+import { useEffect, useState } from "preact/hooks";
+import { connectionState } from "./api/connection";
+import { parseRoute, type Route } from "./lib/router";
+import { requestRender, setRenderer } from "./store/scheduler";
+import { RunsView } from "./views/RunsView";
+import { RunView } from "./views/RunView";
+import { StageView } from "./views/StagePanel";
+import { PivotView } from "./views/PivotView";
+import { CompareView } from "./views/CompareView";
+import { AgentsView } from "./views/AgentsView";
+
+const CONN_TEXT = { live: "live", connecting: "connecting…", disconnected: "disconnected" };
+
+function ConnectionBadge() {
+  const s = connectionState();
+  return (
+    <span class={`conn conn-${s}`} data-testid="connection" title="connection to longhauld">
+      <span class="dot" />
+      {CONN_TEXT[s]}
+    </span>
+  );
+}
+
+function Nav({ route }: { route: Route }) {
+  const at = (v: string) => (route.view === v ? "active" : "");
+  const runsActive = ["runs", "run", "stage", "pivot"].includes(route.view) ? "active" : "";
+  return (
+    <header class="top">
+      <a class="brand" href="#/runs">longhaul</a>
+      <nav>
+        <a class={runsActive} href="#/runs">Runs</a>
+        <a class={at("compare")} href="#/compare">Compare</a>
+        <a class={at("agents")} href="#/agents">Agents</a>
+      </nav>
+      <ConnectionBadge />
+    </header>
+  );
+}
+
+function View({ route }: { route: Route }) {
+  switch (route.view) {
+    case "runs": return <RunsView key={route.query.toString()} query={route.query} />;
+    case "run": return <RunView key={route.run} id={route.run} />;
+    case "stage": return <StageView runId={route.run} stage={route.stage} />;
+    case "pivot": return <PivotView id={route.run} />;
+    case "compare": return <CompareView ids={route.runs} query={route.query} />;
+    case "agents": return <AgentsView />;
+    default: return <div class="card"><h2>Not found</h2><p>No page at {route.path}.</p></div>;
+  }
+}
+
+export function App() {
+  const [route, setRoute] = useState<Route>(() => parseRoute(location.hash));
+  const [, setFrame] = useState(0);
+  useEffect(() => {
+    setRenderer(() => setFrame((n) => n + 1));
+    const onHash = () => setRoute(parseRoute(location.hash));
+    window.addEventListener("hashchange", onHash);
+    const clock = setInterval(requestRender, 1000);
+    return () => {
+      window.removeEventListener("hashchange", onHash);
+      clearInterval(clock);
+    };
+  }, []);
+  return (
+    <div class="shell">
+      <Nav route={route} />
+      <main><View route={route} /></main>
+    </div>
+  );
+}

@@ -1,0 +1,47 @@
+// Hash routes: #/runs, #/runs/12, #/runs/12/stages/datagen, #/runs/12/pivot,
+// #/compare?runs=3,4, #/agents. Pure parsing; app.tsx listens to hashchange.
+
+export type Route =
+  | { view: "runs"; query: URLSearchParams }
+  | { view: "run"; run: number }
+  | { view: "stage"; run: number; stage: string }
+  | { view: "pivot"; run: number }
+  | { view: "compare"; runs: number[]; query: URLSearchParams }
+  | { view: "agents" }
+  | { view: "notfound"; path: string };
+
+export function parseRoute(hash: string): Route {
+  const h = hash.replace(/^#/, "");
+  const [path, qs = ""] = h.split("?", 2);
+  const query = new URLSearchParams(qs);
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  if (parts.length === 0 || (parts.length === 1 && parts[0] === "runs")) {
+    return { view: "runs", query };
+  }
+  if (parts[0] === "runs" && /^\d+$/.test(parts[1] ?? "")) {
+    const run = Number(parts[1]);
+    if (parts.length === 2) return { view: "run", run };
+    if (parts.length === 3 && parts[2] === "pivot") return { view: "pivot", run };
+    if (parts.length === 4 && parts[2] === "stages") return { view: "stage", run, stage: parts[3] };
+  }
+  if (parts[0] === "compare" && parts.length === 1) {
+    const runs = (query.get("runs") ?? "").split(",").map((s) => Number(s.trim()))
+      .filter((n) => Number.isInteger(n) && n > 0);
+    return { view: "compare", runs, query };
+  }
+  if (parts[0] === "agents" && parts.length === 1) return { view: "agents" };
+  return { view: "notfound", path };
+}
+
+export const href = {
+  runs: (q?: URLSearchParams) => (q && q.toString() ? `#/runs?${q}` : "#/runs"),
+  run: (id: number) => `#/runs/${id}`,
+  stage: (id: number, stage: string) => `#/runs/${id}/stages/${encodeURIComponent(stage)}`,
+  pivot: (id: number) => `#/runs/${id}/pivot`,
+  compare: (ids: number[]) => `#/compare?runs=${ids.join(",")}`,
+  agents: () => "#/agents",
+};
+
+export function navigate(to: string): void {
+  if (location.hash !== to) location.hash = to;
+}

@@ -1,0 +1,50 @@
+// State names as the CLI prints them, and the colour class each one is drawn with.
+import type { AgentState, AttemptState, RunStatus, StageStatus } from "../api/types";
+
+/** "STAGE_CACHED" -> "cached", "RUN_RUNNING" -> "running", "cached" -> "cached". */
+export function stateName(s: string): string {
+  return s.replace(/^(RUN|STAGE|ATTEMPT|AGENT)_/, "").toLowerCase();
+}
+
+const TONE: Record<string, string> = {
+  pending: "idle", waiting: "idle", ready: "idle", skipped: "muted", unspecified: "muted",
+  running: "run", starting: "start", serving: "serve",
+  succeeded: "ok", exited: "ok", connected: "ok",
+  failed: "bad", killed: "bad", lost: "bad",
+  cancelled: "warn", unreachable: "warn", unknown: "warn", disconnected: "warn",
+  cached: "cached", stopped: "muted",
+};
+
+/** The colour class of a state: idle, run, start, serve, ok, bad, warn, cached, muted. */
+export function tone(s: string): string {
+  return TONE[stateName(s)] ?? "muted";
+}
+
+export function isTerminalRun(s: RunStatus): boolean {
+  return s === "RUN_SUCCEEDED" || s === "RUN_FAILED" || s === "RUN_CANCELLED";
+}
+
+export function isTerminalStage(s: StageStatus): boolean {
+  return ["STAGE_SUCCEEDED", "STAGE_FAILED", "STAGE_CANCELLED", "STAGE_CACHED", "STAGE_SKIPPED",
+    "STAGE_STOPPED"].includes(s);
+}
+
+export function isActiveStage(s: StageStatus): boolean {
+  return s === "STAGE_RUNNING" || s === "STAGE_STARTING" || s === "STAGE_SERVING";
+}
+
+export function isRetryable(s: StageStatus): boolean {
+  return s === "STAGE_FAILED" || s === "STAGE_CANCELLED" || s === "STAGE_SKIPPED";
+}
+
+export function attemptEnded(s: AttemptState): boolean {
+  return s === "ATTEMPT_EXITED" || s === "ATTEMPT_KILLED" || s === "ATTEMPT_LOST";
+}
+
+export type { AgentState };
+
+/** Order of the stage-count bar's segments. */
+export const COUNT_ORDER = [
+  "succeeded", "cached", "serving", "running", "starting", "ready", "waiting", "stopped",
+  "failed", "cancelled", "skipped",
+];

@@ -1,0 +1,191 @@
+// Compare: two or more runs side by side — the params that differ (all on request), each
+// stage's state and where it was reused from, what each cost, every metric with the
+// difference to the first run, and a bar chart of the chosen metrics (the campaign's by default).
+import { useState } from "preact/hooks";
+import { getRun } from "../api/client";
+import type { Run } from "../api/types";
+import {
+  CAMPAIGN_METRICS, findStage, metricMap, metricRows, paramRows, stageRows,
+} from "../lib/compare";
+import { formatDelta, formatDeltaDuration, formatDuration, formatGpuHours, formatMetric } from "../lib/format";
+import { href, navigate } from "../lib/router";
+import { isTerminalRun } from "../lib/status";
+import { useResource } from "../store/resource";
+import { Badge, Empty, ErrorBox, Section } from "./common";
+import { BarChart } from "./BarChart";
+
+function Picker({ ids }: { ids: number[] }) {
+  const [text, setText] = useState(ids.join(", "));
+  const go = () => {
+    const list = text.split(/[\s,]+/).map(Number).filter((n) => Number.isInteger(n) && n > 0);
+    if (list.length) navigate(href.compare(list));
+  };
+  return (
+    <form class="filters" onSubmit={(e) => { e.preventDefault(); go(); }}>
+      <label class="grow">Runs to compare
+        <input value={text} placeholder="e.g. 3, 4" onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+      </label>
+      <button type="submit">Compare</button>
+    </form>
+  );
+}
+
+function loadRuns(ids: number[]): Promise<Run[]> {
+  return Promise.all(ids.map((id) => getRun(id)));
+}
+
+function RunHeads({ runs }: { runs: Run[] }) {
+  return (
+    <tr>
+      <th />
+      {runs.map((r) => (
+        <th key={r.id} class="runcol"><a href={href.run(r.id)}>run {r.id}</a> <Badge state={r.status} />
+          {r.parent_run_id ? <div class="muted small">pivot of {r.parent_run_id}</div> : null}</th>
+      ))}
+      {runs.slice(1).map((r) => <th key={`d${r.id}`} class="num">Δ {r.id} vs {runs[0].id}</th>)}
+    </tr>
+  );
+}
+
+function Campaign({ runs }: { runs: Run[] }) {
+  const maps = runs.map(metricMap);
+  const rows = CAMPAIGN_METRICS.filter(([k]) => maps.some((m) => m.has(k)));
+  if (!rows.length) return null;
+  return (
+    <Section title="Speculative decoding">
+      <table class="grid compare campaign" data-testid="campaign">
+        <thead><RunHeads runs={runs} /></thead>
+        <tbody>
+          {rows.map(([k, label]) => (
+            <tr key={k} data-metric={k}>
+              <th>{label}<div class="muted small mono">{k}</div></th>
+              {maps.map((m, i) => <td key={i} class="num big">{m.has(k) ? formatMetric(m.get(k)!) : "–"}</td>)}
+              {maps.slice(1).map((m, i) => (
+                <td key={`d${i}`} class="num delta">{m.has(k) && maps[0].has(k) ? formatDelta(maps[0].get(k)!, m.get(k)!) : ""}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Section>
+  );
+}
+
+function Params({ runs }: { runs: Run[] }) {
+  const [all, setAll] = useState(false);
+  const rows = paramRows(runs, all);
+  return (
+    <Section title={all ? "Params" : "Params that differ"} actions={
+      <label class="check"><input type="checkbox" checked={all} data-testid="all-params"
+        onChange={(e) => setAll((e.target as HTMLInputElement).checked)} /> show all</label>}>
+      {rows.length === 0 ? <Empty>All params are the same.</Empty> : (
+        <table class="grid compare"><thead><RunHeads runs={runs.slice(0, runs.length)} /></thead>
+          <tbody>{rows.map((k) => (
+            <tr key={k} class={new Set(runs.map((r) => r.params[k])).size > 1 ? "differs" : ""}>
+              <th class="mono">{k}</th>
+              {runs.map((r) => <td key={r.id} class="mono">{r.params[k] ?? "–"}</td>)}
+              {runs.slice(1).map((r) => <td key={`d${r.id}`} />)}
+            </tr>))}
+          </tbody></table>)}
+    </Section>
+  );
+}
+
+function Stages({ runs }: { runs: Run[] }) {
+  return (
+    <Section title="Stages and cost">
+      <table class="grid compare" data-testid="compare-stages">
+        <thead><RunHeads runs={runs} /></thead>
+        <tbody>
+          {stageRows(runs).map((name) => (
+            <tr key={name} data-stage={name}>
+              <th>{name}</th>
+              {runs.map((r) => {
+                const s = findStage(r, name);
+                if (!s) return <td key={r.id} class="muted">–</td>;
+                return (
+                  <td key={r.id}>
+                    <a href={href.stage(r.id, name)}><Badge state={s.status} /></a>
+                    {s.cached_from_run_id > 0 && <span class="note"> from run {s.cached_from_run_id}</span>}
+                    <div class="muted small">{formatDuration(s.wall_seconds)} · {formatGpuHours(s.gpu_hours)} GPU-h</div>
+                  </td>
+                );
+              })}
+              {runs.slice(1).map((r) => {
+                const a = findStage(runs[0], name);
+                const b = findStage(r, name);
+                return <td key={`d${r.id}`} class="num delta">{a && b ? formatDeltaDuration(a.wall_seconds, b.wall_seconds) : ""}</td>;
+              })}
+            </tr>
+          ))}
+          <tr class="total">
+            <th>whole run</th>
+            {runs.map((r) => <td key={r.id}>{formatDuration(r.wall_seconds)} · {formatGpuHours(r.gpu_hours)} GPU-h</td>)}
+            {runs.slice(1).map((r) => <td key={`d${r.id}`} class="num delta">{formatDeltaDuration(runs[0].wall_seconds, r.wall_seconds)}</td>)}
+          </tr>
+        </tbody>
+      </table>
+    </Section>
+  );
+}
+
+function Metrics({ runs }: { runs: Run[] }) {
+  const maps = runs.map(metricMap);
+  const rows = metricRows(runs);
+  return (
+    <Section title="Every metric">
+      {rows.length === 0 ? <Empty>No metrics.</Empty> : (
+        <table class="grid compare" data-testid="compare-metrics">
+          <thead><RunHeads runs={runs} /></thead>
+          <tbody>{rows.map((k) => (
+            <tr key={k} data-metric={k}>
+              <th class="mono">{k}</th>
+              {maps.map((m, i) => <td key={i} class="num">{m.has(k) ? formatMetric(m.get(k)!) : "–"}</td>)}
+              {maps.slice(1).map((m, i) => (
+                <td key={`d${i}`} class="num delta">{m.has(k) && maps[0].has(k) ? formatDelta(maps[0].get(k)!, m.get(k)!) : ""}</td>
+              ))}
+            </tr>))}
+          </tbody>
+        </table>)}
+    </Section>
+  );
+}
+
+export function CompareView({ ids, query }: { ids: number[]; query: URLSearchParams }) {
+  const key = ids.length ? `compare:${ids.join(",")}` : null;
+  const res = useResource<Run[]>(key, () => loadRuns(ids), 5000);
+  const runs = res.data ?? [];
+  const chosen = (query.get("metric") ?? "").split(",").filter(Boolean);
+  const allMetrics = metricRows(runs);
+  const campaign = CAMPAIGN_METRICS.map(([k]) => k).filter((k) => allMetrics.includes(k));
+  const bars = chosen.length ? chosen : campaign.length ? campaign : allMetrics.slice(0, 5);
+  const live = runs.some((r) => !isTerminalRun(r.status));
+  return (
+    <div>
+      <div class="page-head">
+        <div>
+          <div class="crumbs"><a href="#/runs">Runs</a> / compare</div>
+          <h1>Compare {ids.length ? ids.map((i) => `run ${i}`).join(" · ") : "runs"}</h1>
+          {live && <p class="desc">Some runs are still running; values update every few seconds.</p>}
+        </div>
+      </div>
+      <Picker key={ids.join(",")} ids={ids} />
+      <ErrorBox error={res.error} />
+      {ids.length < 2 && <Empty>Pick two or more runs (or tick them on the Runs page).</Empty>}
+      {runs.length >= 1 && (
+        <>
+          <Campaign runs={runs} />
+          {bars.length > 0 && (
+            <Section title="Chosen metrics">
+              <BarChart runs={runs.map((r) => r.id)} metrics={bars}
+                        values={runs.map((r) => { const m = metricMap(r); return bars.map((k) => m.get(k)); })} />
+            </Section>
+          )}
+          <Params runs={runs} />
+          <Stages runs={runs} />
+          <Metrics runs={runs} />
+        </>
+      )}
+    </div>
+  );
+}

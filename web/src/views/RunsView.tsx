@@ -1,0 +1,159 @@
+// Runs (home): newest first, filters in the URL (#/runs?status=&workflow=&param=k=v&id=&metric=),
+// keyset paging through the API's cursor (a stack of cursors for "newer"), polled every 5 s.
+import { useState } from "preact/hooks";
+import { listRuns, type RunsQuery } from "../api/client";
+import type { ListRunsResponse, Run } from "../api/types";
+import { elapsedMs, formatDuration, formatGpuHours, formatMetric } from "../lib/format";
+import { href, navigate } from "../lib/router";
+import { useResource } from "../store/resource";
+import { Badge, Clock, CountsBar, Empty, ErrorBox } from "./common";
+
+const PAGE = 50;
+const STATUSES = ["", "pending", "running", "succeeded", "failed", "cancelled"];
+
+function queryFrom(q: URLSearchParams): RunsQuery {
+  const params: Record<string, string> = {};
+  for (const p of q.getAll("param")) {
+    const i = p.indexOf("=");
+    if (i > 0) params[p.slice(0, i)] = p.slice(i + 1);
+  }
+  const metrics = (q.get("metric") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const id = Number(q.get("id") ?? "");
+  const limit = Number(q.get("limit") ?? PAGE);
+  return {
+    status: q.get("status") ?? "", workflow: q.get("workflow") ?? "", params,
+    id: Number.isInteger(id) && id > 0 ? id : undefined, metrics,
+    limit: Number.isInteger(limit) && limit > 0 && limit <= 500 ? limit : PAGE,
+  };
+}
+
+function Filters({ q }: { q: URLSearchParams }) {
+  const [workflow, setWorkflow] = useState(q.get("workflow") ?? "");
+  const [param, setParam] = useState(q.getAll("param").join(" "));
+  const [id, setId] = useState(q.get("id") ?? "");
+  const [metric, setMetric] = useState(q.get("metric") ?? "");
+  const go = (status: string) => {
+    const n = new URLSearchParams();
+    if (status) n.set("status", status);
+    if (workflow.trim()) n.set("workflow", workflow.trim());
+    for (const p of param.split(/\s+/).filter((s) => s.includes("="))) n.append("param", p);
+    if (id.trim()) n.set("id", id.trim());
+    if (metric.trim()) n.set("metric", metric.replace(/\s+/g, ""));
+    if (q.get("limit")) n.set("limit", q.get("limit")!);
+    navigate(href.runs(n));
+  };
+  const status = q.get("status") ?? "";
+  return (
+    <form class="filters" onSubmit={(e) => { e.preventDefault(); go(status); }}>
+      <label>Status
+        <select data-testid="status-filter" value={status}
+                onChange={(e) => go((e.target as HTMLSelectElement).value)}>
+          {STATUSES.map((s) => <option key={s} value={s}>{s || "any"}</option>)}
+        </select>
+      </label>
+      <label>Workflow
+        <input value={workflow} placeholder="name" size={14}
+               onInput={(e) => setWorkflow((e.target as HTMLInputElement).value)} />
+      </label>
+      <label>Param
+        <input value={param} placeholder="key=value" size={18}
+               onInput={(e) => setParam((e.target as HTMLInputElement).value)} />
+      </label>
+      <label>Run id
+        <input data-testid="id-search" value={id} placeholder="#" size={6} inputMode="numeric"
+               onInput={(e) => setId((e.target as HTMLInputElement).value)} />
+      </label>
+      <label class="grow">Metrics
+        <input value={metric} placeholder="stage.metric, …"
+               onInput={(e) => setMetric((e.target as HTMLInputElement).value)} />
+      </label>
+      <button type="submit">Apply</button>
+    </form>
+  );
+}
+
+function RunRow({ run, metrics, selected, onSelect }:
+    { run: Run; metrics: string[]; selected: boolean; onSelect: (on: boolean) => void }) {
+  const el = elapsedMs(run.started_at_ms || run.created_at_ms, run.ended_at_ms, Date.now());
+  return (
+    <tr data-run={run.id}>
+      <td><input type="checkbox" checked={selected} aria-label={`select run ${run.id}`}
+                 onChange={(e) => onSelect((e.target as HTMLInputElement).checked)} /></td>
+      <td class="num"><a href={href.run(run.id)}>{run.id}</a></td>
+      <td><a href={href.run(run.id)}>{run.workflow_name}</a></td>
+      <td><Badge state={run.status} /></td>
+      <td class="num">{run.parent_run_id ? <a href={href.run(run.parent_run_id)}>{run.parent_run_id}</a> : ""}</td>
+      <td><Clock ms={run.started_at_ms || run.created_at_ms} /></td>
+      <td class="num">{el >= 0 ? formatDuration(el / 1000) : "–"}</td>
+      <td class="num">{formatGpuHours(run.gpu_hours)}</td>
+      <td><CountsBar counts={run.stage_counts} /></td>
+      {metrics.map((m) => (
+        <td key={m} class="num">{m in run.summary_metrics ? formatMetric(run.summary_metrics[m]) : ""}</td>
+      ))}
+    </tr>
+  );
+}
+
+export function RunsView({ query }: { query: URLSearchParams }) {
+  const q = queryFrom(query);
+  // Cursors of the pages before this one; the last is this page's cursor.
+  const [cursors, setCursors] = useState<string[]>([""]);
+  const [selected, setSelected] = useState<number[]>([]);
+  const cursor = cursors[cursors.length - 1];
+  const key = `runs:${query.toString()}:${cursor}`;
+  const res = useResource<ListRunsResponse>(key, () => listRuns({ ...q, cursor }), 5000);
+  const runs = res.data?.runs ?? [];
+  const next = res.data?.next_page_token ?? "";
+  const metrics = q.metrics ?? [];
+  const toggle = (id: number, on: boolean) =>
+    setSelected(on ? [...selected.filter((x) => x !== id), id] : selected.filter((x) => x !== id));
+  return (
+    <div>
+      <div class="page-head">
+        <h1>Runs</h1>
+        <div class="actions">
+          <button disabled={selected.length < 2} data-testid="compare-selected"
+                  onClick={() => navigate(href.compare([...selected].sort((a, b) => a - b)))}>
+            Compare {selected.length >= 2 ? `(${selected.length})` : "selected"}
+          </button>
+        </div>
+      </div>
+      <Filters key={query.toString()} q={query} />
+      <ErrorBox error={res.error} />
+      <div class="card flush">
+        <table class="grid runs" data-testid="runs-table">
+          <thead>
+            <tr>
+              <th /><th class="num">Run</th><th>Workflow</th><th>Status</th><th class="num">Parent</th>
+              <th>Started</th><th class="num">Duration</th><th class="num">GPU-h</th><th>Stages</th>
+              {metrics.map((m) => {
+                const dot = m.indexOf(".");
+                return (
+                  <th key={m} class="num metric-col" title={m}>
+                    {dot > 0 && <span class="metric-stage">{m.slice(0, dot)}</span>}
+                    {m.slice(dot + 1)}
+                  </th>
+                );
+              })}
+            </tr>
+          </thead>
+          <tbody>
+            {runs.map((r) => (
+              <RunRow key={r.id} run={r} metrics={metrics} selected={selected.includes(r.id)}
+                      onSelect={(on) => toggle(r.id, on)} />
+            ))}
+          </tbody>
+        </table>
+        {!res.loading && runs.length === 0 && <Empty>No runs match.</Empty>}
+        {res.loading && <Empty>Loading…</Empty>}
+      </div>
+      <div class="pager">
+        <button data-testid="newer" disabled={cursors.length <= 1}
+                onClick={() => setCursors(cursors.slice(0, -1))}>← Newer</button>
+        <span class="muted">page {cursors.length}</span>
+        <button data-testid="older" disabled={!next}
+                onClick={() => setCursors([...cursors, next])}>Older →</button>
+      </div>
+    </div>
+  );
+}
