@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include <nlohmann/json.hpp>
+
 #include "core/strings.h"
 #include "daemon/http/api.h"
 #include "daemon/http/json.h"
@@ -68,7 +70,44 @@ std::optional<Result<int64_t>> Router::WatchTarget(const Request& request) {
   return Result<int64_t>(id);
 }
 
+// POST /api/v1/login {"token": "..."}: the browser's way to present a token once. The token
+// is checked as a read would check it; the answer sets it as an HttpOnly, SameSite=Strict
+// cookie, which every later request (EventSource's included) carries. POST /api/v1/logout
+// clears it.
+Response Router::Login(const Request& request) const {
+  Response r;
+  r.status = 204;
+  r.content_type = "";
+  if (request.path == "/api/v1/logout") {
+    r.headers.emplace_back("Set-Cookie",
+                           "longhaul_token=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+    return r;
+  }
+  nlohmann::json body = nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object() || !body.contains("token") || !body["token"].is_string()) {
+    return ErrorResponse(400, absl::StatusCode::kInvalidArgument,
+                         "POST /api/v1/login: the body must be {\"token\": \"...\"}");
+  }
+  std::string token = body["token"].get<std::string>();
+  if (token.empty() || token.find_first_of(";\r\n ,") != std::string::npos) {
+    return ErrorResponse(401, absl::StatusCode::kUnauthenticated, "not a valid token");
+  }
+  Request probe;
+  probe.method = "GET";
+  probe.path = "/api/v1/runs";
+  probe.peer = request.peer;
+  probe.headers["authorization"] = "Bearer " + token;
+  if (Status s = authorizer_->Authorize(probe); !s.ok()) return ErrorResponse(s);
+  r.headers.emplace_back("Set-Cookie", StrCat("longhaul_token=", token,
+                                              "; Path=/; HttpOnly; SameSite=Strict"));
+  return r;
+}
+
 Response Router::Handle(const Request& request) const {
+  if (request.method == "POST" &&
+      (request.path == "/api/v1/login" || request.path == "/api/v1/logout")) {
+    return Login(request);
+  }
   if (request.path == "/healthz" || request.path == "/api/v1/healthz") {
     Response r;
     r.content_type = "text/plain; charset=utf-8";

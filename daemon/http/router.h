@@ -31,6 +31,8 @@ class Router {
   Response Handle(const Request& request) const;
 
  private:
+  Response Login(const Request& request) const;
+
   rpc::ClientApi* api_;
   const Authorizer* authorizer_;
   const StaticFiles* files_;

@@ -134,7 +134,7 @@ class Session : public SseStream, public std::enable_shared_from_this<Session> {
     res->version(11);
     res->result(static_cast<unsigned>(r.status));
     res->set(bhttp::field::server, "longhauld");
-    res->set(bhttp::field::content_type, r.content_type);
+    if (!r.content_type.empty()) res->set(bhttp::field::content_type, r.content_type);
     for (auto& [k, v] : r.headers) res->set(k, v);
     size_t length = r.body.size();
     if (!head_) res->body() = std::move(r.body);

@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "daemon/store/sqlite_store.h"
-#include "daemon/store/sqlite_store_reader.h"
+#include "daemon/store/reader.h"
 
 namespace longhaul::store {
 

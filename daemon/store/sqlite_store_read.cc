@@ -7,7 +7,6 @@
 #include "daemon/store/reader.h"
 #include "daemon/store/row_codec.h"
 #include "daemon/store/sqlite_store.h"
-#include "daemon/store/sqlite_store_reader.h"
 #include "proto/state_names.h"
 
 namespace longhaul::store {

@@ -12,6 +12,7 @@
 #include "core/strings.h"
 #include "proto/state_names.h"
 #include "tests/integration/cluster.h"
+#include "tests/integration/tokens.h"
 
 namespace longhaul::testing {
 namespace {
@@ -24,27 +25,6 @@ constexpr char kHello[] =
     "stages:\n"
     "  greet:\n"
     "    run: [lh-testjob, --print, hello]\n";
-
-// Tokens made with the real `longhaul token new`, one per role, and the tokens file.
-struct Tokens {
-  std::string file;
-  std::map<std::string, std::string> by_name;  // name -> token
-};
-
-Tokens MakeTokens(TempDir& dir, const std::vector<std::pair<std::string, std::string>>& who) {
-  Tokens t;
-  t.file = dir.Join("tokens");
-  std::string lines = "# role name hash\n";
-  for (const auto& [role, name] : who) {
-    std::string out = dir.Join(name + ".token");
-    CommandResult r = RunCommand({BinPath("longhaul"), "token", "new", role, name, "--out", out});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    lines += r.out;
-    t.by_name[name] = SplitLines(ReadTextFile(out)).at(0);
-  }
-  WriteTextFile(t.file, lines);
-  return t;
-}
 
 int64_t RunCount(Cluster& c) {
   Result<std::string> n = c.Query("SELECT count(*) FROM runs");

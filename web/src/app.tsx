@@ -2,7 +2,8 @@
 // page re-renders through the throttled scheduler (at most once a second) and once a second
 // for the clock, so relative times and ETAs tick without new data.
 import { useEffect, useState } from "preact/hooks";
-import { connectionState } from "./api/connection";
+import { connectionState, needsLogin } from "./api/connection";
+import { LoginView } from "./views/LoginView";
 import { parseRoute, type Route } from "./lib/router";
 import { requestRender, setRenderer } from "./store/scheduler";
 import { RunsView } from "./views/RunsView";
@@ -68,7 +69,7 @@ export function App() {
   return (
     <div class="shell">
       <Nav route={route} />
-      <main><View route={route} /></main>
+      <main>{needsLogin() ? <LoginView /> : <View route={route} />}</main>
     </div>
   );
 }

@@ -7,7 +7,7 @@ import type {
   AgentInfo, Attempt, ListRunsResponse, LogChunk, MetricPage, PivotRequest, Run,
   SubmitRunResponse,
 } from "./types";
-import { noteRequest } from "./connection";
+import { noteRequest, noteUnauthenticated } from "./connection";
 
 export const API = "/api/v1";
 
@@ -26,6 +26,7 @@ async function request(path: string, init?: RequestInit): Promise<Response> {
     throw new ApiError("longhauld is not reachable", 0, "UNAVAILABLE");
   }
   noteRequest(true);
+  if (res.status === 401) noteUnauthenticated(true);
   if (!res.ok) {
     let message = `${res.status} ${res.statusText}`;
     let code = "";
@@ -149,4 +150,17 @@ export async function retry(run: number, stage = ""): Promise<Run> {
 
 export async function cancel(run: number): Promise<Run> {
   return toRun(await postJson(`/runs/${run}/cancel`, {}));
+}
+
+/**
+ * Presents a token once: longhauld checks it and keeps it in an HttpOnly, SameSite=Strict
+ * cookie that every later request (and the live stream) carries. Throws ApiError when refused.
+ */
+export async function login(token: string): Promise<void> {
+  await request("/login", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ token }),
+  });
+  noteUnauthenticated(false);
 }

@@ -31,3 +31,17 @@ export function connectionState(): ConnState {
 export function hasStream(): boolean {
   return streamState !== null;
 }
+
+let loginNeeded = false;
+
+/** Records that longhauld asked for a token (401): the page shows the sign-in form. */
+export function noteUnauthenticated(needed: boolean): void {
+  if (needed !== loginNeeded) {
+    loginNeeded = needed;
+    requestRender();
+  }
+}
+
+export function needsLogin(): boolean {
+  return loginNeeded;
+}
