@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   options.http.listen = "127.0.0.1:8080";
   app.add_option("--http", options.http.listen,
                  "HTTP address of the UI and JSON API ('' turns it off; port 0 picks a free "
-                 "port). Keep it on loopback unless every user of the network may run jobs")
+                 "port); off loopback only with --insecure (it has no TLS yet)")
       ->capture_default_str();
   app.add_option("--http-addr-file", options.http_addr_file,
                  "file to write the bound HTTP address to (default: STATE/http.addr)");
