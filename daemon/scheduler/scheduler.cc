@@ -280,6 +280,10 @@ v1::Run Scheduler::SnapshotRun(const RunState& run, bool all_stages) const {
     store::StageRowToProto(s.row, st);
     for (const auto& [name, m] : s.latest_metrics) *st->add_metrics() = m;
     if (s.current) st->set_agent_id(s.current->row.agent_id);
+    if (s.row.cached_from_stage_id && s.cached_from_run_id != 0) {
+      st->set_cached_from_run_id(s.cached_from_run_id);
+      st->set_cached_from_stage(s.cached_from_stage);
+    }
     // What it cost so far: as the store computes it (a running attempt counts up to now).
     int64_t wall_ms = 0;
     for (const auto& a : s.attempts) {
