@@ -108,6 +108,14 @@ Response Router::Handle(const Request& request) const {
       (request.path == "/api/v1/login" || request.path == "/api/v1/logout")) {
     return Login(request);
   }
+  if (request.path == "/metrics" && (request.method == "GET" || request.method == "HEAD")) {
+    Result<std::string> text = api_->MetricsText();
+    if (!text.ok()) return ErrorResponse(text.status());
+    Response r;
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = std::move(*text);
+    return r;
+  }
   if (request.path == "/healthz" || request.path == "/api/v1/healthz") {
     Response r;
     r.content_type = "text/plain; charset=utf-8";

@@ -15,6 +15,8 @@ bool EndsWith(const std::string& s, std::string_view suffix) {
 
 std::optional<auth::Action> ActionOf(const Request& request) {
   const std::string& p = request.path;
+  // /metrics names runs and stages: a viewer's read, like GET /api/v1/runs.
+  if (p == "/metrics") return auth::Action::kListRuns;
   if (p.rfind("/api/", 0) != 0) return std::nullopt;
   // Login checks the token it is given by itself; healthz tells nothing.
   if (p == "/api/v1/healthz" || p == "/api/v1/login" || p == "/api/v1/logout") return std::nullopt;

@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "daemon/auth/authorizer.h"
+#include "daemon/metrics/metrics.h"
 #include "daemon/rpc/client_audit.h"
 #include "daemon/scheduler/loop.h"
 #include "daemon/scheduler/scheduler.h"
@@ -58,6 +59,11 @@ class ClientApi {
   // a failed write is logged and the entry dropped. (client_audit.cc)
   void Audit(const auth::Principal& who, auth::Action action, const AuditSubject& subject,
              const Status& status);
+  // The coordinator's metrics in Prometheus' text format: its counters, the scheduler's
+  // gauges (read on the loop) and the runs by status (from the store). (client_metrics.cc)
+  Result<std::string> MetricsText();
+  // The counters MetricsText() reports (not owned; may be null: then only gauges).
+  void set_metrics(const metrics::CoordinatorMetrics* m) { metrics_ = m; }
 
  private:
   Result<v1::SubmitRunResponse> PlanAndSubmit(std::shared_ptr<scheduler::SubmitInput> input);
@@ -69,6 +75,7 @@ class ClientApi {
   store::SqliteStore* store_;
   int64_t log_timeout_ms_;
   const Clock* clock_;
+  const metrics::CoordinatorMetrics* metrics_ = nullptr;
 };
 
 }  // namespace longhaul::rpc
