@@ -6,6 +6,7 @@
 
 #include "core/strings.h"
 #include "daemon/http/json.h"
+#include "daemon/rpc/audited_call.h"
 
 namespace longhaul::http {
 namespace {
@@ -158,16 +159,18 @@ Response ListEvents(rpc::ClientApi* api, const Request& req, int64_t run) {
   return Reply(api->ListEvents(q));
 }
 
-// Parses the POST body into a `Msg`, lets `fill` set what the path says, and answers with
-// `call`'s result.
-template <typename Msg, typename Fill, typename Call>
-Response WithBody(const Request& req, Fill fill, Call call) {
+// A mutation: parses the POST body into a `Msg`, lets `fill` set what the path says, makes
+// the call and records it in the audit trail under the request's principal (as the gRPC
+// service does), and answers with its result.
+template <typename Msg, typename Resp, typename Fill>
+Response Mutate(rpc::ClientApi* api, const Request& req, auth::Action action, Fill fill,
+                Result<Resp> (rpc::ClientApi::*call)(const Msg&)) {
   Msg q;
   if (Status s = FromJson(req.body, "POST " + req.path + " body", &q); !s.ok()) {
     return ErrorResponse(s);
   }
   fill(q);
-  return Reply(call(q));
+  return Reply(rpc::AuditedCall(api, req.principal, action, q, call));
 }
 
 // POST /runs/{id}/{action}
@@ -175,27 +178,40 @@ Response RunAction(rpc::ClientApi* api, const Request& req, int64_t run,
                    const std::string& action) {
   if (req.method != "POST") return MethodNotAllowed(req, "POST");
   if (action == "pivot") {
-    return WithBody<v1::PivotRunRequest>(
-        req, [run](auto& q) { q.set_run_id(run); }, [api](auto& q) { return api->PivotRun(q); });
+    return Mutate(
+        api, req, auth::Action::kPivotRun, [run](auto& q) { q.set_run_id(run); },
+        &rpc::ClientApi::PivotRun);
   }
   if (action == "retry") {
-    return WithBody<v1::RetryStageRequest>(
-        req, [run](auto& q) { q.set_run_id(run); },
-        [api](auto& q) { return api->RetryStage(q); });
+    return Mutate(
+        api, req, auth::Action::kRetryStage, [run](auto& q) { q.set_run_id(run); },
+        &rpc::ClientApi::RetryStage);
   }
   if (action == "cancel") {
-    return WithBody<v1::CancelRunRequest>(
-        req, [run](auto& q) { q.set_id(run); }, [api](auto& q) { return api->CancelRun(q); });
+    return Mutate(
+        api, req, auth::Action::kCancelRun, [run](auto& q) { q.set_id(run); },
+        &rpc::ClientApi::CancelRun);
   }
   return NotFound(req);
+}
+
+// GET /audit?limit=50&before=ID: the audit trail, newest first.
+Response ListAudit(rpc::ClientApi* api, const Request& req) {
+  if (req.method != "GET") return MethodNotAllowed(req, "GET");
+  v1::ListAuditRequest q;
+  LH_TRY_ASSIGN(int64_t limit, IntParam(req, "limit", 50));
+  q.set_limit(static_cast<int32_t>(std::clamp<int64_t>(limit, 1, 1000)));
+  LH_TRY_ASSIGN(int64_t before, IntParam(req, "before", 0));
+  q.set_before_id(before);
+  return Reply(api->ListAudit(q));
 }
 
 Response Runs(rpc::ClientApi* api, const Request& req, const std::vector<std::string>& seg) {
   if (seg.size() == 1) {
     if (req.method == "GET") return ListRuns(api, req, 0);
     if (req.method != "POST") return MethodNotAllowed(req, "GET, POST");
-    return WithBody<v1::SubmitRunRequest>(
-        req, [](auto&) {}, [api](auto& q) { return api->SubmitRun(q); });
+    return Mutate(
+        api, req, auth::Action::kSubmitRun, [](auto&) {}, &rpc::ClientApi::SubmitRun);
   }
   LH_TRY_ASSIGN(int64_t run, ParseInt(seg[1], StrCat("run id in ", req.path)));
   if (seg.size() == 2) {
@@ -224,6 +240,7 @@ Response HandleApi(rpc::ClientApi* api, const Request& req,
                    const std::vector<std::string>& segments) {
   if (segments.empty()) return NotFound(req);
   if (segments[0] == "runs") return Runs(api, req, segments);
+  if (segments[0] == "audit" && segments.size() == 1) return ListAudit(api, req);
   if (segments[0] == "agents" && segments.size() == 1) {
     if (req.method != "GET") return MethodNotAllowed(req, "GET");
     return Reply(api->ListAgents());
