@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "core/log_read.h"
 #include "core/strings.h"
 #include "daemon/http/json.h"
 #include "daemon/rpc/audited_call.h"
@@ -81,6 +82,8 @@ Response ListRuns(rpc::ClientApi* api, const Request& req, int64_t parent) {
   return Reply(api->ListRuns(q));
 }
 
+// One read of at most kMaxLogReadBytes (a larger max_bytes is clamped, as over gRPC), or with
+// download=1 the log from `offset` to its end, read in pages of that size, as an attachment.
 Response ReadLog(rpc::ClientApi* api, const Request& req, int64_t run, const std::string& stage) {
   v1::ReadLogRequest q;
   q.set_run_id(run);
@@ -89,16 +92,19 @@ Response ReadLog(rpc::ClientApi* api, const Request& req, int64_t run, const std
   LH_TRY_ASSIGN(int64_t attempt, IntParam(req, "attempt", 0));
   q.set_attempt(static_cast<int32_t>(attempt));
   bool download = BoolParam(req, "download");
-  LH_TRY_ASSIGN(int64_t offset, IntParam(req, "offset", download ? 0 : -65536));
-  LH_TRY_ASSIGN(int64_t max_bytes, IntParam(req, "max_bytes", download ? 1 << 20 : 65536));
+  LH_TRY_ASSIGN(int64_t offset, IntParam(req, "offset", download ? 0 : -kDefaultLogReadBytes));
+  LH_TRY_ASSIGN(int64_t max_bytes,
+                IntParam(req, "max_bytes", download ? kMaxLogReadBytes : kDefaultLogReadBytes));
   q.set_offset(offset);
-  q.set_max_bytes(static_cast<int32_t>(std::clamp<int64_t>(max_bytes, 1, 4 << 20)));
+  q.set_max_bytes(static_cast<int32_t>(ClampLogReadBytes(max_bytes)));
   LH_TRY_ASSIGN(v1::ReadLogResponse page, api->ReadLog(q));
   Response r;
+  // Never text/html, and never sniffed as such: a log is shown as text, whatever it holds.
   r.content_type = "text/plain; charset=utf-8";
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
   r.body = page.data();
   if (download) {
-    // The whole log from `offset`, page by page, up to a bound that keeps memory in check.
+    // Page on until the end, up to a bound that keeps memory in check.
     q.set_attempt(page.attempt());
     while (!page.data().empty() && !page.finished() &&
            static_cast<int64_t>(r.body.size()) < kMaxDownloadBytes) {
