@@ -8,7 +8,7 @@ import type { AuditEntry } from "../api/types";
 import { auditOutcome, parseAuditTarget } from "../lib/audit";
 import { href } from "../lib/router";
 import { useResource } from "../store/resource";
-import { Badge, Clock, Empty, ErrorBox } from "./common";
+import { Badge, Clock, Empty, ErrorBox, Pager } from "./common";
 
 const PAGE = 50;
 
@@ -65,13 +65,9 @@ export function AuditView() {
         {!res.loading && !res.error && entries.length === 0 && <Empty>Nothing changed yet.</Empty>}
         {res.loading && <Empty>Loading…</Empty>}
       </div>
-      <div class="pager">
-        <button data-testid="audit-newer" disabled={befores.length <= 1}
-                onClick={() => setBefores(befores.slice(0, -1))}>← Newer</button>
-        <span class="muted">page {befores.length}</span>
-        <button data-testid="audit-older" disabled={!oldest}
-                onClick={() => setBefores([...befores, oldest])}>Older →</button>
-      </div>
+      <Pager page={befores.length} prefix="audit-"
+             newer={befores.length > 1 ? () => setBefores(befores.slice(0, -1)) : null}
+             older={oldest ? () => setBefores([...befores, oldest]) : null} />
     </div>
   );
 }
