@@ -64,7 +64,10 @@ int HttpStatusFor(absl::StatusCode code) {
 Response ErrorResponse(int http_status, absl::StatusCode code, const std::string& message) {
   Response r;
   r.status = http_status;
-  r.body = nlohmann::json{{"error", message}, {"code", absl::StatusCodeToString(code)}}.dump();
+  // A message may quote a path or name that is not UTF-8: replaced, never thrown (a throw on
+  // a worker thread would end longhauld).
+  r.body = nlohmann::json{{"error", message}, {"code", absl::StatusCodeToString(code)}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
   return r;
 }
 

@@ -37,9 +37,10 @@ std::string OriginHost(const std::string& origin) {
 
 }  // namespace
 
-std::optional<Response> Router::Admit(const Request& request) const {
-  Status allowed = authorizer_->Authorize(request);
-  if (!allowed.ok()) return ErrorResponse(allowed);
+std::optional<Response> Router::Admit(Request& request) const {
+  Result<auth::Principal> who = authorizer_->Authorize(request);
+  if (!who.ok()) return ErrorResponse(who.status());
+  request.principal = *std::move(who);
   if (request.method == "POST") {
     std::string origin = request.Header("origin");
     if (!origin.empty() && OriginHost(origin) != request.Header("host")) {
@@ -97,7 +98,9 @@ Response Router::Login(const Request& request) const {
   probe.path = "/api/v1/runs";
   probe.peer = request.peer;
   probe.headers["authorization"] = "Bearer " + token;
-  if (Status s = authorizer_->Authorize(probe); !s.ok()) return ErrorResponse(s);
+  if (Result<auth::Principal> who = authorizer_->Authorize(probe); !who.ok()) {
+    return ErrorResponse(who.status());
+  }
   r.headers.emplace_back("Set-Cookie", StrCat("longhaul_token=", token,
                                               "; Path=/; HttpOnly; SameSite=Strict"));
   return r;

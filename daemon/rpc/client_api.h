@@ -41,7 +41,9 @@ class ClientApi {
   Result<v1::Run> CancelRun(const v1::CancelRunRequest& req);
   Result<v1::Run> RetryStage(const v1::RetryStageRequest& req);
   Result<v1::ListAgentsResponse> ListAgents();
-  // Asks the agent that ran the attempt; DeadlineExceeded when it does not answer in time,
+  // Asks the agent that ran the attempt for at most ClampLogReadBytes(max_bytes) bytes
+  // (core/log_read.h). InvalidArgument for a stream other than stdout/stderr or a stage name
+  // no workflow could have; DeadlineExceeded when the agent does not answer in time,
   // Unavailable when it is not connected.
   Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest& req);
   Result<v1::ListEventsResponse> ListEvents(const v1::ListEventsRequest& req);
