@@ -61,6 +61,14 @@ TEST_F(HttpAuthTest, ReadsNeedATokenAndMutationsAnOperator) {
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->status, 200) << read->body;
 
+  // /metrics names runs and stages: a viewer's read too (Prometheus sends a bearer token).
+  auto scrape = Call("GET", "/metrics", "", {});
+  ASSERT_TRUE(scrape.ok());
+  EXPECT_EQ(scrape->status, 401) << scrape->body;
+  scrape = Call("GET", "/metrics", "", {{"Authorization", viewer}});
+  ASSERT_TRUE(scrape.ok());
+  EXPECT_EQ(scrape->status, 200) << scrape->body;
+
   auto denied = Call("POST", "/api/v1/runs", SubmitBody(), {{"Authorization", viewer}});
   ASSERT_TRUE(denied.ok());
   EXPECT_EQ(denied->status, 403) << denied->body;
