@@ -1,18 +1,13 @@
 #include "daemon/http/host_check.h"
 
-#include <algorithm>
 #include <cctype>
 
+#include "absl/strings/ascii.h"
 #include "core/strings.h"
 #include "daemon/http/json.h"
 
 namespace longhaul::http {
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 // Splits "NAME", "NAME:PORT", "[V6]" or "[V6]:PORT"; port -1 when absent. False when the text
 // is not of that form (empty name, a bad port, a character no host name has).
@@ -30,8 +25,7 @@ bool SplitHost(const std::string& text, std::string* host, int* port) {
   }
   if (host->empty() || *host == "[]") return false;
   for (unsigned char c : *host) {
-    if (!std::isalnum(c) && c != '.' && c != '-' && c != '_' && c != '[' && c != ']' &&
-        c != ':') {
+    if (!std::isalnum(c) && c != '.' && c != '-' && c != '_' && c != '[' && c != ']' && c != ':') {
       return false;
     }
   }
@@ -60,7 +54,8 @@ Result<HostCheck> HostCheck::Create(const std::string& listen, int bound_port, b
   std::string host;
   int port = -1;
   size_t colon = listen.rfind(':');
-  host = Lower(listen.substr(0, colon == std::string::npos ? listen.size() : colon));
+  host =
+      absl::AsciiStrToLower(listen.substr(0, colon == std::string::npos ? listen.size() : colon));
   if (!host.empty() && host != "0.0.0.0" && host != "[::]") {
     c.names_.push_back({host, bound_port});
   }
@@ -69,7 +64,7 @@ Result<HostCheck> HostCheck::Create(const std::string& listen, int bound_port, b
       return absl::InvalidArgumentError(
           StrCat("--http-host '", e, "': expected NAME or NAME:PORT (an IPv6 address in [])"));
     }
-    c.names_.push_back({Lower(host), port});
+    c.names_.push_back({absl::AsciiStrToLower(host), port});
   }
   return c;
 }
@@ -78,7 +73,7 @@ bool HostCheck::Allowed(const std::string& value) const {
   std::string host;
   int port = -1;
   if (!SplitHost(value, &host, &port)) return false;
-  host = Lower(host);
+  host = absl::AsciiStrToLower(host);
   for (const Name& n : names_) {
     if (n.host != host) continue;
     if (n.port == -1 || n.port == port) return true;
@@ -87,8 +82,7 @@ bool HostCheck::Allowed(const std::string& value) const {
   return false;
 }
 
-std::optional<Response> HostCheck::Check(const std::string& host, bool http11,
-                                         bool present) const {
+std::optional<Response> HostCheck::Check(const std::string& host, bool http11, bool present) const {
   if (!present) {
     if (!http11) return std::nullopt;
     return ErrorResponse(400, absl::StatusCode::kInvalidArgument,
@@ -97,7 +91,8 @@ std::optional<Response> HostCheck::Check(const std::string& host, bool http11,
   if (Allowed(host)) return std::nullopt;
   return ErrorResponse(
       421, absl::StatusCode::kPermissionDenied,
-      StrCat("Host '", host, "' is not a name of this server (requests for other names are "
+      StrCat("Host '", host,
+             "' is not a name of this server (requests for other names are "
              "refused, against DNS rebinding); if it is one, start longhauld with --http-host '",
              host, "'"));
 }

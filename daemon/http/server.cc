@@ -2,6 +2,7 @@
 
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -10,7 +11,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/ssl.hpp>
-#include <algorithm>
 #include <future>
 #include <optional>
 #include <thread>
@@ -118,6 +118,11 @@ struct HttpServer::Impl {
   HttpOptions options;
   AllowAll allow_all;
   const Authorizer* authorizer;
+  // Before io: sessions still queued in io when it is destroyed release their slot (and their
+  // TLS state) as it goes.
+  std::unique_ptr<asio::ssl::context> tls;  // null: plaintext
+  std::optional<HostCheck> host_check;
+  std::atomic<int> open_connections{0};
   asio::io_context io{1};
   asio::thread_pool pool;
   StaticFiles files;
@@ -125,9 +130,6 @@ struct HttpServer::Impl {
   SseHub hub;
   tcp::acceptor acceptor{io};
   asio::steady_timer accept_retry{io};
-  std::unique_ptr<asio::ssl::context> tls;  // null: plaintext
-  std::optional<HostCheck> host_check;
-  std::atomic<int> open_connections{0};
   std::thread thread;
   bool started = false;
   bool stopped = false;

@@ -29,8 +29,8 @@ struct HttpOptions {
   int64_t header_timeout_ms = 10'000;     // a request header not complete by then: closed
   size_t max_body_bytes = 16 << 20;
   size_t max_header_bytes = 64 << 10;
-  int max_connections = 1024;             // open at once; past it a new connection gets 503
-  std::vector<std::string> hosts;         // more names for the Host check ("NAME[:PORT]")
+  int max_connections = 1024;      // open at once; past it a new connection gets 503
+  std::vector<std::string> hosts;  // more names for the Host check ("NAME[:PORT]")
   // PEM certificate chain and key: when set, the listener speaks only HTTPS (TLS 1.2+).
   std::string tls_cert_pem;
   std::string tls_key_pem;

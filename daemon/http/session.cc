@@ -5,13 +5,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <algorithm>
-#include <cctype>
 #include <deque>
 #include <optional>
 #include <type_traits>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "core/strings.h"
 #include "daemon/http/json.h"
 #include "daemon/http/security_headers.h"
@@ -127,19 +126,18 @@ class Session : public SseStream, public std::enable_shared_from_this<Session<St
   }
 
   void ReadHeader() {
-    bhttp::async_read_header(stream_, buffer_, *parser_,
-                             [self = this->shared_from_this()](beast::error_code ec, size_t) {
-                               self->OnHeader(ec);
-                             });
+    bhttp::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
   }
 
   // An error while reading a request: answered when the client is owed an answer.
   void OnReadError(beast::error_code ec) {
     if (ec == bhttp::error::header_limit) {
-      return Write(ErrorResponse(431, absl::StatusCode::kInvalidArgument,
-                                 StrCat("request header over ", options().max_header_bytes,
-                                        " bytes")),
-                   false);
+      return Write(
+          ErrorResponse(431, absl::StatusCode::kInvalidArgument,
+                        StrCat("request header over ", options().max_header_bytes, " bytes")),
+          false);
     }
     if (ec == bhttp::error::body_limit) {
       return Write(ErrorResponse(413, absl::StatusCode::kInvalidArgument,
@@ -160,8 +158,9 @@ class Session : public SseStream, public std::enable_shared_from_this<Session<St
     auto& msg = parser_->get();
     auto host = msg.find(bhttp::field::host);
     if (mode_ == SessionMode::kPlainOnTlsPort) {
-      std::string url = StrCat("https://", host == msg.end() ? std::string("HOST") : std::string(host->value()),
-                               std::string(msg.target()));
+      std::string url =
+          StrCat("https://", host == msg.end() ? std::string("HOST") : std::string(host->value()),
+                 std::string(msg.target()));
       return Write(ErrorResponse(400, absl::StatusCode::kFailedPrecondition,
                                  StrCat("a plaintext HTTP request on the HTTPS port: use ", url)),
                    false);
@@ -182,8 +181,7 @@ class Session : public SseStream, public std::enable_shared_from_this<Session<St
     if (expect != msg.end() && beast::iequals(expect->value(), "100-continue")) {
       static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       asio::async_write(stream_, asio::buffer(kContinue),
-                        [self = this->shared_from_this(), read_body](beast::error_code ec,
-                                                                     size_t) {
+                        [self = this->shared_from_this(), read_body](beast::error_code ec, size_t) {
                           if (ec) return self->Shutdown();
                           read_body();
                         });
@@ -203,9 +201,7 @@ class Session : public SseStream, public std::enable_shared_from_this<Session<St
     tcp::endpoint peer = Lowest().socket().remote_endpoint(peer_ec);
     if (!peer_ec) req.peer = StrCat(peer.address().to_string(), ":", peer.port());
     for (const auto& field : msg) {
-      std::string name(field.name_string());
-      std::transform(name.begin(), name.end(), name.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
+      std::string name = absl::AsciiStrToLower(std::string(field.name_string()));
       req.headers[name] = std::string(field.value());
     }
     req.body = std::move(msg.body());
@@ -244,13 +240,13 @@ class Session : public SseStream, public std::enable_shared_from_this<Session<St
     res->content_length(length);
     // A slow reader of the answer is bounded like a slow writer of the request.
     Lowest().expires_after(std::chrono::milliseconds(options().idle_timeout_ms));
-    bhttp::async_write(stream_, *res,
-                       [self = this->shared_from_this(), res, keep_alive](beast::error_code ec,
-                                                                          size_t) {
-                         if (ec) return self->Shutdown();
-                         if (!keep_alive) return self->LingerClose();
-                         self->ReadRequest(/*first=*/false);
-                       });
+    bhttp::async_write(
+        stream_, *res,
+        [self = this->shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
+          if (ec) return self->Shutdown();
+          if (!keep_alive) return self->LingerClose();
+          self->ReadRequest(/*first=*/false);
+        });
   }
 
   void WriteNext() {
@@ -270,11 +266,11 @@ class Session : public SseStream, public std::enable_shared_from_this<Session<St
   }
 
   void WatchForClose() {
-    stream_.async_read_some(asio::buffer(discard_), [self = this->shared_from_this()](
-                                                        beast::error_code ec, size_t) {
-      if (ec) return self->Shutdown();
-      self->WatchForClose();
-    });
+    stream_.async_read_some(asio::buffer(discard_),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                              if (ec) return self->Shutdown();
+                              self->WatchForClose();
+                            });
   }
 
   // Sends FIN, then drops what the client still sends until it closes or kLingerMs pass.
@@ -286,11 +282,11 @@ class Session : public SseStream, public std::enable_shared_from_this<Session<St
     Drain(std::make_shared<std::vector<char>>(64 << 10));
   }
   void Drain(std::shared_ptr<std::vector<char>> sink) {
-    Lowest().async_read_some(asio::buffer(*sink), [self = this->shared_from_this(), sink](
-                                                      beast::error_code ec, size_t) {
-      if (ec) return self->Shutdown();
-      self->Drain(sink);
-    });
+    Lowest().async_read_some(asio::buffer(*sink),
+                             [self = this->shared_from_this(), sink](beast::error_code ec, size_t) {
+                               if (ec) return self->Shutdown();
+                               self->Drain(sink);
+                             });
   }
 
   // The hub calls Send() and End() while it walks its streams; closing (which tells the hub)
@@ -336,8 +332,8 @@ void StartSession(Stream stream, beast::flat_buffer read_ahead, SessionContext c
       ->Start();
 }
 
-template void StartSession<beast::tcp_stream>(beast::tcp_stream, beast::flat_buffer,
-                                              SessionContext, ConnectionSlot, SessionMode);
+template void StartSession<beast::tcp_stream>(beast::tcp_stream, beast::flat_buffer, SessionContext,
+                                              ConnectionSlot, SessionMode);
 template void StartSession<beast::ssl_stream<beast::tcp_stream>>(
     beast::ssl_stream<beast::tcp_stream>, beast::flat_buffer, SessionContext, ConnectionSlot,
     SessionMode);

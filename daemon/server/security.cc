@@ -68,8 +68,8 @@ Result<std::vector<std::string>> CheckHttpSecurity(const std::string& listen,
   if (listen.empty() || auth::IsLoopback(listen)) return notes;
   auto refuse = [&](const std::string& why, const std::string& fix) -> Status {
     return absl::FailedPreconditionError(StrCat(
-        "refusing to serve HTTP on ", listen, ", which is not a loopback address: ", why, "; ",
-        fix, ", reach it through an SSH tunnel (ssh -L 8080:127.0.0.1:8080 HOST), or pass "
+        "refusing to serve HTTP on ", listen, ", which is not a loopback address: ", why, "; ", fix,
+        ", reach it through an SSH tunnel (ssh -L 8080:127.0.0.1:8080 HOST), or pass "
         "--insecure to accept the risk (docs/security.md)"));
   };
   if (s.tokens_file.empty()) {

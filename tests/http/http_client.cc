@@ -1,12 +1,12 @@
 #include "tests/http/http_client.h"
 
+#include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/asio/ssl.hpp>
 #include <boost/beast/ssl.hpp>
-#include <algorithm>
 #include <cctype>
 #include <optional>
 
@@ -63,7 +63,8 @@ struct Conn {
     ssl->set_verify_callback(asio::ssl::host_name_verification(to.server_name));
     SSL_set_tlsext_host_name(ssl->native_handle(), to.server_name.c_str());
     ssl->handshake(asio::ssl::stream_base::client, ec);
-    if (ec) return absl::UnavailableError(StrCat("TLS handshake with ", to.addr, ": ", ec.message()));
+    if (ec)
+      return absl::UnavailableError(StrCat("TLS handshake with ", to.addr, ": ", ec.message()));
     return OkStatus();
   }
 };
@@ -133,16 +134,14 @@ Result<size_t> SseClient::ReadSome(char* data, size_t size, int64_t timeout_ms) 
   return n;
 }
 
-Result<std::unique_ptr<SseClient>> SseClient::Open(const HttpEndpoint& to,
-                                                   const std::string& target,
-                                                   const std::string& last_event_id,
-                                                   int64_t timeout_ms,
-                                                   const std::map<std::string, std::string>& headers) {
+Result<std::unique_ptr<SseClient>> SseClient::Open(
+    const HttpEndpoint& to, const std::string& target, const std::string& last_event_id,
+    int64_t timeout_ms, const std::map<std::string, std::string>& headers) {
   std::unique_ptr<SseClient> c(new SseClient());
   c->impl_ = std::make_unique<Impl>();
   RETURN_IF_ERROR(c->impl_->conn.Open(to, timeout_ms));
-  std::string req = StrCat("GET ", target, " HTTP/1.1\r\nHost: ", to.addr,
-                           "\r\nAccept: text/event-stream\r\n");
+  std::string req =
+      StrCat("GET ", target, " HTTP/1.1\r\nHost: ", to.addr, "\r\nAccept: text/event-stream\r\n");
   if (!last_event_id.empty()) req += StrCat("Last-Event-ID: ", last_event_id, "\r\n");
   for (const auto& [k, v] : headers) req += StrCat(k, ": ", v, "\r\n");
   req += "\r\n";
@@ -260,8 +259,8 @@ Result<std::string> RawConnection::ReadUntilClose(int64_t timeout_ms) {
     out.append(chunk, n);
     if (ec == asio::error::eof) return out;
     if (ec == beast::error::timeout) {
-      return absl::DeadlineExceededError(StrCat("still open after ", timeout_ms,
-                                                " ms; read so far: '", out.substr(0, 200), "'"));
+      return absl::DeadlineExceededError(
+          StrCat("still open after ", timeout_ms, " ms; read so far: '", out.substr(0, 200), "'"));
     }
     if (ec) {
       return absl::UnavailableError(

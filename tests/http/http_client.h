@@ -22,7 +22,7 @@ struct HttpEndpoint {
   HttpEndpoint(const std::string& address, const std::string& ca, const std::string& name)
       : addr(address), ca_file(ca), server_name(name) {}
   std::string addr;
-  std::string ca_file;                  // empty: plaintext
+  std::string ca_file;  // empty: plaintext
   std::string server_name = "localhost";
 };
 
@@ -54,11 +54,9 @@ class SseClient {
  public:
   // Connects, sends the request and reads the response head. A status other than 200 is
   // returned as an error whose message holds the status and body.
-  static Result<std::unique_ptr<SseClient>> Open(const HttpEndpoint& to,
-                                                 const std::string& target,
-                                                 const std::string& last_event_id = "",
-                                                 int64_t timeout_ms = 10'000,
-                                                 const std::map<std::string, std::string>& headers = {});
+  static Result<std::unique_ptr<SseClient>> Open(
+      const HttpEndpoint& to, const std::string& target, const std::string& last_event_id = "",
+      int64_t timeout_ms = 10'000, const std::map<std::string, std::string>& headers = {});
   // The response head's header fields (lower-case names).
   const std::map<std::string, std::string>& headers() const { return headers_; }
   ~SseClient();

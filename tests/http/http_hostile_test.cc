@@ -69,8 +69,8 @@ void ExpectSecurityHeaders(const std::map<std::string, std::string>& h, const st
 }
 
 TEST_F(HttpHostileTest, HostMustNameThisServer) {
-  ASSERT_NO_FATAL_FAILURE(Start({"--http-host", "longhaul.example", "--http-host",
-                                 "proxy.example:9000"}));
+  ASSERT_NO_FATAL_FAILURE(
+      Start({"--http-host", "longhaul.example", "--http-host", "proxy.example:9000"}));
   for (std::string ok : {"localhost:" + port_, "127.0.0.1:" + port_, "[::1]:" + port_,
                          std::string("longhaul.example"), std::string("longhaul.example:443"),
                          std::string("proxy.example:9000")}) {

@@ -15,8 +15,8 @@
 namespace longhaul::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 constexpr char kHello[] =
     "name: hello\n"
@@ -42,8 +42,9 @@ class HttpTlsTest : public ClusterTest {
                            "--tokens",   tokens_.file,
                            "--http",     http};
     o.client_tls_ca_file = ca_;
-    o.agent_flags = {"--tls-cert", certs_.Join("ca/agent-n0.crt"), "--tls-key",
-                     certs_.Join("ca/agent-n0.key"), "--tls-ca", ca_};
+    o.agent_flags = {"--tls-cert", certs_.Join("ca/agent-n0.crt"),
+                     "--tls-key",  certs_.Join("ca/agent-n0.key"),
+                     "--tls-ca",   ca_};
     o.client_token = tokens_.by_name["olga"];
     ASSERT_NO_FATAL_FAILURE(StartCluster(o));
     ASSERT_FALSE(cluster().http_address().empty());
@@ -114,8 +115,8 @@ TEST_F(HttpTlsTest, WatchStreamOverHttpsSeesTheRunToItsEnd) {
   ASSERT_NO_FATAL_FAILURE(Start("127.0.0.1:0"));
   Result<int64_t> id = cluster().Submit(kHello);
   ASSERT_TRUE(id.ok()) << id.status();
-  auto stream = SseClient::Open(Https(), StrCat("/api/v1/runs/", *id, "/watch"), "", 10'000,
-                                Bearer());
+  auto stream =
+      SseClient::Open(Https(), StrCat("/api/v1/runs/", *id, "/watch"), "", 10'000, Bearer());
   ASSERT_TRUE(stream.ok()) << stream.status();
   EXPECT_EQ((*stream)->headers().at("x-frame-options"), "DENY");
   Result<SseEvent> ev = (*stream)->Next();
@@ -139,8 +140,8 @@ TEST(HttpTlsStartTest, OffLoopbackWithoutTlsIsRefusedUnlessInsecure) {
   TempDir dir;
   Tokens tokens = MakeTokens(dir, {{"viewer", "vera"}});
   std::vector<std::string> argv = {BinPath("longhauld"), "--state-dir", dir.Join("state"),
-                                   "--listen", "127.0.0.1:0", "--http", "0.0.0.0:0",
-                                   "--tokens", tokens.file};
+                                   "--listen",           "127.0.0.1:0", "--http",
+                                   "0.0.0.0:0",          "--tokens",    tokens.file};
   CommandResult r = RunCommand(argv, {}, 30'000);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("refusing to serve HTTP on 0.0.0.0:0"));

@@ -11,13 +11,13 @@ using ::testing::HasSubstr;
 TEST(HostCheckTest, LoopbackNamesWithTheBoundPortAndTheListenHost) {
   Result<HostCheck> c = HostCheck::Create("10.1.2.3:0", 8443, /*tls=*/false, {});
   ASSERT_TRUE(c.ok()) << c.status();
-  for (const char* ok : {"localhost:8443", "LocalHost:8443", "127.0.0.1:8443", "[::1]:8443",
-                         "10.1.2.3:8443"}) {
+  for (const char* ok :
+       {"localhost:8443", "LocalHost:8443", "127.0.0.1:8443", "[::1]:8443", "10.1.2.3:8443"}) {
     EXPECT_TRUE(c->Allowed(ok)) << ok;
   }
-  for (const char* bad : {"localhost", "localhost:80", "127.0.0.1:8444", "evil.example:8443",
-                          "10.1.2.3", "localhost.evil.example:8443", "", ":8443",
-                          "localhost:8443/x", "[::1"}) {
+  for (const char* bad :
+       {"localhost", "localhost:80", "127.0.0.1:8444", "evil.example:8443", "10.1.2.3",
+        "localhost.evil.example:8443", "", ":8443", "localhost:8443/x", "[::1"}) {
     EXPECT_FALSE(c->Allowed(bad)) << bad;
   }
 }
