@@ -32,7 +32,7 @@ void GenCerts(const std::string& dir) {
 class HttpTlsTest : public ClusterTest {
  protected:
   // A cluster whose longhauld has a certificate and tokens; its HTTP listener on `http`.
-  void Start(const std::string& http) {
+  void Start(const std::string& http, std::vector<std::string> more_flags = {}) {
     ASSERT_NO_FATAL_FAILURE(GenCerts(certs_.Join("ca")));
     ca_ = certs_.Join("ca/ca.crt");
     tokens_ = MakeTokens(dir_, {{"operator", "olga"}});
@@ -41,6 +41,7 @@ class HttpTlsTest : public ClusterTest {
                            "--tls-key",  certs_.Join("ca/coordinator.key"),
                            "--tokens",   tokens_.file,
                            "--http",     http};
+    o.coordinator_flags.insert(o.coordinator_flags.end(), more_flags.begin(), more_flags.end());
     o.client_tls_ca_file = ca_;
     o.agent_flags = {"--tls-cert", certs_.Join("ca/agent-n0.crt"),
                      "--tls-key",  certs_.Join("ca/agent-n0.key"),
@@ -132,6 +133,21 @@ TEST_F(HttpTlsTest, WatchStreamOverHttpsSeesTheRunToItsEnd) {
 
 TEST_F(HttpTlsTest, OffLoopbackWithTokensAndTlsIsServed) {
   ASSERT_NO_FATAL_FAILURE(Start("0.0.0.0:0"));
+  ASSERT_NO_FATAL_FAILURE(ExpectRunsOverHttps());
+}
+
+TEST_F(HttpTlsTest, ConnectionsThatNeverFinishTheHandshakeAreClosedByTheHeaderTimeout) {
+  ASSERT_NO_FATAL_FAILURE(Start("127.0.0.1:0", {"--http-header-timeout", "1s"}));
+  auto silent = RawConnection::Open(cluster().http_address());
+  ASSERT_TRUE(silent.ok()) << silent.status();
+  auto half = RawConnection::Open(cluster().http_address());
+  ASSERT_TRUE(half.ok()) << half.status();
+  // The first bytes of a TLS record header, then nothing.
+  ASSERT_TRUE((*half)->Write(std::string("\x16\x03\x01", 3)).ok());
+  Result<std::string> r = (*silent)->ReadUntilClose(20'000);
+  EXPECT_TRUE(r.ok()) << r.status();
+  r = (*half)->ReadUntilClose(20'000);
+  EXPECT_TRUE(r.ok()) << r.status();
   ASSERT_NO_FATAL_FAILURE(ExpectRunsOverHttps());
 }
 
