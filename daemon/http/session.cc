@@ -200,6 +200,7 @@ class Session : public SseStream, public std::enable_shared_from_this<Session<St
     beast::error_code peer_ec;
     tcp::endpoint peer = Lowest().socket().remote_endpoint(peer_ec);
     if (!peer_ec) req.peer = StrCat(peer.address().to_string(), ":", peer.port());
+    req.tls = kIsTls<Stream>;
     for (const auto& field : msg) {
       std::string name = absl::AsciiStrToLower(std::string(field.name_string()));
       req.headers[name] = std::string(field.value());

@@ -74,6 +74,13 @@ TEST_F(HttpTlsTest, RunsOverHttpsWithATokenAndNotWithout) {
   EXPECT_EQ(none->status, 401) << none->body;
   EXPECT_THAT(ReadTextFile(cluster().dir().Join("logs/longhauld.log")),
               HasSubstr("UI and HTTP API on https://"));
+  // The browser's login cookie, set over HTTPS, is never sent back in plaintext.
+  Result<HttpResult> login =
+      HttpRequest(Https(), "POST", "/api/v1/login",
+                  json{{"token", tokens_.by_name.begin()->second}}.dump());
+  ASSERT_TRUE(login.ok()) << login.status();
+  EXPECT_EQ(login->status, 204) << login->body;
+  EXPECT_THAT(login->Header("set-cookie"), HasSubstr("; HttpOnly; SameSite=Strict; Secure"));
 }
 
 TEST_F(HttpTlsTest, PlaintextOnTheTlsPortIsAnsweredWithTheHttpsUrlAndServingGoesOn) {
