@@ -52,7 +52,9 @@ if [ "$SECONDS_EACH" -gt 0 ]; then
     echo "sanitize: fuzzing $name for ${SECONDS_EACH}s"
     # New inputs go to $work/corpus (seeded from the committed corpus, which stays as it is).
     # -timeout: one input running longer is a hang; -rss_limit_mb: a memory blow-up is a crash.
-    if ! "$BUILD_DIR/bin/${name}_fuzzer" "$work/corpus" "tests/fuzz/corpus/$name" \
+    dict=()
+    if [ -f "tests/fuzz/$name.dict" ]; then dict=(-dict="tests/fuzz/$name.dict"); fi
+    if ! "$BUILD_DIR/bin/${name}_fuzzer" "$work/corpus" "tests/fuzz/corpus/$name" "${dict[@]}" \
         -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
         -artifact_prefix="$work/" -print_final_stats=1 >"$work/log" 2>&1; then
       tail -n 60 "$work/log" >&2
