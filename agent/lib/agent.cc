@@ -22,7 +22,8 @@ Agent::Agent(boost::asio::io_context& io, AgentConfig config, ProcessLauncher* l
       log_(GetLogger("agent")),
       heartbeat_ms_(config_.heartbeat_ms),
       inotify_(io, [this](int64_t key, const std::string& name) { OnFileEvent(key, name); }),
-      heartbeat_timer_(io) {}
+      heartbeat_timer_(io),
+      rate_timer_(io) {}
 
 Agent::~Agent() { Shutdown(); }
 
@@ -50,6 +51,7 @@ void Agent::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
   heartbeat_timer_.cancel();
+  rate_timer_.cancel();
   for (auto& [id, a] : attempts_) {
     SaveHint(*a);
     a->kill_timer.cancel();

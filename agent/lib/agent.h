@@ -39,6 +39,9 @@ struct AgentConfig {
   std::vector<v1::GpuInfo> gpus;  // detected GPUs (index, name, memory) for Hello
   int64_t heartbeat_ms = 1000;
   int64_t event_window = 20'000;  // unacknowledged events in flight, over all attempts
+  // Events one attempt may send per second (0: no limit). A stage that writes faster waits in
+  // its file: it is slowed down, never cut, so one chatty stage cannot flood the coordinator.
+  int64_t max_event_rate = 5'000;
   size_t batch_lines = 1000;
   size_t batch_bytes = 256 * 1024;
   int64_t default_grace_ms = 10'000;
@@ -98,6 +101,9 @@ class Agent {
   // agent_events.cc: reading, sending and acknowledging events; the exit report.
   void Pump(Attempt& a);
   void PumpAll();
+  // How many more events `a` may send in its current one-second window (the rate limit);
+  // when none, arms the timer that pumps again once the window has passed.
+  size_t RateRoom(Attempt& a, int64_t now_ms);
   void HandleAckEvents(const v1::AckEvents& ack);
   void RewindAll();
   void SaveHint(Attempt& a);
@@ -121,6 +127,8 @@ class Agent {
   std::map<int64_t, int64_t> start_received_ms_;  // for the start latency log
   InotifyWatcher inotify_;
   boost::asio::steady_timer heartbeat_timer_;
+  boost::asio::steady_timer rate_timer_;  // wakes attempts held back by max_event_rate
+  bool rate_timer_armed_ = false;
   bool shut_down_ = false;
 };
 

@@ -12,6 +12,9 @@ void Agent::Pump(Attempt& a) {
     bool final = a.exit.has_value();  // the stage has ended: a last line without '\n' counts
     size_t room = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(config_.batch_lines),
                                                         config_.event_window - in_flight_));
+    int64_t now = clock_->NowMs();
+    room = std::min(room, RateRoom(a, now));
+    if (room == 0) break;
     auto batch = a.tailer.Read(room, config_.batch_bytes, final);
     if (!batch.ok()) {
       log_->error("attempt {}: {}", a.id, ToStd(batch.status().message()));
@@ -22,7 +25,6 @@ void Agent::Pump(Attempt& a) {
     v1::AgentMessage m;
     v1::AttemptEvents* events = m.mutable_events();
     events->set_attempt_id(a.id);
-    int64_t now = clock_->NowMs();
     for (EventLine& line : batch->lines) {
       a.last_event_seq = std::max(a.last_event_seq, line.seq);
       if (line.seq <= a.acked_seq) {
@@ -46,6 +48,11 @@ void Agent::Pump(Attempt& a) {
     }
     if (events->events_size() > 0) {
       in_flight_ += events->events_size();
+      if (now - a.rate_window_start_ms >= 1000 || now < a.rate_window_start_ms) {
+        a.rate_window_start_ms = now;
+        a.rate_window_sent = 0;
+      }
+      a.rate_window_sent += events->events_size();
       Send(std::move(m));
     }
     if (batch->at_end) {
@@ -66,6 +73,30 @@ void Agent::Pump(Attempt& a) {
     Send(std::move(m));
     a.exit_sent = true;
   }
+}
+
+size_t Agent::RateRoom(Attempt& a, int64_t now_ms) {
+  if (config_.max_event_rate <= 0) return SIZE_MAX;
+  // A window opens with the first events sent in it (CountSent), so its second is theirs.
+  bool window_over = now_ms - a.rate_window_start_ms >= 1000 || now_ms < a.rate_window_start_ms;
+  int64_t left = config_.max_event_rate - (window_over ? 0 : a.rate_window_sent);
+  if (left > 0) return static_cast<size_t>(left);
+  if (!a.rate_limited_logged) {
+    a.rate_limited_logged = true;
+    log_->info("attempt {}: writes events faster than {}/s; the rest wait in its events file "
+               "and follow at that rate (--max-event-rate)",
+               a.id, config_.max_event_rate);
+  }
+  if (!rate_timer_armed_ && !shut_down_) {
+    rate_timer_armed_ = true;
+    int64_t wait_ms = std::max<int64_t>(1, a.rate_window_start_ms + 1000 - now_ms);
+    rate_timer_.expires_after(std::chrono::milliseconds(wait_ms));
+    rate_timer_.async_wait([this](const boost::system::error_code& ec) {
+      rate_timer_armed_ = false;
+      if (!ec) PumpAll();
+    });
+  }
+  return 0;
 }
 
 void Agent::PumpAll() {

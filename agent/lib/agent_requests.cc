@@ -3,16 +3,10 @@
 
 #include "agent/lib/agent.h"
 #include "agent/lib/log_reader.h"
+#include "core/log_read.h"
 #include "core/strings.h"
 
 namespace longhaul::agent {
-namespace {
-
-constexpr int64_t kDefaultLogBytes = 64 * 1024;
-// Well under gRPC's default 4 MiB message limit.
-constexpr int64_t kMaxLogBytes = 1024 * 1024;
-
-}  // namespace
 
 void Agent::HandleReadLog(const v1::ReadLog& req) {
   v1::AgentMessage m;
@@ -25,9 +19,8 @@ void Agent::HandleReadLog(const v1::ReadLog& req) {
     out->set_error(
         StrCat("attempt ", req.attempt_id(), " has no directory on agent ", config_.agent_id));
   } else {
-    int64_t max =
-        req.max_bytes() > 0 ? std::min<int64_t>(req.max_bytes(), kMaxLogBytes) : kDefaultLogBytes;
-    auto slice = ReadLogSlice(dir.log_path(req.stream()), req.offset(), max);
+    auto slice =
+        ReadLogSlice(dir.log_path(req.stream()), req.offset(), ClampLogReadBytes(req.max_bytes()));
     if (slice.ok()) {
       out->set_data(std::move(slice->data));
       out->set_offset(slice->offset);

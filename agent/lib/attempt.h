@@ -46,6 +46,9 @@ struct Attempt {
   std::deque<std::pair<int64_t, int64_t>> in_flight;  // (seq, end_offset) sent, not acked
   int64_t saved_hint_seq = 0;                         // pos_seq last written to acked.json
   bool read_to_end = false;  // after the exit: the whole file, last partial line too, was read
+  int64_t rate_window_start_ms = 0;  // the rate limit's current one-second window
+  int64_t rate_window_sent = 0;      // events sent in it
+  bool rate_limited_logged = false;  // one log line per attempt when it is first held back
 
   // Exit.
   std::optional<ExitInfo> exit;

@@ -8,17 +8,28 @@
 #include <cerrno>
 
 #include "core/fs.h"
+#include "core/strings.h"
 
 namespace longhaul::agent {
 
 Result<LogSlice> ReadLogSlice(const std::string& path, int64_t offset, int64_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // A stage could plant a symlink (to a file it may not read, through the agent) or a FIFO
+  // (which would block the agent) where its log belongs: neither is followed nor read.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0 && errno == ELOOP) {
+    return absl::PermissionDeniedError(
+        StrCat(path, " is a symlink; logs are not read through one"));
+  }
   if (fd < 0) return ErrnoStatus("open", path, errno);
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int err = errno;
     ::close(fd);
     return ErrnoStatus("stat", path, err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::PermissionDeniedError(StrCat(path, " is not a regular file"));
   }
   LogSlice slice;
   slice.size = st.st_size;

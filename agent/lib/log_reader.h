@@ -16,7 +16,7 @@ struct LogSlice {
 
 // Reads up to `max_bytes` of `path` from `offset`; a negative offset counts from the end
 // (-4096: the last 4 KiB). An offset past the end gives no data. NotFound if the file is
-// missing.
+// missing; PermissionDenied if `path` is a symlink or not a regular file (never followed).
 Result<LogSlice> ReadLogSlice(const std::string& path, int64_t offset, int64_t max_bytes);
 
 }  // namespace longhaul::agent

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   std::optional<int> gpus;
   std::vector<std::string> labels;
   int64_t window = 20'000;
+  int64_t max_event_rate = 5'000;
   std::string tls_cert, tls_key, tls_ca;
   app.add_option("--coordinator", coordinator, "HOST:PORT ($LONGHAUL_COORDINATOR)");
   app.add_option("--state-dir", state_dir, "the agent's state directory")->required();
@@ -57,6 +58,9 @@ int main(int argc, char** argv) {
   app.add_option("--keepalive", keepalive, "HTTP/2 keepalive ping interval, 0 = off (default 30s)");
   app.add_option("--shim", shim, "longhaul-shim to use (default: beside this executable)");
   app.add_option("--event-window", window, "unacknowledged events in flight (default 20000)");
+  app.add_option("--max-event-rate", max_event_rate,
+                 "events one attempt may send per second, 0 = no limit; faster stages wait in "
+                 "their events file (default 5000)");
   app.add_option("--tls-cert", tls_cert,
                  "PEM certificate of this agent, from the cluster CA; it names the agent's id");
   app.add_option("--tls-key", tls_key, "PEM private key of --tls-cert");
@@ -77,6 +81,7 @@ int main(int argc, char** argv) {
   if (!keepalive_ms.ok())
     return Fail("--keepalive '" + keepalive + "': expected a duration such as 5m or 0");
   if (window <= 0) return Fail("--event-window must be positive");
+  if (max_event_rate < 0) return Fail("--max-event-rate must not be negative");
   if (tls_cert.empty() != tls_key.empty() || tls_cert.empty() != tls_ca.empty())
     return Fail("--tls-cert, --tls-key and --tls-ca go together");
   if (cpus && !(*cpus > 0)) return Fail("--cpus must be positive");
@@ -106,6 +111,7 @@ int main(int argc, char** argv) {
   config.shim_path = shim.empty() ? config.bin_dir + "/longhaul-shim" : shim;
   config.heartbeat_ms = *heartbeat_ms;
   config.event_window = window;
+  config.max_event_rate = max_event_rate;
   for (const auto& l : labels) {
     auto kv = ParseLabel(l);
     if (!kv.ok()) return Fail(ToStd(kv.status().message()));

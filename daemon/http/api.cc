@@ -4,8 +4,10 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "core/log_read.h"
 #include "core/strings.h"
 #include "daemon/http/json.h"
+#include "daemon/rpc/audited_call.h"
 
 namespace longhaul::http {
 namespace {
@@ -80,6 +82,8 @@ Response ListRuns(rpc::ClientApi* api, const Request& req, int64_t parent) {
   return Reply(api->ListRuns(q));
 }
 
+// One read of at most kMaxLogReadBytes (a larger max_bytes is clamped, as over gRPC), or with
+// download=1 the log from `offset` to its end, read in pages of that size, as an attachment.
 Response ReadLog(rpc::ClientApi* api, const Request& req, int64_t run, const std::string& stage) {
   v1::ReadLogRequest q;
   q.set_run_id(run);
@@ -88,16 +92,19 @@ Response ReadLog(rpc::ClientApi* api, const Request& req, int64_t run, const std
   LH_TRY_ASSIGN(int64_t attempt, IntParam(req, "attempt", 0));
   q.set_attempt(static_cast<int32_t>(attempt));
   bool download = BoolParam(req, "download");
-  LH_TRY_ASSIGN(int64_t offset, IntParam(req, "offset", download ? 0 : -65536));
-  LH_TRY_ASSIGN(int64_t max_bytes, IntParam(req, "max_bytes", download ? 1 << 20 : 65536));
+  LH_TRY_ASSIGN(int64_t offset, IntParam(req, "offset", download ? 0 : -kDefaultLogReadBytes));
+  LH_TRY_ASSIGN(int64_t max_bytes,
+                IntParam(req, "max_bytes", download ? kMaxLogReadBytes : kDefaultLogReadBytes));
   q.set_offset(offset);
-  q.set_max_bytes(static_cast<int32_t>(std::clamp<int64_t>(max_bytes, 1, 4 << 20)));
+  q.set_max_bytes(static_cast<int32_t>(ClampLogReadBytes(max_bytes)));
   LH_TRY_ASSIGN(v1::ReadLogResponse page, api->ReadLog(q));
   Response r;
+  // Never text/html, and never sniffed as such: a log is shown as text, whatever it holds.
   r.content_type = "text/plain; charset=utf-8";
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
   r.body = page.data();
   if (download) {
-    // The whole log from `offset`, page by page, up to a bound that keeps memory in check.
+    // Page on until the end, up to a bound that keeps memory in check.
     q.set_attempt(page.attempt());
     while (!page.data().empty() && !page.finished() &&
            static_cast<int64_t>(r.body.size()) < kMaxDownloadBytes) {
@@ -158,16 +165,18 @@ Response ListEvents(rpc::ClientApi* api, const Request& req, int64_t run) {
   return Reply(api->ListEvents(q));
 }
 
-// Parses the POST body into a `Msg`, lets `fill` set what the path says, and answers with
-// `call`'s result.
-template <typename Msg, typename Fill, typename Call>
-Response WithBody(const Request& req, Fill fill, Call call) {
+// A mutation: parses the POST body into a `Msg`, lets `fill` set what the path says, makes
+// the call and records it in the audit trail under the request's principal (as the gRPC
+// service does), and answers with its result.
+template <typename Msg, typename Resp, typename Fill>
+Response Mutate(rpc::ClientApi* api, const Request& req, auth::Action action, Fill fill,
+                Result<Resp> (rpc::ClientApi::*call)(const Msg&)) {
   Msg q;
   if (Status s = FromJson(req.body, "POST " + req.path + " body", &q); !s.ok()) {
     return ErrorResponse(s);
   }
   fill(q);
-  return Reply(call(q));
+  return Reply(rpc::AuditedCall(api, req.principal, action, q, call));
 }
 
 // POST /runs/{id}/{action}
@@ -175,27 +184,40 @@ Response RunAction(rpc::ClientApi* api, const Request& req, int64_t run,
                    const std::string& action) {
   if (req.method != "POST") return MethodNotAllowed(req, "POST");
   if (action == "pivot") {
-    return WithBody<v1::PivotRunRequest>(
-        req, [run](auto& q) { q.set_run_id(run); }, [api](auto& q) { return api->PivotRun(q); });
+    return Mutate(
+        api, req, auth::Action::kPivotRun, [run](auto& q) { q.set_run_id(run); },
+        &rpc::ClientApi::PivotRun);
   }
   if (action == "retry") {
-    return WithBody<v1::RetryStageRequest>(
-        req, [run](auto& q) { q.set_run_id(run); },
-        [api](auto& q) { return api->RetryStage(q); });
+    return Mutate(
+        api, req, auth::Action::kRetryStage, [run](auto& q) { q.set_run_id(run); },
+        &rpc::ClientApi::RetryStage);
   }
   if (action == "cancel") {
-    return WithBody<v1::CancelRunRequest>(
-        req, [run](auto& q) { q.set_id(run); }, [api](auto& q) { return api->CancelRun(q); });
+    return Mutate(
+        api, req, auth::Action::kCancelRun, [run](auto& q) { q.set_id(run); },
+        &rpc::ClientApi::CancelRun);
   }
   return NotFound(req);
+}
+
+// GET /audit?limit=50&before=ID: the audit trail, newest first.
+Response ListAudit(rpc::ClientApi* api, const Request& req) {
+  if (req.method != "GET") return MethodNotAllowed(req, "GET");
+  v1::ListAuditRequest q;
+  LH_TRY_ASSIGN(int64_t limit, IntParam(req, "limit", 50));
+  q.set_limit(static_cast<int32_t>(std::clamp<int64_t>(limit, 1, 1000)));
+  LH_TRY_ASSIGN(int64_t before, IntParam(req, "before", 0));
+  q.set_before_id(before);
+  return Reply(api->ListAudit(q));
 }
 
 Response Runs(rpc::ClientApi* api, const Request& req, const std::vector<std::string>& seg) {
   if (seg.size() == 1) {
     if (req.method == "GET") return ListRuns(api, req, 0);
     if (req.method != "POST") return MethodNotAllowed(req, "GET, POST");
-    return WithBody<v1::SubmitRunRequest>(
-        req, [](auto&) {}, [api](auto& q) { return api->SubmitRun(q); });
+    return Mutate(
+        api, req, auth::Action::kSubmitRun, [](auto&) {}, &rpc::ClientApi::SubmitRun);
   }
   LH_TRY_ASSIGN(int64_t run, ParseInt(seg[1], StrCat("run id in ", req.path)));
   if (seg.size() == 2) {
@@ -224,6 +246,7 @@ Response HandleApi(rpc::ClientApi* api, const Request& req,
                    const std::vector<std::string>& segments) {
   if (segments.empty()) return NotFound(req);
   if (segments[0] == "runs") return Runs(api, req, segments);
+  if (segments[0] == "audit" && segments.size() == 1) return ListAudit(api, req);
   if (segments[0] == "agents" && segments.size() == 1) {
     if (req.method != "GET") return MethodNotAllowed(req, "GET");
     return Reply(api->ListAgents());

@@ -1,6 +1,7 @@
 // The JSON API under /api/v1/ (docs/http-api.md lists every endpoint). Each handler parses
 // the query or body into the longhaul.v1 request message, calls ClientApi, and prints the
-// answer; no rule lives here.
+// answer; no rule lives here. Mutations are recorded in the audit trail under
+// `request.principal` (set by Router::Admit), as the gRPC service records its own.
 #pragma once
 
 #include <string>

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "daemon/auth/authorizer.h"
 
 namespace longhaul::http {
 
@@ -20,6 +21,9 @@ struct Request {
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
   std::string peer;  // "ADDRESS:PORT" of the client, "" when unknown
+  // Who sent it, as the Authorizer answered: set by Router::Admit. Handlers record it in the
+  // audit trail.
+  auth::Principal principal;
 
   // The last value of query parameter `name`, or nullopt.
   std::optional<std::string> Query(const std::string& name) const;

@@ -37,9 +37,10 @@ std::string OriginHost(const std::string& origin) {
 
 }  // namespace
 
-std::optional<Response> Router::Admit(const Request& request) const {
-  Status allowed = authorizer_->Authorize(request);
-  if (!allowed.ok()) return ErrorResponse(allowed);
+std::optional<Response> Router::Admit(Request& request) const {
+  Result<auth::Principal> who = authorizer_->Authorize(request);
+  if (!who.ok()) return ErrorResponse(who.status());
+  request.principal = *std::move(who);
   if (request.method == "POST") {
     std::string origin = request.Header("origin");
     if (!origin.empty() && OriginHost(origin) != request.Header("host")) {
@@ -97,7 +98,9 @@ Response Router::Login(const Request& request) const {
   probe.path = "/api/v1/runs";
   probe.peer = request.peer;
   probe.headers["authorization"] = "Bearer " + token;
-  if (Status s = authorizer_->Authorize(probe); !s.ok()) return ErrorResponse(s);
+  if (Result<auth::Principal> who = authorizer_->Authorize(probe); !who.ok()) {
+    return ErrorResponse(who.status());
+  }
   r.headers.emplace_back("Set-Cookie", StrCat("longhaul_token=", token,
                                               "; Path=/; HttpOnly; SameSite=Strict"));
   return r;
@@ -107,6 +110,14 @@ Response Router::Handle(const Request& request) const {
   if (request.method == "POST" &&
       (request.path == "/api/v1/login" || request.path == "/api/v1/logout")) {
     return Login(request);
+  }
+  if (request.path == "/metrics" && (request.method == "GET" || request.method == "HEAD")) {
+    Result<std::string> text = api_->MetricsText();
+    if (!text.ok()) return ErrorResponse(text.status());
+    Response r;
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = std::move(*text);
+    return r;
   }
   if (request.path == "/healthz" || request.path == "/api/v1/healthz") {
     Response r;

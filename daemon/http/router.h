@@ -20,14 +20,15 @@ class Router {
   Router(rpc::ClientApi* api, const Authorizer* authorizer, const StaticFiles* files)
       : api_(api), authorizer_(authorizer), files_(files) {}
 
-  // The refusal for a request that may not proceed (authorizer, Origin), or nullopt. Cheap:
-  // call it on the I/O thread.
-  std::optional<Response> Admit(const Request& request) const;
+  // The refusal for a request that may not proceed (authorizer, Origin), or nullopt after
+  // setting `request->principal` to its sender. Cheap: call it on the I/O thread.
+  std::optional<Response> Admit(Request& request) const;
   // GET /api/v1/runs/{id}/watch: the run id; nullopt for any other request. InvalidArgument
   // for a watch path with a bad id.
   static std::optional<Result<int64_t>> WatchTarget(const Request& request);
-  // Answers any request but a watch. May block on the store or the scheduler loop: call it on
-  // a worker thread.
+  // Answers any request but a watch, once Admit() let it in (mutations are recorded in the
+  // audit trail under its principal). May block on the store or the scheduler loop: call it
+  // on a worker thread.
   Response Handle(const Request& request) const;
 
  private:

@@ -1,7 +1,9 @@
 // The status UI's files: built into longhauld (web/dist turned into a C++ table at build time,
 // see web/CMakeLists.txt), or read from a folder (--ui-dir) while developing the UI.
 // GET / and every path that names no file (client-side routes) get index.html; a missing file
-// under /assets/ is a 404.
+// under /assets/ is a 404. A path with a "." or ".." segment, a backslash, a '%' (left by
+// double encoding) or a control byte is a 400; one that resolves outside the UI folder (a
+// symlink) or names no regular file is a 404. Files are never read outside the folder.
 #pragma once
 
 #include <cstddef>
@@ -25,8 +27,9 @@ class StaticFiles {
   Response Serve(const Request& request) const;
 
  private:
-  // The file's bytes, or nullopt when there is none at `path`.
-  std::optional<std::string> Find(const std::string& path) const;
+  // The file's bytes; NotFound when there is none at `path`, PermissionDenied when the path
+  // resolves (through a symlink) outside the UI folder or names no regular file.
+  Result<std::string> Find(const std::string& path) const;
 
   std::string ui_dir_;
 };

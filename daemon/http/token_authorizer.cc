@@ -15,6 +15,8 @@ bool EndsWith(const std::string& s, std::string_view suffix) {
 
 std::optional<auth::Action> ActionOf(const Request& request) {
   const std::string& p = request.path;
+  // /metrics names runs and stages: a viewer's read, like GET /api/v1/runs.
+  if (p == "/metrics") return auth::Action::kListRuns;
   if (p.rfind("/api/", 0) != 0) return std::nullopt;
   // Login checks the token it is given by itself; healthz tells nothing.
   if (p == "/api/v1/healthz" || p == "/api/v1/login" || p == "/api/v1/logout") return std::nullopt;
@@ -26,6 +28,7 @@ std::optional<auth::Action> ActionOf(const Request& request) {
     return auth::Action::kSubmitRun;
   }
   if (p.rfind("/api/v1/agents", 0) == 0) return auth::Action::kListAgents;
+  if (p.rfind("/api/v1/audit", 0) == 0) return auth::Action::kListAudit;
   if (EndsWith(p, "/watch")) return auth::Action::kWatchRun;
   if (EndsWith(p, "/logs")) return auth::Action::kReadLog;
   if (EndsWith(p, "/events")) return auth::Action::kListEvents;
@@ -53,16 +56,16 @@ std::string RequestToken(const Request& request) {
   return "";
 }
 
-Status TokenHttpAuthorizer::Authorize(const Request& request) const {
+Result<auth::Principal> TokenHttpAuthorizer::Authorize(const Request& request) const {
   std::optional<auth::Action> action = ActionOf(request);
-  if (!action) return OkStatus();
+  if (!action) return auth::Principal{"", auth::Role::kViewer, request.peer};
   Result<auth::Principal> who = authorizer_->Authorize(RequestToken(request), request.peer, *action);
   if (!who.ok()) {
     GetLogger("http")->warn("{} {} from {}: {}", request.method, request.path,
-                            request.peer.empty() ? "?" : request.peer, ToStd(who.status().message()));
-    return who.status();
+                            request.peer.empty() ? "?" : request.peer,
+                            ToStd(who.status().message()));
   }
-  return OkStatus();
+  return who;
 }
 
 }  // namespace longhaul::http

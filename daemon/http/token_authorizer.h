@@ -20,7 +20,7 @@ class TokenHttpAuthorizer final : public Authorizer {
  public:
   // `authorizer` is not owned and outlives this.
   explicit TokenHttpAuthorizer(const auth::Authorizer* authorizer) : authorizer_(authorizer) {}
-  Status Authorize(const Request& request) const override;
+  Result<auth::Principal> Authorize(const Request& request) const override;
 
  private:
   const auth::Authorizer* authorizer_;

@@ -4,8 +4,10 @@
 #include <future>
 
 #include "core/hash.h"
+#include "core/log_read.h"
 #include "core/strings.h"
 #include "daemon/scheduler/planner.h"
+#include "daemon/workflow/template.h"
 #include "daemon/workflow/workflow.h"
 #include "proto/state_names.h"
 
@@ -159,11 +161,20 @@ Result<v1::ListAgentsResponse> ClientApi::ListAgents() {
   return resp;
 }
 
-Result<v1::ReadLogResponse> ClientApi::ReadLog(const v1::ReadLogRequest& req) {
-  if (!req.stream().empty() && req.stream() != "stdout" && req.stream() != "stderr") {
+Result<v1::ReadLogResponse> ClientApi::ReadLog(const v1::ReadLogRequest& request) {
+  if (!request.stream().empty() && request.stream() != "stdout" && request.stream() != "stderr") {
     return absl::InvalidArgumentError("stream must be 'stdout' or 'stderr', not '" +
-                                      req.stream() + "'");
+                                      request.stream() + "'");
   }
+  // Logs are found by run, stage and attempt in the store, never by a path; a name that no
+  // workflow could have is refused before any lookup.
+  if (!workflow::IsTemplateName(request.stage())) {
+    return absl::InvalidArgumentError(
+        StrCat("'", request.stage(),
+               "' is not a stage name (a letter or _ then letters, digits, _ or -)"));
+  }
+  v1::ReadLogRequest req = request;
+  req.set_max_bytes(static_cast<int32_t>(ClampLogReadBytes(req.max_bytes())));
   ASSIGN_OR_RETURN(store::AttemptRow row,
                    store_->FindAttempt(req.run_id(), req.stage(), req.attempt()));
   auto promise = std::make_shared<std::promise<Result<v1::LogData>>>();

@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "daemon/auth/authorizer.h"
+#include "daemon/metrics/metrics.h"
 #include "daemon/rpc/client_audit.h"
 #include "daemon/scheduler/loop.h"
 #include "daemon/scheduler/scheduler.h"
@@ -40,7 +41,9 @@ class ClientApi {
   Result<v1::Run> CancelRun(const v1::CancelRunRequest& req);
   Result<v1::Run> RetryStage(const v1::RetryStageRequest& req);
   Result<v1::ListAgentsResponse> ListAgents();
-  // Asks the agent that ran the attempt; DeadlineExceeded when it does not answer in time,
+  // Asks the agent that ran the attempt for at most ClampLogReadBytes(max_bytes) bytes
+  // (core/log_read.h). InvalidArgument for a stream other than stdout/stderr or a stage name
+  // no workflow could have; DeadlineExceeded when the agent does not answer in time,
   // Unavailable when it is not connected.
   Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest& req);
   Result<v1::ListEventsResponse> ListEvents(const v1::ListEventsRequest& req);
@@ -58,6 +61,11 @@ class ClientApi {
   // a failed write is logged and the entry dropped. (client_audit.cc)
   void Audit(const auth::Principal& who, auth::Action action, const AuditSubject& subject,
              const Status& status);
+  // The coordinator's metrics in Prometheus' text format: its counters, the scheduler's
+  // gauges (read on the loop) and the runs by status (from the store). (client_metrics.cc)
+  Result<std::string> MetricsText();
+  // The counters MetricsText() reports (not owned; may be null: then only gauges).
+  void set_metrics(const metrics::CoordinatorMetrics* m) { metrics_ = m; }
 
  private:
   Result<v1::SubmitRunResponse> PlanAndSubmit(std::shared_ptr<scheduler::SubmitInput> input);
@@ -69,6 +77,7 @@ class ClientApi {
   store::SqliteStore* store_;
   int64_t log_timeout_ms_;
   const Clock* clock_;
+  const metrics::CoordinatorMetrics* metrics_ = nullptr;
 };
 
 }  // namespace longhaul::rpc

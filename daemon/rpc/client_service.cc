@@ -1,7 +1,7 @@
 #include "daemon/rpc/client_service.h"
 
+#include "daemon/rpc/audited_call.h"
 #include "daemon/rpc/call_auth.h"
-#include "daemon/rpc/client_audit.h"
 #include "daemon/rpc/status_util.h"
 
 namespace longhaul::rpc {
@@ -24,18 +24,14 @@ grpc::Status Read(const auth::Authorizer& authorizer, const grpc::ServerContext*
   return Answer<T>(fn(), resp);
 }
 
-// A mutation: the check, the call, then the call and its outcome into the audit trail.
-template <typename Request, typename T, typename Fn>
+// A mutation: the check, then the call and its outcome into the audit trail.
+template <typename Request, typename T>
 grpc::Status Mutate(ClientApi* api, const auth::Authorizer& authorizer,
                     const grpc::ServerContext* ctx, auth::Action action, const Request& req,
-                    T* resp, Fn&& fn) {
+                    T* resp, Result<T> (ClientApi::*call)(const Request&)) {
   auto principal = CheckCall(authorizer, ctx, action);
   if (!principal.ok()) return ToGrpc(principal.status());
-  Result<T> out = fn();
-  Status status = out.status();
-  grpc::Status answer = Answer<T>(std::move(out), resp);
-  api->Audit(*principal, action, DescribeForAudit(req, *resp), status);
-  return answer;
+  return Answer<T>(AuditedCall(api, *principal, action, req, call), resp);
 }
 
 }  // namespace
@@ -43,25 +39,24 @@ grpc::Status Mutate(ClientApi* api, const auth::Authorizer& authorizer,
 grpc::Status ClientServiceImpl::SubmitRun(grpc::ServerContext* ctx, const v1::SubmitRunRequest* req,
                                           v1::SubmitRunResponse* resp) {
   return Mutate(api_, *authorizer_, ctx, auth::Action::kSubmitRun, *req, resp,
-                [&] { return api_->SubmitRun(*req); });
+                &ClientApi::SubmitRun);
 }
 
 grpc::Status ClientServiceImpl::PivotRun(grpc::ServerContext* ctx, const v1::PivotRunRequest* req,
                                          v1::SubmitRunResponse* resp) {
-  return Mutate(api_, *authorizer_, ctx, auth::Action::kPivotRun, *req, resp,
-                [&] { return api_->PivotRun(*req); });
+  return Mutate(api_, *authorizer_, ctx, auth::Action::kPivotRun, *req, resp, &ClientApi::PivotRun);
 }
 
 grpc::Status ClientServiceImpl::CancelRun(grpc::ServerContext* ctx, const v1::CancelRunRequest* req,
                                           v1::Run* resp) {
   return Mutate(api_, *authorizer_, ctx, auth::Action::kCancelRun, *req, resp,
-                [&] { return api_->CancelRun(*req); });
+                &ClientApi::CancelRun);
 }
 
 grpc::Status ClientServiceImpl::RetryStage(grpc::ServerContext* ctx,
                                            const v1::RetryStageRequest* req, v1::Run* resp) {
   return Mutate(api_, *authorizer_, ctx, auth::Action::kRetryStage, *req, resp,
-                [&] { return api_->RetryStage(*req); });
+                &ClientApi::RetryStage);
 }
 
 grpc::Status ClientServiceImpl::GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req,

@@ -37,6 +37,15 @@ AttemptState* Scheduler::FindAnyAttempt(int64_t attempt_id) {
 
 void Scheduler::HandleStarted(AttemptState* a, const v1::AttemptStarted& msg) {
   if (IsTerminal(a->row.state)) return;
+  if (metrics_ != nullptr && a->row.state != v1::ATTEMPT_RUNNING) {
+    metrics_->attempts_started++;
+    if (a->stage != nullptr && a->stage->ready_at_ms > 0) {
+      metrics_->handoff_seconds.Observe(
+          static_cast<double>(std::max<int64_t>(0, clock_->NowMs() - a->stage->ready_at_ms)) /
+          1000.0);
+      a->stage->ready_at_ms = 0;
+    }
+  }
   a->row.state = v1::ATTEMPT_RUNNING;
   a->row.pid = msg.pid();
   if (msg.started_at_ms() > 0) a->row.started_at_ms = msg.started_at_ms();
@@ -125,6 +134,7 @@ int64_t Scheduler::BackoffMs(const workflow::RetryPolicy& policy, int retry_numb
 void Scheduler::AttemptEnded(AttemptState* a, v1::AttemptState state, const std::string& kind,
                              const std::string& reason) {
   int64_t now = clock_->NowMs();
+  if (metrics_ != nullptr && kind != "success") metrics_->attempt_failures.Add(kind);
   a->row.state = state;
   a->row.reason = kind == "success" ? "" : reason;
   if (!a->row.ended_at_ms) a->row.ended_at_ms = now;

@@ -57,6 +57,7 @@ void Scheduler::HandleEvents(AgentState* agent, const v1::AttemptEvents& msg) {
       }
       max_seq = std::max(max_seq, rec.seq());
       if (!*inserted) continue;  // a re-send of an event already stored
+      if (metrics_ != nullptr) metrics_->events_ingested++;
       if (!parsed.ok()) {
         a->row.malformed++;
         a->row.last_malformed =

@@ -132,7 +132,14 @@ Status SchedulerLoop::RunBatch(std::deque<Task>& tasks, int64_t lag_ms) {
   for (auto& t : tasks) t.run();
   scheduler_->Dispatch();
   Status st = scheduler_->FlushToStore();
-  if (st.ok()) st = store_->Commit();
+  if (st.ok()) {
+    auto begin = std::chrono::steady_clock::now();
+    st = store_->Commit();
+    if (st.ok() && metrics_ != nullptr) {
+      metrics_->sqlite_commit_seconds.Observe(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+    }
+  }
   if (!st.ok()) {
     store_->Rollback();
     return st;

@@ -16,6 +16,7 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "daemon/metrics/metrics.h"
 #include "daemon/scheduler/scheduler.h"
 #include "daemon/store/sqlite_store.h"
 
@@ -55,6 +56,8 @@ class SchedulerLoop {
 
   // Batches committed so far (for benchmarks and tests).
   uint64_t batches() const;
+  // Where to record each commit's duration (not owned; may be null). Call before Start().
+  void set_metrics(metrics::CoordinatorMetrics* m) { metrics_ = m; }
 
  private:
   struct Task {
@@ -74,6 +77,7 @@ class SchedulerLoop {
   std::deque<Task> tasks_;
   bool stopping_ = false;
   uint64_t batches_ = 0;
+  metrics::CoordinatorMetrics* metrics_ = nullptr;
   std::thread thread_;
 };
 

@@ -49,6 +49,10 @@ struct StageState {
   uint64_t retry_gen = 0;
   bool dirty = false;
   std::string previous_agent;  // where the last attempt ran (resume affinity)
+  // For a cached stage (row.cached_from_stage_id): the run and stage it reuses, for snapshots.
+  int64_t cached_from_run_id = 0;
+  std::string cached_from_stage;
+  int64_t ready_at_ms = 0;  // when it last became ready; 0 once an attempt has started
 };
 
 struct RunState {

@@ -96,6 +96,14 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
     st->run = run;
     st->index = static_cast<int>(i);
     st->rate = RateEstimator(options_.rate_tau_ms);
+    if (st->row.cached_from_stage_id) {
+      // Only for snapshots: a source that cannot be read leaves them without it.
+      if (Result<store::StageRow> src = store_->LoadStageById(*st->row.cached_from_stage_id);
+          src.ok()) {
+        st->cached_from_run_id = src->run_id;
+        st->cached_from_stage = src->name;
+      }
+    }
     run->index_by_name[spec.name] = st->index;
     stage_owner_[st->row.id] = run;
     run->stages.push_back(std::move(st));

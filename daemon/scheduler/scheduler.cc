@@ -82,6 +82,7 @@ void Scheduler::SetStageStatus(StageState* s, v1::StageStatus status, const std:
 
 void Scheduler::MarkReady(StageState* s) {
   SetStageStatus(s, v1::STAGE_READY, "");
+  s->ready_at_ms = clock_->NowMs();
   s->row.next_retry_at_ms.reset();
   ready_.insert({s->run->row.id, s->index});
   dispatch_needed_ = true;
@@ -280,6 +281,10 @@ v1::Run Scheduler::SnapshotRun(const RunState& run, bool all_stages) const {
     store::StageRowToProto(s.row, st);
     for (const auto& [name, m] : s.latest_metrics) *st->add_metrics() = m;
     if (s.current) st->set_agent_id(s.current->row.agent_id);
+    if (s.row.cached_from_stage_id && s.cached_from_run_id != 0) {
+      st->set_cached_from_run_id(s.cached_from_run_id);
+      st->set_cached_from_stage(s.cached_from_stage);
+    }
     // What it cost so far: as the store computes it (a running attempt counts up to now).
     int64_t wall_ms = 0;
     for (const auto& a : s.attempts) {
@@ -294,6 +299,31 @@ v1::Run Scheduler::SnapshotRun(const RunState& run, bool all_stages) const {
     if (all_stages || run.changed_stages.count(s->index)) add(*s);
   }
   return out;
+}
+
+SchedulerGauges Scheduler::Gauges() const {
+  SchedulerGauges g;
+  for (const auto& [id, run] : runs_) {
+    for (const auto& s : run->stages) {
+      ++g.stages[std::string(StageStatusName(s->row.status))];
+      if (s->current == nullptr || s->current->row.state != v1::ATTEMPT_RUNNING) continue;
+      SchedulerGauges::Running& r = g.running.emplace_back();
+      r.run_id = id;
+      r.stage = s->row.name;
+      r.agent = s->current->row.agent_id;
+      if (s->row.progress && s->row.progress->total > 0) {
+        r.progress_ratio = s->row.progress->done / s->row.progress->total;
+        r.eta_seconds = s->row.progress->eta_seconds;
+      }
+    }
+  }
+  for (const auto& [id, a] : agents_) {
+    ++g.agents[std::string(AgentStateName(a->row.state))];
+    if (a->session == 0) continue;
+    g.gpus_total += a->row.resources.gpus();
+    g.gpus_busy += a->row.resources.gpus() - a->free.gpus();
+  }
+  return g;
 }
 
 std::vector<v1::AgentInfo> Scheduler::ListAgents() const {

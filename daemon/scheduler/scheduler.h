@@ -25,6 +25,7 @@
 #include "core/clock.h"
 #include "core/event.h"
 #include "core/status.h"
+#include "daemon/metrics/metrics.h"
 #include "daemon/scheduler/agent_link.h"
 #include "daemon/scheduler/model.h"
 #include "daemon/scheduler/options.h"
@@ -56,6 +57,22 @@ struct SubmitOutput {
 };
 
 using LogCallback = std::function<void(Result<v1::LogData>)>;
+
+// What /metrics shows of the scheduler's state, read on the loop at scrape time.
+struct SchedulerGauges {
+  std::map<std::string, int64_t> stages;  // stages of the runs in memory, by status name
+  std::map<std::string, int64_t> agents;  // by state name
+  int64_t gpus_total = 0;                 // offered by connected agents
+  int64_t gpus_busy = 0;
+  struct Running {
+    int64_t run_id = 0;
+    std::string stage;
+    std::string agent;
+    double progress_ratio = -1;  // -1: unknown (no progress with a total)
+    double eta_seconds = -1;     // -1: unknown
+  };
+  std::vector<Running> running;  // stages with an attempt running now
+};
 
 class Scheduler {
  public:
@@ -99,6 +116,10 @@ class Scheduler {
   void Dispatch();        // places ready stages on agents with room
   Status FlushToStore();  // writes every dirty row
   void AfterCommit();     // sends queued messages, publishes watch updates, evicts ended runs
+
+  // Counters for /metrics (not owned; may be null).
+  void set_metrics(metrics::CoordinatorMetrics* m) { metrics_ = m; }
+  SchedulerGauges Gauges() const;
 
   // For tests and benchmarks.
   size_t active_runs() const { return runs_.size(); }
@@ -225,6 +246,7 @@ class Scheduler {
   };
   std::map<int64_t, PendingCheck> pending_checks_;
   std::vector<std::function<void()>> after_commit_;  // deferred callbacks
+  metrics::CoordinatorMetrics* metrics_ = nullptr;
 };
 
 }  // namespace longhaul::scheduler

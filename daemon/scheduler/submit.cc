@@ -96,6 +96,8 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, RunPla
     if (sp.action == "reuse" && sp.hit) {
       st->row.status = v1::STAGE_CACHED;
       st->row.cached_from_stage_id = sp.hit->stage_id;
+      st->cached_from_run_id = sp.hit->run_id;
+      st->cached_from_stage = sp.hit->stage_name;
       st->row.outputs = sp.hit->outputs;
       st->row.ended_at_ms = now;
     } else if (sp.action == "skip") {

@@ -47,6 +47,7 @@ struct Coordinator::Impl {
   std::unique_ptr<auth::TokenStore> tokens;
   std::unique_ptr<auth::Authorizer> authorizer;
   std::unique_ptr<store::SqliteStore> store;
+  metrics::CoordinatorMetrics metrics;
   rpc::AgentServiceImpl agent_service;
   std::unique_ptr<scheduler::Scheduler> scheduler;
   std::unique_ptr<scheduler::SchedulerLoop> loop;
@@ -115,11 +116,14 @@ Result<std::string> Coordinator::Start() {
   ASSIGN_OR_RETURN(m.store, store::SqliteStore::Open(db));
   m.scheduler = std::make_unique<scheduler::Scheduler>(m.store.get(), m.clock, &m.agent_service,
                                                        m.options.scheduler);
+  m.scheduler->set_metrics(&m.metrics);
   m.loop = std::make_unique<scheduler::SchedulerLoop>(m.scheduler.get(), m.store.get(), m.clock);
+  m.loop->set_metrics(&m.metrics);
   m.agent_service.Attach(m.scheduler.get(), m.loop.get());
   m.agent_service.set_require_certificate(!sec.agent_listen.empty());
   m.client_api = std::make_unique<rpc::ClientApi>(m.scheduler.get(), m.loop.get(), m.store.get(),
                                                   m.options.scheduler.log_timeout_ms, m.clock);
+  m.client_api->set_metrics(&m.metrics);
   m.client_service =
       std::make_unique<rpc::ClientServiceImpl>(m.client_api.get(), m.authorizer.get());
   RETURN_IF_ERROR(m.loop->Start());

@@ -7,6 +7,7 @@
 // connections and see the last committed state.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -106,6 +107,8 @@ class SqliteStore {
 
   // PRAGMA integrity_check; "ok" when healthy.
   Result<std::string> IntegrityCheck();
+  // How many runs there are in each status (by its stored name), for /metrics.
+  Result<std::map<std::string, int64_t>> CountRunsByStatus();
 
  private:
   SqliteStore(std::string path, std::unique_ptr<Db> writer)

@@ -293,4 +293,18 @@ Result<std::string> SqliteStore::IntegrityCheck() {
   return out;
 }
 
+Result<std::map<std::string, int64_t>> SqliteStore::CountRunsByStatus() {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT status, count(*) FROM runs GROUP BY status"));
+  std::map<std::string, int64_t> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool r, st->Step());
+    if (!r) break;
+    out[st->Text(0)] = st->Int(1);
+  }
+  st->Reset();
+  return out;
+}
+
 }  // namespace longhaul::store

@@ -169,7 +169,7 @@ TEST_F(AgentFaultTest, NetworkThatDropsEverythingForAWhileLosesNothing) {
 }
 
 TEST_F(AgentFaultTest, StalledCoordinatorNeverBlocksTheAgentsLoop) {
-  h_.StartAgent({"--event-window", "1000000"});
+  h_.StartAgent({"--event-window", "1000000", "--max-event-rate", "0"});
   ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
   ASSERT_TRUE(coord().Start(h_.Spec(31, {"lh-testjob", "--sleep", "60"})));
   ASSERT_TRUE(WaitFor([&] { return !coord().started(31).empty(); }, 10'000));

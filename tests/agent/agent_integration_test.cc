@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <sstream>
 
 #include "core/fs.h"
@@ -199,6 +200,26 @@ TEST_F(AgentIntegrationTest, FlowControlKeepsAtMostTheWindowUnacknowledged) {
   EXPECT_EQ(coord().events_received(18), 1000);
   EXPECT_EQ(coord().exited(18)->last_seq(), 1000);
   ExpectEventsMatchFile(coord().events(18), h_.AttemptFile(18, "events.jsonl"));
+}
+
+// --max-event-rate: a stage that writes events faster than the limit is slowed, not cut. The
+// agent stamps each event with the time it read it, so the stamps show the pace it kept.
+TEST_F(AgentIntegrationTest, EventRateLimitSlowsAFastStageAndLosesNothing) {
+  h_.StartAgent({"--max-event-rate", "500"});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(19, {"lh-testjob", "--events", "1500"})));
+  ASSERT_TRUE(h_.WaitExited(19, 30'000)) << h_.AgentLog();
+  auto events = coord().events(19);
+  ASSERT_EQ(events.size(), 1500u);
+  EXPECT_EQ(coord().exited(19)->last_seq(), 1500);
+  ExpectEventsMatchFile(events, h_.AttemptFile(19, "events.jsonl"));
+  // 1,500 events at 500 per one-second window take three windows: two seconds at least from
+  // the first event read to the last (without the limit they are read within milliseconds).
+  std::vector<int64_t> stamps = coord().event_stamps(19);
+  ASSERT_EQ(stamps.size(), 1500u);
+  auto [lo, hi] = std::minmax_element(stamps.begin(), stamps.end());
+  EXPECT_GE(*hi - *lo, 2000);
+  EXPECT_NE(h_.AgentLog().find("faster than 500/s"), std::string::npos);
 }
 
 }  // namespace

@@ -125,6 +125,17 @@ TEST(LogReaderTest, ReadsFromOffsetsAndFromTheEnd) {
   EXPECT_TRUE(absl::IsNotFound(ReadLogSlice(tmp.Join("none"), 0, 3).status()));
 }
 
+TEST(LogReaderTest, ReadsNeitherASymlinkNorAFifoPlantedAsTheLog) {
+  testing::TempDir tmp;
+  testing::WriteTextFile(tmp.Join("secret"), "secret");
+  ASSERT_EQ(::symlink(tmp.Join("secret").c_str(), tmp.Join("stdout.log").c_str()), 0);
+  auto link = ReadLogSlice(tmp.Join("stdout.log"), 0, 100);
+  EXPECT_TRUE(absl::IsPermissionDenied(link.status())) << link.status();
+  ASSERT_EQ(::mkfifo(tmp.Join("stderr.log").c_str(), 0600), 0);
+  auto fifo = ReadLogSlice(tmp.Join("stderr.log"), 0, 100);  // at once: no writer needed
+  EXPECT_TRUE(absl::IsPermissionDenied(fifo.status())) << fifo.status();
+}
+
 TEST(AgentSetupTest, AgentIdIsStoredAndGuarded) {
   testing::TempDir tmp;
   auto id = ResolveAgentId(tmp.path(), "node-a");

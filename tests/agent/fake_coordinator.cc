@@ -129,7 +129,7 @@ void FakeCoordinator::Record(
         if (exit_seen_on_stream_[id]) event_after_exit_ = true;
         int64_t max = 0;
         for (const auto& e : msg.events().events()) {
-          events_[id].emplace(e.seq(), e.line());  // insert-or-ignore
+          if (events_[id].emplace(e.seq(), e.line()).second) stamps_[id].push_back(e.ts_ms());
           ++received_[id];
           max = std::max(max, e.seq());
         }
@@ -187,6 +187,12 @@ std::map<int64_t, std::string> FakeCoordinator::events(int64_t id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = events_.find(id);
   return it == events_.end() ? std::map<int64_t, std::string>() : it->second;
+}
+
+std::vector<int64_t> FakeCoordinator::event_stamps(int64_t id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = stamps_.find(id);
+  return it == stamps_.end() ? std::vector<int64_t>() : it->second;
 }
 
 int64_t FakeCoordinator::events_received(int64_t id) const {

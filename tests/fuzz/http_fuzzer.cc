@@ -1,8 +1,8 @@
 // Fuzzes what longhauld's HTTP listener does with a request before any handler runs
 // (daemon/http): ParseTarget (path and query split, percent-decoding), the query accessors,
 // and the UI's static files, served both from the built-in table and from a folder. The input
-// is "METHOD TARGET": the folder holds index.html and assets/app.js, and a file beside it that
-// no request may ever read.
+// is "METHOD TARGET": the folder holds index.html, assets/app.js and two symlinks that lead out
+// of it, and beside it a file that no request may ever read.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -47,6 +47,9 @@ const std::string& UiDir() {
     WriteFile(fs::path(root) / "ui" / "assets" / "app.js", "console.log(1)");
     WriteFile(fs::path(root) / "secret.txt", kSecret);
     WriteFile(fs::path(root) / "ui-secret.txt", kSecret);
+    // Symlinks out of the folder: a file, and a folder under assets/.
+    fs::create_symlink(fs::path(root) / "secret.txt", fs::path(root) / "ui" / "link.txt");
+    fs::create_directory_symlink(fs::path(root), fs::path(root) / "ui" / "assets" / "up");
     std::atexit([] {
       std::error_code ec;
       fs::remove_all(root, ec);
@@ -81,7 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const http::StaticFiles built_in;
   for (const http::StaticFiles* files : {&from_folder, &built_in}) {
     http::Response r = files->Serve(request);
-    FUZZ_CHECK(r.status == 200 || r.status == 404 || r.status == 405, "status");
+    FUZZ_CHECK(r.status == 200 || r.status == 400 || r.status == 404 || r.status == 405,
+               "status");
     // Error bodies echo the request; a 200's body is a file, never one outside the folder.
     FUZZ_CHECK(r.status != 200 || r.body.find(kSecret) == std::string::npos,
                "no file outside the UI folder");

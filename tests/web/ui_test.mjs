@@ -10,7 +10,7 @@
 // /usr/bin/chromium), LONGHAUL_UI_ONLY (comma list of case names to run).
 // Exit 77 (ctest: skipped) without chromium.
 import { createRequire } from "node:module";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -249,6 +249,32 @@ const cases = {
     await cluster.cancel(id);
   },
 
+  // A submit over HTTP (as the UI's own calls go) is in the audit trail: who, what, from where,
+  // how it ended, with a link to the run; a refused cancel shows its error code.
+  async audit() {
+    const yaml = readFileSync(wf.quick, "utf8");
+    const { run } = await cluster.api("/runs", { workflow_text: yaml, workflow_path: "quick.yaml", params: { n: "audit" } });
+    const id = Number(run.id);
+    await cluster.waitRun(id, /SUCCEEDED/);
+    const refused = await fetch(`${cluster.httpUrl}/api/v1/runs/${id}/cancel`, { method: "POST", body: "{}" });
+    check(refused.status === 409, `cancel of an ended run answered ${refused.status}`);
+    await open("/audit");
+    const table = page.locator('[data-testid="audit-table"]');
+    const submit = table.locator('tr[data-action="SubmitRun"]').filter({ hasText: `run ${id}` });
+    await submit.waitFor({ timeout: T });
+    await textMatches(submit.locator('[data-col="who"]'), /^local$/);
+    await textMatches(submit.locator('[data-col="subject"]'), /workflow quick\.yaml.*params n=audit/);
+    await textMatches(submit.locator('[data-col="outcome"]'), /ok/);
+    await textMatches(submit, /127\.0\.0\.1:\d+/);
+    const cancel = table.locator('tr[data-action="CancelRun"]').filter({ hasText: `run ${id}` });
+    await textMatches(cancel.locator('[data-col="outcome"]'), /failed_precondition/);
+    const first = await table.locator("tbody tr").first().getAttribute("data-action");
+    check(first === "CancelRun", `newest entry is ${first}, not the cancel`);
+    await shot("audit");
+    await submit.locator(`a[href="#/runs/${id}"]`).click();
+    await page.waitForURL(new RegExp(`#/runs/${id}$`), { timeout: T });
+  },
+
   async agents() {
     await open("/agents");
     await textMatches(page.locator('[data-agent="local"] .badge'), /connected/);
@@ -263,7 +289,7 @@ async function main() {
   page.on("dialog", (d) => { dialogs.push(d.message()); void d.dismiss(); });
   page.on("pageerror", (e) => console.log(`page error: ${e.message}`));
   const order = ["runs_paging", "live_progress", "cancel", "retry", "markup_is_text", "agents",
-    "pivot", "reconnect", "compare_campaign"];
+    "audit", "pivot", "reconnect", "compare_campaign"];
   for (const name of order) {
     if (ONLY.length && !ONLY.includes(name)) continue;
     const t0 = Date.now();

@@ -12,6 +12,7 @@ import { StageView } from "./views/StagePanel";
 import { PivotView } from "./views/PivotView";
 import { CompareView } from "./views/CompareView";
 import { AgentsView } from "./views/AgentsView";
+import { AuditView } from "./views/AuditView";
 
 const CONN_TEXT = { live: "live", connecting: "connecting…", disconnected: "disconnected" };
 
@@ -35,6 +36,7 @@ function Nav({ route }: { route: Route }) {
         <a class={runsActive} href="#/runs">Runs</a>
         <a class={at("compare")} href="#/compare">Compare</a>
         <a class={at("agents")} href="#/agents">Agents</a>
+        <a class={at("audit")} href="#/audit">Audit</a>
       </nav>
       <ConnectionBadge />
     </header>
@@ -49,6 +51,7 @@ function View({ route }: { route: Route }) {
     case "pivot": return <PivotView id={route.run} />;
     case "compare": return <CompareView ids={route.runs} query={route.query} />;
     case "agents": return <AgentsView />;
+    case "audit": return <AuditView />;
     default: return <div class="card"><h2>Not found</h2><p>No page at {route.path}.</p></div>;
   }
 }

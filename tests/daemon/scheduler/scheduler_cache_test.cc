@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/scheduler/planner.h"
+#include "daemon/scheduler/watcher.h"
 #include "proto/state_names.h"
 #include "tests/daemon/scheduler/scheduler_fixture.h"
 
@@ -56,6 +57,21 @@ TEST_F(CacheTest, AnIdenticalRunReusesEveryCacheableStage) {
   EXPECT_EQ(train.outputs().at("model"), "/out/train");
   EXPECT_EQ(train.plan_reason(), "same inputs as run " + std::to_string(first));
   EXPECT_EQ(GetStage(second, "report").plan_reason(), "cache: false");
+  // A watcher of the running run sees where the cached stage comes from in its snapshot.
+  auto w = std::make_shared<Watcher>();
+  Batch([&] { ASSERT_TRUE(scheduler_->Watch(second, w).ok()); });
+  v1::RunUpdate u;
+  bool final = false;
+  ASSERT_TRUE(w->Next(&u, &final, 0));
+  ASSERT_TRUE(u.snapshot());
+  bool seen = false;
+  for (const auto& s : u.run().stages()) {
+    if (s.name() != "train") continue;
+    seen = true;
+    EXPECT_EQ(s.cached_from_run_id(), first);
+    EXPECT_EQ(s.cached_from_stage(), "train");
+  }
+  EXPECT_TRUE(seen);
 }
 
 TEST_F(CacheTest, StoresDescriptionsAndWhatWentIntoEachKey) {

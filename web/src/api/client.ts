@@ -1,10 +1,10 @@
 // The typed client of longhauld's JSON API (/api/v1). Every function returns converted,
 // number-typed messages (convert.ts) or throws an ApiError carrying the server's message.
 import {
-  toAgent, toAttempt, toListRuns, toMetricPage, toRun, toSubmitResponse,
+  toAgent, toAttempt, toAuditEntry, toListRuns, toMetricPage, toRun, toSubmitResponse,
 } from "./convert";
 import type {
-  AgentInfo, Attempt, ListRunsResponse, LogChunk, MetricPage, PivotRequest, Run,
+  AgentInfo, Attempt, AuditEntry, ListRunsResponse, LogChunk, MetricPage, PivotRequest, Run,
   SubmitRunResponse,
 } from "./types";
 import { noteRequest, noteUnauthenticated } from "./connection";
@@ -138,6 +138,14 @@ export async function readLog(run: number, stage: string, attempt: number, strea
 export async function listAgents(): Promise<AgentInfo[]> {
   const j = await getJson("/agents");
   return Array.isArray(j.agents) ? j.agents.map(toAgent) : [];
+}
+
+/** One page of the audit trail, newest first; `before` (an entry id) pages on. Admin only. */
+export async function listAudit(limit: number, before = 0): Promise<AuditEntry[]> {
+  const q = new URLSearchParams({ limit: String(limit) });
+  if (before > 0) q.set("before", String(before));
+  const j = await getJson(`/audit?${q}`);
+  return Array.isArray(j.entries) ? j.entries.map(toAuditEntry) : [];
 }
 
 export async function pivot(run: number, req: PivotRequest): Promise<SubmitRunResponse> {

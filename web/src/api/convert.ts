@@ -3,8 +3,8 @@
 // at all when the server omits defaults; every converter fills those in, so views never test
 // for undefined except on the optional sub-messages (progress, resources, total, free).
 import type {
-  AgentInfo, Artifact, Attempt, GpuInfo, ListRunsResponse, Metric, PlanEntry, Progress,
-  Resources, Run, RunUpdate, Stage, SubmitRunResponse, MetricPage,
+  AgentInfo, Artifact, Attempt, AuditEntry, GpuInfo, ListRunsResponse, Metric, PlanEntry,
+  Progress, Resources, Run, RunUpdate, Stage, SubmitRunResponse, MetricPage,
 } from "./types";
 
 type Json = Record<string, any>;
@@ -173,3 +173,9 @@ export function withCachedFrom(live: Run, stored: Run): Run {
 export function lacksCachedFrom(r: Run): boolean {
   return r.stages.some((s) => s.status === "STAGE_CACHED" && !s.cached_from_run_id);
 }
+
+export const toAuditEntry = (j: Json): AuditEntry => ({
+  id: num(j.id), ts_ms: num(j.ts_ms), principal: str(j.principal), role: str(j.role),
+  peer: str(j.peer), action: str(j.action), target: str(j.target), detail: str(j.detail),
+  result: str(j.result),
+});

@@ -90,3 +90,9 @@ export interface LogChunk {
 export interface PivotRequest {
   params: Record<string, string>; from_stage: string; dry_run: boolean; no_cache: boolean;
 }
+
+/** One mutation in the audit trail (who, what, when, from where, how it ended). */
+export interface AuditEntry {
+  id: number; ts_ms: number; principal: string; role: string; peer: string; action: string;
+  target: string; detail: string; result: string;
+}

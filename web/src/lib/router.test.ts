@@ -10,6 +10,7 @@ describe("parseRoute", () => {
     expect(parseRoute(href.stage(12, "data gen"))).toEqual({ view: "stage", run: 12, stage: "data gen" });
     expect(parseRoute("#/compare?runs=3,4,x")).toMatchObject({ view: "compare", runs: [3, 4] });
     expect(parseRoute("#/agents")).toEqual({ view: "agents" });
+    expect(parseRoute(href.audit())).toEqual({ view: "audit" });
     expect(parseRoute("#/nope").view).toBe("notfound");
   });
 });

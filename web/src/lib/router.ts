@@ -1,5 +1,5 @@
 // Hash routes: #/runs, #/runs/12, #/runs/12/stages/datagen, #/runs/12/pivot,
-// #/compare?runs=3,4, #/agents. Pure parsing; app.tsx listens to hashchange.
+// #/compare?runs=3,4, #/agents, #/audit. Pure parsing; app.tsx listens to hashchange.
 
 export type Route =
   | { view: "runs"; query: URLSearchParams }
@@ -8,6 +8,7 @@ export type Route =
   | { view: "pivot"; run: number }
   | { view: "compare"; runs: number[]; query: URLSearchParams }
   | { view: "agents" }
+  | { view: "audit" }
   | { view: "notfound"; path: string };
 
 export function parseRoute(hash: string): Route {
@@ -30,6 +31,7 @@ export function parseRoute(hash: string): Route {
     return { view: "compare", runs, query };
   }
   if (parts[0] === "agents" && parts.length === 1) return { view: "agents" };
+  if (parts[0] === "audit" && parts.length === 1) return { view: "audit" };
   return { view: "notfound", path };
 }
 
@@ -40,6 +42,7 @@ export const href = {
   pivot: (id: number) => `#/runs/${id}/pivot`,
   compare: (ids: number[]) => `#/compare?runs=${ids.join(",")}`,
   agents: () => "#/agents",
+  audit: () => "#/audit",
 };
 
 export function navigate(to: string): void {

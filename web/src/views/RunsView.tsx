@@ -6,7 +6,7 @@ import type { ListRunsResponse, Run } from "../api/types";
 import { elapsedMs, formatDuration, formatGpuHours, formatMetric } from "../lib/format";
 import { href, navigate } from "../lib/router";
 import { useResource } from "../store/resource";
-import { Badge, Clock, CountsBar, Empty, ErrorBox } from "./common";
+import { Badge, Clock, CountsBar, Empty, ErrorBox, Pager } from "./common";
 
 const PAGE = 50;
 const STATUSES = ["", "pending", "running", "succeeded", "failed", "cancelled"];
@@ -147,13 +147,9 @@ export function RunsView({ query }: { query: URLSearchParams }) {
         {!res.loading && runs.length === 0 && <Empty>No runs match.</Empty>}
         {res.loading && <Empty>Loading…</Empty>}
       </div>
-      <div class="pager">
-        <button data-testid="newer" disabled={cursors.length <= 1}
-                onClick={() => setCursors(cursors.slice(0, -1))}>← Newer</button>
-        <span class="muted">page {cursors.length}</span>
-        <button data-testid="older" disabled={!next}
-                onClick={() => setCursors([...cursors, next])}>Older →</button>
-      </div>
+      <Pager page={cursors.length}
+             newer={cursors.length > 1 ? () => setCursors(cursors.slice(0, -1)) : null}
+             older={next ? () => setCursors([...cursors, next]) : null} />
     </div>
   );
 }

@@ -71,3 +71,18 @@ export function KeyValues({ rows }: { rows: Array<[string, ComponentChildren]> }
     </dl>
   );
 }
+
+/**
+ * "← Newer · page N · Older →" under a keyset-paged table; a null callback disables its
+ * button. `prefix` names the buttons' test ids (`${prefix}newer`, `${prefix}older`).
+ */
+export function Pager({ page, newer, older, prefix = "" }:
+    { page: number; newer: (() => void) | null; older: (() => void) | null; prefix?: string }) {
+  return (
+    <div class="pager">
+      <button data-testid={`${prefix}newer`} disabled={!newer} onClick={() => newer?.()}>← Newer</button>
+      <span class="muted">page {page}</span>
+      <button data-testid={`${prefix}older`} disabled={!older} onClick={() => older?.()}>Older →</button>
+    </div>
+  );
+}
