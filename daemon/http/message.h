@@ -21,6 +21,7 @@ struct Request {
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
   std::string peer;  // "ADDRESS:PORT" of the client, "" when unknown
+  bool tls = false;  // it came over HTTPS
   // Who sent it, as the Authorizer answered: set by Router::Admit. Handlers record it in the
   // audit trail.
   auth::Principal principal;

@@ -101,8 +101,10 @@ Response Router::Login(const Request& request) const {
   if (Result<auth::Principal> who = authorizer_->Authorize(probe); !who.ok()) {
     return ErrorResponse(who.status());
   }
+  // Over HTTPS the browser must never send it back in plaintext.
   r.headers.emplace_back("Set-Cookie", StrCat("longhaul_token=", token,
-                                              "; Path=/; HttpOnly; SameSite=Strict"));
+                                              "; Path=/; HttpOnly; SameSite=Strict",
+                                              request.tls ? "; Secure" : ""));
   return r;
 }
 

@@ -1,214 +1,33 @@
 #include "daemon/http/server.h"
 
+#include <openssl/ssl.h>
+
+#include <algorithm>
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <algorithm>
-#include <cctype>
-#include <deque>
+#include <boost/beast/core/detect_ssl.hpp>
+#include <boost/beast/ssl.hpp>
 #include <future>
 #include <optional>
 #include <thread>
 
 #include "core/logging.h"
 #include "core/strings.h"
-#include "daemon/http/json.h"
+#include "daemon/http/host_check.h"
 #include "daemon/http/router.h"
+#include "daemon/http/session.h"
 #include "daemon/http/static_files.h"
 
 namespace longhaul::http {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 
 namespace {
-
-// A stream that sends more than this many unsent chunks is too slow: it is closed, and the
-// browser reconnects with Last-Event-ID.
-constexpr size_t kMaxQueuedChunks = 1024;
-
-struct Shared {
-  asio::io_context* io;
-  asio::thread_pool* pool;
-  Router* router;
-  SseHub* hub;
-  const HttpOptions* options;
-};
-
-class Session : public SseStream, public std::enable_shared_from_this<Session> {
- public:
-  Session(tcp::socket socket, Shared shared) : stream_(std::move(socket)), shared_(shared) {}
-
-  void Read() {
-    parser_.emplace();
-    parser_->body_limit(shared_.options->max_body_bytes);
-    stream_.expires_after(std::chrono::milliseconds(shared_.options->idle_timeout_ms));
-    bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = shared_from_this()](beast::error_code ec, size_t) {
-                        self->OnRead(ec);
-                      });
-  }
-
-  // --- SseStream ---
-  void Begin() override {
-    sse_ = true;
-    stream_.expires_never();
-    Send(std::make_shared<const std::string>(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-        "X-Accel-Buffering: no\r\nConnection: close\r\n\r\n"));
-    // Notice the peer going away: a read ends with an error then.
-    WatchForClose();
-  }
-  void Send(std::shared_ptr<const std::string> chunk) override {
-    if (closed_ || ending_) return;
-    if (queue_.size() >= kMaxQueuedChunks) {
-      DeferShutdown();
-      return;
-    }
-    queue_.push_back(std::move(chunk));
-    if (!writing_) WriteNext();
-  }
-  void End() override {
-    ending_ = true;
-    if (!writing_) DeferShutdown();
-  }
-  void Refuse(Response response) override { Write(std::move(response), /*keep_alive=*/false); }
-
- private:
-  void OnRead(beast::error_code ec) {
-    if (ec) {
-      if (ec == bhttp::error::body_limit) {
-        Write(ErrorResponse(413, absl::StatusCode::kInvalidArgument,
-                            StrCat("request body over ", shared_.options->max_body_bytes,
-                                   " bytes")),
-              false);
-        return;
-      }
-      Shutdown();
-      return;
-    }
-    auto& msg = parser_->get();
-    keep_alive_ = msg.keep_alive();
-    Request req;
-    req.method = std::string(msg.method_string());
-    beast::error_code peer_ec;
-    tcp::endpoint peer = stream_.socket().remote_endpoint(peer_ec);
-    if (!peer_ec) req.peer = StrCat(peer.address().to_string(), ":", peer.port());
-    for (const auto& field : msg) {
-      std::string name(field.name_string());
-      std::transform(name.begin(), name.end(), name.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
-      req.headers[name] = std::string(field.value());
-    }
-    req.body = std::move(msg.body());
-    if (Status s = ParseTarget(std::string(msg.target()), &req); !s.ok()) {
-      Write(ErrorResponse(s), keep_alive_);
-      return;
-    }
-    if (std::optional<Response> refused = shared_.router->Admit(req)) {
-      Write(std::move(*refused), keep_alive_);
-      return;
-    }
-    if (auto watch = Router::WatchTarget(req)) {
-      if (!watch->ok()) {
-        Write(ErrorResponse(watch->status()), keep_alive_);
-        return;
-      }
-      shared_.hub->Open(shared_from_this(), **watch, req.Header("last-event-id"));
-      return;
-    }
-    head_ = req.method == "HEAD";
-    asio::post(*shared_.pool, [self = shared_from_this(), req = std::move(req)]() mutable {
-      Response r = self->shared_.router->Handle(req);
-      asio::post(*self->shared_.io, [self, r = std::move(r)]() mutable {
-        self->Write(std::move(r), self->keep_alive_);
-      });
-    });
-  }
-
-  void Write(Response r, bool keep_alive) {
-    auto res = std::make_shared<bhttp::response<bhttp::string_body>>();
-    res->version(11);
-    res->result(static_cast<unsigned>(r.status));
-    res->set(bhttp::field::server, "longhauld");
-    if (!r.content_type.empty()) res->set(bhttp::field::content_type, r.content_type);
-    for (auto& [k, v] : r.headers) res->set(k, v);
-    size_t length = r.body.size();
-    if (!head_) res->body() = std::move(r.body);
-    res->keep_alive(keep_alive);
-    res->content_length(length);
-    bhttp::async_write(stream_, *res,
-                       [self = shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
-                         if (ec || !keep_alive) {
-                           self->Shutdown();
-                         } else {
-                           self->Read();
-                         }
-                       });
-  }
-
-  void WriteNext() {
-    if (queue_.empty()) {
-      writing_ = false;
-      if (ending_) Shutdown();
-      return;
-    }
-    writing_ = true;
-    std::shared_ptr<const std::string> chunk = queue_.front();
-    asio::async_write(stream_.socket(), asio::buffer(*chunk),
-                      [self = shared_from_this(), chunk](beast::error_code ec, size_t) {
-                        self->queue_.pop_front();
-                        if (ec) {
-                          self->Shutdown();
-                          return;
-                        }
-                        self->WriteNext();
-                      });
-  }
-
-  void WatchForClose() {
-    stream_.socket().async_read_some(
-        asio::buffer(discard_), [self = shared_from_this()](beast::error_code ec, size_t) {
-          if (ec) {
-            self->Shutdown();
-            return;
-          }
-          self->WatchForClose();
-        });
-  }
-
-  // The hub calls Send() and End() while it walks its streams; closing (which tells the hub)
-  // waits for the next turn of the loop.
-  void DeferShutdown() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->Shutdown(); });
-  }
-
-  void Shutdown() {
-    if (closed_) return;
-    closed_ = true;
-    queue_.clear();
-    if (sse_) shared_.hub->Close(this);
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.socket().close(ec);
-  }
-
-  beast::tcp_stream stream_;
-  Shared shared_;
-  beast::flat_buffer buffer_;
-  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
-  bool keep_alive_ = false;
-  bool head_ = false;
-  bool sse_ = false;
-  bool writing_ = false;
-  bool ending_ = false;
-  bool closed_ = false;
-  std::deque<std::shared_ptr<const std::string>> queue_;
-  char discard_[512];
-};
 
 // "HOST:PORT", "[V6]:PORT" or ":PORT".
 Result<tcp::endpoint> ParseListen(const std::string& listen) {
@@ -236,6 +55,62 @@ Result<tcp::endpoint> ParseListen(const std::string& listen) {
   return tcp::endpoint(addr, static_cast<unsigned short>(p));
 }
 
+// TLS 1.2 or later, with the coordinator's certificate chain and key (PEM text).
+Result<std::unique_ptr<asio::ssl::context>> MakeTlsContext(const HttpOptions& o) {
+  auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+  ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                   asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                   asio::ssl::context::no_tlsv1_1 | asio::ssl::context::no_compression |
+                   asio::ssl::context::single_dh_use);
+  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+  beast::error_code ec;
+  ctx->use_certificate_chain(asio::buffer(o.tls_cert_pem), ec);
+  if (ec) {
+    return absl::InvalidArgumentError(StrCat("HTTP TLS: --tls-cert: ", ec.message()));
+  }
+  ctx->use_private_key(asio::buffer(o.tls_key_pem), asio::ssl::context::pem, ec);
+  if (ec) return absl::InvalidArgumentError(StrCat("HTTP TLS: --tls-key: ", ec.message()));
+  if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
+    return absl::InvalidArgumentError("HTTP TLS: --tls-key does not match --tls-cert");
+  }
+  return ctx;
+}
+
+// On the TLS port, looks at the first bytes: a TLS client hello gets a TLS session, anything
+// else a plaintext one that explains (SessionMode::kPlainOnTlsPort).
+class TlsDetector : public std::enable_shared_from_this<TlsDetector> {
+ public:
+  TlsDetector(beast::tcp_stream stream, asio::ssl::context* tls, SessionContext ctx,
+              ConnectionSlot slot, SessionMode mode)
+      : stream_(std::move(stream)), tls_(tls), ctx_(ctx), slot_(std::move(slot)), mode_(mode) {}
+
+  void Run() {
+    beast::async_detect_ssl(stream_, buffer_,
+                            [self = shared_from_this()](beast::error_code ec, bool is_tls) {
+                              if (ec) return;  // closed with the stream
+                              self->OnDetect(is_tls);
+                            });
+  }
+
+ private:
+  void OnDetect(bool is_tls) {
+    if (is_tls) {
+      StartSession(beast::ssl_stream<beast::tcp_stream>(std::move(stream_), *tls_),
+                   std::move(buffer_), ctx_, std::move(slot_), mode_);
+    } else {
+      StartSession(std::move(stream_), std::move(buffer_), ctx_, std::move(slot_),
+                   SessionMode::kPlainOnTlsPort);
+    }
+  }
+
+  beast::tcp_stream stream_;
+  asio::ssl::context* tls_;
+  beast::flat_buffer buffer_;
+  SessionContext ctx_;
+  ConnectionSlot slot_;
+  SessionMode mode_;
+};
+
 }  // namespace
 
 struct HttpServer::Impl {
@@ -243,12 +118,18 @@ struct HttpServer::Impl {
   HttpOptions options;
   AllowAll allow_all;
   const Authorizer* authorizer;
+  // Before io: sessions still queued in io when it is destroyed release their slot (and their
+  // TLS state) as it goes.
+  std::unique_ptr<asio::ssl::context> tls;  // null: plaintext
+  std::optional<HostCheck> host_check;
+  std::atomic<int> open_connections{0};
   asio::io_context io{1};
   asio::thread_pool pool;
   StaticFiles files;
   Router router;
   SseHub hub;
   tcp::acceptor acceptor{io};
+  asio::steady_timer accept_retry{io};
   std::thread thread;
   bool started = false;
   bool stopped = false;
@@ -264,15 +145,41 @@ struct HttpServer::Impl {
 
   void Accept() {
     acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted) return;
       if (ec) {
-        if (ec != asio::error::operation_aborted) Accept();
+        // Out of descriptors, most likely: accepting again at once would spin.
+        GetLogger("http")->warn("HTTP accept: {}; retrying in 100 ms", ec.message());
+        accept_retry.expires_after(std::chrono::milliseconds(100));
+        accept_retry.async_wait([this](beast::error_code e) {
+          if (!e) Accept();
+        });
         return;
       }
-      socket.set_option(tcp::no_delay(true), ec);
-      std::make_shared<Session>(std::move(socket), Shared{&io, &pool, &router, &hub, &options})
-          ->Read();
+      OnAccept(std::move(socket));
       Accept();
     });
+  }
+
+  void OnAccept(tcp::socket socket) {
+    int open = open_connections.load();
+    SessionMode mode = SessionMode::kServe;
+    if (open >= options.max_connections) {
+      // Over the cap a connection is told so (503), up to a margin; past that it is closed.
+      if (open >= options.max_connections + std::max(16, options.max_connections / 8)) return;
+      mode = SessionMode::kOverCapacity;
+    }
+    beast::error_code ec;
+    socket.set_option(tcp::no_delay(true), ec);
+    beast::tcp_stream stream(std::move(socket));
+    stream.expires_after(std::chrono::milliseconds(options.header_timeout_ms));
+    SessionContext ctx{&io, &pool, &router, &hub, &options, &*host_check};
+    ConnectionSlot slot(&open_connections);
+    if (tls) {
+      std::make_shared<TlsDetector>(std::move(stream), tls.get(), ctx, std::move(slot), mode)
+          ->Run();
+    } else {
+      StartSession(std::move(stream), beast::flat_buffer(), ctx, std::move(slot), mode);
+    }
   }
 };
 
@@ -284,6 +191,9 @@ HttpServer::~HttpServer() { Stop(); }
 Result<std::string> HttpServer::Start() {
   Impl& m = *impl_;
   ASSIGN_OR_RETURN(tcp::endpoint ep, ParseListen(m.options.listen));
+  if (!m.options.tls_cert_pem.empty()) {
+    ASSIGN_OR_RETURN(m.tls, MakeTlsContext(m.options));
+  }
   beast::error_code ec;
   m.acceptor.open(ep.protocol(), ec);
   if (!ec) m.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
@@ -297,6 +207,9 @@ Result<std::string> HttpServer::Start() {
   std::string host = bound.address().to_string();
   if (bound.address().is_v6()) host = "[" + host + "]";
   if (bound.address().is_unspecified()) host = "127.0.0.1";
+  ASSIGN_OR_RETURN(HostCheck check, HostCheck::Create(m.options.listen, bound.port(),
+                                                      m.tls != nullptr, m.options.hosts));
+  m.host_check = std::move(check);
   m.hub.Start();
   m.Accept();
   m.started = true;
@@ -312,6 +225,7 @@ void HttpServer::Stop() {
   asio::post(m.io, [&m, &closed] {
     beast::error_code ec;
     m.acceptor.close(ec);
+    m.accept_retry.cancel();
     m.hub.Stop();
     closed.set_value();
   });

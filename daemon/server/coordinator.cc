@@ -84,17 +84,13 @@ Result<std::string> Coordinator::Start() {
   auto log = GetLogger("longhauld");
   SecurityOptions& sec = m.options.security;
   ASSIGN_OR_RETURN(std::vector<std::string> notes, CheckSecurity(m.options.listen, sec));
-  if (!m.options.http.listen.empty() && !auth::IsLoopback(m.options.http.listen) &&
-      !sec.insecure) {
-    // The HTTP listener serves no TLS yet: a token or cookie would cross the network in
-    // plaintext, and without tokens anyone who reaches it could run any program on the agents.
-    return absl::FailedPreconditionError(StrCat(
-        "refusing to serve HTTP on ", m.options.http.listen,
-        ", which is not a loopback address: the HTTP listener has no TLS; reach it through an "
-        "SSH tunnel (ssh -L 8080:127.0.0.1:8080 HOST), or pass --insecure to accept the risk "
-        "(docs/security.md)"));
-  }
+  ASSIGN_OR_RETURN(std::vector<std::string> http_notes,
+                   CheckHttpSecurity(m.options.http.listen, sec));
+  notes.insert(notes.end(), http_notes.begin(), http_notes.end());
   RETURN_IF_ERROR(LoadTlsFiles(&sec));
+  // The HTTP listener serves TLS with the client API's certificate.
+  m.options.http.tls_cert_pem = sec.tls_cert_pem;
+  m.options.http.tls_key_pem = sec.tls_key_pem;
   if (!sec.tokens_file.empty()) {
     ASSIGN_OR_RETURN(m.tokens, auth::TokenStore::Load(sec.tokens_file));
     m.authorizer = std::make_unique<auth::TokenAuthorizer>(m.tokens.get());
@@ -175,7 +171,8 @@ Result<std::string> Coordinator::Start() {
                                 ? m.options.state_dir + "/http.addr"
                                 : m.options.http_addr_file;
     RETURN_IF_ERROR(WriteFileAtomic(http_file, m.http_address + "\n"));
-    log->info("longhauld UI and HTTP API on http://{}/", m.http_address);
+    log->info("longhauld UI and HTTP API on {}://{}/", sec.tls_cert_pem.empty() ? "http" : "https",
+              m.http_address);
   }
   RETURN_IF_ERROR(WriteFileAtomic(addr_file, addr + "\n"));
   log->info("longhauld listening on {}{} (database {})", addr,

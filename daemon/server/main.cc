@@ -41,7 +41,20 @@ int main(int argc, char** argv) {
   options.http.listen = "127.0.0.1:8080";
   app.add_option("--http", options.http.listen,
                  "HTTP address of the UI and JSON API ('' turns it off; port 0 picks a free "
-                 "port); off loopback only with --insecure (it has no TLS yet)")
+                 "port); HTTPS with --tls-cert; off loopback it needs --tokens and --tls-cert, "
+                 "or --insecure")
+      ->capture_default_str();
+  app.add_option("--http-host", options.http.hosts,
+                 "another name (NAME or NAME:PORT) clients may use in Host for the HTTP "
+                 "listener; repeatable. Loopback names and the --http host are always allowed; "
+                 "other names get 421 (against DNS rebinding)");
+  std::string http_header_timeout = "10s";
+  app.add_option("--http-header-timeout", http_header_timeout,
+                 "an HTTP connection whose request header (and TLS handshake) is not complete "
+                 "this long after it opens, or after its first byte, is closed")
+      ->capture_default_str();
+  app.add_option("--http-max-connections", options.http.max_connections,
+                 "open HTTP connections at most; past it a new one gets 503")
       ->capture_default_str();
   app.add_option("--http-addr-file", options.http_addr_file,
                  "file to write the bound HTTP address to (default: STATE/http.addr)");
@@ -65,7 +78,8 @@ int main(int argc, char** argv) {
   app.add_option("--tokens", sec.tokens_file,
                  "file of 'ROLE NAME sha256:HEX' lines: the tokens clients must send (re-read "
                  "on SIGHUP); without it longhauld listens on loopback only");
-  app.add_option("--tls-cert", sec.tls_cert_file, "PEM certificate: serve the client API over TLS");
+  app.add_option("--tls-cert", sec.tls_cert_file,
+                 "PEM certificate: serve the client API and the HTTP listener over TLS");
   app.add_option("--tls-key", sec.tls_key_file, "PEM private key of --tls-cert");
   app.add_option("--agent-listen", sec.agent_listen,
                  "a separate address for agents, with mutual TLS (needs --agent-ca, --tls-cert)");
@@ -85,6 +99,7 @@ int main(int argc, char** argv) {
   options.scheduler.heartbeat_interval_ms = DurationFlag("heartbeat", heartbeat);
   options.scheduler.seed = std::random_device{}();
   options.http.sse.heartbeat_ms = DurationFlag("sse-heartbeat", sse_heartbeat);
+  options.http.header_timeout_ms = DurationFlag("http-header-timeout", http_header_timeout);
   // Signals are taken by a thread of their own, so shutdown never runs in a handler. They are
   // blocked before any thread starts (logging's flusher included), so that every thread
   // inherits the mask and none dies of a SIGHUP.

@@ -62,6 +62,36 @@ Result<std::vector<std::string>> CheckSecurity(const std::string& listen,
   return notes;
 }
 
+Result<std::vector<std::string>> CheckHttpSecurity(const std::string& listen,
+                                                   const SecurityOptions& s) {
+  std::vector<std::string> notes;
+  if (listen.empty() || auth::IsLoopback(listen)) return notes;
+  auto refuse = [&](const std::string& why, const std::string& fix) -> Status {
+    return absl::FailedPreconditionError(StrCat(
+        "refusing to serve HTTP on ", listen, ", which is not a loopback address: ", why, "; ", fix,
+        ", reach it through an SSH tunnel (ssh -L 8080:127.0.0.1:8080 HOST), or pass "
+        "--insecure to accept the risk (docs/security.md)"));
+  };
+  if (s.tokens_file.empty()) {
+    if (!s.insecure) {
+      return refuse("without --tokens anyone who reaches it could run any program on every agent",
+                    "give --tokens FILE and --tls-cert/--tls-key");
+    }
+    notes.push_back(StrCat("--insecure on HTTP ", listen,
+                           ": no tokens: anyone who reaches it may run any program on every "
+                           "agent"));
+  }
+  if (s.tls_cert_file.empty()) {
+    if (!s.insecure) {
+      return refuse("tokens and the login cookie would cross the network in plaintext",
+                    "give --tls-cert and --tls-key");
+    }
+    notes.push_back(StrCat("--insecure on HTTP ", listen,
+                           ": no TLS: tokens and cookies cross the network in plaintext"));
+  }
+  return notes;
+}
+
 Status LoadTlsFiles(SecurityOptions* s) {
   auto load = [](const std::string& path, const char* flag, std::string* out) -> Status {
     if (path.empty()) return OkStatus();

@@ -31,6 +31,12 @@ struct SecurityOptions {
 Result<std::vector<std::string>> CheckSecurity(const std::string& listen,
                                                const SecurityOptions& security);
 
+// The same for the HTTP listener on `http_listen` (empty: none): off loopback it needs tokens
+// and TLS (--tls-cert/--tls-key, which it shares with the client API), each unless `insecure`.
+// On success, the lines to log (warnings for what --insecure allowed).
+Result<std::vector<std::string>> CheckHttpSecurity(const std::string& http_listen,
+                                                   const SecurityOptions& security);
+
 // Reads the PEM files named in `security` into its *_pem fields; errors name the file.
 Status LoadTlsFiles(SecurityOptions* security);
 

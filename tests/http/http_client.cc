@@ -1,11 +1,14 @@
 #include "tests/http/http_client.h"
 
+#include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <algorithm>
+#include <boost/beast/ssl.hpp>
 #include <cctype>
+#include <optional>
 
 #include "core/strings.h"
 
@@ -35,6 +38,37 @@ Status Connect(const std::string& addr, beast::tcp_stream* stream, int64_t timeo
   return OkStatus();
 }
 
+// A connection, plaintext or TLS; Visit() calls `f` with the stream to read and write.
+struct Conn {
+  asio::io_context io;
+  beast::tcp_stream tcp{io};
+  std::unique_ptr<asio::ssl::context> tls;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> ssl;
+
+  beast::tcp_stream& Lowest() { return ssl ? beast::get_lowest_layer(*ssl) : tcp; }
+  template <class F>
+  auto Visit(F&& f) {
+    return ssl ? f(*ssl) : f(tcp);
+  }
+
+  Status Open(const HttpEndpoint& to, int64_t timeout_ms) {
+    RETURN_IF_ERROR(Connect(to.addr, &tcp, timeout_ms));
+    if (to.ca_file.empty()) return OkStatus();
+    tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+    beast::error_code ec;
+    tls->load_verify_file(to.ca_file, ec);
+    if (ec) return absl::InvalidArgumentError(StrCat("CA ", to.ca_file, ": ", ec.message()));
+    tls->set_verify_mode(asio::ssl::verify_peer);
+    ssl.emplace(std::move(tcp), *tls);
+    ssl->set_verify_callback(asio::ssl::host_name_verification(to.server_name));
+    SSL_set_tlsext_host_name(ssl->native_handle(), to.server_name.c_str());
+    ssl->handshake(asio::ssl::stream_base::client, ec);
+    if (ec)
+      return absl::UnavailableError(StrCat("TLS handshake with ", to.addr, ": ", ec.message()));
+    return OkStatus();
+  }
+};
+
 }  // namespace
 
 std::string HttpResult::Header(const std::string& lower) const {
@@ -42,15 +76,14 @@ std::string HttpResult::Header(const std::string& lower) const {
   return it == headers.end() ? "" : it->second;
 }
 
-Result<HttpResult> HttpRequest(const std::string& addr, const std::string& method,
+Result<HttpResult> HttpRequest(const HttpEndpoint& to, const std::string& method,
                                const std::string& target, const std::string& body,
                                const std::map<std::string, std::string>& headers,
                                int64_t timeout_ms) {
-  asio::io_context io;
-  beast::tcp_stream stream(io);
-  RETURN_IF_ERROR(Connect(addr, &stream, timeout_ms));
+  Conn conn;
+  RETURN_IF_ERROR(conn.Open(to, timeout_ms));
   bhttp::request<bhttp::string_body> req(bhttp::string_to_verb(method), target, 11);
-  req.set(bhttp::field::host, addr);
+  req.set(bhttp::field::host, to.addr);
   for (const auto& [k, v] : headers) req.set(k, v);
   if (!body.empty() || method == "POST") {
     req.set(bhttp::field::content_type, "application/json");
@@ -58,12 +91,12 @@ Result<HttpResult> HttpRequest(const std::string& addr, const std::string& metho
     req.prepare_payload();
   }
   beast::error_code ec;
-  bhttp::write(stream, req, ec);
+  conn.Visit([&](auto& stream) { bhttp::write(stream, req, ec); });
   if (ec) return absl::UnavailableError(StrCat(method, " ", target, ": write: ", ec.message()));
   beast::flat_buffer buffer;
   bhttp::response_parser<bhttp::string_body> parser;
   parser.body_limit(1ull << 31);
-  bhttp::read(stream, buffer, parser, ec);
+  conn.Visit([&](auto& stream) { bhttp::read(stream, buffer, parser, ec); });
   if (ec) return absl::UnavailableError(StrCat(method, " ", target, ": read: ", ec.message()));
   HttpResult out;
   out.status = static_cast<int>(parser.get().result_int());
@@ -71,35 +104,49 @@ Result<HttpResult> HttpRequest(const std::string& addr, const std::string& metho
     out.headers[Lower(std::string(f.name_string()))] = std::string(f.value());
   }
   out.body = std::move(parser.get().body());
-  stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+  conn.Lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
   return out;
 }
 
 struct SseClient::Impl {
-  asio::io_context io;
-  beast::tcp_stream stream{io};
+  Conn conn;
 };
 
 SseClient::~SseClient() {
   if (impl_) {
     beast::error_code ec;
-    impl_->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+    impl_->conn.Lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
   }
 }
 
-Result<std::unique_ptr<SseClient>> SseClient::Open(const std::string& addr,
-                                                   const std::string& target,
-                                                   const std::string& last_event_id,
-                                                   int64_t timeout_ms) {
+Result<size_t> SseClient::ReadSome(char* data, size_t size, int64_t timeout_ms) {
+  beast::error_code ec;
+  impl_->conn.Lowest().expires_after(std::chrono::milliseconds(timeout_ms));
+  size_t n = impl_->conn.Visit(
+      [&](auto& stream) { return stream.read_some(asio::buffer(data, size), ec); });
+  if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
+    return absl::OutOfRangeError("the server closed the stream");
+  }
+  if (ec == beast::error::timeout) {
+    return absl::DeadlineExceededError(StrCat("no data within ", timeout_ms, " ms"));
+  }
+  if (ec) return absl::UnavailableError("read: " + ec.message());
+  return n;
+}
+
+Result<std::unique_ptr<SseClient>> SseClient::Open(
+    const HttpEndpoint& to, const std::string& target, const std::string& last_event_id,
+    int64_t timeout_ms, const std::map<std::string, std::string>& headers) {
   std::unique_ptr<SseClient> c(new SseClient());
   c->impl_ = std::make_unique<Impl>();
-  RETURN_IF_ERROR(Connect(addr, &c->impl_->stream, timeout_ms));
-  std::string req = StrCat("GET ", target, " HTTP/1.1\r\nHost: ", addr,
-                           "\r\nAccept: text/event-stream\r\n");
+  RETURN_IF_ERROR(c->impl_->conn.Open(to, timeout_ms));
+  std::string req =
+      StrCat("GET ", target, " HTTP/1.1\r\nHost: ", to.addr, "\r\nAccept: text/event-stream\r\n");
   if (!last_event_id.empty()) req += StrCat("Last-Event-ID: ", last_event_id, "\r\n");
+  for (const auto& [k, v] : headers) req += StrCat(k, ": ", v, "\r\n");
   req += "\r\n";
   beast::error_code ec;
-  asio::write(c->impl_->stream, asio::buffer(req), ec);
+  c->impl_->conn.Visit([&](auto& stream) { asio::write(stream, asio::buffer(req), ec); });
   if (ec) return absl::UnavailableError("write: " + ec.message());
   // The head, up to the blank line.
   for (;;) {
@@ -108,20 +155,25 @@ Result<std::unique_ptr<SseClient>> SseClient::Open(const std::string& addr,
       std::string head = c->buffer_.substr(0, end);
       c->buffer_.erase(0, end + 4);
       c->status_ = std::stoi(head.substr(9, 3));
+      for (const std::string& line : StrSplit(head, '\n')) {
+        size_t colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        std::string value(StripWhitespace(line.substr(colon + 1)));
+        c->headers_[Lower(line.substr(0, colon))] = value;
+      }
       if (c->status_ != 200) {
         // Read the (small) body that follows, for the message.
         char more[4096];
-        size_t n = c->impl_->stream.read_some(asio::buffer(more), ec);
-        c->buffer_.append(more, n);
+        Result<size_t> n = c->ReadSome(more, sizeof more, timeout_ms);
+        if (n.ok()) c->buffer_.append(more, *n);
         return absl::FailedPreconditionError(StrCat("status ", c->status_, ": ", c->buffer_));
       }
       return c;
     }
     char chunk[4096];
-    c->impl_->stream.expires_after(std::chrono::milliseconds(timeout_ms));
-    size_t n = c->impl_->stream.read_some(asio::buffer(chunk), ec);
-    if (ec) return absl::UnavailableError("reading the response head: " + ec.message());
-    c->buffer_.append(chunk, n);
+    Result<size_t> n = c->ReadSome(chunk, sizeof chunk, timeout_ms);
+    if (!n.ok()) return Annotate(n.status(), "reading the response head");
+    c->buffer_.append(chunk, *n);
   }
 }
 
@@ -153,15 +205,67 @@ Result<SseEvent> SseClient::Next(int64_t timeout_ms) {
       continue;
     }
     char chunk[65536];
-    beast::error_code ec;
-    impl_->stream.expires_after(std::chrono::milliseconds(timeout_ms));
-    size_t n = impl_->stream.read_some(asio::buffer(chunk), ec);
-    if (ec == asio::error::eof) return absl::OutOfRangeError("the server closed the stream");
-    if (ec == beast::error::timeout) {
-      return absl::DeadlineExceededError(StrCat("no event within ", timeout_ms, " ms"));
-    }
-    if (ec) return absl::UnavailableError("read: " + ec.message());
+    ASSIGN_OR_RETURN(size_t n, ReadSome(chunk, sizeof chunk, timeout_ms));
     buffer_.append(chunk, n);
+  }
+}
+
+struct RawConnection::Impl {
+  asio::io_context io;
+  beast::tcp_stream stream{io};
+};
+
+RawConnection::~RawConnection() = default;
+
+Result<std::unique_ptr<RawConnection>> RawConnection::Open(const std::string& addr,
+                                                           int64_t timeout_ms) {
+  std::unique_ptr<RawConnection> c(new RawConnection());
+  c->impl_ = std::make_unique<Impl>();
+  RETURN_IF_ERROR(Connect(addr, &c->impl_->stream, timeout_ms));
+  return c;
+}
+
+Status RawConnection::Write(const std::string& bytes, int64_t timeout_ms) {
+  beast::error_code ec;
+  impl_->stream.expires_after(std::chrono::milliseconds(timeout_ms));
+  asio::write(impl_->stream, asio::buffer(bytes), ec);
+  if (ec) return absl::UnavailableError(StrCat("write: ", ec.message()));
+  return OkStatus();
+}
+
+Result<std::string> RawConnection::ReadUntil(const std::string& marker, int64_t timeout_ms) {
+  std::string out;
+  impl_->stream.expires_after(std::chrono::milliseconds(timeout_ms));
+  while (out.find(marker) == std::string::npos) {
+    char chunk[4096];
+    beast::error_code ec;
+    size_t n = impl_->stream.read_some(asio::buffer(chunk), ec);
+    out.append(chunk, n);
+    if (ec) {
+      return absl::UnavailableError(StrCat("read: ", ec.message(), " before '", marker,
+                                           "'; read so far: '", out.substr(0, 200), "'"));
+    }
+  }
+  return out;
+}
+
+Result<std::string> RawConnection::ReadUntilClose(int64_t timeout_ms) {
+  std::string out;
+  impl_->stream.expires_after(std::chrono::milliseconds(timeout_ms));
+  for (;;) {
+    char chunk[65536];
+    beast::error_code ec;
+    size_t n = impl_->stream.read_some(asio::buffer(chunk), ec);
+    out.append(chunk, n);
+    if (ec == asio::error::eof) return out;
+    if (ec == beast::error::timeout) {
+      return absl::DeadlineExceededError(
+          StrCat("still open after ", timeout_ms, " ms; read so far: '", out.substr(0, 200), "'"));
+    }
+    if (ec) {
+      return absl::UnavailableError(
+          StrCat("read: ", ec.message(), "; read so far: '", out.substr(0, 200), "'"));
+    }
   }
 }
 

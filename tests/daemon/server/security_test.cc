@@ -63,5 +63,33 @@ TEST(CheckSecurityTest, FlagsThatNeedEachOther) {
   EXPECT_THAT(Message(CheckSecurity("127.0.0.1:0", s)), HasSubstr("only with --agent-listen"));
 }
 
+TEST(CheckHttpSecurityTest, OffLoopbackNeedsTokensAndTlsUnlessInsecure) {
+  SecurityOptions s;
+  EXPECT_TRUE(CheckHttpSecurity("", s).ok());
+  EXPECT_TRUE(CheckHttpSecurity("127.0.0.1:8080", s).ok());
+  Result<std::vector<std::string>> r = CheckHttpSecurity("0.0.0.0:8080", s);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(r), HasSubstr("refusing to serve HTTP on 0.0.0.0:8080"));
+  EXPECT_THAT(Message(r), HasSubstr("--tokens"));
+
+  s.tokens_file = "tokens";
+  r = CheckHttpSecurity("0.0.0.0:8080", s);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(r), HasSubstr("give --tls-cert and --tls-key"));
+
+  s.tls_cert_file = "c.pem";
+  s.tls_key_file = "k.pem";
+  r = CheckHttpSecurity("0.0.0.0:8080", s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->empty());
+
+  SecurityOptions insecure;
+  insecure.insecure = true;
+  r = CheckHttpSecurity("0.0.0.0:8080", insecure);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_THAT((*r)[1], HasSubstr("--insecure on HTTP 0.0.0.0:8080: no TLS"));
+}
+
 }  // namespace
 }  // namespace longhaul::server
