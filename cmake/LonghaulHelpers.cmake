@@ -1,5 +1,7 @@
 # longhaul_add_test(NAME name SOURCES a.cc b.cc LIBS lib1 lib2 [LABELS l] [TIMEOUT s])
-# One GoogleTest binary per call, registered with ctest test by test.
+# One GoogleTest binary per call, registered with ctest test by test. Label "unit" for a test
+# that needs no other binary and no network: the target `unit_tests` builds those, and the
+# sanitizer build (deploy/sanitize.sh) runs them with `ctest -L unit`.
 include(GoogleTest)
 function(longhaul_add_test)
   cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
@@ -11,6 +13,9 @@ function(longhaul_add_test)
   set(props TIMEOUT ${T_TIMEOUT})
   if(T_LABELS)
     list(APPEND props LABELS "${T_LABELS}")
+  endif()
+  if("unit" IN_LIST T_LABELS)
+    set_property(GLOBAL APPEND PROPERTY LONGHAUL_UNIT_TARGETS ${T_NAME})
   endif()
   gtest_discover_tests(${T_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
 endfunction()

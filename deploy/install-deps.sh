@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything longhaul needs to build and test, from Debian 12's packages (python3:
-# stage_protocol_test runs docs/stage-protocol.md's Python example stage).
+# stage_protocol_test runs docs/stage-protocol.md's Python example stage; clang, lld and
+# libclang-rt-14-dev: deploy/sanitize.sh's build with ASan, UBSan and libFuzzer).
 # Idempotent and non-interactive: packages already present are left alone.
 set -euo pipefail
 
@@ -13,6 +14,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   procps
   python3
+  clang lld libclang-rt-14-dev
 )
 # The web UI is built with node and npm (web/package-lock.json pins the rest): Debian's when
 # no node is installed.

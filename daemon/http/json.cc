@@ -7,6 +7,16 @@
 #include "core/strings.h"
 
 namespace longhaul::http {
+namespace {
+
+// An error body's text may echo the request (a path, a method, a name from the body), which
+// need not be UTF-8: nlohmann's dump() throws on such bytes, so they become U+FFFD.
+std::string ErrorBody(const std::string& message, std::string_view code) {
+  return nlohmann::json{{"error", message}, {"code", code}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
 
 std::string ToJson(const google::protobuf::Message& message) {
   google::protobuf::util::JsonPrintOptions options;
@@ -15,10 +25,9 @@ std::string ToJson(const google::protobuf::Message& message) {
   std::string out;
   auto status = google::protobuf::util::MessageToJsonString(message, &out, options);
   if (!status.ok()) {
-    return nlohmann::json{{"error", "cannot print " + message.GetTypeName() + ": " +
-                                        std::string(status.message())},
-                          {"code", "INTERNAL"}}
-        .dump();
+    return ErrorBody(
+        "cannot print " + message.GetTypeName() + ": " + std::string(status.message()),
+        "INTERNAL");
   }
   return out;
 }
@@ -64,10 +73,7 @@ int HttpStatusFor(absl::StatusCode code) {
 Response ErrorResponse(int http_status, absl::StatusCode code, const std::string& message) {
   Response r;
   r.status = http_status;
-  // A message may quote a path or name that is not UTF-8: replaced, never thrown (a throw on
-  // a worker thread would end longhauld).
-  r.body = nlohmann::json{{"error", message}, {"code", absl::StatusCodeToString(code)}}.dump(
-      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  r.body = ErrorBody(message, absl::StatusCodeToString(code));
   return r;
 }
 

@@ -24,7 +24,8 @@ Response JsonResponse(const google::protobuf::Message& message);
 int HttpStatusFor(absl::StatusCode code);
 // An error body for `status` (not OK), with the HTTP status HttpStatusFor() gives.
 Response ErrorResponse(const Status& status);
-// An error body with an explicit HTTP status (403, 405, 503 for the stream cap).
+// An error body with an explicit HTTP status (403, 405, 503 for the stream cap). Bytes of
+// `message` that are not UTF-8 (an echoed path or method) are replaced by U+FFFD.
 Response ErrorResponse(int http_status, absl::StatusCode code, const std::string& message);
 
 // Returns the JSON response for an OK result, the error response otherwise.

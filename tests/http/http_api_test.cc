@@ -372,6 +372,22 @@ TEST_F(HttpApiTest, ServesTheUiFilesWithTheirTypes) {
   EXPECT_EQ(health->body, "ok");
 }
 
+// Found by tests/fuzz/http_fuzzer: an error body that echoed a decoded path which is not
+// UTF-8 threw from nlohmann's dump() and ended longhauld.
+TEST_F(HttpApiTest, PathsThatAreNotUtf8GetJsonErrorsAndLonghauldStaysUp) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  for (const char* target : {"/assets/%FF.js", "/api/v1/%FF", "/api/%FE%FF"}) {
+    auto r = Get(target);
+    ASSERT_TRUE(r.ok()) << target << ": " << r.status().message();
+    EXPECT_EQ(r->status, 404) << target;
+    EXPECT_NE(Parse(r)["error"].get<std::string>().find("\xEF\xBF\xBD"), std::string::npos)
+        << target << ": the byte shows as U+FFFD: " << r->body;
+  }
+  auto health = Get("/healthz");
+  ASSERT_TRUE(health.ok()) << health.status().message();
+  EXPECT_EQ(health->body, "ok");
+}
+
 TEST_F(HttpApiTest, BuiltInUiIsServedWithoutUiDir) {
   ASSERT_NO_FATAL_FAILURE(Start());
   auto index = Get("/");
