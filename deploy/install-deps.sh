@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything longhaul needs to build and test, from Debian 12's packages (python3:
-# stage_protocol_test runs docs/stage-protocol.md's Python example stage; clang, lld and
-# libclang-rt-14-dev: deploy/sanitize.sh's build with ASan, UBSan and libFuzzer).
+# stage_protocol_test runs docs/stage-protocol.md's Python example stage).
 # Idempotent and non-interactive: packages already present are left alone.
 set -euo pipefail
 
@@ -14,16 +13,17 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   procps
   python3
-  clang lld libclang-rt-14-dev
 )
 # The web UI is built with node and npm (web/package-lock.json pins the rest): Debian's when
 # no node is installed.
 if ! command -v node >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
-# Optional parts: pass --with-browser for the UI tests (Debian's chromium, driven by
-# playwright-core), --with-slurm for the Slurm executor.
+# Optional parts, for the tests (deploy/test.sh passes them): --with-browser for the UI tests
+# (Debian's chromium, driven by playwright-core), --with-sanitizers for deploy/sanitize.sh's
+# clang build with ASan, UBSan and libFuzzer, --with-slurm for Slurm's packages.
 for arg in "$@"; do
   case "$arg" in
     --with-browser) PACKAGES+=(chromium) ;;
+    --with-sanitizers) PACKAGES+=(clang lld libclang-rt-14-dev) ;;
     --with-slurm) PACKAGES+=(slurm-wlm munge) ;;
   esac
 done

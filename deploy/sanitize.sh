@@ -19,7 +19,7 @@ CC_BIN=${LONGHAUL_CLANG:-clang}
 CXX_BIN=${LONGHAUL_CLANGXX:-clang++}
 for tool in "$CC_BIN" "$CXX_BIN"; do
   command -v "$tool" >/dev/null || {
-    echo "sanitize: $tool not found; deploy/install-deps.sh installs clang" >&2
+    echo "sanitize: $tool not found; deploy/install-deps.sh --with-sanitizers installs clang" >&2
     exit 1
   }
 done

@@ -4,7 +4,7 @@
 # second command. LONGHAUL_SKIP_SANITIZE=1 runs the plain suite only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deploy/install-deps.sh --with-browser
+deploy/install-deps.sh --with-browser --with-sanitizers
 deploy/build.sh
 BUILD_DIR=${LONGHAUL_BUILD_DIR:-build}
 (cd "$BUILD_DIR" && ctest --output-on-failure -j "${LONGHAUL_TEST_JOBS:-2}" "$@")
