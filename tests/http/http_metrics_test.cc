@@ -7,7 +7,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <fstream>
+#include <regex>
 #include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "core/strings.h"
 #include "tests/http/http_client.h"
@@ -175,6 +179,24 @@ TEST_F(ClusterTest, MetricsAreWellFormedAndCountARunWithARetry) {
   }
   EXPECT_EQ(Value(e, "longhaul_handoff_seconds_count"), 3);
   EXPECT_GT(Value(e, "longhaul_sqlite_commit_seconds_count"), 0);
+
+  // The Grafana dashboard asks only for series longhauld serves.
+  std::ifstream in(SourceDir() + "/deploy/grafana/longhaul.json");
+  nlohmann::json dash = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(dash.is_object()) << "deploy/grafana/longhaul.json is not JSON";
+  std::regex name("longhaul_[a-z_]+");
+  int asked = 0;
+  for (const auto& panel : dash["panels"]) {
+    for (const auto& target : panel["targets"]) {
+      std::string expr = target["expr"].get<std::string>();
+      for (std::sregex_iterator it(expr.begin(), expr.end(), name), end; it != end; ++it) {
+        ++asked;
+        EXPECT_TRUE(e.types.count(FamilyOf(it->str(), e.types)))
+            << panel["title"] << ": " << it->str() << " is not served";
+      }
+    }
+  }
+  EXPECT_GE(asked, 10);
 }
 
 }  // namespace
