@@ -121,6 +121,19 @@ Response Router::Handle(const Request& request) const {
     r.body = std::move(*text);
     return r;
   }
+  if (request.path == "/readyz") {
+    // Ready: the scheduler loop turns and the store commits. /healthz only says the process
+    // answers.
+    Response r;
+    r.content_type = "text/plain; charset=utf-8";
+    if (Status ready = api_->Ready(5'000); !ready.ok()) {
+      r.status = 503;
+      r.body = StrCat("not ready: ", ready.message(), "\n");
+      return r;
+    }
+    r.body = "ok";
+    return r;
+  }
   if (request.path == "/healthz" || request.path == "/api/v1/healthz") {
     Response r;
     r.content_type = "text/plain; charset=utf-8";

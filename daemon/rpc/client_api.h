@@ -64,6 +64,9 @@ class ClientApi {
   // The coordinator's metrics in Prometheus' text format: its counters, the scheduler's
   // gauges (read on the loop) and the runs by status (from the store). (client_metrics.cc)
   Result<std::string> MetricsText();
+  // OK when the scheduler loop runs a batch and commits it within `timeout_ms`; Unavailable
+  // (saying why: a failing commit, a loop that does not answer) otherwise. For /readyz.
+  Status Ready(int64_t timeout_ms);
   // The counters MetricsText() reports (not owned; may be null: then only gauges).
   void set_metrics(const metrics::CoordinatorMetrics* m) { metrics_ = m; }
 

@@ -1,9 +1,28 @@
-// ClientApi::MetricsText: what GET /metrics answers (docs/operations.md lists the names).
+// ClientApi::MetricsText and Ready: what GET /metrics and /readyz answer (docs/operations.md).
+#include <chrono>
+#include <future>
+#include <memory>
+
 #include "core/strings.h"
 #include "daemon/rpc/client_api.h"
 #include "proto/state_names.h"
 
 namespace longhaul::rpc {
+
+Status ClientApi::Ready(int64_t timeout_ms) {
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::future<Status> answer = promise->get_future();
+  loop_->PostThen([] {}, [promise](const Status& commit) { promise->set_value(commit); });
+  if (answer.wait_for(std::chrono::milliseconds(timeout_ms)) != std::future_status::ready) {
+    return absl::UnavailableError(
+        StrCat("the scheduler loop has not committed a batch within ", timeout_ms, " ms"));
+  }
+  Status commit = answer.get();
+  if (!commit.ok()) {
+    return absl::UnavailableError(StrCat("the store does not commit: ", commit.message()));
+  }
+  return OkStatus();
+}
 
 Result<std::string> ClientApi::MetricsText() {
   ASSIGN_OR_RETURN(scheduler::SchedulerGauges g,

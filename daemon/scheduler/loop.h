@@ -34,6 +34,11 @@ class SchedulerLoop {
 
   // Runs `fn` on the loop; no answer.
   void Post(std::function<void()> fn);
+  // Runs `fn` on the loop; `done` gets the status of the commit of its batch (on the loop's
+  // thread, or at once with Cancelled when stopping).
+  void PostThen(std::function<void()> fn, std::function<void(const Status&)> done) {
+    Enqueue(Task{std::move(fn), std::move(done)});
+  }
 
   // Runs `fn` on the loop and waits until the batch that ran it has committed. Returns fn's
   // result, or the commit's error (the batch's decisions were then not kept).

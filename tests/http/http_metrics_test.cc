@@ -139,6 +139,12 @@ TEST_F(ClusterTest, MetricsAreWellFormedAndCountARunWithARetry) {
   ASSERT_TRUE(run.ok()) << run.status();
   ASSERT_EQ(run->status(), v1::RUN_FAILED) << DescribeRun(*run);
 
+  // Ready: the scheduler loop ran a batch and the store committed it.
+  Result<HttpResult> ready = HttpRequest(cluster().http_address(), "GET", "/readyz");
+  ASSERT_TRUE(ready.ok()) << ready.status();
+  EXPECT_EQ(ready->status, 200) << ready->body;
+  EXPECT_EQ(ready->body, "ok");
+
   Result<HttpResult> r = HttpRequest(cluster().http_address(), "GET", "/metrics");
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->status, 200) << r->body;
