@@ -95,6 +95,8 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_flag("--stderr", logs.stderr_stream, "the stage's stderr instead of its stdout");
   cmd->add_flag("-f,--follow", logs.follow, "keep printing until the attempt has ended");
   cmd->add_option("--tail", logs.tail_bytes, "start this many bytes before the end");
+  cmd->add_option("--grep", logs.grep,
+                  "print only the lines this regular expression (ECMAScript) finds");
   cmd->callback([&] { action = [&](CommandContext& c) { return Logs(c, logs); }; });
 
   int64_t cancel_id = 0;

@@ -80,6 +80,7 @@ struct LogsOptions {
   bool stderr_stream = false;
   bool follow = false;
   int64_t tail_bytes = 0;  // 0: from the start
+  std::string grep;        // when set: only the lines this regular expression finds
   int64_t poll_ms = 200;
 };
 int Logs(CommandContext& ctx, const LogsOptions& options);

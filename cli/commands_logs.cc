@@ -1,10 +1,41 @@
 // logs: a stage attempt's stdout or stderr, read through the coordinator from the agent.
+#include <optional>
+#include <regex>
+
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "core/strings.h"
 
 namespace longhaul::cli {
 namespace {
+
+// Passes on the whole lines `re` finds; a line split across reads waits for its end.
+class LineFilter {
+ public:
+  explicit LineFilter(std::regex re) : re_(std::move(re)) {}
+  void Feed(const std::string& data, std::ostream& out) {
+    partial_ += data;
+    size_t start = 0;
+    for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos; start = nl + 1) {
+      Emit(std::string_view(partial_).substr(start, nl + 1 - start), out);
+    }
+    partial_.erase(0, start);
+  }
+  // The log has ended: a last line without a newline counts too.
+  void Finish(std::ostream& out) {
+    if (!partial_.empty()) Emit(partial_, out);
+    partial_.clear();
+  }
+
+ private:
+  void Emit(std::string_view line, std::ostream& out) {
+    std::string_view text = line;
+    if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    if (std::regex_search(text.begin(), text.end(), re_)) out << line;
+  }
+  std::regex re_;
+  std::string partial_;
+};
 
 constexpr int kChunkBytes = 64 * 1024;
 // While the agent (or, once reached, the coordinator) is away, ask again this often.
@@ -15,6 +46,15 @@ constexpr int64_t kAwayRetryMs = 500;
 int Logs(CommandContext& ctx, const LogsOptions& options) {
   if (options.tail_bytes < 0) {
     return ctx.Fail(absl::InvalidArgumentError("--tail: expected a number of bytes >= 0"));
+  }
+  std::optional<LineFilter> filter;
+  if (!options.grep.empty()) {
+    try {
+      filter.emplace(std::regex(options.grep, std::regex::ECMAScript));
+    } catch (const std::regex_error& e) {
+      return ctx.Fail(absl::InvalidArgumentError(
+          StrCat("--grep '", options.grep, "': not a regular expression: ", e.what())));
+    }
   }
   v1::ReadLogRequest req;
   req.set_run_id(options.run_id);
@@ -46,7 +86,11 @@ int Logs(CommandContext& ctx, const LogsOptions& options) {
       waiting_for.clear();
     }
     if (!resp->data().empty()) {
-      ctx.out() << resp->data();
+      if (filter) {
+        filter->Feed(resp->data(), ctx.out());
+      } else {
+        ctx.out() << resp->data();
+      }
       ctx.out().flush();
     }
     // Keep to the attempt the first answer chose, even if a retry starts meanwhile.
@@ -56,6 +100,7 @@ int Logs(CommandContext& ctx, const LogsOptions& options) {
     if (resp->finished() || !options.follow) break;
     ctx.env.sleep_ms(options.poll_ms);
   }
+  if (filter) filter->Finish(ctx.out());
   return kExitOk;
 }
 

@@ -153,6 +153,32 @@ TEST_F(CommandsTest, LogsFollowOutlastsACoordinatorRestart) {
   EXPECT_THAT(err, HasSubstr("reading the log again"));
 }
 
+TEST_F(CommandsTest, LogsGrepPrintsWholeMatchingLinesAcrossReads) {
+  v1::ReadLogResponse first;
+  first.set_data("step 1 loss 2.0\nwarn: slow\nstep 2 lo");
+  first.set_next_offset(36);
+  first.set_attempt(1);
+  v1::ReadLogResponse second;
+  second.set_data("ss 1.5\nstep 3 loss 1.2");
+  second.set_next_offset(59);
+  second.set_attempt(1);
+  v1::ReadLogResponse end;
+  end.set_next_offset(59);
+  end.set_finished(true);
+  coordinator_->log_answers = {first, second, end};
+  LogsOptions options;
+  options.run_id = 5;
+  options.stage = "s";
+  options.follow = true;
+  options.grep = "loss [0-9.]+$";
+  EXPECT_EQ(Logs(ctx_, options), 0) << err_.str();
+  EXPECT_EQ(out_.str(), "step 1 loss 2.0\nstep 2 loss 1.5\nstep 3 loss 1.2");
+
+  options.grep = "loss (";
+  EXPECT_EQ(Logs(ctx_, options), 2);
+  EXPECT_THAT(err_.str(), HasSubstr("--grep 'loss (': not a regular expression"));
+}
+
 // Run 5: bench, reused from run 3, with its description and fingerprint.
 v1::Run RunWithFingerprint() {
   workflow::StageSpec spec;
