@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "cli/exit_codes.h"
 
 namespace longhaul::cli {
@@ -155,6 +156,20 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->callback([&] {
     remote = false;
     action = [&](CommandContext& c) { return TokenHash(c, token); };
+  });
+
+  std::string shell;
+  cmd = app.add_subcommand("completion",
+                           "print a completion script for bash or zsh: eval \"$(longhaul "
+                           "completion bash)\" in ~/.bashrc");
+  cmd->add_option("shell", shell, "bash or zsh")->required();
+  cmd->callback([&] {
+    remote = false;
+    action = [&](CommandContext& c) -> int {
+      if (WriteCompletion(app, shell, c.out())) return kExitOk;
+      return c.Fail(absl::InvalidArgumentError(
+          "completion: '" + shell + "' is not a shell longhaul completes; bash or zsh"));
+    };
   });
 
   try {
