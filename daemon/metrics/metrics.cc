@@ -59,30 +59,17 @@ std::string FormatValue(double value) {
 
 namespace {
 
-std::string Escape(const std::string& v) {
+// Backslash and newline escaped; a label value also escapes its quote, help text does not.
+std::string Escape(const std::string& v, bool label) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
     if (c == '\\') {
       out += "\\\\";
-    } else if (c == '"') {
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '"' && label) {
       out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string EscapeHelp(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
     } else {
       out += c;
     }
@@ -94,7 +81,7 @@ std::string EscapeHelp(const std::string& v) {
 
 void TextWriter::Family(const std::string& name, const std::string& type,
                         const std::string& help) {
-  out_ += "# HELP " + name + " " + EscapeHelp(help) + "\n";
+  out_ += "# HELP " + name + " " + Escape(help, /*label=*/false) + "\n";
   out_ += "# TYPE " + name + " " + type + "\n";
 }
 
@@ -104,7 +91,7 @@ void TextWriter::Sample(const std::string& name, const Labels& labels, double va
     out_ += '{';
     for (size_t i = 0; i < labels.size(); ++i) {
       if (i > 0) out_ += ',';
-      out_ += labels[i].first + "=\"" + Escape(labels[i].second) + "\"";
+      out_ += labels[i].first + "=\"" + Escape(labels[i].second, /*label=*/true) + "\"";
     }
     out_ += '}';
   }

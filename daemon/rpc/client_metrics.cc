@@ -1,13 +1,33 @@
 // ClientApi::MetricsText and Ready: what GET /metrics and /readyz answer (docs/operations.md).
 #include <chrono>
 #include <future>
+#include <map>
 #include <memory>
+#include <string_view>
 
 #include "core/strings.h"
 #include "daemon/rpc/client_api.h"
 #include "proto/state_names.h"
 
 namespace longhaul::rpc {
+namespace {
+
+// One sample per value of the proto enum E but its 0 (unspecified), named by `name_of`, with
+// 0 where `counts` has none, so that a rate or an alert on one never sees the series vanish.
+template <typename E>
+void CountsByName(metrics::TextWriter& w, const std::string& family, const std::string& label,
+                  std::string_view (*name_of)(E), const std::map<std::string, int64_t>& counts) {
+  const google::protobuf::EnumDescriptor* d = google::protobuf::GetEnumDescriptor<E>();
+  for (int i = 0; i < d->value_count(); ++i) {
+    int number = d->value(i)->number();
+    if (number == 0) continue;
+    std::string name(name_of(static_cast<E>(number)));
+    auto it = counts.find(name);
+    w.Sample(family, {{label, name}}, static_cast<double>(it == counts.end() ? 0 : it->second));
+  }
+}
+
+}  // namespace
 
 Status ClientApi::Ready(int64_t timeout_ms) {
   auto promise = std::make_shared<std::promise<Status>>();
@@ -33,32 +53,12 @@ Result<std::string> ClientApi::MetricsText() {
   ASSIGN_OR_RETURN(auto runs, store_->CountRunsByStatus());
 
   metrics::TextWriter w;
-  // Every status appears, with 0 where there is none, so that a rate or an alert on one
-  // never sees the series vanish.
   w.Family("longhaul_runs", "gauge", "Runs in the store, by status.");
-  for (int s = v1::RunStatus_MIN; s <= v1::RunStatus_MAX; ++s) {
-    if (!v1::RunStatus_IsValid(s) || s == v1::RUN_STATUS_UNSPECIFIED) continue;
-    std::string name(RunStatusName(static_cast<v1::RunStatus>(s)));
-    auto it = runs.find(name);
-    w.Sample("longhaul_runs", {{"status", name}},
-             static_cast<double>(it == runs.end() ? 0 : it->second));
-  }
+  CountsByName<v1::RunStatus>(w, "longhaul_runs", "status", RunStatusName, runs);
   w.Family("longhaul_stages", "gauge", "Stages of the runs that have not ended, by status.");
-  for (int s = v1::StageStatus_MIN; s <= v1::StageStatus_MAX; ++s) {
-    if (!v1::StageStatus_IsValid(s) || s == v1::STAGE_STATUS_UNSPECIFIED) continue;
-    std::string name(StageStatusName(static_cast<v1::StageStatus>(s)));
-    auto it = g.stages.find(name);
-    w.Sample("longhaul_stages", {{"status", name}},
-             static_cast<double>(it == g.stages.end() ? 0 : it->second));
-  }
+  CountsByName<v1::StageStatus>(w, "longhaul_stages", "status", StageStatusName, g.stages);
   w.Family("longhaul_agents", "gauge", "Agents the coordinator knows, by state.");
-  for (int s = v1::AgentState_MIN; s <= v1::AgentState_MAX; ++s) {
-    if (!v1::AgentState_IsValid(s) || s == v1::AGENT_STATE_UNSPECIFIED) continue;
-    std::string name(AgentStateName(static_cast<v1::AgentState>(s)));
-    auto it = g.agents.find(name);
-    w.Sample("longhaul_agents", {{"state", name}},
-             static_cast<double>(it == g.agents.end() ? 0 : it->second));
-  }
+  CountsByName<v1::AgentState>(w, "longhaul_agents", "state", AgentStateName, g.agents);
   w.Family("longhaul_gpus", "gauge", "GPUs offered by connected agents: busy or free.");
   w.Sample("longhaul_gpus", {{"state", "busy"}}, static_cast<double>(g.gpus_busy));
   w.Sample("longhaul_gpus", {{"state", "free"}}, static_cast<double>(g.gpus_total - g.gpus_busy));
