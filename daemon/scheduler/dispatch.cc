@@ -59,22 +59,15 @@ void Scheduler::Dispatch() {
     most.set_gpus(std::max(most.gpus(), a->free.gpus()));
   }
   if (!any) return;
-  for (auto it = ready_.begin(); it != ready_.end();) {
-    auto [run_id, index] = *it;
-    ++it;  // StartAttemptOn removes the entry
-    StageState* s = runs_.at(run_id)->stages[index].get();
+  // Stages that find no room keep the reason MarkReady gave them ("waiting for an agent
+  // with ... free"); the pass skips the rest of their shape.
+  ready_.Pass([&](ReadyQueue::Entry e) {
+    StageState* s = runs_.at(e.run_id)->stages[e.index].get();
     AgentState* agent = Fits(most, s->row.resources) ? PickAgent(s) : nullptr;
-    if (agent == nullptr) {
-      std::string why = StrCat("waiting for an agent with ", DescribeNeed(s->row.resources), " free");
-      if (s->row.reason != why) {
-        s->row.reason = why;
-        MarkChanged(s);
-      }
-      continue;
-    }
+    if (agent == nullptr) return ReadyQueue::Outcome::kNoRoom;
     Status st = StartAttemptOn(s, agent);
     if (!st.ok()) {
-      GetLogger("scheduler")->warn("run {} stage {}: {}", run_id, s->row.name,
+      GetLogger("scheduler")->warn("run {} stage {}: {}", e.run_id, s->row.name,
                                    ToStd(st.message()));
     }
     most = v1::Resources();
@@ -84,7 +77,12 @@ void Scheduler::Dispatch() {
       most.set_memory_bytes(std::max(most.memory_bytes(), a->free.memory_bytes()));
       most.set_gpus(std::max(most.gpus(), a->free.gpus()));
     }
-  }
+    return ReadyQueue::Outcome::kTaken;
+  });
+}
+
+std::string Scheduler::WaitingReason(const v1::Resources& need) {
+  return StrCat("waiting for an agent with ", DescribeNeed(need), " free");
 }
 
 std::string Scheduler::OutputDir(const StageState* s, const AgentState* agent, int number) const {

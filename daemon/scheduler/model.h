@@ -3,6 +3,7 @@
 // before the loop's next commit.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -63,6 +64,9 @@ struct RunState {
   bool cancel_requested = false;
   bool dirty = false;
   std::set<int> changed_stages;  // since the last watch update
+  // How many of its stages are in each status, kept by the scheduler as statuses change, so
+  // that "has the run ended?" and the gauges cost O(1), not a walk over every stage.
+  std::array<int64_t, v1::StageStatus_ARRAYSIZE> status_count{};
 
   StageState* Find(const std::string& name) {
     auto it = index_by_name.find(name);

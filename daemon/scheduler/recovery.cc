@@ -13,7 +13,7 @@ Status Scheduler::Recover() {
   runs_.clear();
   attempts_.clear();
   agents_.clear();
-  ready_.clear();
+  ready_.Clear();
   stage_owner_.clear();
   timers_ = TimerQueue();
   outbox_.clear();
@@ -149,11 +149,12 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
     }
     stage->attempts.push_back(std::move(a));
   }
+  CountStages(run);
   for (auto& st : run->stages) {
     if (st->current) ArmAttemptTimers(st->current);
     switch (st->row.status) {
       case v1::STAGE_READY:
-        ready_.insert({run->row.id, st->index});
+        ready_.Add({run->row.id, st->index}, st->row.resources);
         break;
       case v1::STAGE_WAITING:
         if (st->row.next_retry_at_ms) {

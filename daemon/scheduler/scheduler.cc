@@ -2,6 +2,7 @@
 #include "daemon/scheduler/scheduler.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "core/logging.h"
 #include "core/strings.h"
@@ -62,10 +63,17 @@ void Scheduler::Touch(AgentState* a) {
   a->dirty = true;
 }
 
+void Scheduler::CountStages(RunState* run) {
+  run->status_count.fill(0);
+  for (const auto& s : run->stages) ++run->status_count[s->row.status];
+}
+
 void Scheduler::SetStageStatus(StageState* s, v1::StageStatus status, const std::string& reason) {
   if (s->row.status == v1::STAGE_READY && status != v1::STAGE_READY) {
-    ready_.erase({s->run->row.id, s->index});
+    ready_.Remove({s->run->row.id, s->index}, s->row.resources);
   }
+  --s->run->status_count[s->row.status];
+  ++s->run->status_count[status];
   s->row.status = status;
   s->row.reason = reason;
   int64_t now = clock_->NowMs();
@@ -81,10 +89,11 @@ void Scheduler::SetStageStatus(StageState* s, v1::StageStatus status, const std:
 }
 
 void Scheduler::MarkReady(StageState* s) {
-  SetStageStatus(s, v1::STAGE_READY, "");
+  // What it waits for until Dispatch places it (cleared when it starts).
+  SetStageStatus(s, v1::STAGE_READY, WaitingReason(s->row.resources));
   s->ready_at_ms = clock_->NowMs();
   s->row.next_retry_at_ms.reset();
-  ready_.insert({s->run->row.id, s->index});
+  ready_.Add({s->run->row.id, s->index}, s->row.resources);
   dispatch_needed_ = true;
 }
 
@@ -125,14 +134,11 @@ void Scheduler::SkipDependents(StageState* s) {
 }
 
 void Scheduler::MaybeFinishRun(RunState* run) {
-  bool any_live = false, any_bad = false;
-  for (const auto& s : run->stages) {
-    if (IsLive(s->row.status)) any_live = true;
-    if (s->row.status == v1::STAGE_FAILED || s->row.status == v1::STAGE_SKIPPED ||
-        s->row.status == v1::STAGE_CANCELLED) {
-      any_bad = true;
-    }
-  }
+  const auto& n = run->status_count;
+  bool any_live = n[v1::STAGE_WAITING] + n[v1::STAGE_READY] + n[v1::STAGE_RUNNING] +
+                      n[v1::STAGE_STARTING] + n[v1::STAGE_SERVING] >
+                  0;
+  bool any_bad = n[v1::STAGE_FAILED] + n[v1::STAGE_SKIPPED] + n[v1::STAGE_CANCELLED] > 0;
   if (any_live) return;
   v1::RunStatus status = run->cancel_requested ? v1::RUN_CANCELLED
                          : any_bad             ? v1::RUN_FAILED
@@ -295,26 +301,40 @@ v1::Run Scheduler::SnapshotRun(const RunState& run, bool all_stages) const {
     st->set_wall_seconds(static_cast<double>(wall_ms) / 1000.0);
     st->set_gpu_hours(static_cast<double>(wall_ms) * s.row.resources.gpus() / 3'600'000.0);
   };
-  for (const auto& s : run.stages) {
-    if (all_stages || run.changed_stages.count(s->index)) add(*s);
+  if (all_stages) {
+    for (const auto& s : run.stages) add(*s);
+  } else {
+    for (int i : run.changed_stages) add(*run.stages[i]);  // in index order, like all of them
   }
   return out;
 }
 
 SchedulerGauges Scheduler::Gauges() const {
   SchedulerGauges g;
+  // O(runs + live attempts), not O(stages): a scrape during a 100,000-stage run stays cheap.
   for (const auto& [id, run] : runs_) {
-    for (const auto& s : run->stages) {
-      ++g.stages[std::string(StageStatusName(s->row.status))];
-      if (s->current == nullptr || s->current->row.state != v1::ATTEMPT_RUNNING) continue;
-      SchedulerGauges::Running& r = g.running.emplace_back();
-      r.run_id = id;
-      r.stage = s->row.name;
-      r.agent = s->current->row.agent_id;
-      if (s->row.progress && s->row.progress->total > 0) {
-        r.progress_ratio = s->row.progress->done / s->row.progress->total;
-        r.eta_seconds = s->row.progress->eta_seconds;
-      }
+    for (int st = 0; st < v1::StageStatus_ARRAYSIZE; ++st) {
+      if (run->status_count[st] == 0) continue;
+      g.stages[std::string(StageStatusName(static_cast<v1::StageStatus>(st)))] +=
+          run->status_count[st];
+    }
+  }
+  std::vector<const StageState*> running;  // in run and stage order
+  for (const auto& [attempt_id, a] : attempts_) {
+    const StageState* s = a->stage;
+    if (s != nullptr && s->current == a && a->row.state == v1::ATTEMPT_RUNNING) running.push_back(s);
+  }
+  std::sort(running.begin(), running.end(), [](const StageState* x, const StageState* y) {
+    return std::tie(x->run->row.id, x->index) < std::tie(y->run->row.id, y->index);
+  });
+  for (const StageState* s : running) {
+    SchedulerGauges::Running& r = g.running.emplace_back();
+    r.run_id = s->run->row.id;
+    r.stage = s->row.name;
+    r.agent = s->current->row.agent_id;
+    if (s->row.progress && s->row.progress->total > 0) {
+      r.progress_ratio = s->row.progress->done / s->row.progress->total;
+      r.eta_seconds = s->row.progress->eta_seconds;
     }
   }
   for (const auto& [id, a] : agents_) {

@@ -30,6 +30,7 @@
 #include "daemon/scheduler/model.h"
 #include "daemon/scheduler/options.h"
 #include "daemon/scheduler/planner.h"
+#include "daemon/scheduler/ready_queue.h"
 #include "daemon/scheduler/timer_queue.h"
 #include "daemon/scheduler/watcher.h"
 #include "daemon/store/sqlite_store.h"
@@ -134,6 +135,10 @@ class Scheduler {
   Status BuildRunState(RunState* run, std::vector<store::StageRow> stages,
                        std::vector<store::AttemptRow> attempts);
   void SetStageStatus(StageState* s, v1::StageStatus status, const std::string& reason);
+  // "waiting for an agent with 1 cpus free": the reason of a ready stage.
+  static std::string WaitingReason(const v1::Resources& need);
+  // Counts every stage of `run` by status (after its stages were built from rows).
+  static void CountStages(RunState* run);
   void MarkReady(StageState* s);
   void StageSucceeded(StageState* s);
   void StageFailed(StageState* s, v1::StageStatus status, const std::string& reason);
@@ -220,7 +225,7 @@ class Scheduler {
   std::unordered_map<int64_t, AttemptState*> attempts_;  // live attempt index
   std::map<std::string, std::unique_ptr<AgentState>> agents_;
   std::unordered_map<uint64_t, std::string> sessions_;  // session -> agent id
-  std::set<std::pair<int64_t, int>> ready_;             // (run id, stage index), FIFO by run
+  ReadyQueue ready_;
   TimerQueue timers_;
   std::unordered_map<int64_t, RunState*> stage_owner_;  // stage id -> run (for retry timers)
 

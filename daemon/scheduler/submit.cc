@@ -43,6 +43,7 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input, std::optional<RunPlan>
   int64_t run_id = r->row.id;
   for (auto& st : r->stages) stage_owner_[st->row.id] = r;
   runs_[run_id] = std::move(run);
+  CountStages(r);
   for (auto& st : r->stages) MaybeReady(st.get());
   changed_runs_.insert(run_id);
   MaybeFinishRun(r);  // a workflow whose stages are all reused ends at once

@@ -1,0 +1,62 @@
+#include "daemon/scheduler/ready_queue.h"
+
+namespace longhaul::scheduler {
+
+void ReadyQueue::Add(Entry e, const v1::Resources& need) {
+  Shape shape = ShapeOf(need);
+  std::set<Entry>& bucket = by_shape_[shape];
+  bool was_head = bucket.empty() || e < *bucket.begin();
+  if (!bucket.insert(e).second) return;
+  ++size_;
+  if (in_pass_ && was_head && !full_.count(shape)) frontier_.insert({e, shape});
+}
+
+void ReadyQueue::Remove(Entry e, const v1::Resources& need) {
+  auto it = by_shape_.find(ShapeOf(need));
+  if (it == by_shape_.end() || it->second.erase(e) == 0) return;
+  --size_;
+  if (it->second.empty()) by_shape_.erase(it);
+}
+
+bool ReadyQueue::Contains(Entry e, const v1::Resources& need) const {
+  auto it = by_shape_.find(ShapeOf(need));
+  return it != by_shape_.end() && it->second.count(e) > 0;
+}
+
+void ReadyQueue::Clear() {
+  by_shape_.clear();
+  size_ = 0;
+}
+
+void ReadyQueue::Pass(const std::function<Outcome(Entry)>& place) {
+  in_pass_ = true;
+  frontier_.clear();
+  full_.clear();
+  for (const auto& [shape, bucket] : by_shape_) frontier_.insert({*bucket.begin(), shape});
+  while (!frontier_.empty()) {
+    Shape shape = frontier_.begin()->second;
+    frontier_.erase(frontier_.begin());
+    auto it = by_shape_.find(shape);
+    if (it == by_shape_.end() || full_.count(shape)) continue;
+    // The shape's oldest entry now (entries may have come and gone since it was queued).
+    Entry head = *it->second.begin();
+    if (place(head) == Outcome::kNoRoom) {
+      full_.insert(shape);
+      continue;
+    }
+    // `place` normally removed it (the stage left the ready state); make sure.
+    it = by_shape_.find(shape);
+    if (it == by_shape_.end()) continue;
+    if (it->second.erase(head) > 0) --size_;
+    if (it->second.empty()) {
+      by_shape_.erase(it);
+    } else {
+      frontier_.insert({*it->second.begin(), shape});
+    }
+  }
+  in_pass_ = false;
+  frontier_.clear();
+  full_.clear();
+}
+
+}  // namespace longhaul::scheduler

@@ -1,0 +1,66 @@
+// The ready set: stages whose dependencies allow them to run, waiting for an agent with room.
+//
+// Kept per resource shape (what one attempt of the stage asks for: CPUs, memory, GPUs), each
+// shape in FIFO order by (run id, stage index). A dispatch pass visits stages oldest first
+// across shapes; once a stage of some shape does not fit on any agent, the other stages of that
+// shape are skipped for the rest of the pass, since nothing is freed during a pass and they ask
+// for exactly as much. A pass therefore costs O((started + shapes) log n) whatever the number of
+// ready stages: with 100,000 ready stages and full agents it looks at one stage per shape, not
+// at all of them.
+//
+// Thread-safety: none (the scheduler's loop thread).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "longhaul/v1/types.pb.h"
+
+namespace longhaul::scheduler {
+
+class ReadyQueue {
+ public:
+  struct Entry {
+    int64_t run_id = 0;
+    int index = 0;  // the stage's index in its run
+    auto operator<=>(const Entry&) const = default;
+  };
+  enum class Outcome {
+    kTaken,   // the stage left the ready set (started, or failed to start)
+    kNoRoom,  // no agent has room for it: skip its shape for the rest of the pass
+  };
+
+  // Adding an entry already present, or removing one that is absent, does nothing. `need` must
+  // be what the stage asked for when it was added.
+  void Add(Entry e, const v1::Resources& need);
+  void Remove(Entry e, const v1::Resources& need);
+  bool Contains(Entry e, const v1::Resources& need) const;
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t shapes() const { return by_shape_.size(); }
+  void Clear();
+
+  // Offers ready stages to `place`, oldest first, as described above. `place` may add and
+  // remove entries (a stage that cannot start fails and skips its dependents, which leave the
+  // set; a stage made ready meanwhile is offered in the same pass when its shape still has
+  // room). An entry `place` answers kNoRoom for stays in the set.
+  void Pass(const std::function<Outcome(Entry)>& place);
+
+ private:
+  using Shape = std::tuple<double, int64_t, int32_t>;  // cpus, memory bytes, GPUs
+  static Shape ShapeOf(const v1::Resources& r) {
+    return {r.cpus(), r.memory_bytes(), r.gpus()};
+  }
+  std::map<Shape, std::set<Entry>> by_shape_;
+  size_t size_ = 0;
+  // During a pass: shapes to visit, by their oldest entry, and shapes found full.
+  bool in_pass_ = false;
+  std::set<std::pair<Entry, Shape>> frontier_;
+  std::set<Shape> full_;
+};
+
+}  // namespace longhaul::scheduler
