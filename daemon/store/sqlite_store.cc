@@ -154,16 +154,33 @@ Status SqliteStore::InsertStage(StageRow* stage) {
 
 Status SqliteStore::UpdateStage(const StageRow& stage) {
   ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
-      "UPDATE stages SET run_id = ?1, name = ?2, position = ?3, kind = ?4, status = ?5, "
-      "reason = ?6, attempt_count = ?7, retries_used = ?8, cache_key = ?9, "
-      "fingerprint_json = ?10, cached_from_stage_id = ?11, outputs_json = ?12, "
-      "progress_json = ?13, last_message = ?14, last_message_level = ?15, "
-      "next_retry_at_ms = ?16, checkpoint = ?17, checkpoint_step = ?18, started_at_ms = ?19, "
-      "ended_at_ms = ?20, agent_id = ?21, malformed = ?22, last_malformed = ?23, needs_json = ?24, "
-      "resources_json = ?25, plan_action = ?26, plan_reason = ?27, description = ?28 "
-      "WHERE id = ?29"));
-  BindStageFields(st, stage);
-  st->Bind(29, stage.id);
+      "UPDATE stages SET status = ?1, reason = ?2, attempt_count = ?3, retries_used = ?4, "
+      "cached_from_stage_id = ?5, outputs_json = ?6, progress_json = ?7, last_message = ?8, "
+      "last_message_level = ?9, next_retry_at_ms = ?10, checkpoint = ?11, checkpoint_step = ?12, "
+      "started_at_ms = ?13, ended_at_ms = ?14, agent_id = ?15, malformed = ?16, "
+      "last_malformed = ?17 WHERE id = ?18"));
+  st->Bind(1, StageStatusName(stage.status))
+      .Bind(2, stage.reason)
+      .Bind(3, stage.attempt_count)
+      .Bind(4, stage.retries_used)
+      .Bind(5, stage.cached_from_stage_id)
+      .Bind(6, MapToJson(stage.outputs));
+  if (stage.progress) {
+    st->Bind(7, ProgressToJson(*stage.progress));
+  } else {
+    st->BindNull(7);
+  }
+  st->Bind(8, stage.last_message)
+      .Bind(9, stage.last_message_level)
+      .Bind(10, stage.next_retry_at_ms)
+      .Bind(11, stage.checkpoint)
+      .Bind(12, stage.checkpoint_step)
+      .Bind(13, stage.started_at_ms)
+      .Bind(14, stage.ended_at_ms)
+      .Bind(15, stage.agent_id)
+      .Bind(16, stage.malformed)
+      .Bind(17, stage.last_malformed)
+      .Bind(18, stage.id);
   return st->Run();
 }
 

@@ -47,6 +47,9 @@ class SqliteStore {
   Status InsertRun(RunRow* run);  // sets run->id
   Status UpdateRun(const RunRow& run);
   Status InsertStage(StageRow* stage);  // sets stage->id
+  // Writes what changes while a run goes on (status, reason, counters, outputs, progress,
+  // messages, retry and checkpoint, times, agent); what the submission decided (name, kind,
+  // position, cache key, fingerprint, needs, resources, plan, description) stays as inserted.
   Status UpdateStage(const StageRow& stage);
   Status InsertAttempt(AttemptRow* attempt);  // sets attempt->id
   Status UpdateAttempt(const AttemptRow& attempt);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "daemon/store/migrations.h"
 #include "tests/testing/test_util.h"
 
@@ -19,7 +21,10 @@ class SqliteStoreTest : public ::testing::Test {
   }
 
   // A run with stages a -> b, committed.
-  RunRow MakeRun(const std::string& workflow = "wf", v1::RunStatus status = v1::RUN_RUNNING) {
+  // `prepare` fills in what the submission decides (cache key, resources) before the insert:
+  // UpdateStage does not change those.
+  RunRow MakeRun(const std::string& workflow = "wf", v1::RunStatus status = v1::RUN_RUNNING,
+                 const std::function<void(StageRow&)>& prepare = {}) {
     EXPECT_TRUE(store_->Begin().ok());
     auto wf = store_->PutWorkflow(workflow, "name: " + workflow, "hash-" + workflow, 1000);
     EXPECT_TRUE(wf.ok());
@@ -36,6 +41,7 @@ class SqliteStoreTest : public ::testing::Test {
       s.name = i == 0 ? "a" : "b";
       s.position = i;
       if (i == 1) s.needs = {"a"};
+      if (prepare) prepare(s);
       EXPECT_TRUE(store_->InsertStage(&s).ok());
       stages_.push_back(s);
     }
@@ -290,10 +296,10 @@ TEST_F(SqliteStoreTest, ListRunsFiltersByParamsIdParentAndFillsSummaryMetrics) {
 }
 
 TEST_F(SqliteStoreTest, MetricPagesFollowTheCursorAndCostsSumAttempts) {
-  RunRow run = MakeRun();
+  RunRow run = MakeRun("wf", v1::RUN_RUNNING, [](StageRow& s) {
+    if (s.name == "a") s.resources.set_gpus(2);
+  });
   ASSERT_TRUE(store_->Begin().ok());
-  stages_[0].resources.set_gpus(2);
-  ASSERT_TRUE(store_->UpdateStage(stages_[0]).ok());
   AttemptRow a1 = InsertAttempt(run, 0, 1, "n1", v1::ATTEMPT_EXITED);
   a1.started_at_ms = 0;
   a1.ended_at_ms = 1'800'000;  // half an hour on 2 GPUs
@@ -337,11 +343,12 @@ TEST_F(SqliteStoreTest, MetricPagesFollowTheCursorAndCostsSumAttempts) {
 }
 
 TEST_F(SqliteStoreTest, FindsTheLatestSucceededStageByCacheKey) {
-  RunRow r1 = MakeRun();
+  RunRow r1 = MakeRun("wf", v1::RUN_RUNNING, [](StageRow& s) {
+    if (s.name == "a") s.cache_key = "k1";
+  });
   RunRow r2 = MakeRun();
   ASSERT_TRUE(store_->Begin().ok());
   StageRow s = stages_[0];  // run 1's 'a'
-  s.cache_key = "k1";
   s.status = v1::STAGE_SUCCEEDED;
   s.outputs = {{"endpoint", "http://x"}};
   ASSERT_TRUE(store_->UpdateStage(s).ok());
