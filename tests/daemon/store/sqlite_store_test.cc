@@ -112,9 +112,11 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN description").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE stages DROP COLUMN description").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE audit").ok());
-    for (const char* index : {"stages_by_run_status", "metrics_by_stage_id", "runs_by_parent"}) {
+    for (const char* index : {"stages_by_run_status", "metrics_by_stage_id", "runs_by_parent",
+                              "runs_by_workflow_status", "attempts_by_run_times"}) {
       ASSERT_TRUE((*db)->Exec(std::string("DROP INDEX ") + index).ok()) << index;
     }
+    ASSERT_TRUE((*db)->Exec("CREATE INDEX attempts_by_run ON attempts(run_id)").ok());
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=1").ok());
   }
   Reopen();
@@ -123,7 +125,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   EXPECT_EQ(got->description(), "");
   ASSERT_EQ(got->stages_size(), 2);
   EXPECT_EQ(got->stages(0).description(), "");
-  EXPECT_EQ(LatestSchemaVersion(), 4);
+  EXPECT_EQ(LatestSchemaVersion(), 5);
 }
 
 TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerVersion) {
