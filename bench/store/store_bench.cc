@@ -5,7 +5,8 @@
 //   GetRun of a random 10-stage run (as `longhaul show`: without attempts), and with attempts;
 //   ListEvents of one attempt (its first 1,000 events, as `longhaul events`);
 //   GET /api/v1/runs first page and by workflow and status (the UI's run list);
-// and the start-up: exec of longhauld -> the gRPC port answers a call -> /readyz says 200.
+// and the start-up: exec of longhauld -> the gRPC port answers a call -> /readyz says 200, on
+// the store and, for comparison, on a new empty database.
 //
 //   store_bench [--db /var/tmp/longhaul-store-bench/longhaul.db] [--runs 100000]
 //               [--events 10000000] [--requests 300] [--starts 5] [--rebuild]
@@ -111,8 +112,8 @@ std::string Trimmed(std::string s) {
   return s;
 }
 
-// Starts longhauld on the store and waits until it answers a gRPC call and /readyz.
-Result<Daemon> StartDaemon(const Flags& f, const std::string& state_dir) {
+// Starts longhauld on the database `db` and waits until it answers a gRPC call and /readyz.
+Result<Daemon> StartDaemon(const std::string& db, const std::string& state_dir) {
   std::filesystem::create_directories(state_dir);
   std::filesystem::remove(state_dir + "/coordinator.addr");
   std::filesystem::remove(state_dir + "/http.addr");
@@ -120,7 +121,7 @@ Result<Daemon> StartDaemon(const Flags& f, const std::string& state_dir) {
   auto t0 = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(d.process,
                    Subprocess::Start({testing::BinPath("longhauld"), "--state-dir", state_dir,
-                                      "--db", f.db, "--listen", "127.0.0.1:0", "--http",
+                                      "--db", db, "--listen", "127.0.0.1:0", "--http",
                                       "127.0.0.1:0", "--log-level", "warn"},
                                      {}, state_dir + "/longhauld.log"));
   bool up = testing::WaitFor(
@@ -289,16 +290,28 @@ int Main(const Flags& f) {
     return 1;
   }
   std::string state_dir = std::filesystem::path(f.db).parent_path().string() + "/state";
-  std::vector<double> grpc_ms, ready_ms;
-  std::printf("start-up of longhauld on the store (exec -> gRPC answers, -> /readyz 200):\n");
+  std::vector<double> grpc_ms, ready_ms, empty_grpc_ms, empty_ready_ms;
+  std::printf("start-up of longhauld (exec -> gRPC answers, -> /readyz 200):\n");
   for (int i = 0; i < f.starts; ++i) {
-    Result<Daemon> d = StartDaemon(f, state_dir);
+    // The same on a new, empty database: what start-up costs without the store.
+    std::string empty = state_dir + "/empty.db";
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(empty + suffix);
+    Result<Daemon> e = StartDaemon(empty, state_dir);
+    if (!e.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(e.status().message()).c_str());
+      return 1;
+    }
+    empty_grpc_ms.push_back(e->ms_to_grpc);
+    empty_ready_ms.push_back(e->ms_to_ready);
+    Stop(*e);
+    Result<Daemon> d = StartDaemon(f.db, state_dir);
     if (!d.ok()) {
       std::fprintf(stderr, "%s\n", std::string(d.status().message()).c_str());
       return 1;
     }
-    std::printf("  start %d: gRPC %.0f ms, /readyz %.0f ms%s\n", i + 1, d->ms_to_grpc,
-                d->ms_to_ready, i == 0 ? " (the first may apply migrations)" : "");
+    std::printf("  start %d: gRPC %.0f ms, /readyz %.0f ms%s; on an empty database %.0f / %.0f ms\n",
+                i + 1, d->ms_to_grpc, d->ms_to_ready,
+                i == 0 ? " (the first may apply migrations)" : "", e->ms_to_grpc, e->ms_to_ready);
     if (i > 0 || f.starts == 1) {
       grpc_ms.push_back(d->ms_to_grpc);
       ready_ms.push_back(d->ms_to_ready);
@@ -315,8 +328,10 @@ int Main(const Flags& f) {
     }
     Stop(*d);
   }
-  Report("start-up: exec -> gRPC answers", grpc_ms);
-  Report("start-up: exec -> /readyz 200", ready_ms);
+  Report("start-up, empty database: exec -> gRPC", empty_grpc_ms);
+  Report("start-up, empty database: exec -> /readyz", empty_ready_ms);
+  Report("start-up, the store: exec -> gRPC", grpc_ms);
+  Report("start-up, the store: exec -> /readyz", ready_ms);
   return 0;
 }
 
