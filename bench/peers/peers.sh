@@ -13,7 +13,8 @@
 #   on this machine's disk), stages `resources: {cpus: 0.01}`, `longhaul submit --watch`.
 # Snakemake: Debian's `snakemake` (apt-get install -y snakemake), `snakemake -j2`.
 # Slurm: `deploy/slurm-local.sh start`; wide as one job array, chain as M sbatch calls with
-#   --dependency=afterok on the one before; done when squeue no longer lists them.
+#   --dependency=afterok on the one before; done when squeue no longer lists them. (Slurm's
+#   MaxArraySize, 1001 by default, bounds --jobs there.)
 # Binaries from ${LONGHAUL_BIN_DIR:-build/bin} (cmake --build build --target longhauld
 # longhaul-agent longhaul-shim longhaul). Temp files under ${TMPDIR:-/var/tmp}.
 set -euo pipefail
