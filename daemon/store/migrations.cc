@@ -163,12 +163,9 @@ CREATE INDEX metrics_by_stage_id ON metrics(stage_id, id);
 CREATE INDEX runs_by_parent ON runs(parent_run_id, id);
 )sql",
       // 5: a store of many runs: a page of runs filtered by workflow and status together from
-      // one index; a run's costs from the attempts' times in the index alone (this one
-      // replaces attempts_by_run, a prefix of it).
+      // one index.
       R"sql(
 CREATE INDEX runs_by_workflow_status ON runs(workflow_name, status, id);
-CREATE INDEX attempts_by_run_times ON attempts(run_id, stage_id, started_at_ms, ended_at_ms);
-DROP INDEX attempts_by_run;
 )sql",
   };
   return kMigrations;

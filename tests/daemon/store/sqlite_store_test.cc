@@ -113,10 +113,9 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("ALTER TABLE stages DROP COLUMN description").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE audit").ok());
     for (const char* index : {"stages_by_run_status", "metrics_by_stage_id", "runs_by_parent",
-                              "runs_by_workflow_status", "attempts_by_run_times"}) {
+                              "runs_by_workflow_status"}) {
       ASSERT_TRUE((*db)->Exec(std::string("DROP INDEX ") + index).ok()) << index;
     }
-    ASSERT_TRUE((*db)->Exec("CREATE INDEX attempts_by_run ON attempts(run_id)").ok());
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=1").ok());
   }
   Reopen();
