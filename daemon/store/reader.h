@@ -42,12 +42,13 @@ class SqliteStore::Reader {
 };
 
 // One read transaction on a leased connection: every read until it ends sees the same
-// committed state. Ends (COMMIT, which writes nothing) on destruction.
+// committed state. Ends on destruction (COMMIT, which writes nothing; ROLLBACK if that fails),
+// so the connection never goes back to the pool holding an old snapshot.
 class ReadSnapshot {
  public:
   explicit ReadSnapshot(Db* db) : db_(db) {}
   ~ReadSnapshot() {
-    if (open_) (void)db_->Exec("COMMIT");
+    if (open_ && !db_->Exec("COMMIT").ok()) (void)db_->Exec("ROLLBACK");
   }
   Status Begin() {
     RETURN_IF_ERROR(db_->Exec("BEGIN"));
