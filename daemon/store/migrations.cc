@@ -162,6 +162,11 @@ CREATE INDEX stages_by_run_status ON stages(run_id, status);
 CREATE INDEX metrics_by_stage_id ON metrics(stage_id, id);
 CREATE INDEX runs_by_parent ON runs(parent_run_id, id);
 )sql",
+      // 5: a store of many runs: a page of runs filtered by workflow and status together from
+      // one index.
+      R"sql(
+CREATE INDEX runs_by_workflow_status ON runs(workflow_name, status, id);
+)sql",
   };
   return kMigrations;
 }

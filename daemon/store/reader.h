@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "daemon/store/sqlite_store.h"
 
@@ -40,12 +41,36 @@ class SqliteStore::Reader {
   std::unique_ptr<Db> db_;
 };
 
+// One read transaction on a leased connection: every read until it ends sees the same
+// committed state. Ends on destruction (COMMIT, which writes nothing; ROLLBACK if that fails),
+// so the connection never goes back to the pool holding an old snapshot.
+class ReadSnapshot {
+ public:
+  explicit ReadSnapshot(Db* db) : db_(db) {}
+  ~ReadSnapshot() {
+    if (open_ && !db_->Exec("COMMIT").ok()) (void)db_->Exec("ROLLBACK");
+  }
+  Status Begin() {
+    RETURN_IF_ERROR(db_->Exec("BEGIN"));
+    open_ = true;
+    return OkStatus();
+  }
+
+ private:
+  Db* db_;
+  bool open_ = false;
+};
+
 namespace internal {
 
 // Cost of each stage of `run_id` that has started attempts, by stage id: wall time over its own
 // attempts (a running one counts up to `now_ms`), and that times the GPUs the stage asks for.
 Result<std::map<int64_t, SqliteStore::StageCost>> ReadStageCosts(Db* db, int64_t run_id,
                                                                  int64_t now_ms);
+// The same for several runs in one query: GPU hours by run id (runs without started attempts
+// are absent).
+Result<std::map<int64_t, double>> ReadRunGpuHours(Db* db, const std::vector<int64_t>& run_ids,
+                                                  int64_t now_ms);
 // Run.wall_seconds: ended (or now) - started; 0 before it started.
 void SetRunWallSeconds(int64_t now_ms, v1::Run* run);
 

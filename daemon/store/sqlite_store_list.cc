@@ -16,21 +16,52 @@ using namespace internal;  // NOLINT
 
 namespace internal {
 
+namespace {
+
+// An attempt's wall milliseconds (a running one: up to ?2), and its stage's GPUs.
+constexpr char kAttemptWallMs[] =
+    "(max(coalesce(a.ended_at_ms, ?2), a.started_at_ms) - a.started_at_ms)";
+constexpr char kStageGpus[] = "coalesce(json_extract(s.resources_json, '$.gpus'), 0)";
+
+// "[1,2,3]", for `IN (SELECT value FROM json_each(?))`: one statement for any number of ids.
+std::string IdsJson(const std::vector<int64_t>& ids) {
+  std::string out = "[";
+  for (size_t i = 0; i < ids.size(); ++i) out += StrCat(i ? "," : "", ids[i]);
+  return out + "]";
+}
+
+}  // namespace
+
 Result<std::map<int64_t, SqliteStore::StageCost>> ReadStageCosts(Db* db, int64_t run_id,
                                                                  int64_t now_ms) {
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
-      "SELECT a.stage_id, "
-      "  sum(max(coalesce(a.ended_at_ms, ?2), a.started_at_ms) - a.started_at_ms), "
-      "  sum((max(coalesce(a.ended_at_ms, ?2), a.started_at_ms) - a.started_at_ms) * "
-      "      coalesce(json_extract(s.resources_json, '$.gpus'), 0)) "
-      "FROM attempts a JOIN stages s ON s.id = a.stage_id "
-      "WHERE a.run_id = ?1 AND a.started_at_ms IS NOT NULL GROUP BY a.stage_id"));
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
+      "SELECT a.stage_id, sum(", kAttemptWallMs, "), sum(", kAttemptWallMs, " * ", kStageGpus,
+      ") FROM attempts a JOIN stages s ON s.id = a.stage_id "
+      "WHERE a.run_id = ?1 AND a.started_at_ms IS NOT NULL GROUP BY a.stage_id")));
   st->Bind(1, run_id).Bind(2, now_ms);
   std::map<int64_t, SqliteStore::StageCost> out;
   for (;;) {
     ASSIGN_OR_RETURN(bool r, st->Step());
     if (!r) break;
     out[st->Int(0)] = {st->Double(1) / 1000.0, st->Double(2) / 3'600'000.0};
+  }
+  st->Reset();
+  return out;
+}
+
+Result<std::map<int64_t, double>> ReadRunGpuHours(Db* db, const std::vector<int64_t>& run_ids,
+                                                  int64_t now_ms) {
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
+      "SELECT a.run_id, sum(", kAttemptWallMs, " * ", kStageGpus,
+      ") FROM attempts a JOIN stages s ON s.id = a.stage_id "
+      "WHERE a.run_id IN (SELECT value FROM json_each(?1)) AND a.started_at_ms IS NOT NULL "
+      "GROUP BY a.run_id")));
+  st->Bind(1, IdsJson(run_ids)).Bind(2, now_ms);
+  std::map<int64_t, double> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool r, st->Step());
+    if (!r) break;
+    out[st->Int(0)] = st->Double(1) / 3'600'000.0;
   }
   st->Reset();
   return out;
@@ -83,6 +114,9 @@ Result<std::optional<double>> LatestMetric(Db* db, int64_t run_id, const std::st
 Result<v1::ListRunsResponse> SqliteStore::ListRuns(const v1::ListRunsRequest& req) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
+  // One snapshot: the counts and costs are of the runs as the page read them.
+  ReadSnapshot snapshot(db.get());
+  RETURN_IF_ERROR(snapshot.Begin());
   int limit = req.limit() > 0 ? std::min(req.limit(), 1000) : 50;
   ASSIGN_OR_RETURN(int64_t before, ParseCursor(req.page_token(), "page token"));
   if (!req.status().empty() && !ParseRunStatus(req.status())) {
@@ -131,21 +165,30 @@ Result<v1::ListRunsResponse> SqliteStore::ListRuns(const v1::ListRunsRequest& re
     rows.resize(limit);
     resp.set_next_page_token(std::to_string(rows.back().id));
   }
-  int64_t now = SystemClock::Get()->NowMs();
+  // The page's stage counts (from the stages_by_run_status index) and costs, one query each.
+  std::vector<int64_t> ids;
+  for (const RunRow& row : rows) ids.push_back(row.id);
   ASSIGN_OR_RETURN(Stmt * counts, db->Prepare(
-      "SELECT status, count(*) FROM stages WHERE run_id = ? GROUP BY status"));
+      "SELECT run_id, status, count(*) FROM stages "
+      "WHERE run_id IN (SELECT value FROM json_each(?1)) GROUP BY run_id, status"));
+  counts->Bind(1, IdsJson(ids));
+  std::map<int64_t, std::vector<std::pair<std::string, int32_t>>> counts_by_run;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool r, counts->Step());
+    if (!r) break;
+    counts_by_run[counts->Int(0)].emplace_back(counts->Text(1),
+                                               static_cast<int32_t>(counts->Int(2)));
+  }
+  counts->Reset();
+  int64_t now = SystemClock::Get()->NowMs();
+  ASSIGN_OR_RETURN(auto gpu_hours, ReadRunGpuHours(db.get(), ids, now));
   for (const RunRow& row : rows) {
     v1::Run* run = resp.add_runs();
     RunRowToProto(row, run);
-    counts->Bind(1, row.id);
-    for (;;) {
-      ASSIGN_OR_RETURN(bool r, counts->Step());
-      if (!r) break;
-      (*run->mutable_stage_counts())[counts->Text(0)] = static_cast<int32_t>(counts->Int(1));
+    for (const auto& [status, n] : counts_by_run[row.id]) {
+      (*run->mutable_stage_counts())[status] = n;
     }
-    counts->Reset();
-    ASSIGN_OR_RETURN(auto costs, ReadStageCosts(db.get(), row.id, now));
-    for (const auto& [id, cost] : costs) run->set_gpu_hours(run->gpu_hours() + cost.gpu_hours);
+    if (auto it = gpu_hours.find(row.id); it != gpu_hours.end()) run->set_gpu_hours(it->second);
     SetRunWallSeconds(now, run);
     for (const std::string& name : req.metrics()) {
       ASSIGN_OR_RETURN(std::optional<double> v, LatestMetric(db.get(), row.id, name));

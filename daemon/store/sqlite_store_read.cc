@@ -87,11 +87,8 @@ Result<v1::Run> SqliteStore::GetRun(int64_t run_id, bool include_attempts) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
   // One read transaction, so the run and its stages are one consistent snapshot.
-  RETURN_IF_ERROR(db->Exec("BEGIN"));
-  struct EndTx {
-    Db* db;
-    ~EndTx() { (void)db->Exec("COMMIT"); }
-  } end{db.get()};
+  ReadSnapshot snapshot(db.get());
+  RETURN_IF_ERROR(snapshot.Begin());
   v1::Run run;
   {
     ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
