@@ -47,8 +47,8 @@ void Agent::OnNativeSubmitted(int64_t id, Result<Started> started) {
   if (a == nullptr) return;
   a->native_busy = false;
   if (!started.ok()) {
-    std::string why = StrCat("cannot submit to ", runner_->executor(), ": ",
-                             ToStd(started.status().message()));
+    std::string why =
+        StrCat("cannot submit to ", runner_->executor(), ": ", ToStd(started.status().message()));
     log_->error("attempt {}: {}", id, why);
     RecordExit(*a, StartFailure(a->cancel ? a->cancel->reason : why, clock_->NowMs()), true);
     Pump(*a);
@@ -95,8 +95,8 @@ void Agent::PollNative() {
   for (auto& [id, a] : attempts_) Pump(*a);
   if (ids.empty() && to_find.empty()) return;
   poll_in_flight_ = true;
-  using Answer = std::pair<Result<std::map<std::string, NativeState>>,
-                           std::map<int64_t, Result<std::string>>>;
+  using Answer =
+      std::pair<Result<std::map<std::string, NativeState>>, std::map<int64_t, Result<std::string>>>;
   AttemptRunner* runner = runner_;
   OnWorker<Answer>(
       [runner, ids = std::move(ids), to_find = std::move(to_find)]() -> Answer {
@@ -187,13 +187,11 @@ void Agent::CheckNative(Attempt& a, const NativeState* state) {
 void Agent::CancelNative(Attempt& a) {
   if (a.native_id.empty()) return;  // submission in flight: cancelled once it answers
   AttemptRunner* runner = runner_;
-  OnWorker<Status>(
-      [runner, job = a.native_id, running = a.pid.has_value()] {
-        return runner->Cancel(job, running);
-      },
-      [this, id = a.id](Status s) {
-        if (!s.ok()) log_->warn("attempt {}: cancel: {}", id, ToStd(s.message()));
-      });
+  OnWorker<Status>([runner, job = a.native_id,
+                    running = a.pid.has_value()] { return runner->Cancel(job, running); },
+                   [this, id = a.id](Status s) {
+                     if (!s.ok()) log_->warn("attempt {}: cancel: {}", id, ToStd(s.message()));
+                   });
   a.cancel_signalled = true;
 }
 

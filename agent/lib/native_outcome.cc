@@ -39,7 +39,8 @@ std::optional<ExitInfo> DecideNativeExit(const NativeOutcomeInput& in) {
       out.reason = StrCat(k->what, " (", job, " ", in.state.state, ")");
     } else if (e.reason == shim::kTimeLimitReason) {
       out.failure_kind = "timeout";
-      out.reason = StrCat("timeout (", job, ": the shim stopped the stage before Slurm's time limit)");
+      out.reason =
+          StrCat("timeout (", job, ": the shim stopped the stage before Slurm's time limit)");
     }
     return out;
   }
@@ -51,8 +52,8 @@ std::optional<ExitInfo> DecideNativeExit(const NativeOutcomeInput& in) {
   }
   if (in.state.phase == NativePhase::kEnded) {
     if (auto k = KindOf(in.state.state)) {
-      ExitInfo out = UnknownExit(StrCat(k->what, " (", job, " ", in.state.state, ")"), in.now_ms,
-                                 false);
+      ExitInfo out =
+          UnknownExit(StrCat(k->what, " (", job, " ", in.state.state, ")"), in.now_ms, false);
       out.failure_kind = k->kind;
       return out;
     }

@@ -27,11 +27,11 @@ inline constexpr int64_t kNativeFinalStateWaitMs = 30'000;
 
 struct NativeOutcomeInput {
   std::string native_id;
-  NativeState state;                   // the latest known; kUnknown when none
-  std::optional<ExitInfo> shim_exit;   // exit.json
-  std::optional<CancelInfo> cancel;    // longhaul asked it to stop
-  bool stage_started = false;          // pid.json was seen
-  int64_t ambiguous_for_ms = 0;        // how long the picture has been as it is (see above)
+  NativeState state;                  // the latest known; kUnknown when none
+  std::optional<ExitInfo> shim_exit;  // exit.json
+  std::optional<CancelInfo> cancel;   // longhaul asked it to stop
+  bool stage_started = false;         // pid.json was seen
+  int64_t ambiguous_for_ms = 0;       // how long the picture has been as it is (see above)
   int64_t now_ms = 0;
 };
 

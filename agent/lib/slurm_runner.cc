@@ -10,6 +10,8 @@
 namespace longhaul::agent {
 namespace {
 
+constexpr int kMaxShowJobsPerReconcile = 8;
+
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
@@ -64,13 +66,13 @@ NativeState MakeState(const std::string& state, const std::string& reason) {
 std::string SlurmJobName(int64_t attempt_id) { return StrCat("lh-", attempt_id); }
 
 NativePhase SlurmPhase(const std::string& state) {
-  static const std::set<std::string> pending = {"PENDING", "CONFIGURING", "REQUEUED",
+  static const std::set<std::string> pending = {"PENDING",      "CONFIGURING", "REQUEUED",
                                                 "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD",
                                                 "SUSPENDED"};
-  static const std::set<std::string> running = {"RUNNING", "COMPLETING", "SIGNALING",
-                                                "STAGE_OUT", "RESIZING", "STOPPED"};
+  static const std::set<std::string> running = {"RUNNING",   "COMPLETING", "SIGNALING",
+                                                "STAGE_OUT", "RESIZING",   "STOPPED"};
   static const std::set<std::string> ended = {
-      "COMPLETED", "FAILED",   "CANCELLED",    "TIMEOUT",      "PREEMPTED", "NODE_FAIL",
+      "COMPLETED", "FAILED",   "CANCELLED",     "TIMEOUT",      "PREEMPTED", "NODE_FAIL",
       "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "SPECIAL_EXIT", "REVOKED"};
   if (pending.count(state)) return NativePhase::kPending;
   if (running.count(state)) return NativePhase::kRunning;
@@ -92,8 +94,8 @@ std::map<std::string, NativeState> ParseSqueue(const std::string& text) {
 Result<std::string> ParseSbatch(const std::string& text) {
   std::string id = Trim(text.substr(0, text.find(';')));
   if (id.empty() || id.find_first_not_of("0123456789_") != std::string::npos) {
-    return absl::InternalError(StrCat("sbatch --parsable answered '", Trim(text),
-                                      "', not a job id"));
+    return absl::InternalError(
+        StrCat("sbatch --parsable answered '", Trim(text), "', not a job id"));
   }
   return id;
 }
@@ -152,9 +154,8 @@ Result<Started> SlurmRunner::Start(const RunRequest& req) {
 }
 
 Result<std::string> SlurmRunner::Find(int64_t attempt_id) {
-  std::vector<std::string> argv = {"squeue", "--me",    "-h", "-t",
-                                   "all",    StrCat("--name=", SlurmJobName(attempt_id)),
-                                   "-o",     "%i"};
+  std::vector<std::string> argv = {
+      "squeue", "--me", "-h", "-t", "all", StrCat("--name=", SlurmJobName(attempt_id)), "-o", "%i"};
   auto r = RunCommand(argv, options_.command_timeout_ms);
   if (!r.ok()) return r.status();
   if (r->exit_code != 0) return CommandFailed(argv, *r);
@@ -199,13 +200,16 @@ Result<std::map<std::string, NativeState>> SlurmRunner::Reconcile(
   if (!r.ok()) return r.status();
   if (r->exit_code != 0) return CommandFailed(argv, *r);
   auto listed = ParseSqueue(r->out);
+  int shows_left = kMaxShowJobsPerReconcile;
   for (const auto& id : native_ids) {
     auto it = listed.find(id);
     if (it != listed.end()) {
       out[id] = it->second;
       continue;
     }
-    // Ended long enough ago for squeue to drop it (or a job of another user): ask once.
+    // Ended long enough ago for squeue to drop it (or a job of another user): ask scontrol,
+    // a few per call, so that an empty squeue answer cannot turn into a storm of scontrols.
+    if (shows_left-- <= 0) continue;  // unknown this time
     auto shown = ShowJob(id);
     if (shown.ok()) out[id] = *shown;
   }

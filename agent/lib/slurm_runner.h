@@ -9,7 +9,7 @@
 //   Cancel     a running shim: `scancel --batch --signal=USR1` (the shim stops the stage with
 //              its grace; the stage itself never gets USR1); a queued job: `scancel`
 //   Reconcile  one `squeue --me -t all` for every job; `scontrol show job` for jobs it no
-//              longer lists
+//              longer lists (at most 8 per call; the others are unknown until the next)
 #pragma once
 
 #include <cstdint>

@@ -187,8 +187,8 @@ class Supervisor {
       if (JsonFindInt(cancel, "grace_ms", &g) && g > 0) grace = g;
     }
     if (cancel_reason_.empty()) {
-      cancel_reason_ =
-          sig == SIGUSR1 ? std::string(kTimeLimitReason) : std::string("shim got ") + ::strsignal(sig);
+      cancel_reason_ = sig == SIGUSR1 ? std::string(kTimeLimitReason)
+                                      : std::string("shim got ") + ::strsignal(sig);
     }
     SignalStage(SIGTERM);
     kill_at_ms_ = WallMs() + grace;

@@ -79,8 +79,10 @@ TEST(NativeOutcomeTest, TimeLimitSignalIsATimeout) {
 }
 
 TEST(NativeOutcomeTest, KindsWithoutExitJsonAfterTheSettleTime) {
-  for (auto [state, kind] : {std::pair{"NODE_FAIL", "node_fail"}, {"OUT_OF_MEMORY", "oom"},
-                             {"PREEMPTED", "preempted"}, {"TIMEOUT", "timeout"}}) {
+  for (auto [state, kind] : {std::pair{"NODE_FAIL", "node_fail"},
+                             {"OUT_OF_MEMORY", "oom"},
+                             {"PREEMPTED", "preempted"},
+                             {"TIMEOUT", "timeout"}}) {
     auto in = Input(State(NativePhase::kEnded, state));
     EXPECT_FALSE(DecideNativeExit(in)) << state << ": exit.json may still come";
     in.ambiguous_for_ms = kNativeSettleMs;

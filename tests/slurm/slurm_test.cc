@@ -35,8 +35,7 @@ class SlurmTest : public ClusterTest {
     CommandResult ping = RunCommand({"/usr/bin/env", "scontrol", "ping"}, {}, 10'000);
     if (ping.exit_code != 0 || ping.out.find("is UP") == std::string::npos) {
       GTEST_SKIP() << "no local Slurm answers (SLURM_CONF=" << SlurmConf()
-                   << "): run deploy/slurm-local.sh start. scontrol ping: " << ping.out
-                   << ping.err;
+                   << "): run deploy/slurm-local.sh start. scontrol ping: " << ping.out << ping.err;
     }
   }
 
@@ -61,8 +60,9 @@ class SlurmTest : public ClusterTest {
 
   std::vector<std::string> JobIds() {
     std::vector<std::string> ids;
-    CommandResult ls = RunCommand(
-        {"/bin/sh", "-c", StrCat("cat ", cluster().AgentStateDir(0), "/attempts/*/job_id 2>/dev/null")});
+    CommandResult ls =
+        RunCommand({"/bin/sh", "-c",
+                    StrCat("cat ", cluster().AgentStateDir(0), "/attempts/*/job_id 2>/dev/null")});
     for (const auto& l : StrSplit(ls.out, '\n')) {
       if (!l.empty()) ids.push_back(l);
     }
@@ -70,9 +70,29 @@ class SlurmTest : public ClusterTest {
   }
 
   std::string JobIdOf(int64_t attempt_id) {
-    std::string t = ReadText(StrCat(cluster().AgentStateDir(0), "/attempts/", attempt_id, "/job_id"));
+    std::string t =
+        ReadText(StrCat(cluster().AgentStateDir(0), "/attempts/", attempt_id, "/job_id"));
     while (!t.empty() && t.back() == '\n') t.pop_back();
     return t;
+  }
+
+  // Submits a run of one stage `long` that sleeps, and waits until its Slurm job runs.
+  void StartLongStage(int64_t* run_id, std::string* job) {
+    Result<int64_t> id =
+        cluster().Submit("name: long\nstages:\n" +
+                         StageYaml("long", YamlList({BinPath("lh-testjob"), "--sleep", "300"})));
+    ASSERT_TRUE(id.ok()) << id.status().message();
+    Result<v1::Run> run = cluster().WaitForRun(
+        *id,
+        [](const v1::Run& r) {
+          const v1::Attempt* a = Current(r, "long");
+          return a != nullptr && a->state() == v1::ATTEMPT_RUNNING;
+        },
+        60'000);
+    ASSERT_TRUE(run.ok()) << run.status().message();
+    *run_id = *id;
+    *job = JobIdOf(Current(*run, "long")->id());
+    ASSERT_FALSE(job->empty());
   }
 
   static const v1::Attempt* Current(const v1::Run& run, const std::string& stage) {
@@ -88,7 +108,8 @@ TEST_F(SlurmTest, WorkflowRunsThroughSbatchWithEventsOutputsAndDependencies) {
       "name: through-slurm\nstages:\n" +
       StageYaml("top", JournaledRun(journal, {"--progress", "3", "--sleep", "0.3", "--output",
                                               "word=hello"})) +
-      StageYaml("left", JournaledRun(journal, {"--output", "side=L-${top.outputs.word}"}), {"top"}) +
+      StageYaml("left", JournaledRun(journal, {"--output", "side=L-${top.outputs.word}"}),
+                {"top"}) +
       StageYaml("right", JournaledRun(journal, {"--print", "right side", "--exit", "0"}), {"top"}));
   ASSERT_TRUE(id.ok()) << id.status().message();
   Result<v1::Run> run = cluster().WaitForRunEnd(*id, 120'000);
@@ -102,7 +123,8 @@ TEST_F(SlurmTest, WorkflowRunsThroughSbatchWithEventsOutputsAndDependencies) {
     ASSERT_NE(a, nullptr) << name;
     std::string job = JobIdOf(a->id());
     ASSERT_FALSE(job.empty()) << name;
-    CommandResult show = RunCommand({"/usr/bin/env", "scontrol", "-o", "show", "job", job}, {}, 10'000);
+    CommandResult show =
+        RunCommand({"/usr/bin/env", "scontrol", "-o", "show", "job", job}, {}, 10'000);
     EXPECT_NE(show.out.find(StrCat("JobName=lh-", a->id())), std::string::npos) << show.out;
     EXPECT_NE(show.out.find("JobState=COMPLETED"), std::string::npos) << show.out;
   }
@@ -139,20 +161,12 @@ TEST_F(SlurmTest, TheLocalCampaignAndItsPivotRunThroughSlurmUnchanged) {
 
 TEST_F(SlurmTest, ScancelOutsideLonghaulIsReportedSo) {
   ASSERT_NO_FATAL_FAILURE(StartSlurmCluster());
-  Result<int64_t> id = cluster().Submit("name: victim\nstages:\n" +
-                                        StageYaml("long", YamlList({BinPath("lh-testjob"),
-                                                                    "--sleep", "300"})));
-  ASSERT_TRUE(id.ok()) << id.status().message();
-  Result<v1::Run> run = cluster().WaitForRun(*id, [](const v1::Run& r) {
-    const v1::Attempt* a = Current(r, "long");
-    return a != nullptr && a->state() == v1::ATTEMPT_RUNNING;
-  }, 60'000);
-  ASSERT_TRUE(run.ok()) << run.status().message();
-  std::string job = JobIdOf(Current(*run, "long")->id());
-  ASSERT_FALSE(job.empty());
+  int64_t id = 0;
+  std::string job;
+  ASSERT_NO_FATAL_FAILURE(StartLongStage(&id, &job));
   CommandResult scancel = RunCommand({"/usr/bin/env", "scancel", job}, {}, 10'000);
   ASSERT_EQ(scancel.exit_code, 0) << scancel.err;
-  run = cluster().WaitForRunEnd(*id, 60'000);
+  Result<v1::Run> run = cluster().WaitForRunEnd(id, 60'000);
   ASSERT_TRUE(run.ok()) << run.status().message();
   EXPECT_EQ(run->status(), v1::RUN_FAILED) << DescribeRun(*run);
   const v1::Attempt* a = Current(*run, "long");
@@ -162,26 +176,19 @@ TEST_F(SlurmTest, ScancelOutsideLonghaulIsReportedSo) {
 
 TEST_F(SlurmTest, PreemptedJobIsReportedAsPreempted) {
   ASSERT_NO_FATAL_FAILURE(StartSlurmCluster({"--slurm-partition", "low"}));
-  Result<int64_t> id = cluster().Submit("name: preempted\nstages:\n" +
-                                        StageYaml("low", YamlList({BinPath("lh-testjob"),
-                                                                   "--sleep", "300"})));
-  ASSERT_TRUE(id.ok()) << id.status().message();
-  Result<v1::Run> run = cluster().WaitForRun(*id, [](const v1::Run& r) {
-    const v1::Attempt* a = Current(r, "low");
-    return a != nullptr && a->state() == v1::ATTEMPT_RUNNING;
-  }, 60'000);
-  ASSERT_TRUE(run.ok()) << run.status().message();
-  std::string job = JobIdOf(Current(*run, "low")->id());
+  int64_t id = 0;
+  std::string job;
+  ASSERT_NO_FATAL_FAILURE(StartLongStage(&id, &job));
   // A job of the `high` partition that needs the whole node takes it.
   CommandResult cpus = RunCommand({"/usr/bin/env", "sinfo", "-h", "-o", "%c"}, {}, 10'000);
   std::string n = StrSplit(cpus.out, '\n')[0];
-  CommandResult high = RunCommand({"/usr/bin/env", "sbatch", "--parsable", "-p", "high", "-c", n, "-J",
-                                   "preemptor", "-o", "/dev/null", "--wrap", "sleep 2"},
+  CommandResult high = RunCommand({"/usr/bin/env", "sbatch", "--parsable", "-p", "high", "-c", n,
+                                   "-J", "preemptor", "-o", "/dev/null", "--wrap", "sleep 2"},
                                   {}, 10'000);
   ASSERT_EQ(high.exit_code, 0) << high.err;
-  run = cluster().WaitForRunEnd(*id, 90'000);
+  Result<v1::Run> run = cluster().WaitForRunEnd(id, 90'000);
   ASSERT_TRUE(run.ok()) << run.status().message();
-  const v1::Attempt* a = Current(*run, "low");
+  const v1::Attempt* a = Current(*run, "long");
   EXPECT_EQ(a->reason(), StrCat("preempted (Slurm job ", job, " PREEMPTED)")) << DescribeRun(*run);
   EXPECT_EQ(a->state(), v1::ATTEMPT_KILLED);
 }
@@ -214,19 +221,22 @@ TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndCostOneSqueuePerPoll) {
   Result<int64_t> id = cluster().Submit(yaml);
   ASSERT_TRUE(id.ok()) << id.status().message();
   // All 20 submitted; most wait for the node's CPUs, and say so.
-  Result<v1::Run> run = cluster().WaitForRun(*id, [](const v1::Run& r) {
-    int queued = 0;
-    bool resources = false;  // Slurm's next job in line waits for the node's CPUs
-    for (int i = 0; i < 20; ++i) {
-      const v1::Attempt* a = Current(r, StrCat("s", i));
-      if (a != nullptr && a->state() == v1::ATTEMPT_STARTING &&
-          StartsWith(a->reason(), "PENDING")) {
-        ++queued;
-        resources = resources || a->reason() == "PENDING (Resources)";
-      }
-    }
-    return queued >= 10 && resources;
-  }, 90'000);
+  Result<v1::Run> run = cluster().WaitForRun(
+      *id,
+      [](const v1::Run& r) {
+        int queued = 0;
+        bool resources = false;  // Slurm's next job in line waits for the node's CPUs
+        for (int i = 0; i < 20; ++i) {
+          const v1::Attempt* a = Current(r, StrCat("s", i));
+          if (a != nullptr && a->state() == v1::ATTEMPT_STARTING &&
+              StartsWith(a->reason(), "PENDING")) {
+            ++queued;
+            resources = resources || a->reason() == "PENDING (Resources)";
+          }
+        }
+        return queued >= 10 && resources;
+      },
+      90'000);
   ASSERT_TRUE(run.ok()) << run.status().message();
   CommandResult pending = cluster().Cli({"show", std::to_string(*id)});
   EXPECT_NE(pending.out.find("PENDING (Resources)"), std::string::npos) << pending.out;
