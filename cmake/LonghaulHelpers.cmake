@@ -1,10 +1,11 @@
-# longhaul_add_test(NAME name SOURCES a.cc b.cc LIBS lib1 lib2 [LABELS l] [TIMEOUT s])
+# longhaul_add_test(NAME name SOURCES a.cc b.cc LIBS lib1 lib2 [LABELS l] [TIMEOUT s]
+#                   [RESOURCE_LOCK r])
 # One GoogleTest binary per call, registered with ctest test by test. Label "unit" for a test
 # that needs no other binary and no network: the target `unit_tests` builds those, and the
 # sanitizer build (deploy/sanitize.sh) runs them with `ctest -L unit`.
 include(GoogleTest)
 function(longhaul_add_test)
-  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "NAME;TIMEOUT;RESOURCE_LOCK" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main longhaul_testing)
   if(NOT T_TIMEOUT)
@@ -13,6 +14,9 @@ function(longhaul_add_test)
   set(props TIMEOUT ${T_TIMEOUT})
   if(T_LABELS)
     list(APPEND props LABELS "${T_LABELS}")
+  endif()
+  if(T_RESOURCE_LOCK)  # tests that share something outside (a Slurm node) run one at a time
+    list(APPEND props RESOURCE_LOCK ${T_RESOURCE_LOCK})
   endif()
   if("unit" IN_LIST T_LABELS)
     set_property(GLOBAL APPEND PROPERTY LONGHAUL_UNIT_TARGETS ${T_NAME})

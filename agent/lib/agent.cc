@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "agent/lib/local_runner.h"
 #include "agent/lib/utf8_repair.h"
 #include "core/fs.h"
 #include "core/logging.h"
@@ -13,9 +14,20 @@ namespace longhaul::agent {
 
 Agent::Agent(boost::asio::io_context& io, AgentConfig config, ProcessLauncher* launcher,
              CoordinatorLink* link, Clock* clock)
+    : Agent(io, std::move(config), std::make_unique<LocalRunner>(launcher), nullptr, link, clock) {}
+
+Agent::Agent(boost::asio::io_context& io, AgentConfig config, AttemptRunner* runner,
+             CoordinatorLink* link, Clock* clock)
+    : Agent(io, std::move(config), nullptr, runner, link, clock) {}
+
+Agent::Agent(boost::asio::io_context& io, AgentConfig config,
+             std::unique_ptr<AttemptRunner> own_runner, AttemptRunner* runner,
+             CoordinatorLink* link, Clock* clock)
     : io_(io),
       config_(std::move(config)),
-      launcher_(launcher),
+      own_runner_(std::move(own_runner)),
+      runner_(own_runner_ ? own_runner_.get() : runner),
+      native_(!runner_->watches_processes()),
       link_(link),
       clock_(clock),
       started_at_ms_(clock->NowMs()),
@@ -50,6 +62,8 @@ Status Agent::Start() {
 void Agent::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
+  *alive_ = false;
+  worker_.join();  // a Slurm command in flight ends by its deadline
   heartbeat_timer_.cancel();
   rate_timer_.cancel();
   for (auto& [id, a] : attempts_) {
@@ -94,7 +108,7 @@ v1::AgentMessage Agent::MakeHello() const {
   for (const auto& [k, v] : config_.labels) (*h->mutable_labels())[k] = v;
   h->set_version(config_.version);
   h->set_data_dir(config_.data_dir);
-  h->set_executor("local");
+  h->set_executor(runner_->executor());
   h->set_agent_started_at_ms(started_at_ms_);
   for (const auto& g : config_.gpus) *h->add_gpus() = g;
   for (const auto& [id, a] : attempts_) {
@@ -139,6 +153,10 @@ void Agent::OnHeartbeat() {
     m.mutable_heartbeat()->set_ts_ms(clock_->NowMs());
     m.mutable_heartbeat()->set_running(running);
     Send(std::move(m));
+  }
+  if (native_) {
+    PollNative();  // one status query for every attempt
+    return;
   }
   // A safety net under inotify and pidfd: cheap checks that catch what a lost notification
   // (or a shim that died before writing anything) would leave waiting.

@@ -8,7 +8,9 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "agent/lib/attempt.h"
+#include "agent/lib/attempt_runner.h"
 #include "agent/lib/coordinator_link.h"
 #include "agent/lib/inotify_watcher.h"
 #include "agent/lib/process_launcher.h"
@@ -49,7 +52,12 @@ struct AgentConfig {
 
 class Agent {
  public:
+  // Runs attempts as local processes through `launcher` (LocalRunner).
   Agent(boost::asio::io_context& io, AgentConfig config, ProcessLauncher* launcher,
+        CoordinatorLink* link, Clock* clock);
+  // Runs attempts through `runner` (attempt_runner.h), e.g. a SlurmRunner. A runner that does
+  // not watch processes is polled once per heartbeat, from a worker thread.
+  Agent(boost::asio::io_context& io, AgentConfig config, AttemptRunner* runner,
         CoordinatorLink* link, Clock* clock);
   ~Agent();
   Agent(const Agent&) = delete;
@@ -68,6 +76,9 @@ class Agent {
   void OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg);
 
  private:
+  Agent(boost::asio::io_context& io, AgentConfig config, std::unique_ptr<AttemptRunner> own_runner,
+        AttemptRunner* runner, CoordinatorLink* link, Clock* clock);
+
   // agent.cc: the stream, Hello, heartbeats.
   void Send(v1::AgentMessage msg);
   v1::AgentMessage MakeHello() const;
@@ -80,6 +91,7 @@ class Agent {
   std::vector<std::string> StageEnv(const v1::StartAttempt& spec, const std::string& out_dir,
                                     const AttemptDir& dir);
   void Adopt(int64_t id, const AttemptDir& dir, bool even_if_done = false);
+  Attempt& AddAdopted(int64_t id, const AttemptDir& dir);
   static bool ValidHint(const AttemptDir& dir, const AckHint& hint);
   Status WatchPid(Attempt& a, pid_t pid, bool is_shim);
   void OnWatchedExit(Attempt& a);
@@ -108,13 +120,29 @@ class Agent {
   void RewindAll();
   void SaveHint(Attempt& a);
 
+  // agent_native.cc: attempts of a polled executor (Slurm).
+  void SubmitNative(Attempt& a, RunRequest req);
+  void OnNativeSubmitted(int64_t id, Result<Started> started);
+  void AdoptNative(int64_t id, const AttemptDir& dir);
+  void PollNative();
+  void OnNativeStates(Result<std::map<std::string, NativeState>> states,
+                      std::map<int64_t, Result<std::string>> found);
+  void CheckNative(Attempt& a, const NativeState* state);
+  void CancelNative(Attempt& a);
+  // Runs `work` on the worker thread, then `done` with its result on the event loop, unless
+  // the agent has shut down meanwhile.
+  template <typename T>
+  void OnWorker(std::function<T()> work, std::function<void(T)> done);
+
   // agent_requests.cc: questions from the coordinator.
   void HandleReadLog(const v1::ReadLog& req);
   void HandleCheckArtifacts(const v1::CheckArtifacts& req);
 
   boost::asio::io_context& io_;
   const AgentConfig config_;
-  ProcessLauncher* const launcher_;
+  std::unique_ptr<AttemptRunner> own_runner_;  // the LocalRunner, when given a launcher
+  AttemptRunner* const runner_;
+  const bool native_;  // !runner_->watches_processes(): states come from polling
   CoordinatorLink* const link_;
   Clock* const clock_;
   const int64_t started_at_ms_;
@@ -130,6 +158,9 @@ class Agent {
   boost::asio::steady_timer rate_timer_;  // wakes attempts held back by max_event_rate
   bool rate_timer_armed_ = false;
   bool shut_down_ = false;
+  bool poll_in_flight_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the worker's callbacks
+  boost::asio::thread_pool worker_{1};  // Slurm commands, one at a time, off the event loop
 };
 
 }  // namespace longhaul::agent

@@ -24,7 +24,9 @@ void Agent::HandleCancel(const v1::CancelAttempt& cancel) {
   if (Status s = a->dir.WriteCancel(c); !s.ok())
     log_->error("attempt {}: {}", a->id, ToStd(s.message()));
   log_->info("attempt {}: cancelling ({}, grace {} ms)", a->id, c.reason, c.grace_ms);
-  if (a->watching_stage) {
+  if (native_) {
+    CancelNative(*a);
+  } else if (a->watching_stage) {
     SignalStageGroup(*a, SIGTERM);
   } else if (a->watched) {
     SignalShim(*a);

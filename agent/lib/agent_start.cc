@@ -106,13 +106,26 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
   ls.env = StageEnv(spec, out_dir, a.dir);
   ls.cwd = a.dir.path();
   ls.new_session = true;  // from its first instruction, a kill of the agent's group misses it
-  auto pid = launcher_->Launch(ls);
-  if (!pid.ok()) return fail(pid.status());
-  a.shim_pid = *pid;
+  RunRequest req;
+  req.attempt_id = a.id;
+  req.attempt_dir = a.dir.path();
+  req.shim = std::move(ls);
+  req.resources = spec.resources();
+  req.timeout_ms = spec.timeout_ms();
+  req.grace_ms = grace;
+  if (native_) {
+    write_spec();
+    SubmitNative(a, std::move(req));
+    return;
+  }
+  auto started = runner_->Start(req);
+  if (!started.ok()) return fail(started.status());
+  pid_t pid = started->pid;
+  a.shim_pid = pid;
   a.shim_is_child = true;
-  log_->info("attempt {}: started {} (shim pid {})", a.id, spec.argv(0), *pid);
+  log_->info("attempt {}: started {} (shim pid {})", a.id, spec.argv(0), pid);
   write_spec();
-  if (Status s = WatchPid(a, *pid, /*is_shim=*/true); !s.ok()) {
+  if (Status s = WatchPid(a, pid, /*is_shim=*/true); !s.ok()) {
     // Unlikely (out of descriptors); the heartbeat's waitpid check still notices the end.
     log_->error("attempt {}: cannot watch the shim: {}", a.id, ToStd(s.message()));
   }
@@ -156,16 +169,10 @@ std::vector<std::string> Agent::StageEnv(const v1::StartAttempt& spec, const std
   return out;
 }
 
-void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
-  int lock_fd = -1;
-  AttemptProbe probe = ProbeAttempt(dir, &lock_fd);
-  if (even_if_done) probe.done = false;
-  Adoption decision = DecideAdoption(probe);
-  if (decision == Adoption::kIgnore) return;
+Attempt& Agent::AddAdopted(int64_t id, const AttemptDir& dir) {
   auto owned = std::make_unique<Attempt>(io_, id, dir);
   Attempt& a = *owned;
   attempts_[id] = std::move(owned);
-  log_->info("attempt {}: found in the state dir: {}", id, AdoptionName(decision));
   if (auto hint = dir.ReadAckHint(); hint.ok() && ValidHint(dir, *hint)) {
     a.pos_offset = hint->offset;
     a.pos_seq = a.acked_seq = a.last_event_seq = a.saved_hint_seq = hint->seq;
@@ -174,6 +181,22 @@ void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
   if (Status s = TouchFile(dir.events_path()); !s.ok())
     log_->warn("attempt {}: {}", id, ToStd(s.message()));
   WatchFiles(a);
+  return a;
+}
+
+void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
+  if (native_) {
+    if (!even_if_done && dir.IsDone()) return;
+    AdoptNative(id, dir);
+    return;
+  }
+  int lock_fd = -1;
+  AttemptProbe probe = ProbeAttempt(dir, &lock_fd);
+  if (even_if_done) probe.done = false;
+  Adoption decision = DecideAdoption(probe);
+  if (decision == Adoption::kIgnore) return;
+  log_->info("attempt {}: found in the state dir: {}", id, AdoptionName(decision));
+  Attempt& a = AddAdopted(id, dir);
   a.pid = probe.pid;
   switch (decision) {
     case Adoption::kReportExit:

@@ -104,6 +104,7 @@ void Agent::CheckPidFile(Attempt& a) {
   if (!pid.ok()) return;
   a.pid = *pid;
   ReportStarted(a);
+  if (native_) return;  // the executor's polling watches it; a cancel went through it
   if (a.shim_pid == 0 && !a.exit) {
     // Re-adopted while the shim was starting: now we know whom to watch.
     a.shim_pid = pid->shim_pid;
@@ -191,7 +192,11 @@ void Agent::OnFileEvent(int64_t key, const std::string& name) {
   } else if (name == "exit.json") {
     // With a watched shim, its pidfd reports the end; otherwise (a shim that was starting
     // when we were restarted) the file is all we get.
-    if (!a->watched && !a->exit) CheckProgress(*a);
+    if (native_) {
+      if (!a->exit) PollNative();  // how it ended may need the executor's word
+    } else if (!a->watched && !a->exit) {
+      CheckProgress(*a);
+    }
   } else if (name.empty()) {
     Pump(*a);
   }

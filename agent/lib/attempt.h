@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "agent/lib/attempt_dir.h"
+#include "agent/lib/attempt_runner.h"
 #include "agent/lib/event_tailer.h"
 #include "longhaul/v1/agent.pb.h"
 
@@ -35,6 +36,15 @@ struct Attempt {
   std::optional<CancelInfo> cancel;  // requested; the exit reports its reason
   bool cancel_signalled = false;
   boost::asio::steady_timer kill_timer;  // SIGKILL after the grace, when there is no shim
+
+  // A polled executor's attempt (Slurm; agent_native.cc). `native_id` is the job id, empty
+  // until the submission answers (or, after a restart, until the job is found by name).
+  std::string native_id;
+  bool native_busy = false;     // a submission is in flight on the worker
+  bool native_find = false;     // adopted without job_id: look for the job by name
+  NativeState native;           // as last heard
+  std::string native_reported;  // "STATE|reason" last sent as AttemptQueued
+  int64_t native_since_ms = 0;  // when the picture became ambiguous (native_outcome.h)
 
   // Events. Everything before (pos_offset, pos_seq) is acknowledged; acked_seq may be ahead
   // when the coordinator acknowledges what an earlier agent process sent.

@@ -125,15 +125,28 @@ Result<ExitInfo> AttemptDir::ReadExit() const {
   ASSIGN_OR_RETURN(e.ended_at_ms, Field<int64_t>(doc, "ended_at_ms", path));
   ASSIGN_OR_RETURN(e.reason, Field<std::string>(doc, "reason", path));
   ASSIGN_OR_RETURN(e.start_failed, Field<bool>(doc, "start_failed", path));
+  // Optional: written by the agent for attempts a polled executor ended (native_outcome.h).
+  if (auto k = doc.find("failure_kind"); k != doc.end() && k->is_string()) {
+    e.failure_kind = k->get<std::string>();
+  }
   return e;
 }
 
 Status AttemptDir::WriteExit(const ExitInfo& e) const {
-  return WriteFileFast(File("exit.json"), Dump(json{{"exit_code", e.exit_code},
-                                                    {"signal", e.signal},
-                                                    {"ended_at_ms", e.ended_at_ms},
-                                                    {"reason", e.reason},
-                                                    {"start_failed", e.start_failed}}));
+  json doc{{"exit_code", e.exit_code},
+           {"signal", e.signal},
+           {"ended_at_ms", e.ended_at_ms},
+           {"reason", e.reason},
+           {"start_failed", e.start_failed}};
+  if (!e.failure_kind.empty()) doc["failure_kind"] = e.failure_kind;
+  return WriteFileFast(File("exit.json"), Dump(doc));
+}
+
+Result<std::string> AttemptDir::ReadJobId() const {
+  ASSIGN_OR_RETURN(std::string text, ReadFile(File("job_id")));
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (text.empty()) return absl::InvalidArgumentError(StrCat(File("job_id"), ": empty"));
+  return text;
 }
 
 Status AttemptDir::WriteCancel(const CancelInfo& c) const {

@@ -31,6 +31,9 @@ struct ExitInfo {
   int64_t ended_at_ms = 0;
   std::string reason;
   bool start_failed = false;
+  // Set when the executor, not the stage, ended it: preempted, node_fail, oom, timeout,
+  // cancelled_outside (native_outcome.h). Empty otherwise.
+  std::string failure_kind;
 };
 
 struct CancelInfo {
@@ -66,6 +69,9 @@ class AttemptDir {
   Result<ExitInfo> ReadExit() const;
   Status WriteExit(const ExitInfo& exit) const;
   Status WriteCancel(const CancelInfo& cancel) const;
+  // job_id: the native id of an attempt run by a polled executor (a Slurm job id), written by
+  // the runner as soon as it is known.
+  Result<std::string> ReadJobId() const;
   Result<AckHint> ReadAckHint() const;
   Status WriteAckHint(const AckHint& hint) const;  // a hint only
 

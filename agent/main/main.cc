@@ -14,6 +14,7 @@
 #include "agent/lib/coordinator_session.h"
 #include "agent/lib/inventory.h"
 #include "agent/lib/posix_spawn_launcher.h"
+#include "agent/lib/slurm_runner.h"
 #include "core/clock.h"
 #include "core/duration.h"
 #include "core/fs.h"
@@ -45,6 +46,8 @@ int main(int argc, char** argv) {
   int64_t window = 20'000;
   int64_t max_event_rate = 5'000;
   std::string tls_cert, tls_key, tls_ca;
+  std::string executor = "local", signal_lead = "60s";
+  SlurmOptions slurm;
   app.add_option("--coordinator", coordinator, "HOST:PORT ($LONGHAUL_COORDINATOR)");
   app.add_option("--state-dir", state_dir, "the agent's state directory")->required();
   app.add_option("--data-dir", data_dir, "where output dirs are made (default STATE/data)");
@@ -65,6 +68,15 @@ int main(int argc, char** argv) {
                  "PEM certificate of this agent, from the cluster CA; it names the agent's id");
   app.add_option("--tls-key", tls_key, "PEM private key of --tls-cert");
   app.add_option("--tls-ca", tls_ca, "PEM CA that signed the coordinator's certificate");
+  app.add_option("--executor", executor, "local (processes on this node) or slurm (docs/slurm.md)")
+      ->check(CLI::IsMember({"local", "slurm"}));
+  app.add_option("--slurm-partition", slurm.partition, "sbatch --partition");
+  app.add_option("--slurm-account", slurm.account, "sbatch --account");
+  app.add_option("--slurm-arg", slurm.extra_args, "an extra sbatch argument (repeatable)");
+  app.add_option("--slurm-signal-lead", signal_lead,
+                 "USR1 to the shim this long before Slurm's time limit (default 60s)");
+  app.add_flag("--slurm-gres-gpus", slurm.gres_gpus,
+               "the cluster has GPUs as gres: ask for them with --gres=gpu:N");
   app.add_option("--log-level", log_level, "debug, info, warn or error");
   app.add_option("--log-file", log_file, "also log to this file");
   CLI11_PARSE(app, argc, argv);
@@ -85,6 +97,10 @@ int main(int argc, char** argv) {
   if (tls_cert.empty() != tls_key.empty() || tls_cert.empty() != tls_ca.empty())
     return Fail("--tls-cert, --tls-key and --tls-ca go together");
   if (cpus && !(*cpus > 0)) return Fail("--cpus must be positive");
+  auto lead_ms = ParseDurationMs(signal_lead);
+  if (!lead_ms.ok() || *lead_ms < 0 || *lead_ms > 65'535'000)
+    return Fail("--slurm-signal-lead '" + signal_lead + "': expected a duration up to 65535s");
+  slurm.signal_lead_s = *lead_ms / 1000;
   if (gpus && *gpus < 0) return Fail("--gpus must not be negative");
 
   InventoryOverrides overrides;
@@ -135,6 +151,7 @@ int main(int argc, char** argv) {
 
   boost::asio::io_context io;
   PosixSpawnLauncher launcher;
+  SlurmRunner slurm_runner(slurm);
   Agent* agent_ptr = nullptr;
   SessionOptions so;
   so.target = coordinator;
@@ -158,11 +175,18 @@ int main(int argc, char** argv) {
           [&](uint64_t gen, std::string) {
             boost::asio::post(io, [&, gen] { agent_ptr->OnStreamClosed(gen); });
           }});
-  Agent agent(io, config, &launcher, &session, SystemClock::Get());
+  std::optional<Agent> agent_holder;
+  if (executor == "slurm") {
+    agent_holder.emplace(io, config, static_cast<AttemptRunner*>(&slurm_runner), &session,
+                         SystemClock::Get());
+  } else {
+    agent_holder.emplace(io, config, &launcher, &session, SystemClock::Get());
+  }
+  Agent& agent = *agent_holder;
   agent_ptr = &agent;
   if (Status s = agent.Start(); !s.ok()) return Fail(ToStd(s.message()));
-  log->info("agent {} ({} CPUs, {} bytes, {} GPUs) for coordinator {}{}; state {}",
-            config.agent_id, inv.cpus, inv.memory_bytes, inv.gpus, coordinator,
+  log->info("agent {} ({} CPUs, {} bytes, {} GPUs, executor {}) for coordinator {}{}; state {}",
+            config.agent_id, inv.cpus, inv.memory_bytes, inv.gpus, executor, coordinator,
             tls_ca.empty() ? "" : " (mutual TLS)", state_dir);
   session.Start();
 

@@ -109,7 +109,7 @@ int OpenLog(const std::string& path) {
   return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
-// Waits for the stage's main process, turning SIGTERM/SIGINT/SIGHUP into a cancel of its
+// Waits for the stage's main process, turning SIGTERM/SIGINT/SIGHUP/SIGUSR1 into a cancel of its
 // whole process group with escalation to SIGKILL after the grace period.
 class Supervisor {
  public:
@@ -186,7 +186,10 @@ class Supervisor {
       int64_t g;
       if (JsonFindInt(cancel, "grace_ms", &g) && g > 0) grace = g;
     }
-    if (cancel_reason_.empty()) cancel_reason_ = std::string("shim got ") + ::strsignal(sig);
+    if (cancel_reason_.empty()) {
+      cancel_reason_ = sig == SIGUSR1 ? std::string(kTimeLimitReason)
+                                      : std::string("shim got ") + ::strsignal(sig);
+    }
     SignalStage(SIGTERM);
     kill_at_ms_ = WallMs() + grace;
   }
@@ -265,11 +268,11 @@ int RunShim(const ShimOptions& opts) {
   ResetGlibcInternalSignals();
   sigset_t set;
   sigemptyset(&set);
-  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&set, sig);
   ::sigprocmask(SIG_BLOCK, &set, nullptr);
   // An inherited SIG_IGN for SIGCHLD would let the kernel reap the stage before we see its
   // status; the others are waited for with sigwaitinfo, which wants them at their defaults.
-  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) ::signal(sig, SIG_DFL);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1}) ::signal(sig, SIG_DFL);
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
   const std::string& dir = opts.dir;

@@ -5,7 +5,8 @@
 //
 // Files in ATTEMPT_DIR: it appends the stage's output to stdout.log / stderr.log, writes
 // pid.json once the stage runs and exit.json (atomically) when the stage has ended, reads
-// cancel.json on SIGTERM/SIGINT/SIGHUP, and holds an exclusive flock on ATTEMPT_DIR itself for
+// cancel.json on SIGTERM/SIGINT/SIGHUP/SIGUSR1 (USR1: how Slurm warns of its time limit and how the
+// agent cancels a Slurm job; never passed on to the stage), and holds an exclusive flock on ATTEMPT_DIR itself for
 // its whole life, so that two shims never run the same attempt and the agent can tell a shim
 // that is still starting from one that never ran.
 #pragma once
@@ -24,6 +25,10 @@ struct ShimOptions {
 
 // Parses the command line (without argv[0]). On error returns false and sets `error`.
 bool ParseShimArgs(const std::vector<std::string>& args, ShimOptions* opts, std::string* error);
+
+// exit.json's reason when SIGUSR1 came without a cancel.json: Slurm's warning before the
+// job's time limit (sbatch --signal=B:USR1@lead), docs/slurm.md.
+inline constexpr char kTimeLimitReason[] = "time limit near: SIGUSR1 from Slurm";
 
 // Exit codes of the shim itself when it cannot do its job at all.
 constexpr int kShimUsage = 64;    // bad command line; nothing written

@@ -141,6 +141,22 @@ void Scheduler::OnAgentMessage(uint64_t session, const v1::AgentMessage& msg) {
       if (a != nullptr && a->row.agent_id == agent->row.id) HandleStarted(a, msg.started());
       break;
     }
+    case v1::AgentMessage::kQueued: {
+      // A queued attempt of a polled executor: its state and reason become the starting
+      // attempt's reason ("PENDING (Resources)") until it runs.
+      AttemptState* a = FindAttempt(msg.queued().attempt_id());
+      if (a != nullptr && a->row.agent_id == agent->row.id &&
+          a->row.state == v1::ATTEMPT_STARTING) {
+        const auto& q = msg.queued();
+        a->row.reason = q.reason().empty() ? q.state() : StrCat(q.state(), " (", q.reason(), ")");
+        Touch(a);
+        if (a->stage != nullptr && a->stage->current == a) {
+          a->stage->row.reason = a->row.reason;  // `longhaul show` without --attempts too
+          MarkChanged(a->stage);
+        }
+      }
+      break;
+    }
     case v1::AgentMessage::kEvents:
       HandleEvents(agent, msg.events());
       break;

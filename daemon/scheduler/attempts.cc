@@ -47,6 +47,12 @@ void Scheduler::HandleStarted(AttemptState* a, const v1::AttemptStarted& msg) {
     }
   }
   a->row.state = v1::ATTEMPT_RUNNING;
+  if (!a->row.reason.empty()) {  // a queued attempt's "PENDING (Resources)": it runs now
+    if (a->stage != nullptr && a->stage->current == a && a->stage->row.reason == a->row.reason) {
+      a->stage->row.reason.clear();
+    }
+    a->row.reason.clear();
+  }
   a->row.pid = msg.pid();
   if (msg.started_at_ms() > 0) a->row.started_at_ms = msg.started_at_ms();
   if (!a->row.started_at_ms) a->row.started_at_ms = clock_->NowMs();
@@ -91,6 +97,11 @@ void Scheduler::HandleExited(AgentState* agent, const v1::AttemptExited& msg) {
     kind = "lost";
     reason = msg.reason();
     state = v1::ATTEMPT_LOST;
+  } else if (!msg.failure_kind().empty()) {
+    // The executor ended it (Slurm: preempted, node_fail, oom, timeout, cancelled_outside).
+    kind = msg.failure_kind();
+    reason = msg.reason().empty() ? kind : msg.reason();
+    state = v1::ATTEMPT_KILLED;
   } else if (msg.start_failed()) {
     kind = "start";
     reason = msg.reason().empty() ? "could not start" : msg.reason();

@@ -168,6 +168,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   for (int g : a->gpus) start.add_gpus(g);
   *start.mutable_resources() = a->held;
   start.set_grace_ms(s->spec->grace_ms);
+  if (s->spec->timeout_ms) start.set_timeout_ms(*s->spec->timeout_ms);
   a->row.start_blob = start.SerializeAsString();
   Touch(a);
 

@@ -24,14 +24,17 @@ struct SourcePos {
 };
 
 // Failure kinds a retry policy can act on (`retry.on`).
-inline constexpr std::string_view kFailureKinds[] = {"exit",    "signal", "timeout",
-                                                     "stalled", "lost",   "service_lost"};
+// preempted, node_fail, oom and cancelled_outside come from a polled executor (docs/slurm.md).
+inline constexpr std::string_view kFailureKinds[] = {
+    "exit",         "signal",    "timeout",   "stalled", "lost",
+    "service_lost", "preempted", "node_fail", "oom",     "cancelled_outside"};
 
 struct RetryPolicy {
   int limit = 0;                     // retries after the first attempt: at most limit + 1 attempts
   int64_t backoff_ms = 10'000;       // delay before retry n is backoff * 2^(n-1), jittered
   int64_t max_backoff_ms = 600'000;  // cap on that delay
-  std::set<std::string> on = {"exit", "signal", "timeout", "stalled", "lost", "service_lost"};
+  std::set<std::string> on = {"exit", "signal",       "timeout",   "stalled",
+                              "lost", "service_lost", "preempted", "node_fail"};
   std::vector<int> exit_codes;  // when non-empty, an "exit" failure retries only for these
 };
 

@@ -39,7 +39,7 @@ TEST_F(AttemptDirTest, SpecRoundTrips) {
 }
 
 TEST_F(AttemptDirTest, ExitRoundTripsAndReadsWhatTheShimWrites) {
-  ExitInfo e{-1, 0, 1234, "exit status unknown: \"x\"", true};
+  ExitInfo e{-1, 0, 1234, "exit status unknown: \"x\"", true, ""};
   ASSERT_TRUE(dir_.WriteExit(e).ok());
   auto back = dir_.ReadExit();
   ASSERT_TRUE(back.ok()) << back.status();
@@ -91,7 +91,7 @@ TEST_F(AttemptDirTest, DoneMarksTheEnd) {
 }
 
 TEST_F(AttemptDirTest, DoneIsASecondNameOfExitJsonWhenThereIsOne) {
-  ASSERT_TRUE(dir_.WriteExit(ExitInfo{3, 0, 5, "", false}).ok());
+  ASSERT_TRUE(dir_.WriteExit(ExitInfo{3, 0, 5, "", false, ""}).ok());
   ASSERT_TRUE(dir_.MarkDone().ok());
   EXPECT_TRUE(dir_.IsDone());
   struct stat exit_st {

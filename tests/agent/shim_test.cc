@@ -209,6 +209,18 @@ TEST_F(ShimTest, CancelStopsACooperativeStageWithSigterm) {
   EXPECT_EQ(exit["reason"], "cancelled");
 }
 
+TEST_F(ShimTest, Usr1IsACancelThatTheStageNeverGets) {
+  // Slurm's warning before its time limit (no cancel.json): the stage is stopped with SIGTERM,
+  // not USR1, and exit.json says why.
+  ShimProcess shim(ShimArgv({BinPath("lh-testjob"), "--sleep", "60"}), Env());
+  ASSERT_TRUE(WaitFor([&] { return Has("pid.json"); }, 10'000));
+  ::kill(shim.pid(), SIGUSR1);
+  ASSERT_TRUE(shim.Wait(10'000).has_value());
+  json exit = ReadJson("exit.json");
+  EXPECT_EQ(exit["signal"], SIGTERM);
+  EXPECT_EQ(exit["reason"], shim::kTimeLimitReason);
+}
+
 TEST_F(ShimTest, CancelKillsTheWholeProcessGroup) {
   ShimProcess shim(ShimArgv({BinPath("lh-testjob"), "--spawn-children", "3", "--sleep", "60"}),
                    Env());

@@ -22,7 +22,7 @@ struct FlagDocs {
 };
 const std::vector<FlagDocs> kDaemonFlagDocs = {
     {"longhauld", {"docs/coordinator.md", "docs/http-api.md"}},
-    {"longhaul-agent", {"docs/agent.md"}},
+    {"longhaul-agent", {"docs/agent.md", "docs/slurm.md"}},
 };
 // The CLI: global flags in this page's table, each command's in its `### command` section.
 constexpr char kCliPage[] = "docs/cli.md";

@@ -116,7 +116,8 @@ stages:
           "wf.yaml:9:11: kind in stage 'a': expected task or service, got 'daemon'",
           "wf.yaml:10:20: retry.limit in stage 'a': expected an integer from 0 to 1000, got '-1'",
           "wf.yaml:10:35: retry.on in stage 'a': unknown failure kind 'crash' (expected one of "
-          "exit, signal, timeout, stalled, lost, service_lost)",
+          "exit, signal, timeout, stalled, lost, service_lost, preempted, node_fail, oom, "
+          "cancelled_outside)",
           "wf.yaml:10:59: retry.exit_codes[1] in stage 'a': expected an integer from 0 to 255, "
           "got '300'",
           "wf.yaml:11:10: env in stage 'a': expected a mapping, got a list",

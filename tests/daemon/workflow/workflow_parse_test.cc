@@ -140,7 +140,7 @@ stages:
   const StageSpec& s = wf->stages[0];
   EXPECT_EQ(s.kind, StageKind::kTask);
   EXPECT_EQ(s.retry.limit, 0);
-  EXPECT_EQ(s.retry.on.size(), 6u);
+  EXPECT_EQ(s.retry.on.size(), 8u);  // all kinds but oom and cancelled_outside
   EXPECT_EQ(s.resources.cpus, 1);
   EXPECT_EQ(s.resources.gpus, 0);
   EXPECT_FALSE(s.timeout_ms.has_value());

@@ -1,0 +1,198 @@
+// Agent: attempts of a polled executor (Slurm): submitting, polling their states in one batch
+// per heartbeat, cancelling, re-adopting (docs/slurm.md). The runner's commands run on the
+// worker thread; their answers come back to the event loop.
+#include <boost/asio/post.hpp>
+
+#include "agent/lib/agent.h"
+#include "agent/lib/native_outcome.h"
+#include "agent/lib/readoption.h"
+#include "core/fs.h"
+#include "core/strings.h"
+
+namespace longhaul::agent {
+
+template <typename T>
+void Agent::OnWorker(std::function<T()> work, std::function<void(T)> done) {
+  boost::asio::post(worker_, [this, alive = alive_, work = std::move(work),
+                              done = std::move(done)]() mutable {
+    T result = work();
+    boost::asio::post(io_, [alive, done = std::move(done), result = std::move(result)]() mutable {
+      if (*alive) done(std::move(result));
+    });
+  });
+}
+
+void Agent::SubmitNative(Attempt& a, RunRequest req) {
+  a.native_busy = true;
+  AttemptRunner* runner = runner_;
+  OnWorker<Result<Started>>(
+      [runner, req = std::move(req)]() -> Result<Started> {
+        auto started = runner->Start(req);
+        if (!absl::IsDeadlineExceeded(started.status())) return started;
+        // sbatch did not answer in time: it may have submitted all the same. Look before
+        // submitting again, so that one attempt is never two jobs.
+        auto found = runner->Find(req.attempt_id);
+        if (found.ok()) {
+          RETURN_IF_ERROR(WriteFileAtomic(req.attempt_dir + "/job_id", *found + "\n"));
+          return Started{*found, 0};
+        }
+        if (!absl::IsNotFound(found.status())) return found.status();
+        return runner->Start(req);
+      },
+      [this, id = a.id](Result<Started> started) { OnNativeSubmitted(id, std::move(started)); });
+}
+
+void Agent::OnNativeSubmitted(int64_t id, Result<Started> started) {
+  Attempt* a = Find(id);
+  if (a == nullptr) return;
+  a->native_busy = false;
+  if (!started.ok()) {
+    std::string why =
+        StrCat("cannot submit to ", runner_->executor(), ": ", ToStd(started.status().message()));
+    log_->error("attempt {}: {}", id, why);
+    RecordExit(*a, StartFailure(a->cancel ? a->cancel->reason : why, clock_->NowMs()), true);
+    Pump(*a);
+    return;
+  }
+  a->native_id = started->native_id;
+  log_->info("attempt {}: submitted as {} job {}", id, runner_->executor(), a->native_id);
+  if (a->cancel) CancelNative(*a);
+}
+
+void Agent::AdoptNative(int64_t id, const AttemptDir& dir) {
+  Attempt& a = AddAdopted(id, dir);
+  if (auto pid = dir.ReadPid(); pid.ok()) a.pid = *pid;
+  auto job = dir.ReadJobId();
+  auto exit = dir.ReadExit();
+  if (job.ok()) {
+    a.native_id = *job;
+    log_->info("attempt {}: found in the state dir: {} job {}", id, runner_->executor(), *job);
+  } else if (exit.ok()) {
+    log_->info("attempt {}: found in the state dir: ended, no job id", id);
+    RecordExit(a, *exit, /*write_file=*/false);
+  } else if (::access(dir.File("job.sh").c_str(), F_OK) == 0) {
+    // The agent stopped between writing the script and recording sbatch's answer: the job
+    // may exist. The next poll looks for it by name; it is never submitted twice.
+    log_->info("attempt {}: found in the state dir: submitted or not; looking for job {}", id,
+               "lh-" + std::to_string(id));
+    a.native_find = true;
+  } else {
+    RecordExit(a, UnknownExit(kNeverStartedReason, clock_->NowMs(), /*start_failed=*/true),
+               /*write_file=*/true);
+  }
+  Pump(a);
+}
+
+void Agent::PollNative() {
+  if (poll_in_flight_ || shut_down_) return;
+  std::vector<std::string> ids;
+  std::vector<int64_t> to_find;
+  for (const auto& [id, a] : attempts_) {
+    if (a->exit) continue;
+    if (!a->native_id.empty()) ids.push_back(a->native_id);
+    if (a->native_find) to_find.push_back(id);
+  }
+  for (auto& [id, a] : attempts_) Pump(*a);
+  if (ids.empty() && to_find.empty()) return;
+  poll_in_flight_ = true;
+  using Answer =
+      std::pair<Result<std::map<std::string, NativeState>>, std::map<int64_t, Result<std::string>>>;
+  AttemptRunner* runner = runner_;
+  OnWorker<Answer>(
+      [runner, ids = std::move(ids), to_find = std::move(to_find)]() -> Answer {
+        std::map<int64_t, Result<std::string>> found;
+        for (int64_t id : to_find) found.emplace(id, runner->Find(id));
+        return {runner->Reconcile(ids), std::move(found)};
+      },
+      [this](Answer answer) { OnNativeStates(std::move(answer.first), std::move(answer.second)); });
+}
+
+void Agent::OnNativeStates(Result<std::map<std::string, NativeState>> states,
+                           std::map<int64_t, Result<std::string>> found) {
+  poll_in_flight_ = false;
+  if (!states.ok()) {
+    log_->warn("{} status unknown this time: {}", runner_->executor(),
+               ToStd(states.status().message()));
+  }
+  for (auto& [id, job] : found) {
+    Attempt* a = Find(id);
+    if (a == nullptr || !a->native_find) continue;
+    if (job.ok()) {
+      a->native_find = false;
+      a->native_id = *job;
+      if (Status s = WriteFileAtomic(a->dir.File("job_id"), *job + "\n"); !s.ok())
+        log_->warn("attempt {}: {}", id, ToStd(s.message()));
+      log_->info("attempt {}: found {} job {}", id, runner_->executor(), *job);
+    } else if (absl::IsNotFound(job.status())) {
+      a->native_find = false;
+      RecordExit(*a, UnknownExit(kNeverStartedReason, clock_->NowMs(), true), true);
+      Pump(*a);
+    }  // else unknown: ask again at the next poll
+  }
+  std::vector<int64_t> ids;
+  for (const auto& [id, a] : attempts_) ids.push_back(id);
+  for (int64_t id : ids) {
+    Attempt* a = Find(id);
+    if (a == nullptr || a->exit || a->native_id.empty()) continue;
+    const NativeState* st = nullptr;
+    if (states.ok()) {
+      auto it = states->find(a->native_id);
+      if (it != states->end()) st = &it->second;
+    }
+    CheckNative(*a, st);
+  }
+}
+
+void Agent::CheckNative(Attempt& a, const NativeState* state) {
+  CheckPidFile(a);  // AttemptStarted, once the shim has written pid.json
+  if (state != nullptr && state->phase != NativePhase::kUnknown) a.native = *state;
+  if (a.native.phase == NativePhase::kPending && !a.pid) {
+    std::string key = StrCat(a.native.state, "|", a.native.reason);
+    if (key != a.native_reported) {
+      a.native_reported = key;
+      v1::AgentMessage m;
+      v1::AttemptQueued* q = m.mutable_queued();
+      q->set_attempt_id(a.id);
+      q->set_native_id(a.native_id);
+      q->set_state(a.native.state);
+      q->set_reason(a.native.reason);
+      Send(std::move(m));
+    }
+  }
+  auto shim_exit = a.dir.ReadExit();
+  bool over = a.native.phase == NativePhase::kEnded || a.native.phase == NativePhase::kGone;
+  int64_t now = clock_->NowMs();
+  if (shim_exit.ok() || over) {
+    if (a.native_since_ms == 0) a.native_since_ms = now;
+  } else {
+    a.native_since_ms = 0;
+  }
+  NativeOutcomeInput in;
+  in.native_id = a.native_id;
+  in.state = a.native;
+  if (shim_exit.ok()) in.shim_exit = *shim_exit;
+  in.cancel = a.cancel;
+  in.stage_started = a.pid.has_value();
+  in.ambiguous_for_ms = a.native_since_ms == 0 ? 0 : now - a.native_since_ms;
+  in.now_ms = now;
+  if (auto exit = DecideNativeExit(in)) {
+    // Written (again) when the agent knows more than the shim did, so a restart reports the same.
+    bool write = !shim_exit.ok() || exit->failure_kind != shim_exit->failure_kind ||
+                 exit->reason != shim_exit->reason;
+    RecordExit(a, *exit, write);
+  }
+  Pump(a);
+}
+
+void Agent::CancelNative(Attempt& a) {
+  if (a.native_id.empty()) return;  // submission in flight: cancelled once it answers
+  AttemptRunner* runner = runner_;
+  OnWorker<Status>([runner, job = a.native_id,
+                    running = a.pid.has_value()] { return runner->Cancel(job, running); },
+                   [this, id = a.id](Status s) {
+                     if (!s.ok()) log_->warn("attempt {}: cancel: {}", id, ToStd(s.message()));
+                   });
+  a.cancel_signalled = true;
+}
+
+}  // namespace longhaul::agent

@@ -1,0 +1,219 @@
+#include "agent/lib/slurm_runner.h"
+
+#include <cmath>
+#include <set>
+
+#include "agent/lib/command.h"
+#include "core/fs.h"
+#include "core/strings.h"
+
+namespace longhaul::agent {
+namespace {
+
+constexpr int kMaxShowJobsPerReconcile = 8;
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && s[i] == ' ') ++i;
+  return s.substr(i);
+}
+
+Status CommandFailed(const std::vector<std::string>& argv, const CommandResult& r) {
+  std::string err = Trim(r.err.empty() ? r.out : r.err);
+  return absl::UnavailableError(
+      StrCat(CommandLine(argv), ": exit ", r.exit_code, err.empty() ? "" : ": ", err));
+}
+
+// "KEY=VALUE" of `scontrol -o show job`'s one line.
+std::string Field(const std::string& line, const std::string& key) {
+  std::string needle = key + "=";
+  size_t pos = 0;
+  while ((pos = line.find(needle, pos)) != std::string::npos) {
+    if (pos == 0 || line[pos - 1] == ' ') {
+      size_t start = pos + needle.size();
+      size_t end = line.find(' ', start);
+      return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    }
+    pos += needle.size();
+  }
+  return "";
+}
+
+NativeState MakeState(const std::string& state, const std::string& reason) {
+  NativeState s;
+  // "CANCELLED by 0" in scontrol's JobState.
+  s.state = state.substr(0, state.find(' '));
+  s.phase = SlurmPhase(s.state);
+  s.reason = reason == "None" || reason == "(null)" ? "" : reason;
+  return s;
+}
+
+}  // namespace
+
+std::string SlurmJobName(int64_t attempt_id) { return StrCat("lh-", attempt_id); }
+
+NativePhase SlurmPhase(const std::string& state) {
+  static const std::set<std::string> pending = {"PENDING",      "CONFIGURING", "REQUEUED",
+                                                "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD",
+                                                "SUSPENDED"};
+  static const std::set<std::string> running = {"RUNNING",   "COMPLETING", "SIGNALING",
+                                                "STAGE_OUT", "RESIZING",   "STOPPED"};
+  static const std::set<std::string> ended = {
+      "COMPLETED", "FAILED",   "CANCELLED",     "TIMEOUT",      "PREEMPTED", "NODE_FAIL",
+      "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "SPECIAL_EXIT", "REVOKED"};
+  if (pending.count(state)) return NativePhase::kPending;
+  if (running.count(state)) return NativePhase::kRunning;
+  if (ended.count(state)) return NativePhase::kEnded;
+  return NativePhase::kUnknown;
+}
+
+std::map<std::string, NativeState> ParseSqueue(const std::string& text) {
+  std::map<std::string, NativeState> out;
+  for (const auto& raw : StrSplit(text, '\n')) {
+    std::string line = Trim(raw);
+    auto parts = StrSplit(line, '|');
+    if (parts.size() < 3 || parts[0].empty()) continue;
+    out[parts[0]] = MakeState(parts[1], parts[2]);
+  }
+  return out;
+}
+
+Result<std::string> ParseSbatch(const std::string& text) {
+  std::string id = Trim(text.substr(0, text.find(';')));
+  if (id.empty() || id.find_first_not_of("0123456789_") != std::string::npos) {
+    return absl::InternalError(
+        StrCat("sbatch --parsable answered '", Trim(text), "', not a job id"));
+  }
+  return id;
+}
+
+std::string SlurmRunner::BatchScript(const RunRequest& req) {
+  std::string s = StrCat("#!/bin/sh\n# longhaul attempt ", req.attempt_id,
+                         ": the shim runs the stage (docs/slurm.md).\n",
+                         "exec /usr/bin/env -i \"SLURM_JOB_ID=$SLURM_JOB_ID\" \\\n");
+  for (const auto& kv : req.shim.env) s += StrCat("  ", ShellQuote(kv), " \\\n");
+  s += StrCat("  ", ShellQuote(req.shim.program));
+  for (const auto& a : req.shim.args) s += StrCat(" ", ShellQuote(a));
+  return s + "\n";
+}
+
+std::vector<std::string> SlurmRunner::SbatchArgs(const RunRequest& req) const {
+  std::vector<std::string> a = {"sbatch",
+                                "--parsable",
+                                StrCat("--job-name=", SlurmJobName(req.attempt_id)),
+                                "--no-requeue",
+                                StrCat("--signal=B:USR1@", options_.signal_lead_s),
+                                StrCat("--chdir=", req.attempt_dir),
+                                StrCat("--output=", req.attempt_dir, "/slurm.log"),
+                                "--open-mode=append"};
+  int cpus = std::max(1, static_cast<int>(std::ceil(req.resources.cpus())));
+  a.push_back(StrCat("--cpus-per-task=", cpus));
+  if (req.resources.memory_bytes() > 0) {
+    a.push_back(StrCat("--mem=", (req.resources.memory_bytes() + (1 << 20) - 1) >> 20, "M"));
+  }
+  if (req.timeout_ms > 0) {
+    // Slurm's limit is a backstop behind longhaul's own timeout: the stage's limit, its grace
+    // and the USR1 lead, in whole minutes.
+    int64_t s = (req.timeout_ms + req.grace_ms) / 1000 + options_.signal_lead_s;
+    a.push_back(StrCat("--time=", (s + 59) / 60));
+  }
+  if (!options_.partition.empty()) a.push_back(StrCat("--partition=", options_.partition));
+  if (!options_.account.empty()) a.push_back(StrCat("--account=", options_.account));
+  if (options_.gres_gpus && req.resources.gpus() > 0) {
+    a.push_back(StrCat("--gres=gpu:", req.resources.gpus()));
+  }
+  a.insert(a.end(), options_.extra_args.begin(), options_.extra_args.end());
+  a.push_back(req.attempt_dir + "/job.sh");
+  return a;
+}
+
+Result<Started> SlurmRunner::Start(const RunRequest& req) {
+  std::string script = req.attempt_dir + "/job.sh";
+  RETURN_IF_ERROR(WriteFileAtomic(script, BatchScript(req)));
+  auto argv = SbatchArgs(req);
+  auto r = RunCommand(argv, options_.command_timeout_ms);
+  if (!r.ok()) return r.status();  // DeadlineExceeded: maybe submitted; the caller Finds
+  if (r->exit_code != 0) return CommandFailed(argv, *r);
+  auto id = ParseSbatch(r->out);
+  if (!id.ok()) return id.status();
+  RETURN_IF_ERROR(WriteFileAtomic(req.attempt_dir + "/job_id", *id + "\n"));
+  return Started{*id, 0};
+}
+
+Result<std::string> SlurmRunner::Find(int64_t attempt_id) {
+  std::vector<std::string> argv = {
+      "squeue", "--me", "-h", "-t", "all", StrCat("--name=", SlurmJobName(attempt_id)), "-o", "%i"};
+  auto r = RunCommand(argv, options_.command_timeout_ms);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) return CommandFailed(argv, *r);
+  std::string id = Trim(r->out.substr(0, r->out.find('\n')));
+  if (id.empty()) {
+    return absl::NotFoundError(StrCat("no Slurm job named ", SlurmJobName(attempt_id)));
+  }
+  return id;
+}
+
+Status SlurmRunner::Cancel(const std::string& native_id, bool running) {
+  std::vector<std::string> argv = {"scancel"};
+  if (running) argv.insert(argv.end(), {"--batch", "--signal=USR1"});
+  argv.push_back(native_id);
+  auto r = RunCommand(argv, options_.command_timeout_ms);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) return CommandFailed(argv, *r);
+  return OkStatus();
+}
+
+Result<NativeState> SlurmRunner::ShowJob(const std::string& id) {
+  std::vector<std::string> argv = {"scontrol", "-o", "show", "job", id};
+  auto r = RunCommand(argv, options_.command_timeout_ms);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) {
+    if (r->err.find("Invalid job id") != std::string::npos) {
+      return NativeState{NativePhase::kGone, "", ""};
+    }
+    return CommandFailed(argv, *r);
+  }
+  std::string state = Field(r->out, "JobState");
+  if (state.empty()) return absl::InternalError(StrCat(CommandLine(argv), ": no JobState"));
+  return MakeState(state, Field(r->out, "Reason"));
+}
+
+Result<std::map<std::string, NativeState>> SlurmRunner::Reconcile(
+    const std::vector<std::string>& native_ids) {
+  std::map<std::string, NativeState> out;
+  if (native_ids.empty()) return out;
+  std::vector<std::string> argv = {"squeue", "--me", "-h", "-t", "all", "-o", "%i|%T|%r"};
+  auto r = RunCommand(argv, options_.command_timeout_ms);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) return CommandFailed(argv, *r);
+  auto listed = ParseSqueue(r->out);
+  int shows_left = kMaxShowJobsPerReconcile;
+  for (const auto& id : native_ids) {
+    auto it = listed.find(id);
+    if (it != listed.end()) {
+      out[id] = it->second;
+      continue;
+    }
+    // Ended long enough ago for squeue to drop it (or a job of another user): ask scontrol,
+    // a few per call, so that an empty squeue answer cannot turn into a storm of scontrols.
+    if (shows_left-- <= 0) continue;  // unknown this time
+    auto shown = ShowJob(id);
+    if (shown.ok()) out[id] = *shown;
+  }
+  return out;
+}
+
+}  // namespace longhaul::agent

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# A one-node Slurm on this machine, from Debian's packages (deploy/install-deps.sh --with-slurm),
+# for longhaul-agent --executor slurm and its tests (docs/slurm.md).
+#
+#   deploy/slurm-local.sh start|stop|status
+#
+# Everything lives under $LONGHAUL_SLURM_DIR (default /var/tmp/longhaul-slurm): slurm.conf,
+# state, spool, logs, pid files. Client commands need SLURM_CONF=$DIR/etc/slurm.conf, which
+# `start` prints. The node is this host with its real CPUs and memory, no GPUs. Two partitions:
+# `low` (default, PriorityTier=1) and `high` (PriorityTier=2); PreemptType=preempt/partition_prio
+# with PreemptMode=CANCEL, so a `high` job cancels a `low` one, whose state becomes PREEMPTED.
+# No accounting daemon: ended jobs are read with `scontrol show job` while the controller
+# remembers them (MinJobAge=600 s), and a line per ended job goes to $DIR/log/jobcomp.txt
+# (JobCompType=jobcomp/filetxt). Needs root (SlurmUser=root, munged).
+set -euo pipefail
+
+DIR="${LONGHAUL_SLURM_DIR:-/var/tmp/longhaul-slurm}"
+CONF="$DIR/etc/slurm.conf"
+export SLURM_CONF="$CONF"
+NODE="$(hostname -s)"
+WAIT_S="${LONGHAUL_SLURM_WAIT_S:-60}"
+
+die() { echo "slurm-local: $*" >&2; exit 1; }
+
+alive() {  # pid file -> running?
+  [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
+}
+
+write_conf() {
+  local cpus mem
+  cpus="$(nproc)"
+  # Leave a tenth of the memory to the system; slurmd refuses a node that claims more than it has.
+  mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 * 9 / 10 ))
+  mkdir -p "$DIR/etc" "$DIR/state" "$DIR/spool" "$DIR/log" "$DIR/run"
+  cat >"$CONF.tmp" <<EOF
+# Written by deploy/slurm-local.sh; rewritten at every start.
+ClusterName=longhaul
+SlurmctldHost=$NODE(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation=$DIR/state
+SlurmdSpoolDir=$DIR/spool/%n
+SlurmctldPidFile=$DIR/run/slurmctld.pid
+SlurmdPidFile=$DIR/run/slurmd.pid
+SlurmctldLogFile=$DIR/log/slurmctld.log
+SlurmdLogFile=$DIR/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$DIR/log/jobcomp.txt
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=256
+SchedulerType=sched/backfill
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
+KillWait=5
+MinJobAge=600
+ReturnToService=2
+MpiDefault=none
+NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
+PartitionName=low Nodes=$NODE Default=YES PriorityTier=1 MaxTime=INFINITE State=UP
+PartitionName=high Nodes=$NODE PriorityTier=2 MaxTime=INFINITE State=UP
+EOF
+  mv "$CONF.tmp" "$CONF"
+}
+
+start_munge() {
+  if munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then return 0; fi
+  [ -f /etc/munge/munge.key ] || die "/etc/munge/munge.key is missing (install munge)"
+  mkdir -p /run/munge && chown munge:munge /run/munge 2>/dev/null || true
+  runuser -u munge -- munged || die "munged did not start"
+  local deadline=$((SECONDS + 10))
+  until munge -n 2>/dev/null | unmunge >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || die "munged does not answer after 10 s"
+    sleep 0.2
+  done
+}
+
+node_state() { sinfo -h -n "$NODE" -o %T 2>/dev/null | head -1; }
+
+cmd_start() {
+  command -v slurmctld >/dev/null || die "slurmctld not found: run deploy/install-deps.sh --with-slurm"
+  [ "$(id -u)" -eq 0 ] || die "needs root (SlurmUser=root)"
+  if ! alive "$DIR/run/slurmctld.pid" || ! alive "$DIR/run/slurmd.pid"; then
+    write_conf
+    start_munge
+    alive "$DIR/run/slurmctld.pid" || slurmctld -f "$CONF" || die "slurmctld did not start; see $DIR/log/slurmctld.log"
+    alive "$DIR/run/slurmd.pid" || slurmd -f "$CONF" || die "slurmd did not start; see $DIR/log/slurmd.log"
+  fi
+  local deadline=$((SECONDS + WAIT_S)) state=""
+  while :; do
+    state="$(node_state)"
+    case "$state" in
+      idle|mixed|allocated|completing) break ;;
+      down*|drain*|drained*) scontrol update NodeName="$NODE" State=RESUME >/dev/null 2>&1 || true ;;
+    esac
+    [ $SECONDS -lt $deadline ] ||
+      die "node $NODE is not up after ${WAIT_S} s (sinfo says '${state:-nothing}'); see $DIR/log/"
+    sleep 0.5
+  done
+  echo "slurm-local: node $NODE is $state; export SLURM_CONF=$CONF"
+}
+
+cmd_stop() {
+  local f pid
+  for f in slurmd slurmctld; do
+    if alive "$DIR/run/$f.pid"; then
+      pid="$(cat "$DIR/run/$f.pid")"
+      kill "$pid"
+      local deadline=$((SECONDS + 15))
+      while kill -0 "$pid" 2>/dev/null; do
+        if [ $SECONDS -ge $deadline ]; then kill -9 "$pid" 2>/dev/null || true; break; fi
+        sleep 0.2
+      done
+    fi
+  done
+  echo "slurm-local: stopped (munged left running; state kept in $DIR)"
+}
+
+cmd_status() {
+  local ok=0
+  alive "$DIR/run/slurmctld.pid" && echo "slurmctld: running" || { echo "slurmctld: not running"; ok=1; }
+  alive "$DIR/run/slurmd.pid" && echo "slurmd: running" || { echo "slurmd: not running"; ok=1; }
+  [ $ok -eq 0 ] && sinfo
+  echo "SLURM_CONF=$CONF"
+  return $ok
+}
+
+case "${1:-}" in
+  start) cmd_start ;;
+  stop) cmd_stop ;;
+  status) cmd_status ;;
+  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+esac

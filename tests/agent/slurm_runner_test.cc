@@ -1,0 +1,72 @@
+// SlurmRunner's pure parts: the batch script, the sbatch command line, and parsing what
+// squeue and sbatch print. Against a real Slurm: tests/slurm/.
+#include "agent/lib/slurm_runner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace longhaul::agent {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+RunRequest Request() {
+  RunRequest r;
+  r.attempt_id = 7;
+  r.attempt_dir = "/state/attempts/7";
+  r.shim.program = "/bin/longhaul-shim";
+  r.shim.args = {"--dir", "/state/attempts/7", "--", "echo", "it's"};
+  r.shim.env = {"PATH=/bin", "X=a b"};
+  r.resources.set_cpus(1.5);
+  r.resources.set_memory_bytes(3 << 20);
+  r.resources.set_gpus(2);
+  r.timeout_ms = 90'000;
+  r.grace_ms = 10'000;
+  return r;
+}
+
+TEST(SlurmRunnerTest, ScriptExecsTheShimWithExactlyTheStageEnvironment) {
+  std::string s = SlurmRunner::BatchScript(Request());
+  EXPECT_THAT(s, HasSubstr("exec /usr/bin/env -i \"SLURM_JOB_ID=$SLURM_JOB_ID\""));
+  EXPECT_THAT(s, HasSubstr("'X=a b'"));
+  EXPECT_THAT(s, HasSubstr("'/bin/longhaul-shim' '--dir' '/state/attempts/7' '--' 'echo' "
+                           "'it'\\''s'"));
+}
+
+TEST(SlurmRunnerTest, SbatchArguments) {
+  SlurmOptions o;
+  o.partition = "low";
+  o.signal_lead_s = 30;
+  auto args = SlurmRunner(o).SbatchArgs(Request());
+  EXPECT_THAT(args, Contains("--job-name=lh-7"));
+  EXPECT_THAT(args, Contains("--no-requeue"));
+  EXPECT_THAT(args, Contains("--signal=B:USR1@30"));
+  EXPECT_THAT(args, Contains("--cpus-per-task=2"));
+  EXPECT_THAT(args, Contains("--mem=3M"));
+  EXPECT_THAT(args, Contains("--time=3"));  // 90 s + 10 s grace + 30 s lead, in minutes
+  EXPECT_THAT(args, Contains("--partition=low"));
+  EXPECT_THAT(args, Not(Contains("--gres=gpu:2"))) << "no GPUs as gres unless told";
+  EXPECT_EQ(args.back(), "/state/attempts/7/job.sh");
+  o.gres_gpus = true;
+  EXPECT_THAT(SlurmRunner(o).SbatchArgs(Request()), Contains("--gres=gpu:2"));
+}
+
+TEST(SlurmRunnerTest, ParsesSqueueAndSbatch) {
+  auto m = ParseSqueue("12|PENDING|Resources\n13|RUNNING|None\n14|PREEMPTED|None\ngarbage\n");
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m["12"].phase, NativePhase::kPending);
+  EXPECT_EQ(m["12"].reason, "Resources");
+  EXPECT_EQ(m["13"].phase, NativePhase::kRunning);
+  EXPECT_EQ(m["13"].reason, "");
+  EXPECT_EQ(m["14"].phase, NativePhase::kEnded);
+  EXPECT_EQ(*ParseSbatch("123\n"), "123");
+  EXPECT_EQ(*ParseSbatch("124;cluster\n"), "124");
+  EXPECT_FALSE(ParseSbatch("sbatch: error: oops").ok());
+  EXPECT_EQ(SlurmPhase("CONFIGURING"), NativePhase::kPending);
+  EXPECT_EQ(SlurmPhase("WHATEVER"), NativePhase::kUnknown);
+}
+
+}  // namespace
+}  // namespace longhaul::agent
