@@ -57,6 +57,9 @@ double Percentile(std::vector<double> v, double p) {
 
 [[noreturn]] void Fail(Cluster& c, const std::string& what) {
   std::fprintf(stderr, "bigrun_bench: %s\n%s", what.c_str(), c.Logs(8 * 1024).c_str());
+  // std::exit runs no destructors: stop the daemons here, or they run on.
+  for (int i = 0; i < c.agent_count(); ++i) c.KillAgent(i);
+  c.KillCoordinator();
   std::exit(1);
 }
 
