@@ -295,8 +295,11 @@ v1::Run Scheduler::SnapshotRun(const RunState& run, bool all_stages) const {
     st->set_wall_seconds(static_cast<double>(wall_ms) / 1000.0);
     st->set_gpu_hours(static_cast<double>(wall_ms) * s.row.resources.gpus() / 3'600'000.0);
   };
-  for (const auto& s : run.stages) {
-    if (all_stages || run.changed_stages.count(s->index)) add(*s);
+  // A watch update costs what changed, not the run's size.
+  if (all_stages) {
+    for (const auto& s : run.stages) add(*s);
+  } else {
+    for (int i : run.changed_stages) add(*run.stages[i]);
   }
   return out;
 }
