@@ -162,6 +162,10 @@ CREATE INDEX stages_by_run_status ON stages(run_id, status);
 CREATE INDEX metrics_by_stage_id ON metrics(stage_id, id);
 CREATE INDEX runs_by_parent ON runs(parent_run_id, id);
 )sql",
+      // 5: a run's stages a page at a time, in topological order (GetRun, ListStages).
+      R"sql(
+CREATE INDEX stages_by_run_position ON stages(run_id, position);
+)sql",
   };
   return kMigrations;
 }
