@@ -112,7 +112,8 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN description").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE stages DROP COLUMN description").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE audit").ok());
-    for (const char* index : {"stages_by_run_status", "metrics_by_stage_id", "runs_by_parent"}) {
+    for (const char* index : {"stages_by_run_status", "metrics_by_stage_id", "runs_by_parent",
+                              "stages_by_run_position"}) {
       ASSERT_TRUE((*db)->Exec(std::string("DROP INDEX ") + index).ok()) << index;
     }
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=1").ok());
