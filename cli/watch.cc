@@ -216,18 +216,22 @@ void WatchRenderer::PrintPlainSummary(const std::vector<std::string>& stages) {
     printed_[name] = sig;
     out_ << prefix << "  " << PlainStageLine(*s, now) << '\n';
   }
+  // A snapshot still coming in is not news yet; a changed state is, and new counts once a second.
+  if (loading_snapshot_) return;
   std::string counts = StageCountsSummary(r);
-  if (status_changed || (counts != last_counts_ && now - last_counts_ms_ >= 1000) ||
-      IsTerminal(r.status())) {
-    if (counts != last_counts_ || status_changed) {
-      out_ << prefix << "  run " << r.id() << "  " << r.workflow_name() << "  "
-           << RunStatusName(r.status()) << "  " << counts << '\n';
-    }
-    last_run_status_ = r.status();
-    last_counts_ = counts;
-    last_counts_ms_ = now;
+  if (status_changed || (counts != last_counts_ && now - last_counts_ms_ >= 1000)) {
+    PrintCountsLine(counts);
   }
   out_.flush();
+}
+
+void WatchRenderer::PrintCountsLine(const std::string& counts) {
+  const v1::Run& r = run();
+  out_ << FormatClockTime(clock_.NowMs()) << "  run " << r.id() << "  " << r.workflow_name()
+       << "  " << RunStatusName(r.status()) << "  " << counts << '\n';
+  last_run_status_ = r.status();
+  last_counts_ = counts;
+  last_counts_ms_ = clock_.NowMs();
 }
 
 void WatchRenderer::Redraw() {
@@ -250,6 +254,10 @@ void WatchRenderer::Finish() {
   if (!tracker_.has_run()) return;
   if (terminal_) Redraw();
   const v1::Run& r = run();
+  if (!terminal_ && big()) {
+    std::string counts = StageCountsSummary(r);
+    if (counts != last_counts_) PrintCountsLine(counts);  // the counts as the run ended
+  }
   int64_t elapsed = RunElapsedMs(r, clock_.NowMs());
   std::string line = StrCat("run ", r.id(), " ", RunStatusName(r.status()));
   if (elapsed >= 0) {

@@ -6,7 +6,8 @@
 // every stage redrawn in place (ANSI cursor-up and clear); piped, one plain line per change.
 // A run of more than kSmallRunStages stages (cli/run_view.h) is summarised instead: counts per
 // state, then the stages running, failed and most recently changed (kSummaryStages each); piped,
-// a counts line at most once a second and a line for each stage that fails. Not thread-safe:
+// once the snapshot is complete a counts line when the run's state changes or (at most once a
+// second) its counts do, a line for each stage that fails, and the counts at the end. Not thread-safe:
 // the caller serializes OnUpdate, Redraw and Finish.
 #pragma once
 
@@ -67,6 +68,7 @@ class WatchRenderer {
   bool big() const { return run().stages_size() > kSmallRunStages; }
   void PrintPlainChanges(const std::vector<std::string>& stages);
   void PrintPlainSummary(const std::vector<std::string>& stages);
+  void PrintCountsLine(const std::string& counts);
   void NoteRecent(const std::vector<std::string>& stages);
   // What must change for a plain line to be printed: state, attempt, reason, message, and
   // progress by a whole percent (or any done count without a total).
