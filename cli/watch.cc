@@ -113,8 +113,13 @@ std::vector<std::string> WatchRenderer::SummaryFrame(const v1::Run& run,
                                                      const std::deque<std::string>& recent,
                                                      int64_t now_ms, int width) {
   std::vector<std::string> lines;
-  v1::Run head = run;  // the header line only needs the run fields and counts
-  head.clear_stages();
+  // The header line needs only these fields and the counts (not a copy of every stage).
+  v1::Run head;
+  head.set_id(run.id());
+  head.set_workflow_name(run.workflow_name());
+  head.set_status(run.status());
+  head.set_started_at_ms(run.started_at_ms());
+  head.set_ended_at_ms(run.ended_at_ms());
   std::map<std::string, int> counts = StageCounts(run);
   for (const auto& [state, n] : counts) (*head.mutable_stage_counts())[state] = n;
   lines.push_back(Frame(head, now_ms, width).front());
