@@ -84,6 +84,7 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_option("run", show.run_id, "run id")->required();
   cmd->add_option("stage", show.stage, "only this stage");
   cmd->add_flag("--attempts", show.attempts, "also list every attempt of every stage");
+  cmd->add_flag("--all", show.all, "every stage of a big run, not a summary");
   cmd->add_flag("--why", show.why,
                 "with STAGE: why it ran or was reused, and what went into its cache key");
   cmd->callback([&] { action = [&](CommandContext& c) { return ShowRun(c, show); }; });

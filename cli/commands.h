@@ -47,9 +47,12 @@ struct ShowOptions {
   std::string stage;      // empty: the whole run
   bool attempts = false;  // also every attempt
   bool why = false;       // with a stage: its plan and what went into its cache key
+  bool all = false;       // every stage of a big run, fetched page by page
 };
 // The run (header, stages, descriptions, plan, outputs, metrics, artifacts), or with a stage
-// only that stage; NOT_FOUND for an unknown stage.
+// only that stage; NOT_FOUND for an unknown stage. A run of more than kSmallRunStages stages
+// is summarised (counts per state, then the stages running, failed and most recently changed,
+// at most kSummaryStages each) unless options.all.
 int ShowRun(CommandContext& ctx, const ShowOptions& options);
 
 struct CompareOptions {

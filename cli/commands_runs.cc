@@ -5,6 +5,7 @@
 #include "cli/exit_codes.h"
 #include "cli/format.h"
 #include "cli/run_view.h"
+#include "cli/show_summary.h"
 #include "cli/stage_view.h"
 #include "cli/table.h"
 #include "core/strings.h"
@@ -50,25 +51,18 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
   out << '\n';
   if (run.parent_run_id() > 0) out << "  parent:    run " << run.parent_run_id() << '\n';
   if (run.no_cache()) out << "  cache:     off (--no-cache)\n";
-  out << "  gpu-hours: " << FormatGpuHours(run.gpu_hours()) << "  (stage time "
-      << FormatDuration(static_cast<int64_t>(StageSeconds(run) * 1000)) << ")\n";
+  out << "  gpu-hours: " << FormatGpuHours(run.gpu_hours());
+  // Stage time sums what is shown: not said for a run shown in part.
+  if (run.next_stage_page_token().empty()) {
+    out << "  (stage time " << FormatDuration(static_cast<int64_t>(StageSeconds(run) * 1000))
+        << ")";
+  }
+  out << '\n';
 }
 
 void PrintStageTable(CommandContext& ctx, const v1::Run& run) {
-  Table table({"STAGE", "KIND", "STATUS", "ATTEMPT", "AGENT", "PROGRESS", "ELAPSED", "REASON"});
-  table.AlignRight(3);
-  table.AlignRight(6);
-  int64_t now = ctx.NowMs();
-  for (const v1::Stage& s : run.stages()) {
-    int64_t elapsed = StageElapsedMs(s, now);
-    std::string progress = StageProgress(s);
-    table.AddRow({s.name(), s.kind().empty() ? "task" : s.kind(),
-                  std::string(StageStatusName(s.status())), AttemptText(s),
-                  s.agent_id().empty() ? "-" : s.agent_id(), progress.empty() ? "-" : progress,
-                  elapsed >= 0 ? FormatDuration(elapsed) : "-", StageReason(s, now)});
-  }
   ctx.out() << '\n';
-  table.Render(ctx.out());
+  RenderStageTable(ctx.out(), run.stages(), ctx.NowMs());
 }
 
 // What the workflow file says each stage is for.
@@ -222,17 +216,9 @@ namespace {
 // `show RUN STAGE`: the stage's header, with --why what decided it, then its outputs,
 // metrics, artifacts (and attempts) as `show RUN` prints them.
 int ShowStage(CommandContext& ctx, v1::Run run, const ShowOptions& options) {
-  int index = -1;
-  std::vector<std::string> names;
-  for (int i = 0; i < run.stages_size(); ++i) {
-    names.push_back(run.stages(i).name());
-    if (run.stages(i).name() == options.stage) index = i;
-  }
-  if (index < 0) {
-    return ctx.Fail(absl::NotFoundError(StrCat("run ", run.id(), " has no stage '", options.stage,
-                                               "' (its stages: ", StrJoin(names, ", "), ")")));
-  }
-  v1::Stage stage = run.stages(index);
+  Result<v1::Stage> found = FindStage(*ctx.coordinator, run, options.stage, options.attempts);
+  if (!found.ok()) return ctx.Fail(found.status());
+  v1::Stage stage = *std::move(found);
   if (ctx.json) return PrintJson(ctx, stage);
   ctx.out() << StageHeaderText(run, stage, ctx.NowMs(), /*with_plan=*/!options.why);
   if (options.why) ctx.out() << '\n' << WhyText(stage);
@@ -253,11 +239,22 @@ int ShowRun(CommandContext& ctx, const ShowOptions& options) {
   v1::GetRunRequest req;
   req.set_id(options.run_id);
   req.set_include_attempts(options.attempts);
+  // A small run comes whole in the first page; a bigger one is summarised, or paged in.
+  if (options.stage.empty() && !options.all) req.set_stage_limit(kSmallRunStages);
   Result<v1::Run> run = ctx.coordinator->GetRun(req);
   if (!run.ok()) return ctx.Fail(run.status());
   if (!options.stage.empty()) return ShowStage(ctx, *std::move(run), options);
+  bool summary = !options.all && !run->next_stage_page_token().empty();
+  if (options.all) {
+    Status s = FetchRemainingStages(*ctx.coordinator, &*run, options.attempts);
+    if (!s.ok()) return ctx.Fail(s);
+  }
   if (ctx.json) return PrintJson(ctx, *run);
   PrintRunHeader(ctx, *run);
+  if (summary) {
+    Status s = PrintRunSummary(ctx, *run);
+    return s.ok() ? kExitOk : ctx.Fail(s);
+  }
   PrintStageTable(ctx, *run);
   PrintDescriptions(ctx, *run);
   PrintWarnings(ctx, *run);

@@ -19,6 +19,10 @@ class Coordinator {
     return absl::UnimplementedError("pivot is not supported by this coordinator");
   }
   virtual Result<v1::Run> GetRun(const v1::GetRunRequest& req) = 0;
+  // One page of a run's stages (a coordinator without paging: Unimplemented).
+  virtual Result<v1::ListStagesResponse> ListStages(const v1::ListStagesRequest& req) {
+    return absl::UnimplementedError("paging stages is not supported by this coordinator");
+  }
   virtual Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& req) = 0;
   virtual Result<v1::Run> CancelRun(const v1::CancelRunRequest& req) = 0;
   virtual Result<v1::Run> RetryStage(const v1::RetryStageRequest& req) = 0;

@@ -21,13 +21,25 @@ Status MarkCoordinatorUnreachable(Status status) {
   return status;
 }
 
+namespace {
+
+grpc::ChannelArguments ChannelLimits() {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
+  args.SetMaxSendMessageSize(kMaxSendBytes);
+  return args;
+}
+
+}  // namespace
+
 GrpcCoordinator::GrpcCoordinator(GrpcCoordinatorOptions options)
     : options_(std::move(options)),
-      channel_(grpc::CreateChannel(
+      channel_(grpc::CreateCustomChannel(
           options_.address,
           options_.tls_ca_pem.empty()
               ? grpc::InsecureChannelCredentials()
-              : grpc::SslCredentials(grpc::SslCredentialsOptions{options_.tls_ca_pem, "", ""}))),
+              : grpc::SslCredentials(grpc::SslCredentialsOptions{options_.tls_ca_pem, "", ""}),
+          ChannelLimits())),
       stub_(v1::LonghaulService::NewStub(channel_)) {}
 
 void GrpcCoordinator::Prepare(grpc::ClientContext& ctx, bool with_deadline) const {
@@ -50,6 +62,15 @@ Status GrpcCoordinator::Convert(const grpc::Status& s, const grpc::ClientContext
     return MarkCoordinatorUnreachable(absl::Status(
         code,
         StrCat("cannot reach the coordinator at ", options_.address, ": ", s.error_message())));
+  }
+  if (code == absl::StatusCode::kResourceExhausted &&
+      s.error_message().find("message larger than max") != std::string::npos) {
+    return absl::ResourceExhaustedError(StrCat(
+        "a message to or from the coordinator at ", options_.address, " is over a size limit (",
+        s.error_message(), "); this client accepts answers up to ", kMaxReceiveBytes >> 20,
+        " MiB and sends requests up to ", kMaxSendBytes >> 20,
+        " MiB (docs/security.md, \"Limits\"); a coordinator that answers more is older than "
+        "this client: a run's stages come a page at a time"));
   }
   if (code == absl::StatusCode::kDeadlineExceeded) {
     return absl::DeadlineExceededError(StrCat("the coordinator at ", options_.address,
@@ -81,6 +102,11 @@ Result<v1::SubmitRunResponse> GrpcCoordinator::SubmitRun(const v1::SubmitRunRequ
 
 Result<v1::Run> GrpcCoordinator::GetRun(const v1::GetRunRequest& req) {
   return Unary<v1::Run>([&](auto* ctx, auto* resp) { return stub_->GetRun(ctx, req, resp); });
+}
+
+Result<v1::ListStagesResponse> GrpcCoordinator::ListStages(const v1::ListStagesRequest& req) {
+  return Unary<v1::ListStagesResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->ListStages(ctx, req, resp); });
 }
 
 Result<v1::ListRunsResponse> GrpcCoordinator::ListRuns(const v1::ListRunsRequest& req) {

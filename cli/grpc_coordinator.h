@@ -6,6 +6,10 @@
 // coordinator at ADDR: ..." and is marked (IsCoordinatorUnreachable); other errors carry the
 // coordinator's own code and message. With a token, every call sends
 // "authorization: Bearer TOKEN". Thread-compatible.
+//
+// Message sizes are capped on purpose (docs/security.md, "Limits"): an answer over
+// kMaxReceiveBytes or a request over kMaxSendBytes fails RESOURCE_EXHAUSTED with a message
+// that names both sides' limits.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -17,6 +21,13 @@
 #include "longhaul/v1/client.grpc.pb.h"
 
 namespace longhaul::cli {
+
+// The largest answer the CLI accepts: every answer is bounded by paging (a page of stages is
+// about 1 MiB at most), so this is headroom, not a target.
+inline constexpr int kMaxReceiveBytes = 16 << 20;
+// The largest request it sends: a workflow file and its submission, under longhauld's own
+// receive limit (daemon/server/coordinator.h, kMaxGrpcReceiveBytes).
+inline constexpr int kMaxSendBytes = 64 << 20;
 
 struct GrpcCoordinatorOptions {
   std::string address;  // HOST:PORT
@@ -32,6 +43,7 @@ class GrpcCoordinator : public Coordinator {
   Result<v1::SubmitRunResponse> SubmitRun(const v1::SubmitRunRequest& req) override;
   Result<v1::SubmitRunResponse> PivotRun(const v1::PivotRunRequest& req) override;
   Result<v1::Run> GetRun(const v1::GetRunRequest& req) override;
+  Result<v1::ListStagesResponse> ListStages(const v1::ListStagesRequest& req) override;
   Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& req) override;
   Result<v1::Run> CancelRun(const v1::CancelRunRequest& req) override;
   Result<v1::Run> RetryStage(const v1::RetryStageRequest& req) override;

@@ -9,11 +9,17 @@
 
 namespace longhaul::cli {
 
-std::string StageCountsSummary(const v1::Run& run) {
+std::map<std::string, int> StageCounts(const v1::Run& run) {
   std::map<std::string, int> counts(run.stage_counts().begin(), run.stage_counts().end());
   if (counts.empty()) {
     for (const v1::Stage& s : run.stages()) ++counts[std::string(StageStatusName(s.status()))];
   }
+  return counts;
+}
+
+std::string StageCountsSummary(const v1::Run& run) { return StageCountsSummary(StageCounts(run)); }
+
+std::string StageCountsSummary(const std::map<std::string, int>& counts) {
   int total = 0;
   for (const auto& [name, n] : counts) total += n;
   if (total == 0) return "-";

@@ -10,9 +10,20 @@
 
 namespace longhaul::cli {
 
+// Runs of up to this many stages are shown stage by stage by `show` and `watch`; bigger ones
+// are summarised: counts per state, then at most kSummaryStages stages each of those running,
+// failed and most recently changed.
+inline constexpr int kSmallRunStages = 50;
+inline constexpr int kSummaryStages = 20;
+
+// Stages per state name: run.stage_counts, or counted from run.stages when that is empty.
+std::map<std::string, int> StageCounts(const v1::Run& run);
+
 // "7/9 ok, 1 failed, 1 skipped": ok counts succeeded, cached and stopped stages; then every
-// other non-zero state. Uses run.stage_counts, or counts run.stages when that is empty.
+// other non-zero state. Uses StageCounts(run).
 std::string StageCountsSummary(const v1::Run& run);
+// The same from counts already made.
+std::string StageCountsSummary(const std::map<std::string, int>& counts);
 
 // Wall time from start to end (or to `now_ms` while running); -1 when not started.
 int64_t RunElapsedMs(const v1::Run& run, int64_t now_ms);

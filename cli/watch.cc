@@ -24,27 +24,16 @@ void JoinNonEmpty(std::string& line, const std::string& part) {
 
 std::vector<std::string> RunTracker::Apply(const v1::RunUpdate& update) {
   std::vector<std::string> names;
+  names.reserve(update.run().stages_size());
   for (const v1::Stage& s : update.run().stages()) names.push_back(s.name());
-  if (update.snapshot() || !has_run_) {
-    run_ = update.run();
-    has_run_ = true;
-    return names;
+  v1::RunUpdate first;
+  if (!has_run_ && !update.snapshot()) {
+    // Whatever comes first is the whole state known so far.
+    first = update;
+    first.set_snapshot(true);
   }
-  google::protobuf::RepeatedPtrField<v1::Stage> stages;
-  stages.Swap(run_.mutable_stages());
-  run_ = update.run();
-  run_.mutable_stages()->Swap(&stages);
-  for (const v1::Stage& changed : update.run().stages()) {
-    bool found = false;
-    for (v1::Stage& s : *run_.mutable_stages()) {
-      if (s.name() == changed.name()) {
-        s = changed;
-        found = true;
-        break;
-      }
-    }
-    if (!found) *run_.add_stages() = changed;
-  }
+  run_.Apply(has_run_ || update.snapshot() ? update : first);
+  has_run_ = true;
   return names;
 }
 
@@ -120,10 +109,71 @@ std::vector<std::string> WatchRenderer::Frame(const v1::Run& run, int64_t now_ms
   return lines;
 }
 
+std::vector<std::string> WatchRenderer::SummaryFrame(const v1::Run& run,
+                                                     const std::deque<std::string>& recent,
+                                                     int64_t now_ms, int width) {
+  std::vector<std::string> lines;
+  // The header line needs only these fields and the counts (not a copy of every stage).
+  v1::Run head;
+  head.set_id(run.id());
+  head.set_workflow_name(run.workflow_name());
+  head.set_status(run.status());
+  head.set_started_at_ms(run.started_at_ms());
+  head.set_ended_at_ms(run.ended_at_ms());
+  std::map<std::string, int> counts = StageCounts(run);
+  for (const auto& [state, n] : counts) (*head.mutable_stage_counts())[state] = n;
+  lines.push_back(Frame(head, now_ms, width).front());
+  std::string by_state;
+  for (const auto& [state, n] : counts) JoinNonEmpty(by_state, StrCat(state, " ", n));
+  lines.push_back(Truncate(StrCat("stages: ", by_state), width));
+  v1::Run running, failed, changed;
+  for (const v1::Stage& s : run.stages()) {
+    bool busy = s.status() == v1::STAGE_RUNNING || s.status() == v1::STAGE_STARTING ||
+                s.status() == v1::STAGE_SERVING;
+    if (busy && running.stages_size() < kSummaryStages) *running.add_stages() = s;
+    if (s.status() == v1::STAGE_FAILED && failed.stages_size() < kSummaryStages) {
+      *failed.add_stages() = s;
+    }
+  }
+  std::map<std::string, const v1::Stage*> by_name;
+  for (const std::string& name : recent) by_name[name] = nullptr;
+  for (const v1::Stage& s : run.stages()) {
+    auto it = by_name.find(s.name());
+    if (it != by_name.end()) it->second = &s;
+  }
+  for (const std::string& name : recent) {
+    if (by_name[name] != nullptr) *changed.add_stages() = *by_name[name];
+  }
+  for (auto [title, part] : {std::pair{"running", &running}, std::pair{"failed", &failed},
+                             std::pair{"recently changed", &changed}}) {
+    if (part->stages_size() == 0) continue;
+    lines.push_back(Truncate(StrCat(title, ":"), width));
+    std::vector<std::string> table = Frame(*part, now_ms, width);
+    lines.insert(lines.end(), table.begin() + 1, table.end());
+  }
+  return lines;
+}
+
+void WatchRenderer::NoteRecent(const std::vector<std::string>& stages) {
+  for (const std::string& name : stages) {
+    std::erase(recent_, name);
+    recent_.push_front(name);
+    if (static_cast<int>(recent_.size()) > kSummaryStages) recent_.pop_back();
+  }
+}
+
 void WatchRenderer::OnUpdate(const v1::RunUpdate& update) {
   std::vector<std::string> stages = tracker_.Apply(update);
+  bool part_of_snapshot = update.snapshot() || loading_snapshot_;
+  loading_snapshot_ = update.snapshot() ? !update.snapshot_complete()
+                                        : loading_snapshot_ && !update.snapshot_complete();
+  if (!part_of_snapshot) NoteRecent(stages);
   if (terminal_) {
     Redraw();
+    return;
+  }
+  if (big()) {
+    PrintPlainSummary(part_of_snapshot ? std::vector<std::string>() : stages);
     return;
   }
   if (update.snapshot()) {
@@ -145,17 +195,48 @@ void WatchRenderer::PrintPlainChanges(const std::vector<std::string>& stages) {
          << RunStatusName(r.status()) << '\n';
   }
   for (const std::string& name : stages) {
-    for (const v1::Stage& s : r.stages()) {
-      if (s.name() != name) continue;
-      std::string sig = Signature(s);
-      auto it = printed_.find(name);
-      if (it != printed_.end() && it->second == sig) break;
-      printed_[name] = sig;
-      out_ << prefix << "  " << PlainStageLine(s, now) << '\n';
-      break;
-    }
+    const v1::Stage* s = tracker_.Find(name);
+    if (s == nullptr) continue;
+    std::string sig = Signature(*s);
+    auto it = printed_.find(name);
+    if (it != printed_.end() && it->second == sig) continue;
+    printed_[name] = sig;
+    out_ << prefix << "  " << PlainStageLine(*s, now) << '\n';
   }
   out_.flush();
+}
+
+void WatchRenderer::PrintPlainSummary(const std::vector<std::string>& stages) {
+  int64_t now = clock_.NowMs();
+  std::string prefix = FormatClockTime(now);
+  const v1::Run& r = run();
+  bool status_changed = r.status() != last_run_status_;
+  // Stages that failed in this update, each once, then the counts at most once a second.
+  for (const std::string& name : stages) {
+    const v1::Stage* s = tracker_.Find(name);
+    if (s == nullptr || s->status() != v1::STAGE_FAILED) continue;
+    std::string sig = Signature(*s);
+    auto it = printed_.find(name);
+    if (it != printed_.end() && it->second == sig) continue;
+    printed_[name] = sig;
+    out_ << prefix << "  " << PlainStageLine(*s, now) << '\n';
+  }
+  // A snapshot still coming in is not news yet; a changed state is, and new counts once a second.
+  if (loading_snapshot_) return;
+  std::string counts = StageCountsSummary(r);
+  if (status_changed || (counts != last_counts_ && now - last_counts_ms_ >= 1000)) {
+    PrintCountsLine(counts);
+  }
+  out_.flush();
+}
+
+void WatchRenderer::PrintCountsLine(const std::string& counts) {
+  const v1::Run& r = run();
+  out_ << FormatClockTime(clock_.NowMs()) << "  run " << r.id() << "  " << r.workflow_name()
+       << "  " << RunStatusName(r.status()) << "  " << counts << '\n';
+  last_run_status_ = r.status();
+  last_counts_ = counts;
+  last_counts_ms_ = clock_.NowMs();
 }
 
 void WatchRenderer::Redraw() {
@@ -163,7 +244,8 @@ void WatchRenderer::Redraw() {
   int width = width_ ? width_() : 0;
   if (width <= 0) width = kDefaultWidth;
   // One column less than the terminal, so that no line wraps and the cursor arithmetic holds.
-  std::vector<std::string> lines = Frame(run(), clock_.NowMs(), width - 1);
+  std::vector<std::string> lines = big() ? SummaryFrame(run(), recent_, clock_.NowMs(), width - 1)
+                                         : Frame(run(), clock_.NowMs(), width - 1);
   std::string buf;
   if (lines_drawn_ > 0) buf += StrCat("\r\x1b[", lines_drawn_, "A");
   for (const std::string& l : lines) buf += StrCat(l, "\x1b[K\n");
@@ -177,6 +259,10 @@ void WatchRenderer::Finish() {
   if (!tracker_.has_run()) return;
   if (terminal_) Redraw();
   const v1::Run& r = run();
+  if (!terminal_ && big()) {
+    std::string counts = StageCountsSummary(r);
+    if (counts != last_counts_) PrintCountsLine(counts);  // the counts as the run ended
+  }
   int64_t elapsed = RunElapsedMs(r, clock_.NowMs());
   std::string line = StrCat("run ", r.id(), " ", RunStatusName(r.status()));
   if (elapsed >= 0) {

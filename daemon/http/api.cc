@@ -8,6 +8,8 @@
 #include "core/strings.h"
 #include "daemon/http/json.h"
 #include "daemon/rpc/audited_call.h"
+#include "proto/stage_merge.h"
+#include "proto/state_names.h"
 
 namespace longhaul::http {
 namespace {
@@ -179,6 +181,29 @@ Response Mutate(rpc::ClientApi* api, const Request& req, auth::Action action, Fi
   return Reply(rpc::AuditedCall(api, req.principal, action, q, call));
 }
 
+// GET /runs/{id}/stages?limit=N&cursor=C&status=S...&name=X...&recent=1&attempts=1: one page
+// of the run's stages (docs/api.md, "Paging stages").
+Response ListStages(rpc::ClientApi* api, const Request& req, int64_t run) {
+  if (req.method != "GET") return MethodNotAllowed(req, "GET");
+  v1::ListStagesRequest q;
+  q.set_run_id(run);
+  LH_TRY_ASSIGN(int64_t limit, IntParam(req, "limit", 0));
+  q.set_page_size(static_cast<int32_t>(std::clamp<int64_t>(limit, 0, kMaxStagesPerMessage)));
+  q.set_page_token(req.Query("cursor").value_or(""));
+  for (const std::string& name : req.QueryAll("status")) {
+    std::optional<v1::StageStatus> status = ParseStageStatus(name);
+    if (!status) {
+      return ErrorResponse(absl::InvalidArgumentError(
+          StrCat("query parameter 'status': '", name, "' is not a stage state")));
+    }
+    q.add_statuses(*status);
+  }
+  for (const std::string& name : req.QueryAll("name")) q.add_names(name);
+  q.set_recent_first(BoolParam(req, "recent"));
+  q.set_include_attempts(BoolParam(req, "attempts"));
+  return Reply(api->ListStages(q));
+}
+
 // POST /runs/{id}/{action}
 Response RunAction(rpc::ClientApi* api, const Request& req, int64_t run,
                    const std::string& action) {
@@ -225,8 +250,12 @@ Response Runs(rpc::ClientApi* api, const Request& req, const std::vector<std::st
     v1::GetRunRequest q;
     q.set_id(run);
     q.set_include_attempts(BoolParam(req, "attempts"));
+    // ?stages=N: at most N stages (0, the default: one full page; -1: only the counts).
+    LH_TRY_ASSIGN(int64_t stages, IntParam(req, "stages", 0));
+    q.set_stage_limit(static_cast<int32_t>(std::clamp<int64_t>(stages, -1, kMaxStagesPerMessage)));
     return Reply(api->GetRun(q));
   }
+  if (seg.size() == 3 && seg[2] == "stages") return ListStages(api, req, run);
   if (seg.size() == 3 && seg[2] == "children") {
     if (req.method != "GET") return MethodNotAllowed(req, "GET");
     return ListRuns(api, req, run);

@@ -7,30 +7,9 @@
 #include "core/clock.h"
 #include "core/strings.h"
 #include "daemon/http/json.h"
+#include "proto/stage_merge.h"
 
 namespace longhaul::http {
-namespace {
-
-// Stages of `update` replace those of `state` with the same name; run fields are the newest.
-void Merge(const v1::Run& update, v1::Run* state) {
-  v1::Run merged = update;
-  merged.clear_stages();
-  for (const v1::Stage& old_stage : state->stages()) {
-    const v1::Stage* newer = &old_stage;
-    for (const v1::Stage& s : update.stages()) {
-      if (s.name() == old_stage.name()) newer = &s;
-    }
-    *merged.add_stages() = *newer;
-  }
-  for (const v1::Stage& s : update.stages()) {
-    bool known = false;
-    for (const v1::Stage& old_stage : state->stages()) known |= old_stage.name() == s.name();
-    if (!known) *merged.add_stages() = s;
-  }
-  *state = std::move(merged);
-}
-
-}  // namespace
 
 SseHub::SseHub(boost::asio::io_context* io, boost::asio::thread_pool* pool, rpc::ClientApi* api,
                SseOptions options)
@@ -161,16 +140,18 @@ void SseHub::Broadcast(Feed& feed, const char* event, const std::string& data) {
 }
 
 void SseHub::Apply(Feed& feed, const v1::RunUpdate& update, bool final) {
+  feed.complete = feed.complete || update.snapshot_complete();
   if (!feed.ready) {
     feed.ready = true;
-    feed.state = update.run();
+    feed.state.Clear();
+    feed.state.Merge(update.run());
     feed.last_id = ++next_id_;
     std::vector<Waiting> waiting = std::move(feed.waiting);
     for (auto& w : waiting) Join(feed, std::move(w.stream), w.last_event_id);
   } else {
-    Merge(update.run(), &feed.state);
+    feed.state.Merge(update.run());
     v1::RunUpdate change = update;
-    change.set_snapshot(false);
+    change.set_snapshot(false);  // the rest of a snapshot's chunks: plain updates here
     Broadcast(feed, "update", ToJson(change));
   }
   if (final) {
@@ -197,10 +178,7 @@ void SseHub::Join(Feed& feed, std::shared_ptr<SseStream> stream,
       if (e.id > last) stream->Send(e.text);
     }
   } else {
-    v1::RunUpdate snapshot;
-    *snapshot.mutable_run() = feed.state;
-    snapshot.set_snapshot(true);
-    stream->Send(Format("snapshot", feed.last_id, ToJson(snapshot)));
+    SendSnapshot(feed, *stream);
     if (feed.ended) stream->Send(feed.history.back().text);  // the "end"
   }
   if (feed.ended) {
@@ -208,6 +186,29 @@ void SseHub::Join(Feed& feed, std::shared_ptr<SseStream> stream,
     return;
   }
   feed.streams.push_back(std::move(stream));
+}
+
+void SseHub::SendSnapshot(const Feed& feed, SseStream& stream) const {
+  // In pieces of kMaxStagesPerMessage stages: "snapshot" with the first, "update" with each
+  // other; only the last carries the event id, so a reconnect in between gets a snapshot.
+  const v1::Run& state = feed.state.run();
+  int size = state.stages_size();
+  int begin = 0;
+  do {
+    int end = EndOfPiece(state.stages(), begin, size);
+    v1::RunUpdate piece;
+    v1::Run* run = piece.mutable_run();
+    *run = feed.state.fields();
+    for (int i = begin; i < end; ++i) *run->add_stages() = state.stages(i);
+    piece.set_snapshot(begin == 0);
+    piece.set_snapshot_complete(end == size && feed.complete);
+    std::string data = ToJson(piece);
+    stream.Send(end == size ? Format(begin == 0 ? "snapshot" : "update", feed.last_id, data)
+                            : std::make_shared<const std::string>(StrCat(
+                                  "event: ", begin == 0 ? "snapshot" : "update", "\ndata: ",
+                                  data, "\n\n")));
+    begin = end;
+  } while (begin < size);
 }
 
 void SseHub::Close(SseStream* stream) {

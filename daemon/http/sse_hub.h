@@ -1,6 +1,7 @@
 // Server-Sent Events for GET /api/v1/runs/{id}/watch. One scheduler Watcher per run, shared
-// by every stream open on it: a snapshot first, then each change as "update" (run fields and
-// the stages that changed), then "end" after the update that made the run terminal. Every
+// by every stream open on it: a snapshot first (a big run's in pieces of at most
+// kMaxStagesPerMessage stages: "snapshot", then "update"s, the last with snapshot_complete),
+// then each change as "update" (run fields and the stages that changed), then "end" after the update that made the run terminal. Every
 // event carries an id from one increasing sequence; the last `history` events of each run are
 // kept, so a reconnect whose Last-Event-ID is still held gets only what followed (otherwise a
 // snapshot). A ": hb" comment goes to every stream each heartbeat. Past `max_streams` open
@@ -22,6 +23,7 @@
 
 #include "daemon/http/message.h"
 #include "daemon/rpc/client_api.h"
+#include "proto/stage_merge.h"
 
 namespace longhaul::http {
 
@@ -73,8 +75,9 @@ class SseHub {
     int64_t run_id = 0;
     std::shared_ptr<scheduler::Watcher> watcher;
     bool ready = false;  // the first snapshot arrived
+    bool complete = false;  // and all of its pieces
     bool ended = false;
-    v1::Run state;       // the run as of `last_id`
+    MergedRun state;     // the run as of `last_id`
     int64_t last_id = 0;
     std::deque<Event> history;
     std::vector<std::shared_ptr<SseStream>> streams;
@@ -87,6 +90,8 @@ class SseHub {
   // Starts `stream` on a ready feed: the events after `last_event_id` if still held, else a
   // snapshot.
   void Join(Feed& feed, std::shared_ptr<SseStream> stream, const std::string& last_event_id);
+  // The feed's state as a snapshot, in bounded pieces.
+  void SendSnapshot(const Feed& feed, SseStream& stream) const;
   std::shared_ptr<const std::string> Format(const char* event, int64_t id,
                                             const std::string& data) const;
   void Broadcast(Feed& feed, const char* event, const std::string& data);

@@ -9,6 +9,7 @@
 #include "daemon/scheduler/planner.h"
 #include "daemon/workflow/template.h"
 #include "daemon/workflow/workflow.h"
+#include "proto/stage_merge.h"
 #include "proto/state_names.h"
 
 namespace longhaul::rpc {
@@ -123,8 +124,28 @@ void ClientApi::CheckReusedArtifacts(scheduler::RunPlan* plan) {
   }
 }
 
-Result<v1::Run> ClientApi::GetRun(const v1::GetRunRequest& req) {
-  return store_->GetRun(req.id(), req.include_attempts());
+namespace {
+
+// A run with every stage (the scheduler's view) cut to the form GetRun answers: counts of
+// every stage, the first page of them and where the rest continue.
+v1::Run FirstPage(v1::Run run) {
+  auto& counts = *run.mutable_stage_counts();
+  counts.clear();
+  for (const v1::Stage& s : run.stages()) ++counts[std::string(StageStatusName(s.status()))];
+  int end = EndOfPiece(run.stages(), 0, run.stages_size());
+  if (end < run.stages_size()) {
+    run.mutable_stages()->DeleteSubrange(end, run.stages_size() - end);
+    run.set_next_stage_page_token(std::to_string(end));
+  }
+  return run;
+}
+
+}  // namespace
+
+Result<v1::Run> ClientApi::GetRun(const v1::GetRunRequest& req) { return store_->GetRun(req); }
+
+Result<v1::ListStagesResponse> ClientApi::ListStages(const v1::ListStagesRequest& req) {
+  return store_->ListStages(req);
 }
 
 Result<v1::ListRunsResponse> ClientApi::ListRuns(const v1::ListRunsRequest& req) {
@@ -133,13 +154,17 @@ Result<v1::ListRunsResponse> ClientApi::ListRuns(const v1::ListRunsRequest& req)
 
 Result<v1::Run> ClientApi::CancelRun(const v1::CancelRunRequest& req) {
   int64_t id = req.id();
-  return loop_->Call<v1::Run>([this, id] { return scheduler_->Cancel(id); });
+  ASSIGN_OR_RETURN(v1::Run run,
+                   loop_->Call<v1::Run>([this, id] { return scheduler_->Cancel(id); }));
+  return FirstPage(std::move(run));
 }
 
 Result<v1::Run> ClientApi::RetryStage(const v1::RetryStageRequest& req) {
   int64_t id = req.run_id();
   std::string stage = req.stage();
-  return loop_->Call<v1::Run>([this, id, stage] { return scheduler_->Retry(id, stage); });
+  ASSIGN_OR_RETURN(v1::Run run, loop_->Call<v1::Run>(
+                                    [this, id, stage] { return scheduler_->Retry(id, stage); }));
+  return FirstPage(std::move(run));
 }
 
 Status ClientApi::Watch(int64_t id, std::shared_ptr<scheduler::Watcher> watcher) {
@@ -206,11 +231,14 @@ Result<v1::ListEventsResponse> ClientApi::ListEvents(const v1::ListEventsRequest
 }
 
 Result<v1::ListAttemptsResponse> ClientApi::ListAttempts(const v1::ListAttemptsRequest& req) {
-  ASSIGN_OR_RETURN(v1::Run run, store_->GetRun(req.run_id(), /*include_attempts=*/true));
-  for (v1::Stage& s : *run.mutable_stages()) {
-    if (s.name() != req.stage()) continue;
+  v1::ListStagesRequest one;
+  one.set_run_id(req.run_id());
+  one.add_names(req.stage());
+  one.set_include_attempts(true);
+  ASSIGN_OR_RETURN(v1::ListStagesResponse found, store_->ListStages(one));
+  if (found.stages_size() == 1) {
     v1::ListAttemptsResponse resp;
-    resp.mutable_attempts()->Swap(s.mutable_attempts());
+    resp.mutable_attempts()->Swap(found.mutable_stages(0)->mutable_attempts());
     return resp;
   }
   return absl::NotFoundError(StrCat("run ", req.run_id(), " has no stage '", req.stage(), "'"));

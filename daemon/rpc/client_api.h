@@ -36,8 +36,13 @@ class ClientApi {
   Result<v1::SubmitRunResponse> SubmitRun(const v1::SubmitRunRequest& req);
   // An earlier run's workflow again with changed params; reuses what did not change.
   Result<v1::SubmitRunResponse> PivotRun(const v1::PivotRunRequest& req);
+  // The run with its stage counts and at most one page of stages (GetRunRequest.stage_limit).
   Result<v1::Run> GetRun(const v1::GetRunRequest& req);
+  // One page of a run's stages.
+  Result<v1::ListStagesResponse> ListStages(const v1::ListStagesRequest& req);
   Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& req);
+  // CancelRun and RetryStage answer the run as it is after the change, like GetRun: stage
+  // counts and at most one page of stages.
   Result<v1::Run> CancelRun(const v1::CancelRunRequest& req);
   Result<v1::Run> RetryStage(const v1::RetryStageRequest& req);
   Result<v1::ListAgentsResponse> ListAgents();

@@ -64,6 +64,13 @@ grpc::Status ClientServiceImpl::GetRun(grpc::ServerContext* ctx, const v1::GetRu
   return Read(*authorizer_, ctx, auth::Action::kGetRun, resp, [&] { return api_->GetRun(*req); });
 }
 
+grpc::Status ClientServiceImpl::ListStages(grpc::ServerContext* ctx,
+                                           const v1::ListStagesRequest* req,
+                                           v1::ListStagesResponse* resp) {
+  return Read(*authorizer_, ctx, auth::Action::kGetRun, resp,
+              [&] { return api_->ListStages(*req); });
+}
+
 grpc::Status ClientServiceImpl::ListRuns(grpc::ServerContext* ctx, const v1::ListRunsRequest* req,
                                          v1::ListRunsResponse* resp) {
   return Read(*authorizer_, ctx, auth::Action::kListRuns, resp,

@@ -24,6 +24,8 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
                         v1::SubmitRunResponse* resp) override;
   grpc::Status GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req,
                       v1::Run* resp) override;
+  grpc::Status ListStages(grpc::ServerContext* ctx, const v1::ListStagesRequest* req,
+                          v1::ListStagesResponse* resp) override;
   grpc::Status ListRuns(grpc::ServerContext* ctx, const v1::ListRunsRequest* req,
                         v1::ListRunsResponse* resp) override;
   grpc::Status CancelRun(grpc::ServerContext* ctx, const v1::CancelRunRequest* req,

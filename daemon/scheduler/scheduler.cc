@@ -301,10 +301,11 @@ v1::Run Scheduler::SnapshotRun(const RunState& run, bool all_stages) const {
     st->set_wall_seconds(static_cast<double>(wall_ms) / 1000.0);
     st->set_gpu_hours(static_cast<double>(wall_ms) * s.row.resources.gpus() / 3'600'000.0);
   };
+  // A watch update costs what changed, not the run's size.
   if (all_stages) {
     for (const auto& s : run.stages) add(*s);
   } else {
-    for (int i : run.changed_stages) add(*run.stages[i]);  // in index order, like all of them
+    for (int i : run.changed_stages) add(*run.stages[i]);
   }
   return out;
 }

@@ -25,7 +25,8 @@ namespace longhaul::server {
 namespace {
 
 void ConfigureBuilder(grpc::ServerBuilder& builder) {
-  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetMaxReceiveMessageSize(kMaxGrpcReceiveBytes);
+  builder.SetMaxSendMessageSize(kMaxGrpcSendBytes);
   // Agents keep their stream open for days: notice a dead peer through keepalive pings.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 20'000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);

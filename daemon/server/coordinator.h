@@ -13,6 +13,13 @@
 
 namespace longhaul::server {
 
+// gRPC message limits of longhauld's listeners (docs/security.md, "Limits"). A request over
+// kMaxGrpcReceiveBytes (a workflow submission is the largest) is refused RESOURCE_EXHAUSTED
+// before it is parsed. Answers are bounded by paging (about 1 MiB of stages at most); one over
+// kMaxGrpcSendBytes would be a bug and fails RESOURCE_EXHAUSTED rather than being sent.
+inline constexpr int kMaxGrpcReceiveBytes = 64 << 20;
+inline constexpr int kMaxGrpcSendBytes = 16 << 20;
+
 struct CoordinatorOptions {
   std::string state_dir = ".longhaul";
   std::string db_path;    // default: STATE/longhaul.db

@@ -166,6 +166,10 @@ CREATE INDEX runs_by_parent ON runs(parent_run_id, id);
       // one index.
       R"sql(
 CREATE INDEX runs_by_workflow_status ON runs(workflow_name, status, id);
+  )sql",
+      // 6: a run's stages a page at a time, in topological order (GetRun, ListStages).
+      R"sql(
+CREATE INDEX stages_by_run_position ON stages(run_id, position);
 )sql",
   };
   return kMigrations;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <vector>
+#include <string>
 
 #include "daemon/store/sqlite_store.h"
 
@@ -73,6 +74,16 @@ Result<std::map<int64_t, double>> ReadRunGpuHours(Db* db, const std::vector<int6
                                                   int64_t now_ms);
 // Run.wall_seconds: ended (or now) - started; 0 before it started.
 void SetRunWallSeconds(int64_t now_ms, v1::Run* run);
+// A page token or cursor as a number; empty is 0. InvalidArgument, naming `what`, when it is
+// not one a page returned.
+Result<int64_t> ParseCursor(const std::string& token, const char* what);
+// The run's own fields (no stages). NotFound for an unknown run.
+Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run);
+// Run.stage_counts: status name -> count over every stage of `run_id`.
+Status ReadStageCounts(Db* db, int64_t run_id, v1::Run* run);
+// A stage's cached-from, latest metrics, artifacts and (with include_attempts) attempts.
+Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool include_attempts,
+                        v1::Stage* out);
 
 }  // namespace internal
 }  // namespace longhaul::store

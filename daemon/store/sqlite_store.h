@@ -73,7 +73,16 @@ class SqliteStore {
   Result<AttemptRow> LoadAttemptById(int64_t attempt_id);
 
   // --- client reads (any thread) ---
+  // The run with every stage (for the coordinator's own use and tests: its size grows with the
+  // run's; clients get the paged form below).
   Result<v1::Run> GetRun(int64_t run_id, bool include_attempts);
+  // The run, its stage_counts and at most request.stage_limit stages (0: kMaxStagesPerMessage,
+  // the most; -1: none), with next_stage_page_token set when more follow. NotFound for an
+  // unknown run. (sqlite_store_stages.cc)
+  Result<v1::Run> GetRun(const v1::GetRunRequest& request);
+  // One page of a run's stages (client.proto, ListStagesRequest); InvalidArgument for a bad
+  // page token, NotFound for an unknown run.
+  Result<v1::ListStagesResponse> ListStages(const v1::ListStagesRequest& request);
   Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& request);
   Result<v1::ListEventsResponse> ListEvents(const v1::ListEventsRequest& request);
   // One page of a stage's metric points (a cached stage: those of the stage it reuses), in

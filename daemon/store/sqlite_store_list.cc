@@ -67,16 +67,25 @@ Result<std::map<int64_t, double>> ReadRunGpuHours(Db* db, const std::vector<int6
   return out;
 }
 
+Status ReadStageCounts(Db* db, int64_t run_id, v1::Run* run) {
+  ASSIGN_OR_RETURN(Stmt * counts, db->Prepare(
+      "SELECT status, count(*) FROM stages WHERE run_id = ? GROUP BY status"));
+  counts->Bind(1, run_id);
+  for (;;) {
+    ASSIGN_OR_RETURN(bool r, counts->Step());
+    if (!r) break;
+    (*run->mutable_stage_counts())[counts->Text(0)] = static_cast<int32_t>(counts->Int(1));
+  }
+  counts->Reset();
+  return OkStatus();
+}
+
 void SetRunWallSeconds(int64_t now_ms, v1::Run* run) {
   if (run->started_at_ms() <= 0) return;
   int64_t end = run->ended_at_ms() > 0 ? run->ended_at_ms() : now_ms;
   run->set_wall_seconds(static_cast<double>(std::max<int64_t>(0, end - run->started_at_ms())) /
                         1000.0);
 }
-
-}  // namespace internal
-
-namespace {
 
 Result<int64_t> ParseCursor(const std::string& token, const char* what) {
   if (token.empty()) return 0;
@@ -90,6 +99,10 @@ Result<int64_t> ParseCursor(const std::string& token, const char* what) {
   }
   return v;
 }
+
+}  // namespace internal
+
+namespace {
 
 // The latest value of `stage.metric` in run `run_id` (a cached stage: of the stage it reuses).
 Result<std::optional<double>> LatestMetric(Db* db, int64_t run_id, const std::string& name) {

@@ -17,7 +17,7 @@ Result<std::unique_ptr<Db>> SqliteStore::OpenReader() {
   return Db::Open(path_, /*create=*/false, /*read_only=*/true);
 }
 
-namespace {
+namespace internal {
 
 Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool include_attempts,
                         v1::Stage* out) {
@@ -81,7 +81,24 @@ Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool incl
   return OkStatus();
 }
 
-}  // namespace
+Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run) {
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
+      "SELECT ", kRunColumns, " FROM runs r JOIN workflows w ON w.id = r.workflow_id "
+      "WHERE r.id = ?")));
+  st->Bind(1, run_id);
+  ASSIGN_OR_RETURN(bool found, st->Step());
+  if (!found) {
+    st->Reset();
+    return absl::NotFoundError(StrCat("no run ", run_id));
+  }
+  RunRow row = ReadRun(*st);
+  st->Reset();
+  RunRowToProto(row, run);
+  run->set_workflow_hash("");
+  return OkStatus();
+}
+
+}  // namespace internal
 
 Result<v1::Run> SqliteStore::GetRun(int64_t run_id, bool include_attempts) {
   Reader db(this);
@@ -90,21 +107,7 @@ Result<v1::Run> SqliteStore::GetRun(int64_t run_id, bool include_attempts) {
   ReadSnapshot snapshot(db.get());
   RETURN_IF_ERROR(snapshot.Begin());
   v1::Run run;
-  {
-    ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
-        "SELECT ", kRunColumns, " FROM runs r JOIN workflows w ON w.id = r.workflow_id "
-        "WHERE r.id = ?")));
-    st->Bind(1, run_id);
-    ASSIGN_OR_RETURN(bool found, st->Step());
-    if (!found) {
-      st->Reset();
-      return absl::NotFoundError(StrCat("no run ", run_id));
-    }
-    RunRow row = ReadRun(*st);
-    st->Reset();
-    RunRowToProto(row, &run);
-    run.set_workflow_hash("");
-  }
+  RETURN_IF_ERROR(ReadRunFields(db.get(), run_id, &run));
   std::vector<StageRow> stages;
   {
     ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(

@@ -7,7 +7,7 @@
 
 namespace longhaul::workflow {
 
-inline constexpr size_t kMaxWorkflowBytes = 1 << 20;  // 1 MiB of YAML
-inline constexpr size_t kMaxStages = 1000;
+inline constexpr size_t kMaxWorkflowBytes = 8 << 20;  // 8 MiB of YAML
+inline constexpr size_t kMaxStages = 100000;
 
 }  // namespace longhaul::workflow

@@ -85,7 +85,7 @@ Result<Workflow> ParseWorkflow(std::string_view text, std::string_view path) {
   if (text.size() > kMaxWorkflowBytes) {
     return absl::InvalidArgumentError(StrCat(path, ": the file is ", text.size(),
                                              " bytes, over the limit of ", kMaxWorkflowBytes,
-                                             " bytes (1 MiB) for a workflow file"));
+                                             " bytes (", kMaxWorkflowBytes >> 20, " MiB) for a workflow file"));
   }
   Diagnostics diag{std::string(path)};
   YAML::Node root;

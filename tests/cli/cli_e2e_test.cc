@@ -285,6 +285,18 @@ TEST_F(CliE2eTest, ShowUnknownRunIsNotFound) {
   EXPECT_EQ(r.exit_code, 3);
 }
 
+TEST_F(CliE2eTest, AnAnswerOverTheSizeLimitIsAClearError) {
+  v1::Run huge = FailedRun();
+  huge.set_id(13);
+  huge.set_description(std::string(17 << 20, 'x'));  // over the CLI's 16 MiB
+  service_.runs[13] = huge;
+  CommandResult r = Run({"show", "13"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("is over a size limit"));
+  EXPECT_THAT(r.err, HasSubstr("accepts answers up to 16 MiB"));
+  EXPECT_THAT(r.err, HasSubstr("docs/security.md"));
+}
+
 TEST_F(CliE2eTest, AgentsTable) {
   v1::AgentInfo a;
   a.set_id("node-a");

@@ -14,6 +14,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr int64_t kT0 = 1'700'000'000'000;  // 22:13:20 UTC
 
@@ -134,6 +135,54 @@ TEST_F(WatchTest, PlainModePrintsOneLinePerChange) {
                           "exit 3  - working",
                           "run 12 failed after 4s: stage 'left' failed"));
   EXPECT_EQ(r.run().status(), v1::RUN_FAILED);
+}
+
+// A run of 200 stages, in two snapshot chunks: 199 waiting, s0 running.
+std::vector<v1::RunUpdate> BigSnapshot() {
+  std::vector<v1::RunUpdate> chunks(2);
+  for (int c = 0; c < 2; ++c) {
+    v1::Run* run = chunks[c].mutable_run();
+    run->set_id(12);
+    run->set_workflow_name("big");
+    run->set_status(v1::RUN_RUNNING);
+    run->set_started_at_ms(kT0);
+    for (int i = c * 100; i < (c + 1) * 100; ++i) {
+      *run->add_stages() =
+          MakeStage(StrCat("s", i), i == 0 ? v1::STAGE_RUNNING : v1::STAGE_WAITING);
+    }
+  }
+  chunks[0].set_snapshot(true);
+  chunks[1].set_snapshot_complete(true);
+  return chunks;
+}
+
+TEST_F(WatchTest, PlainModeSummarisesABigRunWithCountsAndFailures) {
+  WatchRenderer r(out_, clock_, /*terminal=*/false);
+  for (const auto& chunk : BigSnapshot()) r.OnUpdate(chunk);
+  ASSERT_EQ(r.run().stages_size(), 200);
+  clock_.AdvanceMs(2'000);
+  v1::Stage failed = MakeStage("s0", v1::STAGE_FAILED);
+  failed.set_reason("exit 3");
+  r.OnUpdate(Delta(v1::RUN_RUNNING, {failed, MakeStage("s1", v1::STAGE_RUNNING)}));
+  EXPECT_THAT(Lines(), ElementsAre("22:13:20  run 12  big  running  0/200 ok, 1 running, 199 waiting",
+                                   "22:13:22  s0  failed  exit 3",
+                                   // the delta's run fields (Delta() names the workflow "hello")
+                                   "22:13:22  run 12  hello  running  0/200 ok, 1 running, "
+                                   "1 failed, 198 waiting"));
+}
+
+TEST_F(WatchTest, TerminalFrameOfABigRunListsCountsAndBoundedStages) {
+  RunTracker tracker;
+  for (const auto& chunk : BigSnapshot()) tracker.Apply(chunk);
+  std::vector<std::string> lines =
+      WatchRenderer::SummaryFrame(tracker.run(), {"s5", "s0"}, kT0 + 1'000, 200);
+  EXPECT_THAT(lines[0], HasSubstr("0/200 ok, 1 running, 199 waiting"));
+  EXPECT_EQ(lines[1], "stages: running 1  waiting 199");
+  EXPECT_LT(lines.size(), 20u);
+  std::string all = StrJoin(lines, "\n");
+  EXPECT_THAT(all, HasSubstr("running:"));
+  EXPECT_THAT(all, HasSubstr("recently changed:"));
+  EXPECT_THAT(all, Not(HasSubstr("s199")));
 }
 
 TEST_F(WatchTest, CachedAndRetryingStagesSayWhy) {

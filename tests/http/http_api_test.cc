@@ -107,6 +107,30 @@ TEST_F(HttpApiTest, EveryEndpointAnswersTheContractsJson) {
   ASSERT_EQ(produce["metrics"].size(), 1u);  // the latest per name only
   EXPECT_EQ(produce["metrics"][0]["value"], 0.25);
 
+  EXPECT_EQ(detail["stage_counts"]["succeeded"], 2);
+  EXPECT_EQ(detail["next_stage_page_token"], "");  // every stage is in this page
+
+  // Stages a page at a time: the first of one stage, then on from its token, filtered.
+  json counts_only = Parse(Get("/api/v1/runs/" + run + "?stages=-1"));
+  EXPECT_TRUE(counts_only["stages"].empty());
+  EXPECT_EQ(counts_only["stage_counts"]["succeeded"], 2);
+  json page1 = Parse(Get("/api/v1/runs/" + run + "/stages?limit=1"));
+  ASSERT_EQ(page1["stages"].size(), 1u);
+  EXPECT_EQ(page1["stages"][0]["name"], "produce");
+  ASSERT_NE(page1["next_page_token"], "");
+  json page2 = Parse(Get("/api/v1/runs/" + run + "/stages?limit=1&cursor=" +
+                         page1["next_page_token"].get<std::string>()));
+  ASSERT_EQ(page2["stages"].size(), 1u);
+  EXPECT_EQ(page2["stages"][0]["name"], "consume");
+  EXPECT_EQ(page2["next_page_token"], "");
+  json by_name = Parse(Get("/api/v1/runs/" + run + "/stages?name=consume&attempts=1"));
+  ASSERT_EQ(by_name["stages"].size(), 1u);
+  EXPECT_EQ(by_name["stages"][0]["attempts"].size(), 1u);
+  EXPECT_TRUE(Parse(Get("/api/v1/runs/" + run + "/stages?status=failed"))["stages"].empty());
+  auto bad_status = Get("/api/v1/runs/" + run + "/stages?status=sleepy");
+  ASSERT_TRUE(bad_status.ok());
+  EXPECT_EQ(bad_status->status, 400) << bad_status->body;
+
   json with = Parse(Get("/api/v1/runs/" + run + "?attempts=1"));
   EXPECT_EQ(with["stages"][0]["attempts"].size(), 1u);
   json attempts = Parse(Get("/api/v1/runs/" + run + "/stages/produce/attempts"));

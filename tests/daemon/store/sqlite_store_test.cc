@@ -119,7 +119,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("ALTER TABLE stages DROP COLUMN description").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE audit").ok());
     for (const char* index : {"stages_by_run_status", "metrics_by_stage_id", "runs_by_parent",
-                              "runs_by_workflow_status"}) {
+                              "runs_by_workflow_status", "stages_by_run_position"}) {
       ASSERT_TRUE((*db)->Exec(std::string("DROP INDEX ") + index).ok()) << index;
     }
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=1").ok());
@@ -130,7 +130,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   EXPECT_EQ(got->description(), "");
   ASSERT_EQ(got->stages_size(), 2);
   EXPECT_EQ(got->stages(0).description(), "");
-  EXPECT_EQ(LatestSchemaVersion(), 5);
+  EXPECT_EQ(LatestSchemaVersion(), 6);
 }
 
 TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerVersion) {
