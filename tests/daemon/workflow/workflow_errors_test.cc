@@ -32,7 +32,7 @@ TEST(WorkflowErrorsTest, FileOverTheSizeLimitIsRefusedBeforeParsing) {
   EXPECT_TRUE(ParseWorkflow(text, "wf.yaml").ok());
   text += "x";
   EXPECT_EQ(OnlyError(text), StrCat("wf.yaml: the file is ", kMaxWorkflowBytes + 1,
-                                    " bytes, over the limit of 1048576 bytes (1 MiB) for a "
+                                    " bytes, over the limit of 33554432 bytes (32 MiB) for a "
                                     "workflow file"));
 }
 
@@ -41,8 +41,8 @@ TEST(WorkflowErrorsTest, MoreStagesThanTheLimitAreRefused) {
   for (size_t i = 0; i < kMaxStages; ++i) text += StrCat("  s", i, ": {run: [x]}\n");
   EXPECT_TRUE(ParseWorkflow(text, "wf.yaml").ok());
   text += "  one_more: {run: [x]}\n";
-  EXPECT_EQ(OnlyError(text), "wf.yaml:3:3: 1001 stages, over the limit of 1000 stages in one "
-                             "workflow");
+  EXPECT_EQ(OnlyError(text), "wf.yaml:3:3: 200001 stages, over the limit of 200000 stages in "
+                             "one workflow");
 }
 
 TEST(WorkflowErrorsTest, UnknownKeySuggestsTheClosest) {
