@@ -11,7 +11,8 @@ namespace {
 
 const std::vector<std::string> kStageKeys = {
     "run",           "needs", "env",  "resources", "retry", "timeout",       "stall_timeout",
-    "ready_timeout", "grace", "kind", "resume",    "cache", "cache_version", "description"};
+    "ready_timeout", "grace", "kind", "resume",    "cache", "cache_version", "description",
+    "foreach"};
 const std::vector<std::string> kDefaultsKeys = {
     "retry", "timeout", "stall_timeout", "ready_timeout", "grace", "resources", "env"};
 const std::vector<std::string> kRetryKeys = {"limit", "backoff", "max_backoff", "on", "exit_codes"};
@@ -206,7 +207,7 @@ ParsedStage ParseStage(const MapEntry& entry, StageSpec* spec, Diagnostics& diag
       if (auto v = ReadScalar(f, what, diag)) stage.spec->cache_version = v->text;
     } else if (f.key == "description") {
       if (auto v = ReadScalar(f, what, diag)) stage.spec->description = v->text;
-    }
+    }  // "foreach" is read by the caller (foreach.h)
   }
   if (!has_run) diag.Add(entry.key_pos, StrCat(where, ": missing required key 'run'"));
   if (stage.fields.ready_timeout_ms && stage.spec->kind != StageKind::kService) {

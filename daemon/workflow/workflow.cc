@@ -3,8 +3,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
+#include <cstdint>
 
 #include "core/strings.h"
+#include "daemon/workflow/foreach.h"
 #include "daemon/workflow/graph.h"
 #include "daemon/workflow/limits.h"
 #include "daemon/workflow/stage_parser.h"
@@ -43,19 +45,49 @@ void ReadParams(const MapEntry& e, Workflow& wf, Diagnostics& diag) {
   }
 }
 
-// The stages as read, in file order, each with its spec in `specs`; also reports every problem
-// of each stage alone.
+// The stage's `foreach`, when it has one.
+std::optional<Foreach> FindForeach(const MapEntry& s, Diagnostics& diag) {
+  if (!s.value.IsMap()) return std::nullopt;
+  for (size_t i = 0; i < s.value.size(); ++i) {
+    if (s.value.key(i).Scalar() != "foreach") continue;
+    MapEntry e{"foreach", PosOf(s.value.key(i)), s.value.value(i), PosOf(s.value.key(i))};
+    if (!e.value.IsNull() && e.value.line() >= 0) e.value_pos = PosOf(e.value);
+    return ReadForeach(e, StrCat("stage '", s.key, "'"), diag);
+  }
+  return std::nullopt;
+}
+
+// The stages as read, in file order (a foreach stage as its items), each with its spec in
+// `specs`; also reports every problem of each stage alone.
 std::vector<ParsedStage> ReadStages(const MapEntry& e, std::vector<StageSpec>& specs,
                                     Diagnostics& diag) {
   std::vector<ParsedStage> stages;
   if (!ExpectMap(e, "stages", diag)) return stages;
-  stages.reserve(e.value.size());
-  specs.reserve(e.value.size());  // no reallocation: ParsedStage points at its spec
   if (e.value.size() == 0) {
     diag.Add(e.value_pos, "stages: expected at least one stage");
     return stages;
   }
-  for (const MapEntry& s : ReadMap(e.value, "stages", "stage", nullptr, diag)) {
+  std::vector<MapEntry> entries = ReadMap(e.value, "stages", "stage", nullptr, diag);
+  std::vector<std::optional<Foreach>> foreach;
+  size_t total = 0;
+  for (const MapEntry& s : entries) {
+    foreach.push_back(FindForeach(s, diag));
+    size_t n = foreach.back() ? foreach.back()->Count() : 1;
+    total = n > SIZE_MAX - total ? SIZE_MAX : total + n;
+  }
+  if (total > kMaxStages) {
+    diag.Add(e.value_pos, StrCat(total == SIZE_MAX ? "too many" : StrCat(total),
+                                 " stages once foreach is expanded, over the limit of ",
+                                 kMaxStages, " stages in one workflow"));
+    return stages;
+  }
+  stages.reserve(total);
+  specs.reserve(total);  // no reallocation: ParsedStage points at its spec
+  std::map<std::string, std::vector<std::pair<int, ForeachItem>>> items;
+  std::vector<const ForeachItem*> item_of;
+  std::map<std::string, int> first_line;  // names made by foreach may meet others
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const MapEntry& s = entries[k];
     if (!IsTemplateName(s.key)) {
       diag.Add(s.key_pos, StrCat("stage name '", s.key,
                                  "': a name is a letter or _ then letters, digits, _ or -"));
@@ -63,10 +95,43 @@ std::vector<ParsedStage> ReadStages(const MapEntry& e, std::vector<StageSpec>& s
                kReservedStageNames.end()) {
       diag.Add(s.key_pos, StrCat("stage name '", s.key, "' is reserved (templates use it)"));
     }
-    ParsedStage stage = ParseStage(s, &specs.emplace_back(), diag);
-    stage.file_index = stages.size();
-    stages.push_back(std::move(stage));
+    if (!foreach[k]) {
+      ParsedStage stage = ParseStage(s, &specs.emplace_back(), diag);
+      stage.file_index = stages.size();
+      auto [seen, inserted] = first_line.emplace(s.key, s.key_pos.line);
+      if (!inserted) {
+        diag.Add(s.key_pos, StrCat("stage '", s.key, "': a foreach (line ", seen->second,
+                                   ") already made a stage of that name"));
+      }
+      stages.push_back(std::move(stage));
+      item_of.push_back(nullptr);
+      continue;
+    }
+    StageSpec base_spec;
+    ParsedStage base = ParseStage(s, &base_spec, diag);
+    std::vector<std::pair<int, ForeachItem>>& made = items[s.key];
+    for (ForeachItem& item : ExpandForeach(*foreach[k])) {
+      ParsedStage stage = base;
+      stage.spec = &specs.emplace_back(base_spec);
+      stage.spec->name = StrCat(s.key, "-", item.suffix);
+      if (!SubstituteItem(*foreach[k], item, s.key, stage, diag)) break;  // once, not per item
+      auto [seen, inserted] = first_line.emplace(stage.spec->name, s.key_pos.line);
+      if (!inserted) {
+        diag.Add(s.key_pos, StrCat("foreach in stage '", s.key, "' makes stage '",
+                                   stage.spec->name, "', a name already taken (line ",
+                                   seen->second, ")"));
+      }
+      stage.file_index = stages.size();
+      made.emplace_back(static_cast<int>(stages.size()), std::move(item));
+      stages.push_back(std::move(stage));
+      item_of.push_back(nullptr);
+    }
   }
+  // Pointers into `items` only now: its vectors no longer grow.
+  for (const auto& [name, list] : items) {
+    for (const auto& [index, item] : list) item_of[index] = &item;
+  }
+  ExpandNeeds(items, item_of, stages);
   return stages;
 }
 
