@@ -48,6 +48,7 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_flag("--watch", submit.watch, "then follow the run, as `watch` does");
   cmd->add_flag("--no-cache", submit.no_cache, "run every stage, reuse nothing");
   cmd->add_flag("--dry-run", submit.dry_run, "print the plan (STAGE ACTION REASON), start nothing");
+  cmd->add_flag("--all", submit.all, "with --dry-run: every stage of a big plan, not the first 50");
   cmd->callback([&] { action = [&](CommandContext& c) { return Submit(c, submit); }; });
 
   PivotOptions pivot;
@@ -60,6 +61,7 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_flag("--watch", pivot.watch, "then follow the new run, as `watch` does");
   cmd->add_flag("--no-cache", pivot.no_cache, "run every stage, reuse nothing");
   cmd->add_flag("--dry-run", pivot.dry_run, "print the plan, start nothing");
+  cmd->add_flag("--all", pivot.all, "print every stage of a big plan, not the first 50");
   cmd->callback([&] { action = [&](CommandContext& c) { return Pivot(c, pivot); }; });
 
   CompareOptions compare;

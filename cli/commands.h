@@ -19,6 +19,7 @@ struct SubmitOptions {
   bool watch = false;
   bool no_cache = false;
   bool dry_run = false;
+  bool all = false;  // a dry run prints every plan entry, not the first 50
 };
 // Validates locally first (exit 2 and nothing sent on any problem), then SubmitRun.
 int Submit(CommandContext& ctx, const SubmitOptions& options);
@@ -29,6 +30,7 @@ struct PivotOptions {
   bool watch = false;
   bool no_cache = false;
   bool dry_run = false;
+  bool all = false;  // print every plan entry, not the first 50
 };
 // Resubmits RUN's workflow with changes; prints the plan (every stage reused or re-run, and
 // why) and the new run's id.

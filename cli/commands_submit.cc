@@ -1,5 +1,7 @@
 // submit and validate: the commands that read a workflow file.
 #include <filesystem>
+#include <cstdio>
+#include <random>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -55,20 +57,99 @@ std::string SavedText(const v1::PlanEntry& e) {
   return out;
 }
 
-void PrintPlan(CommandContext& ctx, const v1::SubmitRunResponse& resp) {
-  Table table({"STAGE", "ACTION", "REASON"});
-  for (const v1::PlanEntry& e : resp.plan()) {
-    std::string reason = e.reason();
-    if (e.action() == "reuse" && e.reuse_run_id() > 0) {
-      std::string from = StrCat("from run ", e.reuse_run_id());
-      if (!e.reuse_stage().empty() && e.reuse_stage() != e.stage()) {
-        from += StrCat(", stage ", e.reuse_stage());
-      }
-      reason = reason.empty() ? from : StrCat(reason, " (", from, ")");
-    }
-    table.AddRow({e.stage(), e.action(), reason});
+// How many plan entries a dry run prints unless --all: the counts cover the rest.
+constexpr int kPlanShown = 50;
+// Entries per call when --all pages through a big plan (each call plans the whole run again).
+constexpr int kPlanPage = 20'000;
+
+// 32 random hex digits: the submission id that lets a retried call find the run the first
+// one made (docs/cli.md).
+std::string NewSubmissionId() {
+  std::random_device rd;
+  std::string id;
+  for (int i = 0; i < 4; ++i) {
+    char part[9];
+    std::snprintf(part, sizeof part, "%08x", static_cast<unsigned>(rd()));
+    id += part;
   }
-  table.Render(ctx.out());
+  return id;
+}
+
+// Sends `call` again when its answer was lost (the deadline passed, the connection broke),
+// up to 3 times. The request carries one submission id throughout, so the coordinator makes
+// at most one run however often it is asked.
+Result<v1::SubmitRunResponse> CallOnce(
+    CommandContext& ctx, const std::function<Result<v1::SubmitRunResponse>()>& call) {
+  for (int attempt = 1;; ++attempt) {
+    Result<v1::SubmitRunResponse> resp = call();
+    absl::StatusCode code = resp.status().code();
+    bool lost = code == absl::StatusCode::kDeadlineExceeded ||
+                code == absl::StatusCode::kUnavailable;
+    if (resp.ok() || !lost || attempt == 3) return resp;
+    ctx.err() << "longhaul: " << ToStd(resp.status().message())
+              << "; asking again with the same submission id (it makes one run at most)\n";
+  }
+}
+
+// "plan: 100000 stages: 99990 run, 10 reuse"
+std::string PlanCounts(const v1::PlanSummary& s) {
+  std::vector<std::string> parts;
+  for (const char* action : {"run", "reuse", "skip"}) {
+    auto it = s.actions().find(action);
+    if (it != s.actions().end() && it->second > 0) parts.push_back(StrCat(it->second, " ", action));
+  }
+  return StrCat("plan: ", s.stages(), s.stages() == 1 ? " stage" : " stages",
+                parts.empty() ? "" : ": ", StrJoin(parts, ", "));
+}
+
+int Reused(const v1::PlanSummary& s) {
+  auto it = s.actions().find("reuse");
+  return it == s.actions().end() ? 0 : it->second;
+}
+
+std::string ReasonText(const v1::PlanEntry& e) {
+  std::string reason = e.reason();
+  if (e.action() == "reuse" && e.reuse_run_id() > 0) {
+    std::string from = StrCat("from run ", e.reuse_run_id());
+    if (!e.reuse_stage().empty() && e.reuse_stage() != e.stage()) {
+      from += StrCat(", stage ", e.reuse_stage());
+    }
+    reason = reason.empty() ? from : StrCat(reason, " (", from, ")");
+  }
+  return reason;
+}
+
+// The entries of `resp`, then those of every later page `next(offset)` returns when `all`.
+// A big plan without --all ends with a line that says how many were left out.
+Status PrintPlanTable(CommandContext& ctx, std::ostream& out, const v1::SubmitRunResponse& resp,
+                      bool with_saves, bool all,
+                      const std::function<Result<v1::SubmitRunResponse>(int)>& next) {
+  std::vector<std::string> header = {"STAGE", "ACTION"};
+  if (with_saves) header.push_back("SAVES");
+  header.push_back("REASON");
+  Table table(header);
+  auto add = [&](const v1::SubmitRunResponse& page) {
+    for (const v1::PlanEntry& e : page.plan()) {
+      std::vector<std::string> row = {e.stage(), e.action()};
+      if (with_saves) row.push_back(SavedText(e));
+      row.push_back(with_saves ? e.reason() : ReasonText(e));
+      table.AddRow(row);
+    }
+  };
+  add(resp);
+  int shown = resp.plan_summary().offset() + resp.plan_size();
+  int total = resp.plan_summary().stages();
+  while (all && shown < total && resp.plan_size() > 0) {
+    ASSIGN_OR_RETURN(v1::SubmitRunResponse page, next(shown));
+    if (page.plan_size() == 0) break;
+    add(page);
+    shown += page.plan_size();
+  }
+  table.Render(out);
+  if (shown < total) {
+    out << "... " << total - shown << " more stages (--all prints every one)\n";
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -111,19 +192,33 @@ int Submit(CommandContext& ctx, const SubmitOptions& options) {
   for (const auto& [k, v] : *sets) (*req.mutable_params())[k] = v;
   req.set_dry_run(options.dry_run);
   req.set_no_cache(options.no_cache);
-  Result<v1::SubmitRunResponse> resp = ctx.coordinator->SubmitRun(req);
+  req.set_submission_id(NewSubmissionId());
+  // A real submission needs only the plan's counts; a dry run shows entries.
+  req.mutable_plan_page()->set_limit(options.dry_run ? (options.all ? kPlanPage : kPlanShown)
+                                                     : -1);
+  if (ctx.json) req.mutable_plan_page()->set_limit(0);
+  Result<v1::SubmitRunResponse> resp =
+      CallOnce(ctx, [&] { return ctx.coordinator->SubmitRun(req); });
   if (!resp.ok()) return ctx.Fail(resp.status());
 
   if (ctx.json) {
     PrintJson(ctx, *resp);
   } else if (options.dry_run) {
-    PrintPlan(ctx, *resp);
+    // Counts first when the table will not list every stage.
+    if (resp->plan_summary().stages() > resp->plan_size()) {
+      ctx.out() << PlanCounts(resp->plan_summary()) << '\n';
+    }
+    Status printed = PrintPlanTable(ctx, ctx.out(), *resp, /*with_saves=*/false, options.all,
+                                    [&](int offset) {
+                                      req.mutable_plan_page()->set_offset(offset);
+                                      return ctx.coordinator->SubmitRun(req);
+                                    });
+    if (!printed.ok()) return ctx.Fail(printed);
     ctx.err() << "dry run: nothing was submitted\n";
   } else {
     // The id alone on stdout, so that RUN=$(longhaul submit f.yaml) works.
     ctx.out() << resp->run().id() << '\n';
-    int reuse = 0;
-    for (const v1::PlanEntry& e : resp->plan()) reuse += e.action() == "reuse";
+    int reuse = Reused(resp->plan_summary());
     ctx.err() << "submitted run " << resp->run().id() << " of workflow '" << wf->name << "' ("
               << wf->stages.size() << " stages" << (reuse ? StrCat(", ", reuse, " reused") : "")
               << ")\n";
@@ -142,31 +237,35 @@ int Pivot(CommandContext& ctx, const PivotOptions& options) {
   req.set_from_stage(options.from_stage);
   req.set_dry_run(options.dry_run);
   req.set_no_cache(options.no_cache);
-  Result<v1::SubmitRunResponse> resp = ctx.coordinator->PivotRun(req);
+  req.set_submission_id(NewSubmissionId());
+  req.mutable_plan_page()->set_limit(ctx.json ? 0 : options.all ? kPlanPage : kPlanShown);
+  Result<v1::SubmitRunResponse> resp =
+      CallOnce(ctx, [&] { return ctx.coordinator->PivotRun(req); });
   if (!resp.ok()) return ctx.Fail(resp.status());
   if (ctx.json) {
     PrintJson(ctx, *resp);
   } else {
     // The plan goes to stderr for a real pivot, so stdout stays the new run's id alone.
     std::ostream& plan_out = options.dry_run ? ctx.out() : ctx.err();
-    int reuse = 0;
-    for (const v1::PlanEntry& e : resp->plan()) reuse += e.action() == "reuse";
+    const v1::PlanSummary& summary = resp->plan_summary();
+    int reuse = Reused(summary);
     plan_out << (options.dry_run ? "plan for" : "pivot of") << " run " << options.run_id << ": "
-             << reuse << " of " << resp->plan_size() << " stages reused\n";
-    {
-      // What reusing each stage saves: its recorded wall time and GPU-hours.
-      Table table({"STAGE", "ACTION", "SAVES", "REASON"});
-      double saved_s = 0, saved_gpu_h = 0;
-      for (const v1::PlanEntry& e : resp->plan()) {
-        table.AddRow({e.stage(), e.action(), SavedText(e), e.reason()});
-        saved_s += e.saved_wall_seconds();
-        saved_gpu_h += e.saved_gpu_hours();
-      }
-      table.Render(plan_out);
-      if (reuse > 0) {
-        plan_out << "reusing saves " << FormatDuration(static_cast<int64_t>(saved_s * 1000))
-                 << " of stage time, " << FormatGpuHours(saved_gpu_h) << " GPU-hours\n";
-      }
+             << reuse << " of " << summary.stages() << " stages reused\n";
+    // What reusing each stage saves: its recorded wall time and GPU-hours. Pages after the
+    // first are asked of a dry run, so a real pivot still makes one run.
+    v1::PivotRunRequest more = req;
+    more.set_dry_run(true);
+    Status printed = PrintPlanTable(ctx, plan_out, *resp, /*with_saves=*/true, options.all,
+                                    [&](int offset) {
+                                      more.mutable_plan_page()->set_offset(offset);
+                                      return ctx.coordinator->PivotRun(more);
+                                    });
+    if (!printed.ok()) return ctx.Fail(printed);
+    if (reuse > 0) {
+      plan_out << "reusing saves "
+               << FormatDuration(static_cast<int64_t>(summary.saved_wall_seconds() * 1000))
+               << " of stage time, " << FormatGpuHours(summary.saved_gpu_hours())
+               << " GPU-hours\n";
     }
     if (options.dry_run) {
       ctx.err() << "dry run: nothing was submitted\n";

@@ -9,6 +9,8 @@ namespace longhaul::cli {
 namespace {
 
 constexpr char kUnreachablePayload[] = "type.longhaul.dev/coordinator-unreachable";
+// What a pivot's deadline is sized for: a workflow of 8 MiB (about 130,000 stages).
+constexpr size_t kMaxPivotWorkflowBytes = 8 << 20;
 
 }  // namespace
 
@@ -42,15 +44,14 @@ GrpcCoordinator::GrpcCoordinator(GrpcCoordinatorOptions options)
           ChannelLimits())),
       stub_(v1::LonghaulService::NewStub(channel_)) {}
 
-void GrpcCoordinator::Prepare(grpc::ClientContext& ctx, bool with_deadline) const {
-  if (with_deadline) {
-    ctx.set_deadline(std::chrono::system_clock::now() +
-                     std::chrono::milliseconds(options_.rpc_timeout_ms));
+void GrpcCoordinator::Prepare(grpc::ClientContext& ctx, int64_t timeout_ms) const {
+  if (timeout_ms > 0) {
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
   }
   if (!options_.token.empty()) ctx.AddMetadata("authorization", "Bearer " + options_.token);
 }
 
-Status GrpcCoordinator::Convert(const grpc::Status& s, const grpc::ClientContext& ctx) const {
+Status GrpcCoordinator::Convert(const grpc::Status& s, int64_t timeout_ms) const {
   if (s.ok()) return OkStatus();
   auto code = static_cast<absl::StatusCode>(s.error_code());
   // An UNAVAILABLE answer from a coordinator that was reached leaves the connection up
@@ -74,30 +75,40 @@ Status GrpcCoordinator::Convert(const grpc::Status& s, const grpc::ClientContext
   }
   if (code == absl::StatusCode::kDeadlineExceeded) {
     return absl::DeadlineExceededError(StrCat("the coordinator at ", options_.address,
-                                              " did not answer within ",
-                                              options_.rpc_timeout_ms / 1000, "s"));
+                                              " did not answer within ", timeout_ms / 1000,
+                                              "s"));
   }
   return absl::Status(code, s.error_message());
 }
 
 template <typename Response, typename Call>
-Result<Response> GrpcCoordinator::Unary(Call call) {
+Result<Response> GrpcCoordinator::Unary(Call call, int64_t timeout_ms) {
+  if (timeout_ms <= 0) timeout_ms = options_.rpc_timeout_ms;
   grpc::ClientContext ctx;
-  Prepare(ctx, /*with_deadline=*/true);
+  Prepare(ctx, timeout_ms);
   Response resp;
   grpc::Status s = call(&ctx, &resp);
-  if (!s.ok()) return Convert(s, ctx);
+  if (!s.ok()) return Convert(s, timeout_ms);
   return resp;
 }
 
+int64_t SubmitTimeoutMs(int64_t rpc_timeout_ms, size_t workflow_bytes) {
+  // Parsing, planning and storing take about 1 s per 100,000 stages (6 MiB) on a quiet
+  // machine; 10 s per MiB leaves room for a busy one.
+  return rpc_timeout_ms + static_cast<int64_t>(workflow_bytes / 1024) * 10'000 / 1024;
+}
+
 Result<v1::SubmitRunResponse> GrpcCoordinator::PivotRun(const v1::PivotRunRequest& req) {
+  // The earlier run's workflow may be big and only the coordinator knows its size.
   return Unary<v1::SubmitRunResponse>(
-      [&](auto* ctx, auto* resp) { return stub_->PivotRun(ctx, req, resp); });
+      [&](auto* ctx, auto* resp) { return stub_->PivotRun(ctx, req, resp); },
+      SubmitTimeoutMs(options_.rpc_timeout_ms, kMaxPivotWorkflowBytes));
 }
 
 Result<v1::SubmitRunResponse> GrpcCoordinator::SubmitRun(const v1::SubmitRunRequest& req) {
   return Unary<v1::SubmitRunResponse>(
-      [&](auto* ctx, auto* resp) { return stub_->SubmitRun(ctx, req, resp); });
+      [&](auto* ctx, auto* resp) { return stub_->SubmitRun(ctx, req, resp); },
+      SubmitTimeoutMs(options_.rpc_timeout_ms, req.workflow_text().size()));
 }
 
 Result<v1::Run> GrpcCoordinator::GetRun(const v1::GetRunRequest& req) {
@@ -140,13 +151,13 @@ Result<v1::ReadLogResponse> GrpcCoordinator::ReadLog(const v1::ReadLogRequest& r
 Status GrpcCoordinator::WatchRun(int64_t run_id,
                                  const std::function<void(const v1::RunUpdate&)>& on_update) {
   grpc::ClientContext ctx;
-  Prepare(ctx, false);
+  Prepare(ctx, /*timeout_ms=*/0);
   v1::WatchRunRequest req;
   req.set_id(run_id);
   std::unique_ptr<grpc::ClientReader<v1::RunUpdate>> reader = stub_->WatchRun(&ctx, req);
   v1::RunUpdate update;
   while (reader->Read(&update)) on_update(update);
-  return Convert(reader->Finish(), ctx);
+  return Convert(reader->Finish(), options_.rpc_timeout_ms);
 }
 
 }  // namespace longhaul::cli

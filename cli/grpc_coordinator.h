@@ -1,7 +1,8 @@
 // Coordinator over gRPC (longhaul.v1.LonghaulService): TLS when a CA is given (the
 // coordinator's certificate must chain to it and name the address's host), else plaintext.
 //
-// Every unary call has a deadline (`rpc_timeout_ms`); WatchRun has none. A call that could
+// Every unary call has a deadline (`rpc_timeout_ms`; SubmitRun and PivotRun add 10 s per MiB
+// of workflow, SubmitTimeoutMs); WatchRun has none. A call that could
 // not reach the coordinator fails UNAVAILABLE (or DEADLINE_EXCEEDED) with "cannot reach the
 // coordinator at ADDR: ..." and is marked (IsCoordinatorUnreachable); other errors carry the
 // coordinator's own code and message. With a token, every call sends
@@ -36,6 +37,9 @@ struct GrpcCoordinatorOptions {
   int64_t rpc_timeout_ms = 30'000;
 };
 
+// The deadline of a SubmitRun carrying `workflow_bytes` of workflow text.
+int64_t SubmitTimeoutMs(int64_t rpc_timeout_ms, size_t workflow_bytes);
+
 class GrpcCoordinator : public Coordinator {
  public:
   explicit GrpcCoordinator(GrpcCoordinatorOptions options);
@@ -56,10 +60,12 @@ class GrpcCoordinator : public Coordinator {
 
  private:
   // Runs one unary call with a deadline; `call(ctx, resp)` returns the grpc::Status.
+  // `timeout_ms` 0: rpc_timeout_ms.
   template <typename Response, typename Call>
-  Result<Response> Unary(Call call);
-  void Prepare(grpc::ClientContext& ctx, bool with_deadline) const;
-  Status Convert(const grpc::Status& status, const grpc::ClientContext& ctx) const;
+  Result<Response> Unary(Call call, int64_t timeout_ms = 0);
+  // No deadline when `timeout_ms` is 0.
+  void Prepare(grpc::ClientContext& ctx, int64_t timeout_ms) const;
+  Status Convert(const grpc::Status& status, int64_t timeout_ms) const;
 
   GrpcCoordinatorOptions options_;
   std::shared_ptr<grpc::Channel> channel_;

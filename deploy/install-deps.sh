@@ -9,7 +9,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev sqlite3
   libboost-dev libboost-filesystem-dev libboost-system-dev
-  libspdlog-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libssl-dev
+  libspdlog-dev libyaml-cpp-dev libyaml-dev nlohmann-json3-dev libcli11-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   procps
   python3

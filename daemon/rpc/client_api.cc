@@ -1,5 +1,6 @@
 #include "daemon/rpc/client_api.h"
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 
@@ -14,7 +15,24 @@
 
 namespace longhaul::rpc {
 
+namespace {
+
+constexpr int kDefaultPlanLimit = 1'000;
+constexpr int kMaxPlanLimit = 20'000;
+
+}  // namespace
+
 Result<v1::SubmitRunResponse> ClientApi::SubmitRun(const v1::SubmitRunRequest& req) {
+  if (req.dry_run() || req.submission_id().empty()) return SubmitOnce(req);
+  return submissions_.Once(req.submission_id(), [&] { return SubmitOnce(req); });
+}
+
+Result<v1::SubmitRunResponse> ClientApi::PivotRun(const v1::PivotRunRequest& req) {
+  if (req.dry_run() || req.submission_id().empty()) return PivotOnce(req);
+  return submissions_.Once(req.submission_id(), [&] { return PivotOnce(req); });
+}
+
+Result<v1::SubmitRunResponse> ClientApi::SubmitOnce(const v1::SubmitRunRequest& req) {
   std::string path = req.workflow_path().empty() ? "<submitted>" : req.workflow_path();
   // Parsing and validation happen here, off the loop: a broken file is refused before
   // anything is stored.
@@ -32,10 +50,10 @@ Result<v1::SubmitRunResponse> ClientApi::SubmitRun(const v1::SubmitRunRequest& r
   input->no_cache = req.no_cache();
   if (req.parent_run_id() > 0) input->parent_run_id = req.parent_run_id();
   input->from_stage = req.from_stage();
-  return PlanAndSubmit(std::move(input));
+  return PlanAndSubmit(std::move(input), req.plan_page());
 }
 
-Result<v1::SubmitRunResponse> ClientApi::PivotRun(const v1::PivotRunRequest& req) {
+Result<v1::SubmitRunResponse> ClientApi::PivotOnce(const v1::PivotRunRequest& req) {
   ASSIGN_OR_RETURN(store::SqliteStore::RunSource src, store_->GetRunSource(req.run_id()));
   Result<workflow::Workflow> wf = workflow::ParseWorkflow(src.workflow_text, src.workflow_path);
   if (!wf.ok()) return Annotate(wf.status(), StrCat("run ", req.run_id(), "'s workflow"));
@@ -51,33 +69,52 @@ Result<v1::SubmitRunResponse> ClientApi::PivotRun(const v1::PivotRunRequest& req
   input->no_cache = req.no_cache();
   input->parent_run_id = req.run_id();
   input->from_stage = req.from_stage();
-  return PlanAndSubmit(std::move(input));
+  return PlanAndSubmit(std::move(input), req.plan_page());
 }
 
 Result<v1::SubmitRunResponse> ClientApi::PlanAndSubmit(
-    std::shared_ptr<scheduler::SubmitInput> input) {
+    std::shared_ptr<scheduler::SubmitInput> input, const v1::PlanPage& page) {
   ASSIGN_OR_RETURN(scheduler::RunPlan plan, scheduler::PlanRun(store_, *input));
   CheckReusedArtifacts(&plan);
   scheduler::FinalizePlan(input->workflow, &plan);
+
+  // The summary covers every stage; the entries only the page asked for, so the answer stays
+  // small however big the run.
+  v1::SubmitRunResponse resp;
+  v1::PlanSummary* summary = resp.mutable_plan_summary();
+  size_t n = plan.stages.size();
+  size_t offset = std::min<size_t>(std::max(page.offset(), 0), n);
+  int limit = page.limit() == 0 ? kDefaultPlanLimit
+                                : std::clamp(page.limit(), 0, kMaxPlanLimit);
+  size_t end = std::min(n, offset + static_cast<size_t>(limit));
+  summary->set_stages(static_cast<int32_t>(n));
+  summary->set_offset(static_cast<int32_t>(offset));
+  for (size_t i = 0; i < n; ++i) {
+    const scheduler::StagePlan& sp = plan.stages[i];
+    ++(*summary->mutable_actions())[sp.action];
+    bool in_page = i >= offset && i < end;
+    v1::PlanEntry* e = in_page ? resp.add_plan() : nullptr;
+    if (e) *e = scheduler::PlanEntryOf(sp);
+    if (sp.action != "reuse" || !sp.hit) continue;
+    // What reusing saves: the reused stage's own recorded attempts.
+    Result<store::SqliteStore::StageCost> cost =
+        store_->GetStageCost(sp.hit->run_id, sp.hit->stage_name);
+    if (!cost.ok()) continue;
+    summary->set_saved_wall_seconds(summary->saved_wall_seconds() + cost->wall_seconds);
+    summary->set_saved_gpu_hours(summary->saved_gpu_hours() + cost->gpu_hours);
+    if (e) {
+      e->set_saved_wall_seconds(cost->wall_seconds);
+      e->set_saved_gpu_hours(cost->gpu_hours);
+    }
+  }
+  if (input->dry_run) return resp;  // nothing to store: the loop is not needed
+
   auto shared_plan = std::make_shared<scheduler::RunPlan>(std::move(plan));
   ASSIGN_OR_RETURN(scheduler::SubmitOutput out,
                    loop_->Call<scheduler::SubmitOutput>([this, input, shared_plan]() {
                      return scheduler_->Submit(std::move(*input), std::move(*shared_plan));
                    }));
-  v1::SubmitRunResponse resp;
   if (out.run.id() != 0) *resp.mutable_run() = std::move(out.run);
-  for (auto& e : out.plan) {
-    // What reusing saves: the reused stage's own recorded attempts.
-    if (e.action() == "reuse" && e.reuse_run_id() > 0) {
-      Result<store::SqliteStore::StageCost> cost =
-          store_->GetStageCost(e.reuse_run_id(), e.reuse_stage());
-      if (cost.ok()) {
-        e.set_saved_wall_seconds(cost->wall_seconds);
-        e.set_saved_gpu_hours(cost->gpu_hours);
-      }
-    }
-    *resp.add_plan() = std::move(e);
-  }
   return resp;
 }
 

@@ -13,6 +13,7 @@
 #include "daemon/auth/authorizer.h"
 #include "daemon/metrics/metrics.h"
 #include "daemon/rpc/client_audit.h"
+#include "daemon/rpc/submission_ledger.h"
 #include "daemon/scheduler/loop.h"
 #include "daemon/scheduler/scheduler.h"
 #include "daemon/scheduler/watcher.h"
@@ -32,9 +33,13 @@ class ClientApi {
         log_timeout_ms_(log_timeout_ms),
         clock_(clock) {}
 
-  // Parses, validates, plans and (unless a dry run) stores and starts a run.
+  // Parses, validates, plans and (unless a dry run) stores and starts a run. The response
+  // holds the run's summary (no stages), the plan in numbers and one page of its entries
+  // (req.plan_page). With a submission_id, a repeated call answers with the run the first
+  // made (SubmissionLedger).
   Result<v1::SubmitRunResponse> SubmitRun(const v1::SubmitRunRequest& req);
-  // An earlier run's workflow again with changed params; reuses what did not change.
+  // An earlier run's workflow again with changed params; reuses what did not change. Answers
+  // as SubmitRun.
   Result<v1::SubmitRunResponse> PivotRun(const v1::PivotRunRequest& req);
   // The run with its stage counts and at most one page of stages (GetRunRequest.stage_limit).
   Result<v1::Run> GetRun(const v1::GetRunRequest& req);
@@ -76,7 +81,10 @@ class ClientApi {
   void set_metrics(const metrics::CoordinatorMetrics* m) { metrics_ = m; }
 
  private:
-  Result<v1::SubmitRunResponse> PlanAndSubmit(std::shared_ptr<scheduler::SubmitInput> input);
+  Result<v1::SubmitRunResponse> SubmitOnce(const v1::SubmitRunRequest& req);
+  Result<v1::SubmitRunResponse> PivotOnce(const v1::PivotRunRequest& req);
+  Result<v1::SubmitRunResponse> PlanAndSubmit(std::shared_ptr<scheduler::SubmitInput> input,
+                                              const v1::PlanPage& page);
   // Checks that reused artifacts still exist on their agents; re-runs a stage whose are gone.
   void CheckReusedArtifacts(scheduler::RunPlan* plan);
 
@@ -86,6 +94,7 @@ class ClientApi {
   int64_t log_timeout_ms_;
   const Clock* clock_;
   const metrics::CoordinatorMetrics* metrics_ = nullptr;
+  SubmissionLedger submissions_;
 };
 
 }  // namespace longhaul::rpc

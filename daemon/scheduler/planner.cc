@@ -1,6 +1,8 @@
 #include "daemon/scheduler/planner.h"
 
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "core/strings.h"
 #include "daemon/scheduler/scheduler.h"
@@ -39,15 +41,17 @@ Result<RunPlan> PlanRun(store::SqliteStore* store, const SubmitInput& input) {
   } else {
     ASSIGN_OR_RETURN(plan.reference_run, store->LatestRunOf(wf.name));
   }
-  std::map<std::string, workflow::StageFingerprint> before;
+  // The reference run's stages by name; a fingerprint is parsed only when a reason needs it
+  // (a stage whose key changed), which a resubmitted 100,000-stage file rarely does.
+  std::vector<store::StageRow> before_rows;
+  std::unordered_map<std::string_view, const store::StageRow*> before;
   if (plan.reference_run) {
-    ASSIGN_OR_RETURN(auto rows, store->ReadStages(*plan.reference_run));
-    for (const auto& row : rows) {
-      auto fp = workflow::ParseFingerprintJson(row.fingerprint_json);
-      if (fp.ok()) before[row.name] = std::move(*fp);
-    }
+    ASSIGN_OR_RETURN(before_rows, store->ReadStages(*plan.reference_run));
+    before.reserve(before_rows.size());
+    for (const auto& row : before_rows) before.emplace(row.name, &row);
   }
   std::map<std::string, std::string> keys;
+  plan.stages.reserve(wf.stages.size());
   for (const auto& spec : wf.stages) {
     StagePlan sp;
     sp.stage = spec.name;
@@ -74,11 +78,17 @@ Result<RunPlan> PlanRun(store::SqliteStore* store, const SubmitInput& input) {
         sp.hit = std::move(hit);
       } else {
         auto old = before.find(spec.name);
-        if (old == before.end()) {
+        Result<workflow::StageFingerprint> old_fp = absl::NotFoundError("");
+        if (old != before.end() && old->second->cache_key != sp.fingerprint.key) {
+          old_fp = workflow::ParseFingerprintJson(old->second->fingerprint_json);
+        }
+        if (old == before.end() || (!old_fp.ok() && old->second->cache_key != sp.fingerprint.key)) {
           sp.reason = plan.reference_run ? StrCat("new stage since run ", *plan.reference_run)
                                          : "no earlier run";
         } else {
-          std::vector<std::string> why = workflow::ExplainDifference(old->second, sp.fingerprint);
+          std::vector<std::string> why =
+              old_fp.ok() ? workflow::ExplainDifference(*old_fp, sp.fingerprint)
+                          : std::vector<std::string>{};
           sp.reason = why.empty() ? StrCat("run ", *plan.reference_run, " did not finish it")
                                   : StrJoin(why, "; ");
         }
@@ -132,21 +142,17 @@ void FinalizePlan(const workflow::Workflow& wf, RunPlan* plan) {
   }
 }
 
-std::vector<v1::PlanEntry> PlanEntries(const RunPlan& plan) {
-  std::vector<v1::PlanEntry> out;
-  for (const auto& sp : plan.stages) {
-    v1::PlanEntry e;
-    e.set_stage(sp.stage);
-    e.set_action(sp.action);
-    e.set_reason(sp.reason);
-    e.set_cache_key(sp.fingerprint.key);
-    if (sp.hit) {
-      e.set_reuse_run_id(sp.hit->run_id);
-      e.set_reuse_stage(sp.hit->stage_name);
-    }
-    out.push_back(std::move(e));
+v1::PlanEntry PlanEntryOf(const StagePlan& sp) {
+  v1::PlanEntry e;
+  e.set_stage(sp.stage);
+  e.set_action(sp.action);
+  e.set_reason(sp.reason);
+  e.set_cache_key(sp.fingerprint.key);
+  if (sp.hit) {
+    e.set_reuse_run_id(sp.hit->run_id);
+    e.set_reuse_stage(sp.hit->stage_name);
   }
-  return out;
+  return e;
 }
 
 }  // namespace longhaul::scheduler

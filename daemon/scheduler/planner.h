@@ -44,6 +44,7 @@ void RerunStage(RunPlan* plan, size_t index, std::string reason);
 // RerunStage.
 void FinalizePlan(const workflow::Workflow& wf, RunPlan* plan);
 
-std::vector<v1::PlanEntry> PlanEntries(const RunPlan& plan);
+// One stage's plan as the client API shows it (without what reusing saves).
+v1::PlanEntry PlanEntryOf(const StagePlan& sp);
 
 }  // namespace longhaul::scheduler

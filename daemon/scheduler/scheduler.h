@@ -53,8 +53,9 @@ struct SubmitInput {
 };
 
 struct SubmitOutput {
-  v1::Run run;  // empty on a dry run
-  std::vector<v1::PlanEntry> plan;
+  // Empty on a dry run. The run's summary: no stages, stage_counts filled (a submission's
+  // answer must not grow with the run; GetRun and WatchRun have the stages).
+  v1::Run run;
 };
 
 using LogCallback = std::function<void(Result<v1::LogData>)>;

@@ -3,6 +3,7 @@
 #include "core/strings.h"
 #include "daemon/scheduler/planner.h"
 #include "daemon/scheduler/scheduler.h"
+#include "daemon/store/proto_convert.h"
 #include "proto/state_names.h"
 
 namespace longhaul::scheduler {
@@ -28,7 +29,6 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input, std::optional<RunPlan>
   }
   int64_t now = clock_->NowMs();
   SubmitOutput out;
-  out.plan = PlanEntries(plan);
   if (input.dry_run) return out;
 
   RETURN_IF_ERROR(store_->Savepoint("submit"));
@@ -49,7 +49,13 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input, std::optional<RunPlan>
   MaybeFinishRun(r);  // a workflow whose stages are all reused ends at once
   GetLogger("scheduler")->info("run {} submitted: {} ({} stages)", run_id, r->row.workflow_name,
                                r->stages.size());
-  out.run = SnapshotRun(*r, true);
+  store::RunRowToProto(r->row, &out.run);
+  out.run.set_description(r->workflow.description);
+  std::map<v1::StageStatus, int32_t> counts;
+  for (const auto& st : r->stages) ++counts[st->row.status];
+  for (const auto& [status, n] : counts) {
+    (*out.run.mutable_stage_counts())[std::string(StageStatusName(status))] = n;
+  }
   return out;
 }
 

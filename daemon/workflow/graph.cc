@@ -8,38 +8,51 @@
 namespace longhaul::workflow {
 namespace {
 
-// Tarjan's algorithm; returns the component id of each node.
+// Tarjan's algorithm with an explicit stack; returns the component id of each node.
 std::vector<int> StronglyConnected(const NeedsGraph& g, int* count) {
   const int n = static_cast<int>(g.size());
   std::vector<int> index(n, -1), low(n, 0), comp(n, -1), stack;
   std::vector<bool> on_stack(n, false);
+  std::vector<std::pair<int, size_t>> calls;  // node, next edge to follow
   int next_index = 0;
   *count = 0;
-  std::function<void(int)> visit = [&](int v) {
-    index[v] = low[v] = next_index++;
-    stack.push_back(v);
-    on_stack[v] = true;
-    for (int w : g[v]) {
-      if (index[w] < 0) {
-        visit(w);
-        low[v] = std::min(low[v], low[w]);
-      } else if (on_stack[w]) {
-        low[v] = std::min(low[v], index[w]);
+  for (int root = 0; root < n; ++root) {
+    if (index[root] >= 0) continue;
+    calls.emplace_back(root, 0);
+    index[root] = low[root] = next_index++;
+    stack.push_back(root);
+    on_stack[root] = true;
+    while (!calls.empty()) {
+      auto& [v, edge] = calls.back();
+      if (edge < g[v].size()) {
+        int w = g[v][edge++];
+        if (index[w] < 0) {
+          index[w] = low[w] = next_index++;
+          stack.push_back(w);
+          on_stack[w] = true;
+          calls.emplace_back(w, 0);  // invalidates v and edge
+        } else if (on_stack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+        continue;
+      }
+      int done = v;
+      calls.pop_back();
+      if (!calls.empty()) {
+        int parent = calls.back().first;
+        low[parent] = std::min(low[parent], low[done]);
+      }
+      if (low[done] == index[done]) {
+        int w;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          on_stack[w] = false;
+          comp[w] = *count;
+        } while (w != done);
+        ++*count;
       }
     }
-    if (low[v] == index[v]) {
-      int w;
-      do {
-        w = stack.back();
-        stack.pop_back();
-        on_stack[w] = false;
-        comp[w] = *count;
-      } while (w != v);
-      ++*count;
-    }
-  };
-  for (int v = 0; v < n; ++v) {
-    if (index[v] < 0) visit(v);
   }
   return comp;
 }
@@ -54,16 +67,19 @@ std::vector<std::vector<int>> FindCycles(const NeedsGraph& g) {
   for (int v = 0; v < n; ++v) ++size[comp[v]];
   std::vector<bool> done(count, false);
   std::vector<std::vector<int>> cycles;
+  // Shared by every component's search; each resets what it touched.
+  std::vector<int> parent(n, -1);
+  std::vector<bool> seen(n, false);
+  std::vector<int> touched;
   for (int start = 0; start < n; ++start) {
     int c = comp[start];
     if (done[c] || size[c] < 2) continue;
     done[c] = true;
     // Breadth-first from `start` inside its component, back to `start`: the shortest cycle
     // through it, which is the easiest one to read.
-    std::vector<int> parent(n, -1);
     std::deque<int> queue = {start};
-    std::vector<bool> seen(n, false);
     seen[start] = true;
+    touched.push_back(start);
     int last = -1;
     while (!queue.empty() && last < 0) {
       int v = queue.front();
@@ -77,6 +93,7 @@ std::vector<std::vector<int>> FindCycles(const NeedsGraph& g) {
         if (!seen[w]) {
           seen[w] = true;
           parent[w] = v;
+          touched.push_back(w);
           queue.push_back(w);
         }
       }
@@ -85,6 +102,11 @@ std::vector<std::vector<int>> FindCycles(const NeedsGraph& g) {
     for (int v = last; v != -1; v = parent[v]) cycle.push_back(v);
     std::reverse(cycle.begin(), cycle.end());
     cycles.push_back(std::move(cycle));
+    for (int v : touched) {
+      seen[v] = false;
+      parent[v] = -1;
+    }
+    touched.clear();
   }
   return cycles;
 }
@@ -115,19 +137,26 @@ std::vector<int> TopologicalOrder(const NeedsGraph& g) {
   return order;
 }
 
-std::vector<std::set<int>> TransitiveNeeds(const NeedsGraph& g) {
-  const int n = static_cast<int>(g.size());
-  std::vector<std::set<int>> out(n);
-  for (int v = 0; v < n; ++v) {
-    std::vector<int> todo(g[v].begin(), g[v].end());
-    while (!todo.empty()) {
-      int w = todo.back();
-      todo.pop_back();
-      if (!out[v].insert(w).second) continue;
-      todo.insert(todo.end(), g[w].begin(), g[w].end());
-    }
+Reachability::Reachability(const NeedsGraph& needs)
+    : needs_(needs), seen_(needs.size(), 0) {}
+
+bool Reachability::Needs(int from, int target) {
+  if (++epoch_ == 0) {  // wrapped: forget every old mark
+    std::fill(seen_.begin(), seen_.end(), 0);
+    epoch_ = 1;
   }
-  return out;
+  const std::vector<int>& direct = needs_[from];
+  if (std::find(direct.begin(), direct.end(), target) != direct.end()) return true;
+  todo_.assign(direct.begin(), direct.end());
+  while (!todo_.empty()) {
+    int w = todo_.back();
+    todo_.pop_back();
+    if (w == target) return true;
+    if (seen_[w] == epoch_) continue;
+    seen_[w] = epoch_;
+    todo_.insert(todo_.end(), needs_[w].begin(), needs_[w].end());
+  }
+  return false;
 }
 
 }  // namespace longhaul::workflow

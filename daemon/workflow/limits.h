@@ -7,7 +7,10 @@
 
 namespace longhaul::workflow {
 
-inline constexpr size_t kMaxWorkflowBytes = 8 << 20;  // 8 MiB of YAML
-inline constexpr size_t kMaxStages = 100000;
+// 32 MiB: a 100,000-stage file with a few keys per stage is 6-20 MiB; a submission carries the
+// text in one message, and the coordinator receives messages of up to 64 MiB.
+inline constexpr size_t kMaxWorkflowBytes = 32 << 20;
+// Counted after `foreach` expansion: what the scheduler will hold in memory for one run.
+inline constexpr size_t kMaxStages = 200'000;
 
 }  // namespace longhaul::workflow

@@ -11,7 +11,8 @@ namespace {
 
 const std::vector<std::string> kStageKeys = {
     "run",           "needs", "env",  "resources", "retry", "timeout",       "stall_timeout",
-    "ready_timeout", "grace", "kind", "resume",    "cache", "cache_version", "description"};
+    "ready_timeout", "grace", "kind", "resume",    "cache", "cache_version", "description",
+    "foreach"};
 const std::vector<std::string> kDefaultsKeys = {
     "retry", "timeout", "stall_timeout", "ready_timeout", "grace", "resources", "env"};
 const std::vector<std::string> kRetryKeys = {"limit", "backoff", "max_backoff", "on", "exit_codes"};
@@ -41,23 +42,22 @@ void ParseRetry(const MapEntry& e, std::string_view where, OverridableFields& ou
       std::optional<std::vector<Scalar>> kinds = ReadScalarList(f, what, diag);
       if (!kinds) continue;
       std::vector<std::string> known(std::begin(kFailureKinds), std::end(kFailureKinds));
-      std::set<std::string> on;
+      FailureKinds on;
       bool ok = true;
       for (const Scalar& k : *kinds) {
-        if (std::find(known.begin(), known.end(), k.text) == known.end()) {
+        if (!on.insert(k.text)) {
           diag.Add(k.pos, StrCat(what, ": unknown failure kind '", k.text, "' (expected one of ",
                                  StrJoin(known, ", "), ")", DidYouMean(k.text, known)));
           ok = false;
         }
-        on.insert(k.text);
       }
-      if (ok) out.retry_on = std::move(on);
+      if (ok) out.retry_on = on;
     } else if (f.key == "exit_codes") {
       if (!ExpectList(f, what, diag)) continue;
       std::vector<int> codes;
       bool ok = true;
       for (size_t i = 0; i < f.value.size(); ++i) {
-        YAML::Node item = f.value[i];
+        YamlNode item = f.value[i];
         auto code = ReadInt(item, item.IsNull() ? f.value_pos : PosOf(item), ElementName(what, i),
                             0, 255, diag);
         if (code) codes.push_back(static_cast<int>(*code));
@@ -151,11 +151,12 @@ OverridableFields ParseDefaults(const MapEntry& defaults, Diagnostics& diag) {
   return out;
 }
 
-ParsedStage ParseStage(const MapEntry& entry, Diagnostics& diag) {
+ParsedStage ParseStage(const MapEntry& entry, StageSpec* spec, Diagnostics& diag) {
   std::string where = StrCat("stage '", entry.key, "'");
   ParsedStage stage;
-  stage.spec.name = entry.key;
-  stage.spec.pos = entry.key_pos;
+  stage.spec = spec;
+  stage.spec->name = entry.key;
+  stage.spec->pos = entry.key_pos;
   if (!entry.value.IsMap()) {
     diag.Add(entry.value_pos, StrCat(where,
                                      ": expected a mapping of stage keys (run, needs, ...)"
@@ -192,36 +193,37 @@ ParsedStage ParseStage(const MapEntry& entry, Diagnostics& diag) {
       auto kind = ReadScalar(f, what, diag);
       if (!kind) continue;
       if (kind->text == "task") {
-        stage.spec.kind = StageKind::kTask;
+        stage.spec->kind = StageKind::kTask;
       } else if (kind->text == "service") {
-        stage.spec.kind = StageKind::kService;
+        stage.spec->kind = StageKind::kService;
       } else {
         diag.Add(f.value_pos, StrCat(what, ": expected task or service, got '", kind->text, "'"));
       }
     } else if (f.key == "resume") {
-      if (auto v = ReadBool(f, what, diag)) stage.spec.resume = *v;
+      if (auto v = ReadBool(f, what, diag)) stage.spec->resume = *v;
     } else if (f.key == "cache") {
-      if (auto v = ReadBool(f, what, diag)) stage.spec.cache = *v;
+      if (auto v = ReadBool(f, what, diag)) stage.spec->cache = *v;
     } else if (f.key == "cache_version") {
-      if (auto v = ReadScalar(f, what, diag)) stage.spec.cache_version = v->text;
+      if (auto v = ReadScalar(f, what, diag)) stage.spec->cache_version = v->text;
     } else if (f.key == "description") {
-      if (auto v = ReadScalar(f, what, diag)) stage.spec.description = v->text;
-    }
+      if (auto v = ReadScalar(f, what, diag)) stage.spec->description = v->text;
+    }  // "foreach" is read by the caller (foreach.h)
   }
   if (!has_run) diag.Add(entry.key_pos, StrCat(where, ": missing required key 'run'"));
-  if (stage.fields.ready_timeout_ms && stage.spec.kind != StageKind::kService) {
+  if (stage.fields.ready_timeout_ms && stage.spec->kind != StageKind::kService) {
     diag.Add(stage.fields.ready_timeout_pos,
              StrCat("ready_timeout in ", where, ": only a service stage (kind: service) has one"));
   }
-  for (const Scalar& s : stage.run) stage.spec.run.push_back(s.text);
-  for (const Scalar& s : stage.needs) stage.spec.needs.push_back(s.text);
+  for (const Scalar& s : stage.run) stage.spec->run.push_back(s.text);
+  for (const Scalar& s : stage.needs) stage.spec->needs.push_back(s.text);
   return stage;
 }
 
 std::vector<TemplateSite> ApplyDefaults(const OverridableFields& d, ParsedStage& stage) {
   const OverridableFields& own = stage.fields;
-  StageSpec& spec = stage.spec;
-  RetryPolicy builtin_retry;
+  StageSpec& spec = *stage.spec;
+  static const RetryPolicy builtin_retry;
+  static const int64_t builtin_grace_ms = StageSpec{}.grace_ms;
   spec.retry.limit = Pick(own.retry_limit, d.retry_limit, builtin_retry.limit);
   spec.retry.backoff_ms = Pick(own.retry_backoff_ms, d.retry_backoff_ms, builtin_retry.backoff_ms);
   spec.retry.max_backoff_ms =
@@ -241,17 +243,22 @@ std::vector<TemplateSite> ApplyDefaults(const OverridableFields& d, ParsedStage&
   if (spec.kind == StageKind::kService) {
     spec.ready_timeout_ms = PickOpt(own.ready_timeout_ms, d.ready_timeout_ms);
   }
-  spec.grace_ms = Pick(own.grace_ms, d.grace_ms, StageSpec{}.grace_ms);
+  spec.grace_ms = Pick(own.grace_ms, d.grace_ms, builtin_grace_ms);
 
-  std::map<std::string, Scalar> env = d.env;
-  for (const auto& [name, value] : own.env) env[name] = value;
+  std::map<std::string, Scalar> merged_env;
+  const std::map<std::string, Scalar>* env = &own.env;  // no copy in the usual case
+  if (!d.env.empty()) {
+    merged_env = d.env;
+    for (const auto& [name, value] : own.env) merged_env[name] = value;
+    env = &merged_env;
+  }
 
   std::vector<TemplateSite> sites;
   for (size_t i = 0; i < stage.run.size(); ++i) {
     sites.push_back(TemplateSite{stage.run[i], StrCat("run[", i, "]")});
   }
   spec.env.clear();
-  for (const auto& [name, value] : env) {
+  for (const auto& [name, value] : *env) {
     spec.env[name] = value.text;
     sites.push_back(TemplateSite{value, StrCat("env ", name)});
   }

@@ -21,7 +21,7 @@ struct OverridableFields {
   std::optional<int> retry_limit;
   std::optional<int64_t> retry_backoff_ms;
   std::optional<int64_t> retry_max_backoff_ms;
-  std::optional<std::set<std::string>> retry_on;
+  std::optional<FailureKinds> retry_on;
   std::optional<std::vector<int>> retry_exit_codes;
   std::optional<double> cpus;
   std::optional<int64_t> memory_bytes;
@@ -41,7 +41,8 @@ struct TemplateSite {
 };
 
 struct ParsedStage {
-  StageSpec spec;             // own fields; defaults not merged yet
+  StageSpec* spec = nullptr;  // own fields; defaults not merged yet. Not owned: the specs are
+                              // the Workflow's, so that a big file's are never copied.
   OverridableFields fields;   // as the stage wrote them
   std::vector<Scalar> needs;  // as written, with positions
   std::vector<Scalar> run;    // as written, with positions
@@ -51,10 +52,11 @@ struct ParsedStage {
 // Reads `defaults`. Keys that only a stage may have are reported as unknown.
 OverridableFields ParseDefaults(const MapEntry& defaults, Diagnostics& diag);
 
-// Reads one entry of `stages`: a stage with whatever was valid, every problem reported. Even
-// a stage whose value is not a mapping comes back (with its name), so that the stages that
-// need it are not reported too.
-ParsedStage ParseStage(const MapEntry& entry, Diagnostics& diag);
+// Reads one entry of `stages` into `*spec` (a default StageSpec, which must outlive the
+// result): a stage with whatever was valid, every problem reported. Even a stage whose value
+// is not a mapping comes back (with its name), so that the stages that need it are not
+// reported too.
+ParsedStage ParseStage(const MapEntry& entry, StageSpec* spec, Diagnostics& diag);
 
 // Fills stage.spec from the stage's own fields over `defaults` over built-in values.
 // Returns the templates of the merged stage (run, then env) for validation.

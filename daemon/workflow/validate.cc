@@ -20,7 +20,7 @@ NeedsGraph CheckNeeds(const std::vector<ParsedStage>& stages,
                       const std::vector<std::string>& names, Diagnostics& diag) {
   NeedsGraph graph(stages.size());
   for (size_t i = 0; i < stages.size(); ++i) {
-    const std::string& name = stages[i].spec.name;
+    const std::string& name = stages[i].spec->name;
     std::set<std::string> seen;
     for (const Scalar& need : stages[i].needs) {
       if (need.text == name) {
@@ -47,18 +47,18 @@ void CheckCycles(const std::vector<ParsedStage>& stages, const NeedsGraph& graph
                  Diagnostics& diag) {
   for (const std::vector<int>& cycle : FindCycles(graph)) {
     std::vector<std::string> names;
-    for (int v : cycle) names.push_back(stages[v].spec.name);
+    for (int v : cycle) names.push_back(stages[v].spec->name);
     names.push_back(names.front());
-    diag.Add(stages[cycle.front()].spec.pos,
+    diag.Add(stages[cycle.front()].spec->pos,
              StrCat("cycle: ", StrJoin(names, " -> "), " (each stage needs the next)"));
   }
 }
 
-void CheckTemplate(const ParsedStage& stage, const TemplateSite& site,
-                   const std::map<std::string, int>& index, const std::set<int>& upstream,
+void CheckTemplate(const ParsedStage& stage, int stage_index, const TemplateSite& site,
+                   const std::map<std::string, int>& index, Reachability& upstream,
                    const std::vector<std::string>& param_names,
                    const std::vector<std::string>& stage_names, Diagnostics& diag) {
-  std::string where = StrCat(site.field, " in stage '", stage.spec.name, "'");
+  std::string where = StrCat(site.field, " in stage '", stage.spec->name, "'");
   size_t error_offset = 0;
   Result<std::vector<TemplateRef>> refs = ParseTemplate(site.value.text, &error_offset);
   if (!refs.ok()) {
@@ -78,13 +78,13 @@ void CheckTemplate(const ParsedStage& stage, const TemplateSite& site,
     } else if (ref.kind == TemplateRef::kOutput) {
       std::string written = StrCat("${", ref.stage, ".outputs.", ref.name, "}");
       auto it = index.find(ref.stage);
-      if (ref.stage == stage.spec.name) {
+      if (ref.stage == stage.spec->name) {
         diag.Add(pos, StrCat(where, ": ", written, ": a stage cannot use its own outputs"));
       } else if (it == index.end()) {
         diag.Add(pos, StrCat(where, ": ", written, ": '", ref.stage, "' is not a stage",
                              DidYouMean(ref.stage, stage_names)));
-      } else if (!upstream.count(it->second)) {
-        diag.Add(pos, StrCat(where, ": ", written, ": stage '", stage.spec.name,
+      } else if (!upstream.Needs(stage_index, it->second)) {
+        diag.Add(pos, StrCat(where, ": ", written, ": stage '", stage.spec->name,
                              "' does not need '", ref.stage, "' (add it to needs)"));
       }
     }
@@ -99,8 +99,8 @@ NeedsGraph ValidateStages(const std::vector<ParsedStage>& stages,
   std::map<std::string, int> index;
   std::vector<std::string> names;
   for (size_t i = 0; i < stages.size(); ++i) {
-    index[stages[i].spec.name] = static_cast<int>(i);
-    names.push_back(stages[i].spec.name);
+    index[stages[i].spec->name] = static_cast<int>(i);
+    names.push_back(stages[i].spec->name);
   }
   NeedsGraph graph = CheckNeeds(stages, index, names, diag);
   CheckCycles(stages, graph, diag);
@@ -112,17 +112,18 @@ NeedsGraph ValidateStages(const std::vector<ParsedStage>& stages,
     }
   }
   for (size_t i = 0; i < stages.size(); ++i) {
-    if (stages[i].spec.kind == StageKind::kService && !needed[i]) {
-      diag.Add(stages[i].spec.pos,
-               StrCat("service '", stages[i].spec.name,
+    if (stages[i].spec->kind == StageKind::kService && !needed[i]) {
+      diag.Add(stages[i].spec->pos,
+               StrCat("service '", stages[i].spec->name,
                       "' is needed by no stage, so it would never start (a service starts when "
                       "a stage that needs it must run; use kind: task for a job of its own)"));
     }
   }
-  std::vector<std::set<int>> upstream = TransitiveNeeds(graph);
+  Reachability upstream(graph);
   for (size_t i = 0; i < stages.size(); ++i) {
     for (const TemplateSite& site : sites[i]) {
-      CheckTemplate(stages[i], site, index, upstream[i], param_names, names, diag);
+      CheckTemplate(stages[i], static_cast<int>(i), site, index, upstream, param_names, names,
+                    diag);
     }
   }
   return graph;

@@ -3,14 +3,17 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
+#include <cstdint>
 
 #include "core/strings.h"
+#include "daemon/workflow/foreach.h"
 #include "daemon/workflow/graph.h"
 #include "daemon/workflow/limits.h"
 #include "daemon/workflow/stage_parser.h"
 #include "daemon/workflow/template.h"
 #include "daemon/workflow/validate.h"
 #include "daemon/workflow/yaml_reader.h"
+#include "daemon/workflow/yaml_tree.h"
 
 namespace longhaul::workflow {
 namespace {
@@ -42,15 +45,49 @@ void ReadParams(const MapEntry& e, Workflow& wf, Diagnostics& diag) {
   }
 }
 
-// The stages as read, in file order; also reports every problem of each stage alone.
-std::vector<ParsedStage> ReadStages(const MapEntry& e, Diagnostics& diag) {
+// The stage's `foreach`, when it has one.
+std::optional<Foreach> FindForeach(const MapEntry& s, Diagnostics& diag) {
+  if (!s.value.IsMap()) return std::nullopt;
+  for (size_t i = 0; i < s.value.size(); ++i) {
+    if (s.value.key(i).Scalar() != "foreach") continue;
+    MapEntry e{"foreach", PosOf(s.value.key(i)), s.value.value(i), PosOf(s.value.key(i))};
+    if (!e.value.IsNull() && e.value.line() >= 0) e.value_pos = PosOf(e.value);
+    return ReadForeach(e, StrCat("stage '", s.key, "'"), diag);
+  }
+  return std::nullopt;
+}
+
+// The stages as read, in file order (a foreach stage as its items), each with its spec in
+// `specs`; also reports every problem of each stage alone.
+std::vector<ParsedStage> ReadStages(const MapEntry& e, std::vector<StageSpec>& specs,
+                                    Diagnostics& diag) {
   std::vector<ParsedStage> stages;
   if (!ExpectMap(e, "stages", diag)) return stages;
   if (e.value.size() == 0) {
     diag.Add(e.value_pos, "stages: expected at least one stage");
     return stages;
   }
-  for (const MapEntry& s : ReadMap(e.value, "stages", "stage", nullptr, diag)) {
+  std::vector<MapEntry> entries = ReadMap(e.value, "stages", "stage", nullptr, diag);
+  std::vector<std::optional<Foreach>> foreach;
+  size_t total = 0;
+  for (const MapEntry& s : entries) {
+    foreach.push_back(FindForeach(s, diag));
+    size_t n = foreach.back() ? foreach.back()->Count() : 1;
+    total = n > SIZE_MAX - total ? SIZE_MAX : total + n;
+  }
+  if (total > kMaxStages) {
+    diag.Add(e.value_pos, StrCat(total == SIZE_MAX ? "too many" : StrCat(total),
+                                 " stages once foreach is expanded, over the limit of ",
+                                 kMaxStages, " stages in one workflow"));
+    return stages;
+  }
+  stages.reserve(total);
+  specs.reserve(total);  // no reallocation: ParsedStage points at its spec
+  std::map<std::string, std::vector<std::pair<int, ForeachItem>>> items;
+  std::vector<const ForeachItem*> item_of;
+  std::map<std::string, int> first_line;  // names made by foreach may meet others
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const MapEntry& s = entries[k];
     if (!IsTemplateName(s.key)) {
       diag.Add(s.key_pos, StrCat("stage name '", s.key,
                                  "': a name is a letter or _ then letters, digits, _ or -"));
@@ -58,11 +95,82 @@ std::vector<ParsedStage> ReadStages(const MapEntry& e, Diagnostics& diag) {
                kReservedStageNames.end()) {
       diag.Add(s.key_pos, StrCat("stage name '", s.key, "' is reserved (templates use it)"));
     }
-    ParsedStage stage = ParseStage(s, diag);
-    stage.file_index = stages.size();
-    stages.push_back(std::move(stage));
+    if (!foreach[k]) {
+      ParsedStage stage = ParseStage(s, &specs.emplace_back(), diag);
+      stage.file_index = stages.size();
+      auto [seen, inserted] = first_line.emplace(s.key, s.key_pos.line);
+      if (!inserted) {
+        diag.Add(s.key_pos, StrCat("stage '", s.key, "': a foreach (line ", seen->second,
+                                   ") already made a stage of that name"));
+      }
+      stages.push_back(std::move(stage));
+      item_of.push_back(nullptr);
+      continue;
+    }
+    StageSpec base_spec;
+    ParsedStage base = ParseStage(s, &base_spec, diag);
+    std::vector<std::pair<int, ForeachItem>>& made = items[s.key];
+    for (ForeachItem& item : ExpandForeach(*foreach[k])) {
+      ParsedStage stage = base;
+      stage.spec = &specs.emplace_back(base_spec);
+      stage.spec->name = StrCat(s.key, "-", item.suffix);
+      if (!SubstituteItem(*foreach[k], item, s.key, stage, diag)) break;  // once, not per item
+      auto [seen, inserted] = first_line.emplace(stage.spec->name, s.key_pos.line);
+      if (!inserted) {
+        diag.Add(s.key_pos, StrCat("foreach in stage '", s.key, "' makes stage '",
+                                   stage.spec->name, "', a name already taken (line ",
+                                   seen->second, ")"));
+      }
+      stage.file_index = stages.size();
+      made.emplace_back(static_cast<int>(stages.size()), std::move(item));
+      stages.push_back(std::move(stage));
+      item_of.push_back(nullptr);
+    }
   }
+  // Pointers into `items` only now: its vectors no longer grow.
+  for (const auto& [name, list] : items) {
+    for (const auto& [index, item] : list) item_of[index] = &item;
+  }
+  ExpandNeeds(items, item_of, stages);
   return stages;
+}
+
+// Says what is wrong with a text that is not YAML in yaml-cpp's words, which the docs show and
+// users know (libyaml's when yaml-cpp reads the text after all). Only broken files pay for the
+// second parse.
+void AddSyntaxError(const YamlTree& tree, std::string_view text, Diagnostics& diag) {
+  try {
+    YAML::Load(std::string(text));
+  } catch (const YAML::ParserException& e) {
+    SourcePos pos;
+    if (!e.mark.is_null()) pos = SourcePos{e.mark.line + 1, e.mark.column + 1};
+    diag.Add(pos, StrCat("invalid YAML: ", e.msg));
+    return;
+  } catch (const YAML::Exception& e) {
+    diag.Add(SourcePos{}, StrCat("invalid YAML: ", e.what()));
+    return;
+  }
+  diag.Add(SourcePos{tree.error_line() + 1, tree.error_column() + 1},
+           StrCat("invalid YAML: ", tree.error_message()));
+}
+
+// Reorders `items` so that new position k holds what was at order[k], moving each item at
+// most once: an already-sorted file (independent stages, a chain in file order) moves none.
+// REQUIRES: order is a permutation of 0..items.size()-1.
+void PermuteInPlace(const std::vector<int>& order, std::vector<StageSpec>& items) {
+  std::vector<bool> done(items.size(), false);
+  for (size_t start = 0; start < items.size(); ++start) {
+    if (done[start] || order[start] == static_cast<int>(start)) continue;
+    StageSpec held = std::move(items[start]);
+    size_t k = start;
+    while (static_cast<size_t>(order[k]) != start) {
+      items[k] = std::move(items[order[k]]);
+      done[k] = true;
+      k = order[k];
+    }
+    items[k] = std::move(held);
+    done[k] = true;
+  }
 }
 
 }  // namespace
@@ -85,21 +193,16 @@ Result<Workflow> ParseWorkflow(std::string_view text, std::string_view path) {
   if (text.size() > kMaxWorkflowBytes) {
     return absl::InvalidArgumentError(StrCat(path, ": the file is ", text.size(),
                                              " bytes, over the limit of ", kMaxWorkflowBytes,
-                                             " bytes (", kMaxWorkflowBytes >> 20, " MiB) for a workflow file"));
+                                             " bytes (", kMaxWorkflowBytes >> 20,
+                                             " MiB) for a workflow file"));
   }
   Diagnostics diag{std::string(path)};
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::ParserException& e) {
-    SourcePos pos;
-    if (!e.mark.is_null()) pos = SourcePos{e.mark.line + 1, e.mark.column + 1};
-    diag.Add(pos, StrCat("invalid YAML: ", e.msg));
-    return diag.ToStatus();
-  } catch (const YAML::Exception& e) {
-    diag.Add(SourcePos{}, StrCat("invalid YAML: ", e.what()));
+  auto tree = std::make_unique<YamlTree>(text);
+  if (!tree->ok()) {
+    AddSyntaxError(*tree, text, diag);
     return diag.ToStatus();
   }
+  YamlNode root = tree->root();
   if (!root.IsMap()) {
     diag.Add(PosOf(root), root.IsNull() ? "the file is empty: expected a workflow (name, stages)"
                                         : StrCat("expected a mapping with name and stages at the"
@@ -113,51 +216,49 @@ Result<Workflow> ParseWorkflow(std::string_view text, std::string_view path) {
   OverridableFields defaults;
   std::vector<ParsedStage> stages;
   bool has_name = false, has_stages = false;
-  // yaml-cpp node access can throw on malformed trees we did not anticipate; whatever it
-  // throws becomes an error of this file instead of escaping to the caller.
-  try {
-    for (const MapEntry& e : ReadMap(root, "the top level", "key", &kTopKeys, diag)) {
-      if (e.key == "name") {
-        has_name = true;
-        std::optional<Scalar> name = ReadScalar(e, "name", diag);
-        if (!name) continue;
-        if (!IsWorkflowName(name->text)) {
-          diag.Add(e.value_pos, StrCat("name: '", name->text,
-                                       "' is not a workflow name (lower-case letters, digits, "
-                                       "_ . and - only)"));
-        }
-        wf.name = name->text;
-      } else if (e.key == "description") {
-        if (auto d = ReadScalar(e, "description", diag)) wf.description = d->text;
-      } else if (e.key == "params") {
-        ReadParams(e, wf, diag);
-      } else if (e.key == "defaults") {
-        defaults = ParseDefaults(e, diag);
-      } else if (e.key == "stages") {
-        has_stages = true;
-        if (e.value.IsMap() && e.value.size() > kMaxStages) {
-          diag.Add(e.value_pos, StrCat(e.value.size(), " stages, over the limit of ",
-                                          kMaxStages, " stages in one workflow"));
-          return diag.ToStatus();
-        }
-        stages = ReadStages(e, diag);
+  for (const MapEntry& e : ReadMap(root, "the top level", "key", &kTopKeys, diag)) {
+    if (e.key == "name") {
+      has_name = true;
+      std::optional<Scalar> name = ReadScalar(e, "name", diag);
+      if (!name) continue;
+      if (!IsWorkflowName(name->text)) {
+        diag.Add(e.value_pos, StrCat("name: '", name->text,
+                                     "' is not a workflow name (lower-case letters, digits, "
+                                     "_ . and - only)"));
       }
+      wf.name = name->text;
+    } else if (e.key == "description") {
+      if (auto d = ReadScalar(e, "description", diag)) wf.description = d->text;
+    } else if (e.key == "params") {
+      ReadParams(e, wf, diag);
+    } else if (e.key == "defaults") {
+      defaults = ParseDefaults(e, diag);
+    } else if (e.key == "stages") {
+      has_stages = true;
+      if (e.value.IsMap() && e.value.size() > kMaxStages) {
+        diag.Add(e.value_pos, StrCat(e.value.size(), " stages, over the limit of ",
+                                        kMaxStages, " stages in one workflow"));
+        return diag.ToStatus();
+      }
+      stages = ReadStages(e, wf.stages, diag);
     }
-  } catch (const YAML::Exception& e) {
-    diag.Add(SourcePos{e.mark.line + 1, e.mark.column + 1}, StrCat("unreadable: ", e.what()));
-    return diag.ToStatus();
   }
   if (!has_name) diag.Add(PosOf(root), "missing required key 'name'");
   if (!has_stages) diag.Add(PosOf(root), "missing required key 'stages'");
+  tree.reset();  // everything is read: the nodes go before the stages are checked
 
   std::vector<std::vector<TemplateSite>> sites;
+  sites.reserve(stages.size());
   for (ParsedStage& stage : stages) sites.push_back(ApplyDefaults(defaults, stage));
   std::vector<std::string> param_names;
   for (const ParamSpec& p : wf.params) param_names.push_back(p.name);
   NeedsGraph graph = ValidateStages(stages, sites, param_names, diag);
   RETURN_IF_ERROR(diag.ToStatus());
+  sites.clear();
+  sites.shrink_to_fit();
 
-  for (int i : TopologicalOrder(graph)) wf.stages.push_back(std::move(stages[i].spec));
+  stages.clear();
+  PermuteInPlace(TopologicalOrder(graph), wf.stages);
   return wf;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -29,12 +30,62 @@ inline constexpr std::string_view kFailureKinds[] = {
     "exit",         "signal",    "timeout",   "stalled", "lost",
     "service_lost", "preempted", "node_fail", "oom",     "cancelled_outside"};
 
+// A set of kFailureKinds as bits: two bytes a stage instead of a std::set's nodes, which
+// counted in a 100,000-stage workflow.
+class FailureKinds {
+ public:
+  static FailureKinds All() { return FailureKinds(kAll); }
+  // What `retry.on` holds when the workflow does not say: every kind but "oom" and
+  // "cancelled_outside", which a stage must name to retry on.
+  static FailureKinds Default() {
+    FailureKinds k = All();
+    k.bits_ = static_cast<uint16_t>(k.bits_ & ~(1 << IndexOf("oom")) &
+                                    ~(1 << IndexOf("cancelled_outside")));
+    return k;
+  }
+  FailureKinds() = default;
+
+  // 1 when `kind` is in the set, else 0 (as std::set::count).
+  size_t count(std::string_view kind) const {
+    int i = IndexOf(kind);
+    return i >= 0 && (bits_ >> i & 1) ? 1 : 0;
+  }
+  // False (and no change) for a kind that is not in kFailureKinds.
+  bool insert(std::string_view kind) {
+    int i = IndexOf(kind);
+    if (i < 0) return false;
+    bits_ = static_cast<uint16_t>(bits_ | 1 << i);
+    return true;
+  }
+  size_t size() const { return static_cast<size_t>(__builtin_popcount(bits_)); }
+  // The kinds, for messages and tests.
+  std::set<std::string> names() const {
+    std::set<std::string> out;
+    for (std::string_view k : kFailureKinds) {
+      if (count(k)) out.emplace(k);
+    }
+    return out;
+  }
+  bool operator==(const FailureKinds&) const = default;
+
+ private:
+  static_assert(std::size(kFailureKinds) <= 16, "FailureKinds holds 16 kinds");
+  static constexpr uint16_t kAll = (1 << std::size(kFailureKinds)) - 1;
+  explicit FailureKinds(uint16_t bits) : bits_(bits) {}
+  static constexpr int IndexOf(std::string_view kind) {
+    for (size_t i = 0; i < std::size(kFailureKinds); ++i) {
+      if (kFailureKinds[i] == kind) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  uint16_t bits_ = 0;
+};
+
 struct RetryPolicy {
   int limit = 0;                     // retries after the first attempt: at most limit + 1 attempts
   int64_t backoff_ms = 10'000;       // delay before retry n is backoff * 2^(n-1), jittered
   int64_t max_backoff_ms = 600'000;  // cap on that delay
-  std::set<std::string> on = {"exit", "signal",       "timeout",   "stalled",
-                              "lost", "service_lost", "preempted", "node_fail"};
+  FailureKinds on = FailureKinds::Default();
   std::vector<int> exit_codes;  // when non-empty, an "exit" failure retries only for these
 };
 

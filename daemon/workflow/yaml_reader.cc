@@ -32,10 +32,9 @@ Status Diagnostics::ToStatus() const {
   return absl::InvalidArgumentError(text);
 }
 
-SourcePos PosOf(const YAML::Node& node) {
-  YAML::Mark mark = node.Mark();
-  if (mark.is_null() || mark.line < 0) return {};
-  return SourcePos{mark.line + 1, mark.column + 1};
+SourcePos PosOf(const YamlNode& node) {
+  if (node.line() < 0) return {};
+  return SourcePos{node.line() + 1, node.column() + 1};
 }
 
 int EditDistance(std::string_view a, std::string_view b) {
@@ -71,38 +70,61 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string>& ca
   return best ? StrCat(" (did you mean '", *best, "'?)") : "";
 }
 
+namespace {
+
+// What yaml-cpp's convert<bool> accepts: y/n, yes/no, true/false, on/off, each in lower case,
+// upper case or capitalised.
+std::optional<bool> ParseYamlBool(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  bool upper = std::all_of(text.begin(), text.end(), [](char c) { return !std::islower(c); });
+  bool capital = std::all_of(text.begin() + 1, text.end(),
+                             [](char c) { return !std::isupper(c); });
+  if (!upper && !capital) return std::nullopt;
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view t : {"y", "yes", "true", "on"}) {
+    if (lower == t) return true;
+  }
+  for (std::string_view f : {"n", "no", "false", "off"}) {
+    if (lower == f) return false;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::string ElementName(std::string_view what, size_t index) {
   size_t in = what.find(" in ");
   if (in == std::string_view::npos) in = what.size();
   return StrCat(what.substr(0, in), "[", index, "]", what.substr(in));
 }
 
-std::string Describe(const YAML::Node& node) {
+std::string Describe(const YamlNode& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Sequence:
+    case YamlType::kSequence:
       return "a list";
-    case YAML::NodeType::Map:
+    case YamlType::kMap:
       return "a mapping";
-    case YAML::NodeType::Scalar:
+    case YamlType::kScalar:
       return StrCat("'", node.Scalar(), "'");
     default:
       return "nothing";
   }
 }
 
-std::vector<MapEntry> ReadMap(const YAML::Node& map, std::string_view where, std::string_view noun,
+std::vector<MapEntry> ReadMap(const YamlNode& map, std::string_view where, std::string_view noun,
                               const std::vector<std::string>* allowed, Diagnostics& diag) {
   std::vector<MapEntry> entries;
   std::map<std::string, int> first_line;
-  for (const auto& pair : map) {
-    const YAML::Node& key = pair.first;
-    const YAML::Node& value = pair.second;
+  for (size_t i = 0; i < map.size(); ++i) {
+    YamlNode key = map.key(i);
+    YamlNode value = map.value(i);
     SourcePos key_pos = PosOf(key);
     if (!key.IsScalar()) {
       diag.Add(key_pos, StrCat("expected a plain name as key in ", where, ", got ", Describe(key)));
       continue;
     }
-    std::string name = key.Scalar();
+    std::string name(key.Scalar());
     auto [seen, inserted] = first_line.emplace(name, key_pos.line);
     if (!inserted) {
       diag.Add(key_pos, StrCat("duplicate ", noun, " '", name, "' in ", where, " (first at line ",
@@ -136,14 +158,13 @@ bool ExpectList(const MapEntry& e, std::string_view what, Diagnostics& diag) {
   return false;
 }
 
-std::optional<Scalar> ReadScalar(const YAML::Node& node, SourcePos pos, std::string_view what,
+std::optional<Scalar> ReadScalar(const YamlNode& node, SourcePos pos, std::string_view what,
                                  Diagnostics& diag) {
   if (!node.IsScalar()) {
     diag.Add(pos, StrCat(what, ": expected a string, got ", Describe(node)));
     return std::nullopt;
   }
-  // yaml-cpp tags quoted scalars "!" and plain ones "?".
-  return Scalar{node.Scalar(), pos, node.Tag() == "!"};
+  return Scalar{std::string(node.Scalar()), pos, node.quoted()};
 }
 
 std::optional<Scalar> ReadScalar(const MapEntry& e, std::string_view what, Diagnostics& diag) {
@@ -151,16 +172,17 @@ std::optional<Scalar> ReadScalar(const MapEntry& e, std::string_view what, Diagn
 }
 
 std::optional<bool> ReadBool(const MapEntry& e, std::string_view what, Diagnostics& diag) {
-  bool value = false;
-  if (e.value.IsScalar() && YAML::convert<bool>::decode(e.value, value)) return value;
+  if (e.value.IsScalar()) {
+    if (std::optional<bool> value = ParseYamlBool(e.value.Scalar())) return value;
+  }
   diag.Add(e.value_pos, StrCat(what, ": expected true or false, got ", Describe(e.value)));
   return std::nullopt;
 }
 
-std::optional<int64_t> ReadInt(const YAML::Node& node, SourcePos pos, std::string_view what,
+std::optional<int64_t> ReadInt(const YamlNode& node, SourcePos pos, std::string_view what,
                                int64_t min, int64_t max, Diagnostics& diag) {
   if (node.IsScalar()) {
-    const std::string& s = node.Scalar();
+    std::string_view s = node.Scalar();
     int64_t value = 0;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
     if (ec == std::errc() && end == s.data() + s.size() && value >= min && value <= max) {
@@ -181,7 +203,7 @@ std::optional<int64_t> ReadInt(const MapEntry& e, std::string_view what, int64_t
 std::optional<double> ReadPositiveNumber(const MapEntry& e, std::string_view what,
                                          Diagnostics& diag) {
   if (e.value.IsScalar()) {
-    const std::string& s = e.value.Scalar();
+    std::string s(e.value.Scalar());
     char* end = nullptr;
     double value = std::strtod(s.c_str(), &end);
     if (!s.empty() && end == s.c_str() + s.size() && std::isfinite(value) && value > 0) {
@@ -250,7 +272,7 @@ std::optional<std::vector<Scalar>> ReadScalarList(const MapEntry& e, std::string
   std::vector<Scalar> out;
   bool ok = true;
   for (size_t i = 0; i < e.value.size(); ++i) {
-    YAML::Node item = e.value[i];
+    YamlNode item = e.value[i];
     SourcePos pos = item.IsNull() ? e.value_pos : PosOf(item);
     std::optional<Scalar> s = ReadScalar(item, pos, ElementName(what, i), diag);
     if (!s) {

@@ -1,12 +1,10 @@
-// Internal to longhaul_workflow: reading yaml-cpp nodes with every problem collected.
+// Internal to longhaul_workflow: reading YAML nodes (yaml_tree.h) with every problem collected.
 //
 // Each reader reports what is wrong through Diagnostics (never throws) and returns nullopt,
 // so one pass over a file finds all of its errors. `what` in every reader names the value in
 // messages, e.g. "timeout in stage 'datagen'", giving
 // "wf.yaml:7:14: timeout in stage 'datagen': expected a duration like 30s, got 'soon'".
 #pragma once
-
-#include <yaml-cpp/yaml.h>
 
 #include <cstdint>
 #include <optional>
@@ -16,6 +14,7 @@
 
 #include "core/status.h"
 #include "daemon/workflow/workflow.h"
+#include "daemon/workflow/yaml_tree.h"
 
 namespace longhaul::workflow {
 
@@ -38,8 +37,8 @@ class Diagnostics {
   std::vector<Entry> entries_;
 };
 
-// The node's 1-based position; {0, 0} when yaml-cpp has none (an empty document).
-SourcePos PosOf(const YAML::Node& node);
+// The node's 1-based position; {0, 0} when it has none (an empty document).
+SourcePos PosOf(const YamlNode& node);
 
 // Optimal-string-alignment edit distance (a transposition counts as one edit).
 int EditDistance(std::string_view a, std::string_view b);
@@ -57,7 +56,7 @@ struct Scalar {
 struct MapEntry {
   std::string key;
   SourcePos key_pos;
-  YAML::Node value;
+  YamlNode value;
   // Where to point at the value: its own mark, or the key's when the value is empty.
   SourcePos value_pos;
 };
@@ -65,11 +64,11 @@ struct MapEntry {
 // The entries of a mapping in file order. Reports non-scalar keys, duplicate keys ("duplicate
 // NOUN 'x' in WHERE (first at line 3)"; the later one is dropped) and, when `allowed` is
 // given, unknown keys with a suggestion. `where` is "stage 'datagen'", "defaults", ...
-std::vector<MapEntry> ReadMap(const YAML::Node& map, std::string_view where, std::string_view noun,
+std::vector<MapEntry> ReadMap(const YamlNode& map, std::string_view where, std::string_view noun,
                               const std::vector<std::string>* allowed, Diagnostics& diag);
 
 // "a list", "a mapping", "nothing", or "'text'" for a scalar: what a value was, in messages.
-std::string Describe(const YAML::Node& node);
+std::string Describe(const YamlNode& node);
 
 // "run[2] in stage 'a'" from "run in stage 'a'" and 2: names a list element in messages.
 std::string ElementName(std::string_view what, size_t index);
@@ -79,11 +78,11 @@ bool ExpectMap(const MapEntry& e, std::string_view what, Diagnostics& diag);
 bool ExpectList(const MapEntry& e, std::string_view what, Diagnostics& diag);
 
 // Scalar readers. Null, lists and mappings are reported as the wrong type.
-std::optional<Scalar> ReadScalar(const YAML::Node& node, SourcePos pos, std::string_view what,
+std::optional<Scalar> ReadScalar(const YamlNode& node, SourcePos pos, std::string_view what,
                                  Diagnostics& diag);
 std::optional<Scalar> ReadScalar(const MapEntry& e, std::string_view what, Diagnostics& diag);
 std::optional<bool> ReadBool(const MapEntry& e, std::string_view what, Diagnostics& diag);
-std::optional<int64_t> ReadInt(const YAML::Node& node, SourcePos pos, std::string_view what,
+std::optional<int64_t> ReadInt(const YamlNode& node, SourcePos pos, std::string_view what,
                                int64_t min, int64_t max, Diagnostics& diag);
 std::optional<int64_t> ReadInt(const MapEntry& e, std::string_view what, int64_t min, int64_t max,
                                Diagnostics& diag);

@@ -130,6 +130,35 @@ TEST_F(CliE2eTest, SubmitSendsTheFileAndPrintsTheRunId) {
   EXPECT_EQ(service_.authorization.back(), "Bearer s3cret");
 }
 
+TEST_F(CliE2eTest, SubmitWhoseAnswerWasLostAsksAgainWithTheSameSubmissionId) {
+  {
+    std::lock_guard<std::mutex> lock(service_.mu);
+    service_.submit_failures = 2;
+  }
+  CommandResult r = Run({"submit", dir_.Join("hello.yaml")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "42\n");
+  EXPECT_THAT(r.err, HasSubstr("asking again with the same submission id"));
+  std::lock_guard<std::mutex> lock(service_.mu);
+  ASSERT_EQ(service_.submits.size(), 3u);
+  const std::string& id = service_.submits[0].submission_id();
+  EXPECT_EQ(id.size(), 32u);
+  EXPECT_EQ(service_.submits[1].submission_id(), id);
+  EXPECT_EQ(service_.submits[2].submission_id(), id);
+}
+
+TEST_F(CliE2eTest, SubmitGivesUpAfterThreeLostAnswers) {
+  {
+    std::lock_guard<std::mutex> lock(service_.mu);
+    service_.submit_failures = 5;
+  }
+  CommandResult r = Run({"submit", dir_.Join("hello.yaml")});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("did not answer"));
+  std::lock_guard<std::mutex> lock(service_.mu);
+  EXPECT_EQ(service_.submits.size(), 3u);
+}
+
 TEST_F(CliE2eTest, SubmitValidatesLocallyAndSendsNothingOnErrors) {
   longhaul::testing::WriteTextFile(dir_.Join("bad.yaml"),
                                    "name: bad\nstages:\n  a:\n    run: x y\n"

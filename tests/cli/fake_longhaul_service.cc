@@ -16,6 +16,10 @@ grpc::Status FakeLonghaulService::SubmitRun(grpc::ServerContext* ctx,
   std::lock_guard<std::mutex> lock(mu);
   Record(ctx);
   submits.push_back(*req);
+  if (submit_failures > 0) {
+    --submit_failures;
+    return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded");
+  }
   for (const auto& e : plan) *resp->add_plan() = e;
   if (req->dry_run()) return grpc::Status::OK;
   v1::Run run;

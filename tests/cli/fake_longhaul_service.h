@@ -21,6 +21,9 @@ class FakeLonghaulService final : public v1::LonghaulService::Service {
   std::vector<v1::AgentInfo> agents;
   std::vector<v1::PlanEntry> plan;  // SubmitRun answers with these
   int64_t next_run_id = 42;
+  // The first this many SubmitRun calls answer DEADLINE_EXCEEDED, as a coordinator whose
+  // answer came too late.
+  int submit_failures = 0;
   // ReadLog: each call takes the next step. A step is a chunk of the log, "" (nothing new
   // yet), or kAgentAway (UNAVAILABLE: the agent holding the log is not connected). After the
   // last step the log is finished.

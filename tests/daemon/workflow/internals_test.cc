@@ -26,12 +26,35 @@ TEST(GraphTest, FindsEveryCycleOnce) {
   EXPECT_TRUE(FindCycles({{}, {0}, {0, 1}}).empty());
 }
 
-TEST(GraphTest, TransitiveNeeds) {
-  NeedsGraph g = {{}, {0}, {1}, {0}};
-  std::vector<std::set<int>> up = TransitiveNeeds(g);
-  EXPECT_EQ(up[2], (std::set<int>{0, 1}));
-  EXPECT_EQ(up[3], (std::set<int>{0}));
-  EXPECT_TRUE(up[0].empty());
+TEST(GraphTest, ReachabilityFollowsNeedsTransitively) {
+  NeedsGraph g = {{}, {0}, {1}, {0}, {5}, {4}};
+  Reachability up(g);
+  EXPECT_TRUE(up.Needs(2, 0));
+  EXPECT_TRUE(up.Needs(2, 1));
+  EXPECT_TRUE(up.Needs(3, 0));
+  EXPECT_FALSE(up.Needs(3, 1));
+  EXPECT_FALSE(up.Needs(0, 0));
+  EXPECT_FALSE(up.Needs(0, 3));
+  EXPECT_TRUE(up.Needs(4, 4));  // a cycle: 4 needs 5 needs 4
+  EXPECT_FALSE(up.Needs(4, 0));
+}
+
+TEST(GraphTest, LongChainsNeedNoRecursion) {
+  // Stage i needs i - 1: a recursive search would overflow the stack long before the end.
+  const int n = 300'000;
+  NeedsGraph g(n);
+  for (int i = 1; i < n; ++i) g[i].push_back(i - 1);
+  std::vector<int> order = TopologicalOrder(g);
+  ASSERT_EQ(order.size(), static_cast<size_t>(n));
+  EXPECT_EQ(order.front(), 0);
+  EXPECT_EQ(order.back(), n - 1);
+  EXPECT_TRUE(FindCycles(g).empty());
+  g[0].push_back(n - 1);  // close the chain into one cycle through every stage
+  std::vector<std::vector<int>> cycles = FindCycles(g);
+  ASSERT_EQ(cycles.size(), 1u);
+  EXPECT_EQ(cycles[0].size(), static_cast<size_t>(n));
+  Reachability up(g);
+  EXPECT_TRUE(up.Needs(n - 1, 0));
 }
 
 TEST(ByteSizeTest, UnitsArePowersOf1024) {

@@ -87,7 +87,7 @@ TEST(WorkflowParseTest, DefaultsMergeFieldByField) {
   EXPECT_EQ(datagen->retry.limit, 5);
   EXPECT_EQ(datagen->retry.backoff_ms, 30'000);
   EXPECT_EQ(datagen->retry.max_backoff_ms, 600'000);
-  EXPECT_EQ(datagen->retry.on, (std::set<std::string>{"exit", "signal", "stalled", "lost"}));
+  EXPECT_EQ(datagen->retry.on.names(), (std::set<std::string>{"exit", "signal", "stalled", "lost"}));
   EXPECT_TRUE(datagen->resume);
   EXPECT_TRUE(datagen->cache);
   EXPECT_EQ(datagen->timeout_ms, 24 * 3'600'000LL);
@@ -123,7 +123,7 @@ TEST(WorkflowParseTest, DefaultsMergeFieldByField) {
   const StageSpec* serve = wf->FindStage("serve");
   ASSERT_NE(serve, nullptr);
   EXPECT_EQ(serve->ready_timeout_ms, 10 * 60'000LL);
-  EXPECT_EQ(serve->retry.on, (std::set<std::string>{"service_lost"}));
+  EXPECT_EQ(serve->retry.on.names(), (std::set<std::string>{"service_lost"}));
   EXPECT_EQ(serve->retry.exit_codes, (std::vector<int>{1, 3}));
   EXPECT_EQ(serve->retry.limit, 2);
 }
