@@ -129,7 +129,11 @@ class Scheduler {
 
  private:
   // submit.cc
+  // Inserts the run's row and builds its stages (not inserted yet: InsertStages).
   Result<std::unique_ptr<RunState>> CreateRun(SubmitInput input, RunPlan plan, int64_t now);
+  Status InsertStages(RunState* r);
+  // Undoes what readiness did to the scheduler's sets for a run whose insertion failed.
+  void ForgetNewRun(RunState* r);
 
   // scheduler.cc: runs and stages
   Result<RunState*> LoadRunIntoMemory(int64_t run_id);

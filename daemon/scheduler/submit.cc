@@ -37,26 +37,53 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input, std::optional<RunPlan>
     store_->RollbackToSavepoint("submit");
     return made.status();
   }
-  RETURN_IF_ERROR(store_->ReleaseSavepoint("submit"));
   std::unique_ptr<RunState> run = std::move(*made);
   RunState* r = run.get();
+  // Readiness first, then one INSERT per stage with the status it gave: the roots of a wide run
+  // are not inserted as waiting and updated to ready in the same batch.
+  CountStages(r);
+  for (auto& st : r->stages) MaybeReady(st.get());
+  MaybeFinishRun(r);  // a workflow whose stages are all reused ends at once
+  Status inserted = InsertStages(r);
+  if (inserted.ok()) inserted = store_->ReleaseSavepoint("submit");
+  if (!inserted.ok()) {
+    ForgetNewRun(r);
+    store_->RollbackToSavepoint("submit");
+    return inserted;
+  }
   int64_t run_id = r->row.id;
   for (auto& st : r->stages) stage_owner_[st->row.id] = r;
   runs_[run_id] = std::move(run);
-  CountStages(r);
-  for (auto& st : r->stages) MaybeReady(st.get());
   changed_runs_.insert(run_id);
-  MaybeFinishRun(r);  // a workflow whose stages are all reused ends at once
   GetLogger("scheduler")->info("run {} submitted: {} ({} stages)", run_id, r->row.workflow_name,
                                r->stages.size());
   store::RunRowToProto(r->row, &out.run);
   out.run.set_description(r->workflow.description);
-  std::map<v1::StageStatus, int32_t> counts;
-  for (const auto& st : r->stages) ++counts[st->row.status];
-  for (const auto& [status, n] : counts) {
-    (*out.run.mutable_stage_counts())[std::string(StageStatusName(status))] = n;
+  for (int st = 0; st < v1::StageStatus_ARRAYSIZE; ++st) {
+    if (r->status_count[st] == 0) continue;
+    (*out.run.mutable_stage_counts())[std::string(
+        StageStatusName(static_cast<v1::StageStatus>(st)))] = static_cast<int32_t>(r->status_count[st]);
   }
   return out;
+}
+
+Status Scheduler::InsertStages(RunState* r) {
+  for (auto& st : r->stages) {
+    RETURN_IF_ERROR(store_->InsertStage(&st->row));
+    st->dirty = false;  // just written as it is
+  }
+  std::erase_if(dirty_stages_, [r](const StageState* s) { return s->run == r; });
+  return OkStatus();
+}
+
+void Scheduler::ForgetNewRun(RunState* r) {
+  for (auto& st : r->stages) {
+    if (st->row.status == v1::STAGE_READY) ready_.Remove({r->row.id, st->index}, st->row.resources);
+  }
+  std::erase_if(dirty_stages_, [r](const StageState* s) { return s->run == r; });
+  std::erase(dirty_runs_, r);
+  changed_runs_.erase(r->row.id);
+  ended_runs_.erase(r->row.id);
 }
 
 Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, RunPlan plan,
@@ -112,7 +139,6 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, RunPla
       st->row.reason = sp.reason;
       st->row.ended_at_ms = now;
     }
-    RETURN_IF_ERROR(store_->InsertStage(&st->row));
     r->index_by_name[spec.name] = st->index;
     r->stages.push_back(std::move(st));
   }
