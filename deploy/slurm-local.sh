@@ -12,6 +12,11 @@
 # No accounting daemon: ended jobs are read with `scontrol show job` while the controller
 # remembers them (MinJobAge=600 s), and a line per ended job goes to $DIR/log/jobcomp.txt
 # (JobCompType=jobcomp/filetxt). Needs root (SlurmUser=root, munged).
+#
+# A cold `start` (no slurmctld running) clears the controller's saved state (`slurmctld -c`):
+# jobs queued by an earlier start, whose processes died with its slurmd, are forgotten instead
+# of sitting ahead of new jobs in the queue (they would show `PENDING (Priority)` for ever).
+# `start` while the daemons run keeps them and their queue.
 set -euo pipefail
 
 DIR="${LONGHAUL_SLURM_DIR:-/var/tmp/longhaul-slurm}"
@@ -90,7 +95,7 @@ cmd_start() {
   if ! alive "$DIR/run/slurmctld.pid" || ! alive "$DIR/run/slurmd.pid"; then
     write_conf
     start_munge
-    alive "$DIR/run/slurmctld.pid" || slurmctld -f "$CONF" || die "slurmctld did not start; see $DIR/log/slurmctld.log"
+    alive "$DIR/run/slurmctld.pid" || slurmctld -c -f "$CONF" || die "slurmctld did not start; see $DIR/log/slurmctld.log"
     alive "$DIR/run/slurmd.pid" || slurmd -f "$CONF" || die "slurmd did not start; see $DIR/log/slurmd.log"
   fi
   local deadline=$((SECONDS + WAIT_S)) state=""

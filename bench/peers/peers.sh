@@ -118,22 +118,26 @@ run_slurm() {
   "$ROOT/deploy/slurm-local.sh" start >"$WORK/slurm-start.out" 2>&1 ||
     { NOTE[slurm]="skipped: deploy/slurm-local.sh start failed: $(tail -1 "$WORK/slurm-start.out")"; return; }
   export SLURM_CONF="${LONGHAUL_SLURM_DIR:-/var/tmp/longhaul-slurm}/etc/slurm.conf"
+  # Every job is named lh-peers; whatever is still queued when this script ends (interrupted,
+  # timed out) is cancelled, so it does not sit ahead of the next user's jobs.
+  trap 'scancel --name=lh-peers >/dev/null 2>&1 || true' EXIT
   local t id prev ids=()
   t=$(now)
-  id=$(sbatch --parsable --array=0-$((JOBS - 1)) -o /dev/null -e /dev/null --wrap=/bin/true)
+  id=$(sbatch --parsable --array=0-$((JOBS - 1)) -J lh-peers -o /dev/null -e /dev/null --wrap=/bin/true)
   slurm_wait "${id%%;*}"
   WIDE_S[slurm]=$(since "$t")
   t=$(now)
-  prev=$(sbatch --parsable -o /dev/null -e /dev/null --wrap=/bin/true)
+  prev=$(sbatch --parsable -J lh-peers -o /dev/null -e /dev/null --wrap=/bin/true)
   ids+=("${prev%%;*}")
   for _ in $(seq 1 $((CHAIN - 1))); do
     prev=$(sbatch --parsable --dependency=afterok:"${prev%%;*}" --kill-on-invalid-dep=yes \
-      -o /dev/null -e /dev/null --wrap=/bin/true)
+      -J lh-peers -o /dev/null -e /dev/null --wrap=/bin/true)
     ids+=("${prev%%;*}")
   done
   slurm_wait "${ids[@]}"
   CHAIN_S[slurm]=$(since "$t")
   NOTE[slurm]="$(sbatch --version), one node, $(nproc) CPUs"
+  trap - EXIT
 }
 
 for engine in longhaul snakemake slurm; do

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "core/strings.h"
 #include "proto/state_names.h"
@@ -37,6 +38,22 @@ class SlurmTest : public ClusterTest {
       GTEST_SKIP() << "no local Slurm answers (SLURM_CONF=" << SlurmConf()
                    << "): run deploy/slurm-local.sh start. scontrol ping: " << ping.out << ping.err;
     }
+    // The tests need the node to themselves: a job another user left queued runs before theirs
+    // and makes every wait below time out. Jobs an earlier test cancelled may take a moment
+    // to leave the queue; anything still there after 20 s is reported at once.
+    CommandResult queue;
+    for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);;) {
+      queue = RunCommand({"/usr/bin/env", "squeue", "-h", "-o", "%i %j %T %R"}, {}, 10'000);
+      ASSERT_EQ(queue.exit_code, 0) << "squeue failed: " << queue.err;
+      if (queue.out.empty() || std::chrono::steady_clock::now() > deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ASSERT_TRUE(queue.out.empty())
+        << "the local Slurm (SLURM_CONF=" << SlurmConf()
+        << ") already has jobs queued or running; these tests need it idle. scancel them, or "
+           "restart it with deploy/slurm-local.sh stop && deploy/slurm-local.sh start (which "
+           "clears its queue). squeue:\n"
+        << queue.out.substr(0, 2000);
   }
 
   void TearDown() override {
@@ -44,6 +61,7 @@ class SlurmTest : public ClusterTest {
     if (cluster_ != nullptr) {
       for (const auto& job : JobIds()) RunCommand({"/usr/bin/env", "scancel", job}, {}, 10'000);
     }
+    for (const auto& job : other_jobs_) RunCommand({"/usr/bin/env", "scancel", job}, {}, 10'000);
     ClusterTest::TearDown();
   }
 
@@ -94,6 +112,8 @@ class SlurmTest : public ClusterTest {
     *job = JobIdOf(Current(*run, "long")->id());
     ASSERT_FALSE(job->empty());
   }
+
+  std::vector<std::string> other_jobs_;  // jobs a test submitted itself; cancelled at its end
 
   static const v1::Attempt* Current(const v1::Run& run, const std::string& stage) {
     const v1::Stage* s = FindStage(run, stage);
@@ -186,6 +206,7 @@ TEST_F(SlurmTest, PreemptedJobIsReportedAsPreempted) {
                                    "-J", "preemptor", "-o", "/dev/null", "--wrap", "sleep 2"},
                                   {}, 10'000);
   ASSERT_EQ(high.exit_code, 0) << high.err;
+  other_jobs_.push_back(StrSplit(high.out, '\n')[0]);
   Result<v1::Run> run = cluster().WaitForRunEnd(id, 90'000);
   ASSERT_TRUE(run.ok()) << run.status().message();
   const v1::Attempt* a = Current(*run, "long");
