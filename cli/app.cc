@@ -136,6 +136,17 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_option("--before", audit.before_id, "only entries older than this id (page on)");
   cmd->callback([&] { action = [&](CommandContext& c) { return ListAudit(c, audit); }; });
 
+  GcOptions gc;
+  cmd = app.add_subcommand(
+      "gc", "remove ended runs' logs, outputs and events by age or count; keep their summaries "
+            "and whatever the cache reuses (admin)");
+  cmd->add_flag("--dry-run", gc.dry_run, "say what would go and how much; remove nothing");
+  cmd->add_option("--older-than", gc.older_than, "runs that ended longer ago (30d, 12h, ...)");
+  cmd->add_option("--keep", gc.keep_last, "per workflow, collect runs beyond the newest N");
+  cmd->add_option("--workflow", gc.workflow, "only this workflow's runs");
+  cmd->add_option("--run", gc.runs, "exactly these ended runs (repeatable)");
+  cmd->callback([&] { action = [&](CommandContext& c) { return CollectGarbage(c, gc); }; });
+
   int64_t watch_id = 0;
   cmd = app.add_subcommand("watch", "follow a run live until it ends; exit code from its result");
   cmd->add_option("run", watch_id, "run id")->required();

@@ -78,6 +78,16 @@ struct AuditOptions {
 // The audit trail, newest first (admin).
 int ListAudit(CommandContext& ctx, const AuditOptions& options);
 
+struct GcOptions {
+  bool dry_run = false;
+  std::string older_than;  // a duration; "" = longhauld's policy
+  int keep_last = 0;       // 0 = longhauld's policy
+  std::string workflow;
+  std::vector<int64_t> runs;
+};
+// Retention (admin): removes ended runs' logs, outputs and events, keeps their summaries.
+int CollectGarbage(CommandContext& ctx, const GcOptions& options);
+
 struct LogsOptions {
   int64_t run_id = 0;
   std::string stage;

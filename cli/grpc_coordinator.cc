@@ -143,6 +143,13 @@ Result<v1::ListAuditResponse> GrpcCoordinator::ListAudit(const v1::ListAuditRequ
       [&](auto* ctx, auto* resp) { return stub_->ListAudit(ctx, req, resp); });
 }
 
+Result<v1::GcResponse> GrpcCoordinator::CollectGarbage(const v1::GcRequest& req) {
+  // Removing big output dirs takes what the agents' file systems take.
+  return Unary<v1::GcResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->CollectGarbage(ctx, req, resp); },
+      std::max<int64_t>(options_.rpc_timeout_ms, 30 * 60'000));
+}
+
 Result<v1::ReadLogResponse> GrpcCoordinator::ReadLog(const v1::ReadLogRequest& req) {
   return Unary<v1::ReadLogResponse>(
       [&](auto* ctx, auto* resp) { return stub_->ReadLog(ctx, req, resp); });

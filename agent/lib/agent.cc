@@ -64,6 +64,7 @@ void Agent::Shutdown() {
   shut_down_ = true;
   *alive_ = false;
   worker_.join();  // a Slurm command in flight ends by its deadline
+  disk_worker_.join();  // a removal in flight finishes; its answer is dropped
   heartbeat_timer_.cancel();
   rate_timer_.cancel();
   for (auto& [id, a] : attempts_) {
@@ -193,6 +194,9 @@ void Agent::OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg) {
       break;
     case v1::CoordinatorMessage::kCheckArtifacts:
       HandleCheckArtifacts(msg.check_artifacts());
+      break;
+    case v1::CoordinatorMessage::kRemoveAttempts:
+      HandleRemoveAttempts(msg.remove_attempts());
       break;
     case v1::CoordinatorMessage::MSG_NOT_SET:
       log_->warn("empty message from the coordinator");

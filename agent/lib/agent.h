@@ -7,6 +7,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <cstdint>
@@ -132,11 +133,28 @@ class Agent {
   // Runs `work` on the worker thread, then `done` with its result on the event loop, unless
   // the agent has shut down meanwhile.
   template <typename T>
-  void OnWorker(std::function<T()> work, std::function<void(T)> done);
+  void OnWorker(std::function<T()> work, std::function<void(T)> done) {
+    OnPool<T>(worker_, std::move(work), std::move(done));
+  }
+  // The same on `pool` (disk_worker_: removals that may take minutes).
+  template <typename T>
+  void OnPool(boost::asio::thread_pool& pool, std::function<T()> work,
+              std::function<void(T)> done) {
+    boost::asio::post(pool, [this, alive = alive_, work = std::move(work),
+                             done = std::move(done)]() mutable {
+      T result = work();
+      boost::asio::post(io_, [alive, done = std::move(done), result = std::move(result)]() mutable {
+        if (*alive) done(std::move(result));
+      });
+    });
+  }
 
   // agent_requests.cc: questions from the coordinator.
   void HandleReadLog(const v1::ReadLog& req);
   void HandleCheckArtifacts(const v1::CheckArtifacts& req);
+  // Retention: removes (or measures) ended attempts' directories and output dirs on
+  // disk_worker_, then answers AttemptsRemoved.
+  void HandleRemoveAttempts(const v1::RemoveAttempts& req);
 
   boost::asio::io_context& io_;
   const AgentConfig config_;
@@ -161,6 +179,7 @@ class Agent {
   bool poll_in_flight_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the worker's callbacks
   boost::asio::thread_pool worker_{1};  // Slurm commands, one at a time, off the event loop
+  boost::asio::thread_pool disk_worker_{1};  // retention's removals, off the event loop
 };
 
 }  // namespace longhaul::agent

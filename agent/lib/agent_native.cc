@@ -11,17 +11,6 @@
 
 namespace longhaul::agent {
 
-template <typename T>
-void Agent::OnWorker(std::function<T()> work, std::function<void(T)> done) {
-  boost::asio::post(worker_, [this, alive = alive_, work = std::move(work),
-                              done = std::move(done)]() mutable {
-    T result = work();
-    boost::asio::post(io_, [alive, done = std::move(done), result = std::move(result)]() mutable {
-      if (*alive) done(std::move(result));
-    });
-  });
-}
-
 void Agent::SubmitNative(Attempt& a, RunRequest req) {
   a.native_busy = true;
   AttemptRunner* runner = runner_;

@@ -3,6 +3,7 @@
 
 #include "agent/lib/agent.h"
 #include "agent/lib/log_reader.h"
+#include "agent/lib/retention.h"
 #include "core/log_read.h"
 #include "core/strings.h"
 
@@ -45,6 +46,22 @@ void Agent::HandleCheckArtifacts(const v1::CheckArtifacts& req) {
     if (::stat(path.c_str(), &st) != 0) out->add_missing(p);
   }
   Send(std::move(m));
+}
+
+void Agent::HandleRemoveAttempts(const v1::RemoveAttempts& req) {
+  OnPool<v1::AttemptsRemoved>(
+      disk_worker_,
+      [req, state = config_.state_dir, data = config_.data_dir] {
+        return RemoveAttemptFiles(req, state, data);
+      },
+      [this](v1::AttemptsRemoved removed) {
+        if (!removed.errors().empty()) {
+          log_->warn("retention left {} path(s): {}", removed.errors_size(), removed.errors(0));
+        }
+        v1::AgentMessage m;
+        *m.mutable_removed() = std::move(removed);
+        Send(std::move(m));
+      });
 }
 
 }  // namespace longhaul::agent

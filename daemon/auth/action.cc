@@ -38,6 +38,8 @@ ActionInfo Info(Action action) {
       return {"CancelRun", "cancel runs", Role::kOperator, true};
     case Action::kListAudit:
       return {"ListAudit", "read the audit trail", Role::kAdmin, false};
+    case Action::kCollectGarbage:
+      return {"CollectGarbage", "collect old runs", Role::kAdmin, true};
   }
   return {"Unknown", "do this", Role::kAdmin, true};
 }

@@ -27,6 +27,7 @@ enum class Action {
   kCancelRun,
   // Administration (admin): the audit trail; agent management (drain) will join it.
   kListAudit,
+  kCollectGarbage,  // retention: removes ended runs' logs, outputs and events
 };
 
 // "viewer", "operator", "admin".

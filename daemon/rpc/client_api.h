@@ -80,6 +80,20 @@ class ClientApi {
   // The counters MetricsText() reports (not owned; may be null: then only gauges).
   void set_metrics(const metrics::CoordinatorMetrics* m) { metrics_ = m; }
 
+  // Retention (client_gc.cc): the daemon's policy, used where a request leaves it 0. Both 0:
+  // nothing is collected unless runs are named.
+  struct RetentionPolicy {
+    int64_t older_than_ms = 0;  // runs that ended longer ago
+    int keep_last = 0;          // per workflow, runs beyond the newest N
+  };
+  void set_retention(RetentionPolicy policy) { retention_ = policy; }
+  // Chooses ended runs (req.run_ids, or the policy), and for each: marks it collected and
+  // deletes its event rows (one commit), then has its agents remove its attempt and output
+  // directories but those of stages the cache still reuses (SqliteStore::PlanRunGc). A dry
+  // run changes nothing and says what would go. Errors of one run (an agent not connected)
+  // are in its entry; the others go on.
+  Result<v1::GcResponse> CollectGarbage(const v1::GcRequest& req);
+
  private:
   Result<v1::SubmitRunResponse> SubmitOnce(const v1::SubmitRunRequest& req);
   Result<v1::SubmitRunResponse> PivotOnce(const v1::PivotRunRequest& req);
@@ -87,6 +101,8 @@ class ClientApi {
                                               const v1::PlanPage& page);
   // Checks that reused artifacts still exist on their agents; re-runs a stage whose are gone.
   void CheckReusedArtifacts(scheduler::RunPlan* plan);
+  // Sends `request` to `agent` through the loop and waits for its answer.
+  Result<v1::AttemptsRemoved> RemoveOnAgent(const std::string& agent, v1::RemoveAttempts request);
 
   scheduler::Scheduler* scheduler_;
   scheduler::SchedulerLoop* loop_;
@@ -94,6 +110,7 @@ class ClientApi {
   int64_t log_timeout_ms_;
   const Clock* clock_;
   const metrics::CoordinatorMetrics* metrics_ = nullptr;
+  RetentionPolicy retention_;
   SubmissionLedger submissions_;
 };
 

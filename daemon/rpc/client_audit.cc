@@ -64,6 +64,14 @@ AuditSubject DescribeForAudit(const v1::CancelRunRequest& req, const v1::Run&) {
   return {StrCat("run ", req.id()), ""};
 }
 
+AuditSubject DescribeForAudit(const v1::GcRequest& req, const v1::GcResponse& resp) {
+  std::string runs;
+  for (const auto& r : resp.runs()) runs += StrCat(runs.empty() ? "" : ",", r.run_id());
+  return {req.dry_run() ? "retention (dry run)" : "retention",
+          Cut(StrCat("policy: ", resp.policy(), "; runs: ", runs.empty() ? "none" : runs,
+                          "; bytes: ", resp.bytes(), "; events: ", resp.events()), kMaxDetail)};
+}
+
 AuditSubject DescribeForAudit(const v1::RetryStageRequest& req, const v1::Run&) {
   return {req.stage().empty() ? StrCat("run ", req.run_id())
                               : StrCat("run ", req.run_id(), " stage ", req.stage()),

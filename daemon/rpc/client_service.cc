@@ -119,6 +119,12 @@ grpc::Status ClientServiceImpl::ListEvents(grpc::ServerContext* ctx,
               [&] { return api_->ListEvents(*req); });
 }
 
+grpc::Status ClientServiceImpl::CollectGarbage(grpc::ServerContext* ctx, const v1::GcRequest* req,
+                                               v1::GcResponse* resp) {
+  return Mutate(api_, *authorizer_, ctx, auth::Action::kCollectGarbage, *req, resp,
+                &ClientApi::CollectGarbage);
+}
+
 grpc::Status ClientServiceImpl::ListAudit(grpc::ServerContext* ctx, const v1::ListAuditRequest* req,
                                           v1::ListAuditResponse* resp) {
   return Read(*authorizer_, ctx, auth::Action::kListAudit, resp,

@@ -42,6 +42,8 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
                           v1::ListEventsResponse* resp) override;
   grpc::Status ListAudit(grpc::ServerContext* ctx, const v1::ListAuditRequest* req,
                          v1::ListAuditResponse* resp) override;
+  grpc::Status CollectGarbage(grpc::ServerContext* ctx, const v1::GcRequest* req,
+                              v1::GcResponse* resp) override;
   grpc::Status ListAttempts(grpc::ServerContext* ctx, const v1::ListAttemptsRequest* req,
                             v1::ListAttemptsResponse* resp) override;
   grpc::Status ListMetrics(grpc::ServerContext* ctx, const v1::ListMetricsRequest* req,

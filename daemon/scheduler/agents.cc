@@ -169,10 +169,31 @@ void Scheduler::OnAgentMessage(uint64_t session, const v1::AgentMessage& msg) {
     case v1::AgentMessage::kArtifacts:
       HandleArtifactCheck(msg.artifacts());
       break;
+    case v1::AgentMessage::kRemoved:
+      HandleAttemptsRemoved(msg.removed());
+      break;
     case v1::AgentMessage::MSG_NOT_SET:
       break;
   }
 }
+
+namespace {
+
+// Answers every request of `pending` that waits on `agent_id` with `status`.
+template <typename Pending>
+void FailPendingOf(std::map<int64_t, Pending>* pending, const std::string& agent_id,
+                   const Status& status) {
+  for (auto it = pending->begin(); it != pending->end();) {
+    if (it->second.agent_id == agent_id) {
+      it->second.done(status);
+      it = pending->erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace
 
 void Scheduler::OnAgentDisconnected(uint64_t session) {
   AgentState* agent = AgentBySession(session);
@@ -183,22 +204,10 @@ void Scheduler::OnAgentDisconnected(uint64_t session) {
   agent->row.state = v1::AGENT_DISCONNECTED;
   AgentSilent(agent);
   agent->row.state = v1::AGENT_DISCONNECTED;
-  for (auto it = pending_logs_.begin(); it != pending_logs_.end();) {
-    if (it->second.agent_id == agent->row.id) {
-      it->second.done(absl::UnavailableError(StrCat("agent ", agent->row.id, " disconnected")));
-      it = pending_logs_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  for (auto it = pending_checks_.begin(); it != pending_checks_.end();) {
-    if (it->second.agent_id == agent->row.id) {
-      it->second.done(absl::UnavailableError(StrCat("agent ", agent->row.id, " disconnected")));
-      it = pending_checks_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  Status gone = absl::UnavailableError(StrCat("agent ", agent->row.id, " disconnected"));
+  FailPendingOf(&pending_logs_, agent->row.id, gone);
+  FailPendingOf(&pending_checks_, agent->row.id, gone);
+  FailPendingOf(&pending_removals_, agent->row.id, gone);
 }
 
 void Scheduler::AgentHeard(AgentState* agent) {
@@ -329,6 +338,29 @@ void Scheduler::HandleArtifactCheck(const v1::ArtifactCheck& msg) {
     return;
   }
   done(std::vector<std::string>(msg.missing().begin(), msg.missing().end()));
+}
+
+void Scheduler::RemoveAttempts(const std::string& agent_id, v1::RemoveAttempts request,
+                               std::function<void(Result<v1::AttemptsRemoved>)> done) {
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end() || it->second->session == 0 || !it->second->reachable) {
+    done(absl::UnavailableError(StrCat("agent ", agent_id, " is not connected")));
+    return;
+  }
+  int64_t id = next_request_id_++;
+  pending_removals_[id] = {std::move(done), agent_id};
+  request.set_request_id(id);
+  v1::CoordinatorMessage msg;
+  *msg.mutable_remove_attempts() = std::move(request);
+  outbox_.emplace_back(it->second->session, msg);
+}
+
+void Scheduler::HandleAttemptsRemoved(const v1::AttemptsRemoved& msg) {
+  auto it = pending_removals_.find(msg.request_id());
+  if (it == pending_removals_.end()) return;
+  auto done = std::move(it->second.done);
+  pending_removals_.erase(it);
+  done(msg);
 }
 
 }  // namespace longhaul::scheduler

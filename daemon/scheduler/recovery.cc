@@ -22,6 +22,8 @@ Status Scheduler::Recover() {
   pending_logs_.clear();
   for (auto& [id, p] : pending_checks_) p.done(absl::UnavailableError("coordinator reloaded"));
   pending_checks_.clear();
+  for (auto& [id, p] : pending_removals_) p.done(absl::UnavailableError("coordinator reloaded"));
+  pending_removals_.clear();
 
   int64_t now = clock_->NowMs();
   started_at_ms_ = now;

@@ -198,6 +198,11 @@ Result<v1::Run> Scheduler::Retry(int64_t run_id, const std::string& stage_name) 
   ASSIGN_OR_RETURN(RunState * run, LoadRunIntoMemory(run_id));
   // An ended run brought back only to be refused goes out of memory again after the batch.
   if (IsTerminal(run->row.status)) ended_runs_.insert(run_id);
+  if (run->row.collected_at_ms) {
+    return absl::FailedPreconditionError(
+        StrCat("run ", run_id, " was collected by retention: its logs and outputs are gone; "
+               "pivot it instead (longhaul pivot ", run_id, ")"));
+  }
   if (run->cancel_requested && !IsTerminal(run->row.status)) {
     return absl::FailedPreconditionError(
         StrCat("run ", run_id, " is being cancelled; retry it once it has ended"));
@@ -270,6 +275,11 @@ Result<v1::Run> Scheduler::Retry(int64_t run_id, const std::string& stage_name) 
   for (int i : reset) MaybeReady(run->stages[i].get());
   GetLogger("scheduler")->info("run {}: retrying {} stage(s)", run_id, reset.size());
   return SnapshotRun(*run, true);
+}
+
+bool Scheduler::RunIsActive(int64_t run_id) const {
+  auto it = runs_.find(run_id);
+  return it != runs_.end() && !IsTerminal(it->second->row.status);
 }
 
 v1::Run Scheduler::SnapshotRun(const RunState& run, bool all_stages) const {

@@ -94,6 +94,8 @@ class Scheduler {
   // not succeed; continues a run that already ended.
   Result<v1::Run> Retry(int64_t run_id, const std::string& stage);
   std::vector<v1::AgentInfo> ListAgents() const;
+  // True while run `run_id` is in memory and has not ended (retention leaves it alone).
+  bool RunIsActive(int64_t run_id) const;
   // Registers `watcher` and pushes a snapshot of the run to it (final when the run has ended).
   Status Watch(int64_t run_id, std::shared_ptr<Watcher> watcher);
   // Asks the attempt's agent for a piece of its log; `done` runs on the loop thread.
@@ -102,6 +104,11 @@ class Scheduler {
   // Asks `agent_id` which of `paths` are missing; `done` gets the missing ones.
   void CheckArtifacts(const std::string& agent_id, const std::vector<std::string>& paths,
                       std::function<void(Result<std::vector<std::string>>)> done);
+  // Asks `agent_id` to remove (or, dry run, measure) ended attempts' directories and output
+  // dirs (retention); `done` gets the agent's answer, or Unavailable when it is not connected
+  // or disconnects first.
+  void RemoveAttempts(const std::string& agent_id, v1::RemoveAttempts request,
+                      std::function<void(Result<v1::AttemptsRemoved>)> done);
 
   // --- agent API (session ids come from the rpc layer, unique per stream) ---
   void OnAgentConnected(uint64_t session, const v1::Hello& hello);
@@ -212,6 +219,7 @@ class Scheduler {
   void ArmAgentTimers(AgentState* agent);
   void HandleLogData(const v1::LogData& msg);
   void HandleArtifactCheck(const v1::ArtifactCheck& msg);
+  void HandleAttemptsRemoved(const v1::AttemptsRemoved& msg);
 
   // timers.cc
   void ArmAttemptTimers(AttemptState* a);
@@ -255,6 +263,11 @@ class Scheduler {
     std::string agent_id;
   };
   std::map<int64_t, PendingCheck> pending_checks_;
+  struct PendingRemoval {
+    std::function<void(Result<v1::AttemptsRemoved>)> done;
+    std::string agent_id;
+  };
+  std::map<int64_t, PendingRemoval> pending_removals_;
   std::vector<std::function<void()>> after_commit_;  // deferred callbacks
   metrics::CoordinatorMetrics* metrics_ = nullptr;
 };

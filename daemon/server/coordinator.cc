@@ -4,7 +4,9 @@
 #include <grpcpp/security/server_credentials.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "core/fs.h"
 #include "core/logging.h"
@@ -61,6 +63,10 @@ struct Coordinator::Impl {
   std::unique_ptr<grpc::Server> agent_server;  // only with --agent-listen
   std::mutex mu;
   bool shut_down = false;
+  std::condition_variable stop_gc;
+  std::thread gc;  // retention by policy, every options.retention_interval_ms
+
+  void RetentionLoop();
 
   Result<std::string> StartAgentListener();
 };
@@ -121,6 +127,7 @@ Result<std::string> Coordinator::Start() {
   m.client_api = std::make_unique<rpc::ClientApi>(m.scheduler.get(), m.loop.get(), m.store.get(),
                                                   m.options.scheduler.log_timeout_ms, m.clock);
   m.client_api->set_metrics(&m.metrics);
+  m.client_api->set_retention(m.options.retention);
   m.client_service =
       std::make_unique<rpc::ClientServiceImpl>(m.client_api.get(), m.authorizer.get());
   RETURN_IF_ERROR(m.loop->Start());
@@ -178,6 +185,10 @@ Result<std::string> Coordinator::Start() {
   RETURN_IF_ERROR(WriteFileAtomic(addr_file, addr + "\n"));
   log->info("longhauld listening on {}{} (database {})", addr,
             sec.tls_cert_pem.empty() ? "" : " with TLS", db);
+  const rpc::ClientApi::RetentionPolicy& keep = m.options.retention;
+  if (keep.older_than_ms > 0 || keep.keep_last > 0) {
+    m.gc = std::thread([&m] { m.RetentionLoop(); });
+  }
   return addr;
 }
 
@@ -225,7 +236,28 @@ void Coordinator::Shutdown() {
   auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(2);
   if (m.agent_server) m.agent_server->Shutdown(deadline);
   if (m.server) m.server->Shutdown(deadline);
+  m.stop_gc.notify_all();  // a collection waiting on an agent was answered by CloseAll()
+  if (m.gc.joinable()) m.gc.join();
   if (m.loop) m.loop->Stop();
+}
+
+void Coordinator::Impl::RetentionLoop() {
+  std::unique_lock<std::mutex> lock(mu);
+  for (;;) {
+    stop_gc.wait_for(lock, std::chrono::milliseconds(options.retention_interval_ms),
+                     [this] { return shut_down; });
+    if (shut_down) return;
+    lock.unlock();
+    Result<v1::GcResponse> r = client_api->CollectGarbage(v1::GcRequest());
+    if (!r.ok()) {
+      GetLogger("gc")->warn("retention failed: {}", ToStd(r.status().message()));
+    } else {
+      for (const auto& run : r->runs()) {
+        if (!run.error().empty()) GetLogger("gc")->warn("run {}: {}", run.run_id(), run.error());
+      }
+    }
+    lock.lock();
+  }
 }
 
 const std::string& Coordinator::http_address() const { return impl_->http_address; }

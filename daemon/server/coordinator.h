@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "daemon/http/server.h"
+#include "daemon/rpc/client_api.h"
 #include "daemon/scheduler/options.h"
 #include "daemon/server/security.h"
 
@@ -33,6 +34,10 @@ struct CoordinatorOptions {
   // written to http_addr_file (default STATE/http.addr).
   http::HttpOptions http;  // listen "" (the default here): off; longhauld's --http sets it
   std::string http_addr_file;
+  // Retention (docs/operations.md): when either limit is set, a collection runs every
+  // retention_interval_ms (and `longhaul gc` any time, with this policy by default).
+  rpc::ClientApi::RetentionPolicy retention;
+  int64_t retention_interval_ms = 3'600'000;
 };
 
 class Coordinator {

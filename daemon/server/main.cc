@@ -90,6 +90,17 @@ int main(int argc, char** argv) {
   app.add_flag("--insecure", sec.insecure,
                "listen off loopback without tokens, TLS or agent certificates (not for shared "
                "networks: see docs/security.md)");
+  std::string retention_age = "0", retention_interval = "1h";
+  app.add_option("--retention-age", retention_age,
+                 "collect ended runs older than this (their logs, outputs and events; the "
+                 "summary stays); 0: by age never")
+      ->capture_default_str();
+  app.add_option("--retention-keep", options.retention.keep_last,
+                 "collect ended runs beyond the newest N of each workflow; 0: by count never")
+      ->capture_default_str();
+  app.add_option("--retention-interval", retention_interval,
+                 "how often retention runs when --retention-age or --retention-keep is set")
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   app.add_option("--log-file", log_file, "also log to this file");
   CLI11_PARSE(app, argc, argv);
@@ -97,6 +108,8 @@ int main(int argc, char** argv) {
   options.scheduler.agent_timeout_ms = DurationFlag("agent-timeout", agent_timeout);
   options.scheduler.lost_after_ms = DurationFlag("lost-after", lost_after);
   options.scheduler.heartbeat_interval_ms = DurationFlag("heartbeat", heartbeat);
+  options.retention.older_than_ms = retention_age == "0" ? 0 : DurationFlag("retention-age", retention_age);
+  options.retention_interval_ms = DurationFlag("retention-interval", retention_interval);
   options.scheduler.seed = std::random_device{}();
   options.http.sse.heartbeat_ms = DurationFlag("sse-heartbeat", sse_heartbeat);
   options.http.header_timeout_ms = DurationFlag("http-header-timeout", http_header_timeout);

@@ -171,6 +171,13 @@ CREATE INDEX runs_by_workflow_status ON runs(workflow_name, status, id);
       R"sql(
 CREATE INDEX stages_by_run_position ON stages(run_id, position);
 )sql",
+      // 7: retention: when a run's logs, outputs and events were removed (its summary stays),
+      // and the stages that reused each stage's result, found without a scan.
+      R"sql(
+ALTER TABLE runs ADD COLUMN collected_at_ms INTEGER;
+CREATE INDEX stages_by_cached_from ON stages(cached_from_stage_id)
+  WHERE cached_from_stage_id IS NOT NULL;
+)sql",
   };
   return kMigrations;
 }

@@ -17,6 +17,7 @@ void RunRowToProto(const RunRow& r, v1::Run* out) {
   out->set_reason(r.reason);
   out->set_no_cache(r.no_cache);
   out->set_description(r.description);
+  out->set_collected_at_ms(r.collected_at_ms.value_or(0));
 }
 
 void StageRowToProto(const StageRow& s, v1::Stage* out) {

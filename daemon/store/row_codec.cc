@@ -61,7 +61,7 @@ v1::Resources JsonToResources(const std::string& text) {
 const char kRunColumns[] =
     "r.id, r.workflow_id, r.workflow_name, r.workflow_path, w.text, r.status, r.params_json, "
     "r.overrides_json, r.parent_run_id, r.from_stage, r.no_cache, r.reason, r.created_at_ms, "
-    "r.started_at_ms, r.ended_at_ms, r.description";
+    "r.started_at_ms, r.ended_at_ms, r.description, r.collected_at_ms";
 
 RunRow ReadRun(const Stmt& st) {
   RunRow r;
@@ -81,6 +81,7 @@ RunRow ReadRun(const Stmt& st) {
   r.started_at_ms = st.OptInt(13);
   r.ended_at_ms = st.OptInt(14);
   r.description = st.Text(15);
+  r.collected_at_ms = st.OptInt(16);
   return r;
 }
 

@@ -29,6 +29,7 @@ struct RunRow {
   std::optional<int64_t> started_at_ms;
   std::optional<int64_t> ended_at_ms;
   std::string description;  // the workflow's
+  std::optional<int64_t> collected_at_ms;  // retention removed its logs, outputs and events
 };
 
 struct ProgressRow {

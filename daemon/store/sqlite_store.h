@@ -117,6 +117,35 @@ class SqliteStore {
   // older than request.before_id (0: from the newest).
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& request);
 
+  // --- retention (sqlite_store_gc.cc) ---
+  // Ended runs not yet collected, of workflow `workflow` ("" = every workflow), newest first
+  // within each workflow.
+  struct EndedRun {
+    int64_t id = 0;
+    std::string workflow_name;
+    v1::RunStatus status = v1::RUN_STATUS_UNSPECIFIED;
+    int64_t ended_at_ms = 0;
+  };
+  Result<std::vector<EndedRun>> ListEndedRuns(const std::string& workflow);
+  // What collecting run `run_id` removes: each attempt with its agent and output dir, whether
+  // it is kept (the attempt that made the result of a stage the cache would reuse, or that a
+  // not-yet-collected run reused), the kept stages with why, and its event rows.
+  struct GcAttempt {
+    int64_t id = 0;
+    std::string stage;
+    std::string agent_id;
+    std::string output_dir;
+    bool keep = false;
+  };
+  struct GcPlan {
+    std::vector<GcAttempt> attempts;
+    std::vector<std::string> kept;  // "stage: why"
+    int64_t events = 0;
+  };
+  Result<GcPlan> PlanRunGc(int64_t run_id);
+  // Writer: deletes the run's event rows (returns how many) and marks it collected at now_ms.
+  Result<int64_t> CollectRun(int64_t run_id, int64_t now_ms);
+
   // PRAGMA integrity_check; "ok" when healthy.
   Result<std::string> IntegrityCheck();
   // How many runs there are in each status (by its stored name), for /metrics.

@@ -1,0 +1,149 @@
+// ClientApi::CollectGarbage: retention. Chooses ended runs by age and by count per workflow,
+// marks each collected (so that it can no longer be retried) and deletes its event rows in one
+// commit on the scheduler loop, then asks each agent that holds its attempts to remove their
+// directories and output dirs, keeping those of stages whose results the cache still reuses.
+// The agents' disk work happens on the agents; this thread only waits for their answers.
+#include <future>
+
+#include "core/duration.h"
+#include "core/logging.h"
+#include "core/strings.h"
+#include "daemon/rpc/client_api.h"
+
+namespace longhaul::rpc {
+namespace {
+
+std::string PolicyText(int64_t older_than_ms, int keep_last) {
+  std::vector<std::string> parts;
+  if (older_than_ms > 0) parts.push_back(StrCat("runs that ended over ", FormatDurationMs(older_than_ms), " ago"));
+  if (keep_last > 0) parts.push_back(StrCat("runs beyond the newest ", keep_last, " of their workflow"));
+  if (parts.empty()) return "none (keep every run)";
+  return StrJoin(parts, ", and ");
+}
+
+}  // namespace
+
+Result<v1::AttemptsRemoved> ClientApi::RemoveOnAgent(const std::string& agent,
+                                                     v1::RemoveAttempts request) {
+  auto promise = std::make_shared<std::promise<Result<v1::AttemptsRemoved>>>();
+  auto future = promise->get_future();
+  loop_->Post([this, agent, request = std::move(request), promise]() mutable {
+    scheduler_->RemoveAttempts(agent, std::move(request),
+                               [promise](Result<v1::AttemptsRemoved> r) {
+                                 promise->set_value(std::move(r));
+                               });
+  });
+  // Removing a big output dir takes what the file system takes; allow it minutes.
+  if (future.wait_for(std::chrono::milliseconds(std::max<int64_t>(log_timeout_ms_, 600'000))) !=
+      std::future_status::ready) {
+    return absl::DeadlineExceededError(StrCat("agent ", agent, " did not answer"));
+  }
+  return future.get();
+}
+
+Result<v1::GcResponse> ClientApi::CollectGarbage(const v1::GcRequest& req) {
+  int64_t older_than_ms = req.older_than_ms() > 0 ? req.older_than_ms() : retention_.older_than_ms;
+  int keep_last = req.keep_last() > 0 ? req.keep_last() : retention_.keep_last;
+  v1::GcResponse resp;
+  resp.set_dry_run(req.dry_run());
+  int64_t now = clock_->NowMs();
+
+  // The runs to collect, and why.
+  std::vector<std::pair<int64_t, std::string>> chosen;  // run id, why
+  std::map<int64_t, std::string> workflow_of;
+  if (req.run_ids_size() > 0) {
+    resp.set_policy("the runs named");
+    for (int64_t id : req.run_ids()) {
+      ASSIGN_OR_RETURN(store::RunRow run, store_->LoadRun(id));
+      if (!run.ended_at_ms || run.status == v1::RUN_RUNNING || run.status == v1::RUN_PENDING) {
+        return absl::FailedPreconditionError(StrCat("run ", id, " has not ended"));
+      }
+      chosen.emplace_back(id, "named");
+      workflow_of[id] = run.workflow_name;
+    }
+  } else {
+    resp.set_policy(PolicyText(older_than_ms, keep_last));
+    if (older_than_ms <= 0 && keep_last <= 0) return resp;
+    ASSIGN_OR_RETURN(auto ended, store_->ListEndedRuns(req.workflow()));
+    std::map<std::string, int> rank;  // newest first within a workflow
+    for (const auto& r : ended) {
+      int n = ++rank[r.workflow_name];
+      std::string why;
+      if (keep_last > 0 && n > keep_last) {
+        why = StrCat("beyond the newest ", keep_last, " of ", r.workflow_name);
+      } else if (older_than_ms > 0 && now - r.ended_at_ms > older_than_ms) {
+        why = StrCat("ended ", FormatDurationMs(now - r.ended_at_ms), " ago (over ",
+                     FormatDurationMs(older_than_ms), ")");
+      }
+      if (why.empty()) continue;
+      chosen.emplace_back(r.id, why);
+      workflow_of[r.id] = r.workflow_name;
+    }
+  }
+
+  for (const auto& [run_id, why] : chosen) {
+    v1::GcRun* out = resp.add_runs();
+    out->set_run_id(run_id);
+    out->set_workflow_name(workflow_of[run_id]);
+    out->set_why(why);
+    ASSIGN_OR_RETURN(store::SqliteStore::GcPlan plan, store_->PlanRunGc(run_id));
+    for (const auto& k : plan.kept) out->add_kept(k);
+    // Per agent: the attempts to remove, and the output dirs no kept attempt uses.
+    std::set<std::string> kept_dirs;
+    for (const auto& a : plan.attempts) {
+      if (a.keep) kept_dirs.insert(a.output_dir);
+    }
+    std::map<std::string, v1::RemoveAttempts> by_agent;
+    for (const auto& a : plan.attempts) {
+      if (a.keep || a.agent_id.empty()) continue;
+      v1::RemoveAttempts& r = by_agent[a.agent_id];
+      r.set_dry_run(req.dry_run());
+      r.add_attempt_ids(a.id);
+      if (!a.output_dir.empty() && !kept_dirs.count(a.output_dir)) {
+        bool listed = false;
+        for (const auto& d : r.output_dirs()) listed = listed || d == a.output_dir;
+        if (!listed) r.add_output_dirs(a.output_dir);
+      }
+    }
+    if (!req.dry_run()) {
+      // First the record (a collected run can no longer be retried), then the files.
+      Result<int64_t> events = loop_->Call<int64_t>([this, run_id = run_id, now]() -> Result<int64_t> {
+        if (scheduler_->RunIsActive(run_id)) {
+          return absl::FailedPreconditionError(StrCat("run ", run_id, " is running again"));
+        }
+        return store_->CollectRun(run_id, now);
+      });
+      if (!events.ok()) {
+        out->set_error(ToStd(events.status().message()));
+        continue;
+      }
+      out->set_events(*events);
+      resp.set_runs_collected(resp.runs_collected() + 1);
+    } else {
+      out->set_events(plan.events);
+    }
+    std::vector<std::string> errors;
+    for (auto& [agent, request] : by_agent) {
+      Result<v1::AttemptsRemoved> removed = RemoveOnAgent(agent, std::move(request));
+      if (!removed.ok()) {
+        errors.push_back(StrCat(ToStd(removed.status().message()), ": its files for run ", run_id,
+                                " stay until `longhaul gc --run ", run_id, "` while it is connected"));
+        continue;
+      }
+      out->set_attempt_dirs(out->attempt_dirs() + removed->attempt_dirs());
+      out->set_output_dirs(out->output_dirs() + removed->output_dirs());
+      out->set_bytes(out->bytes() + removed->bytes());
+      for (const auto& e : removed->errors()) errors.push_back(StrCat(agent, ": ", e));
+    }
+    if (!errors.empty()) out->set_error(StrJoin(errors, "; "));
+    resp.set_bytes(resp.bytes() + out->bytes());
+    resp.set_events(resp.events() + out->events());
+  }
+  if (!req.dry_run() && resp.runs_collected() > 0) {
+    GetLogger("gc")->info("retention collected {} run(s): {} bytes on agents, {} event rows ({})",
+                          resp.runs_collected(), resp.bytes(), resp.events(), resp.policy());
+  }
+  return resp;
+}
+
+}  // namespace longhaul::rpc

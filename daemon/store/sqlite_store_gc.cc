@@ -1,0 +1,105 @@
+// Retention's reads and writes: the ended runs a policy may choose from, what collecting one
+// removes and keeps, and the collection itself (its event rows go, its summary stays).
+#include "core/strings.h"
+#include "daemon/store/reader.h"
+#include "daemon/store/sqlite_store.h"
+#include "proto/state_names.h"
+
+namespace longhaul::store {
+
+Result<std::vector<SqliteStore::EndedRun>> SqliteStore::ListEndedRuns(
+    const std::string& workflow) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
+      "SELECT id, workflow_name, status, ended_at_ms FROM runs "
+      "WHERE status IN ('succeeded', 'failed', 'cancelled') AND collected_at_ms IS NULL "
+      "AND ended_at_ms IS NOT NULL AND (?1 = '' OR workflow_name = ?1) "
+      "ORDER BY workflow_name, ended_at_ms DESC, id DESC"));
+  st->Bind(1, workflow);
+  std::vector<EndedRun> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) break;
+    EndedRun r;
+    r.id = st->Int(0);
+    r.workflow_name = st->Text(1);
+    r.status = ParseRunStatus(st->Text(2)).value_or(v1::RUN_STATUS_UNSPECIFIED);
+    r.ended_at_ms = st->Int(3);
+    out.push_back(std::move(r));
+  }
+  st->Reset();
+  return out;
+}
+
+Result<SqliteStore::GcPlan> SqliteStore::PlanRunGc(int64_t run_id) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  ReadSnapshot snap(db.get());
+  RETURN_IF_ERROR(snap.Begin());
+  // A stage keeps its result while the cache would reuse it (the newest stage with its key
+  // that made its result itself) or while a run that reused it has not been collected.
+  ASSIGN_OR_RETURN(Stmt * stages, db->Prepare(
+      "SELECT s.id, s.name, "
+      "  s.cache_key != '' AND s.status IN ('succeeded', 'stopped') AND s.id = "
+      "    (SELECT max(n.id) FROM stages n WHERE n.cache_key = s.cache_key "
+      "     AND n.status IN ('succeeded', 'stopped')), "
+      "  (SELECT min(c.run_id) FROM stages c JOIN runs r ON r.id = c.run_id "
+      "   WHERE c.cached_from_stage_id = s.id AND r.collected_at_ms IS NULL) "
+      "FROM stages s WHERE s.run_id = ?1 ORDER BY s.position"));
+  stages->Bind(1, run_id);
+  std::map<int64_t, bool> keep_stage;
+  GcPlan plan;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, stages->Step());
+    if (!row) break;
+    bool newest = stages->Int(2) != 0;
+    std::optional<int64_t> reused_by = stages->OptInt(3);
+    if (!newest && !reused_by) continue;
+    keep_stage[stages->Int(0)] = true;
+    plan.kept.push_back(StrCat(stages->Text(1), ": ",
+                               newest ? "the cache reuses its result"
+                                      : StrCat("run ", *reused_by, " reused its result")));
+  }
+  stages->Reset();
+  // The attempt that made a kept stage's result is its last one.
+  ASSIGN_OR_RETURN(Stmt * attempts, db->Prepare(
+      "SELECT a.id, s.name, a.agent_id, a.output_dir, a.stage_id, "
+      "  a.number = (SELECT max(b.number) FROM attempts b WHERE b.stage_id = a.stage_id) "
+      "FROM attempts a JOIN stages s ON s.id = a.stage_id WHERE a.run_id = ?1 ORDER BY a.id"));
+  attempts->Bind(1, run_id);
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, attempts->Step());
+    if (!row) break;
+    GcAttempt a;
+    a.id = attempts->Int(0);
+    a.stage = attempts->Text(1);
+    a.agent_id = attempts->Text(2);
+    a.output_dir = attempts->Text(3);
+    a.keep = keep_stage.count(attempts->Int(4)) != 0 && attempts->Int(5) != 0;
+    plan.attempts.push_back(std::move(a));
+  }
+  attempts->Reset();
+  ASSIGN_OR_RETURN(Stmt * events, db->Prepare(
+      "SELECT count(*) FROM events WHERE attempt_id IN (SELECT id FROM attempts WHERE run_id = ?1)"));
+  events->Bind(1, run_id);
+  ASSIGN_OR_RETURN(bool row, events->Step());
+  plan.events = row ? events->Int(0) : 0;
+  events->Reset();
+  return plan;
+}
+
+Result<int64_t> SqliteStore::CollectRun(int64_t run_id, int64_t now_ms) {
+  ASSIGN_OR_RETURN(Stmt * del, writer_->Prepare(
+      "DELETE FROM events WHERE attempt_id IN (SELECT id FROM attempts WHERE run_id = ?1)"));
+  del->Bind(1, run_id);
+  RETURN_IF_ERROR(del->Run());
+  int64_t deleted = writer_->Changes();
+  ASSIGN_OR_RETURN(Stmt * mark,
+                   writer_->Prepare("UPDATE runs SET collected_at_ms = coalesce(collected_at_ms, ?2) WHERE id = ?1"));
+  mark->Bind(1, run_id).Bind(2, now_ms);
+  RETURN_IF_ERROR(mark->Run());
+  return deleted;
+}
+
+}  // namespace longhaul::store
