@@ -124,8 +124,8 @@ std::vector<std::string> CliConfig::Apply() {
         }
         option->clear();
       }
-      std::string value = entry.sequence ? "[" + StrJoin(entry.values, ", ") + "]"
-                                         : entry.values[0];
+      std::string value =
+          entry.sequence ? "[" + StrJoin(entry.values, ", ") + "]" : entry.values[0];
       errors.push_back(StrCat(at, "'", entry.key, "': '", value, "' is not a valid ",
                               option->get_type_name(), " (", e.what(), ")"));
       continue;

@@ -74,8 +74,7 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
   app.add_flag("--insecure", sec.insecure,
                "listen off loopback without tokens, TLS or agent certificates (not for shared "
                "networks: see docs/security.md)");
-  app.add_option("--log-level", f->log_level, "debug, info, warn or error")
-      ->capture_default_str();
+  app.add_option("--log-level", f->log_level, "debug, info, warn or error")->capture_default_str();
   app.add_option("--log-file", f->log_file, "also log to this file");
 }
 
@@ -106,16 +105,14 @@ std::vector<std::string> CheckCoordinatorFlags(CoordinatorFlags* f,
   if (!sec.agent_listen.empty()) check("agent-listen", CheckHostPort(sec.agent_listen));
   check("state-dir", CheckDirUsable(o.state_dir));
   if (!o.db_path.empty()) check("db", CheckDirUsable(DirOf(o.db_path)));
-  for (auto [key, path] : {std::pair{"addr-file", &o.addr_file},
-                           std::pair{"http-addr-file", &o.http_addr_file},
-                           std::pair{"agent-addr-file", &o.agent_addr_file},
-                           std::pair{"log-file", &f->log_file}}) {
+  for (auto [key, path] :
+       {std::pair{"addr-file", &o.addr_file}, std::pair{"http-addr-file", &o.http_addr_file},
+        std::pair{"agent-addr-file", &o.agent_addr_file}, std::pair{"log-file", &f->log_file}}) {
     if (!path->empty()) check(key, CheckDirUsable(DirOf(*path)));
   }
-  for (auto [key, path] : {std::pair{"tokens", &sec.tokens_file},
-                           std::pair{"tls-cert", &sec.tls_cert_file},
-                           std::pair{"tls-key", &sec.tls_key_file},
-                           std::pair{"agent-ca", &sec.agent_ca_file}}) {
+  for (auto [key, path] :
+       {std::pair{"tokens", &sec.tokens_file}, std::pair{"tls-cert", &sec.tls_cert_file},
+        std::pair{"tls-key", &sec.tls_key_file}, std::pair{"agent-ca", &sec.agent_ca_file}}) {
     if (!path->empty()) check(key, CheckReadable(*path));
   }
   if (!o.http.ui_dir.empty()) check("ui-dir", CheckReadable(o.http.ui_dir));

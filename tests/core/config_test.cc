@@ -60,8 +60,7 @@ TEST(CliConfigTest, FileSetsEveryKindOfFlag) {
 
 TEST(CliConfigTest, CommandLineWinsOverTheFile) {
   Program p;
-  EXPECT_THAT(p.Run("listen: 0.0.0.0:9000\nevent-window: 7\n", {"--event-window", "9"}),
-              IsEmpty());
+  EXPECT_THAT(p.Run("listen: 0.0.0.0:9000\nevent-window: 7\n", {"--event-window", "9"}), IsEmpty());
   EXPECT_EQ(p.window, 9);
   EXPECT_EQ(p.listen, "0.0.0.0:9000");
   EXPECT_EQ(p.config->Where("event-window"), "--event-window");
@@ -78,8 +77,9 @@ TEST(CliConfigTest, UnknownKeyNamesFileAndLine) {
 
 TEST(CliConfigTest, WrongTypesAreErrorsWithTheirLines) {
   Program p;
-  auto errors = p.Run("event-window: many\ninsecure: sometimes\nlisten: [a:1, b:2]\n"
-                      "executor: cloud\nlabel: {a: 1}\n");
+  auto errors = p.Run(
+      "event-window: many\ninsecure: sometimes\nlisten: [a:1, b:2]\n"
+      "executor: cloud\nlabel: {a: 1}\n");
   ASSERT_EQ(errors.size(), 1u);  // a mapping is a shape error: the file is not applied
   EXPECT_THAT(errors[0], HasSubstr("prog.yaml:5:8: 'label': expected a value or a list"));
 
@@ -156,8 +156,10 @@ TEST(ConfigChecksTest, AddressesDirsAndFiles) {
 TEST(DaemonFlagsTest, AgentListsEveryProblemWithWhereItCameFrom) {
   testing::TempDir tmp;
   std::string path = tmp.Join("agent.yaml");
-  ASSERT_TRUE(WriteFileAtomic(path, "coordinator: nohost\nheartbeat: soon\n"
-                                    "tls-cert: /nonexistent.pem\nmemory: lots\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(path,
+                              "coordinator: nohost\nheartbeat: soon\n"
+                              "tls-cert: /nonexistent.pem\nmemory: lots\n")
+                  .ok());
   CLI::App app{"longhaul-agent"};
   agent::AgentFlags flags;
   agent::AddAgentFlags(app, &flags);
@@ -189,8 +191,8 @@ TEST(DaemonFlagsTest, CoordinatorChecksDurationsAddressesAndSecurity) {
   ASSERT_THAT(config.Apply(), IsEmpty());
   auto errors = server::CheckCoordinatorFlags(&flags, config);
   ASSERT_EQ(errors.size(), 2u);
-  EXPECT_THAT(errors[0], HasSubstr(path + ":3: "));           // lost-after
-  EXPECT_THAT(errors[1], HasSubstr(path + ":2: "));           // off loopback, no tokens
+  EXPECT_THAT(errors[0], HasSubstr(path + ":3: "));             // lost-after
+  EXPECT_THAT(errors[1], HasSubstr(path + ":2: "));             // off loopback, no tokens
   EXPECT_EQ(flags.options.scheduler.heartbeat_interval_ms, 0);  // --heartbeat 0 won
   EXPECT_EQ(flags.options.state_dir, tmp.Join("state"));
 }

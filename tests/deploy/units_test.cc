@@ -53,7 +53,7 @@ TEST(UnitsTest, UnitsStartDaemonsThatRunAWorkflow) {
   EXPECT_EQ(agent_keys["Restart"], "on-failure");
   EXPECT_EQ(coordinator_keys["User"], "longhaul");
   EXPECT_EQ(agent_keys["StateDirectory"], "longhaul");
-  EXPECT_EQ(agent_keys["KillMode"], "process");  // stages outlive a restart of the unit
+  EXPECT_EQ(agent_keys["KillMode"], "process");       // stages outlive a restart of the unit
   EXPECT_EQ(agent_keys.count("PrivateDevices"), 0u);  // GPUs stay visible
 
   TempDir tmp;
@@ -70,8 +70,8 @@ TEST(UnitsTest, UnitsStartDaemonsThatRunAWorkflow) {
   std::string address = SplitLines(ReadTextFile(addr_file))[0];
 
   std::string agent_config = tmp.Join("agent.yaml");
-  WriteTextFile(agent_config, StrCat("coordinator: ", address, "\nstate-dir: ",
-                                     tmp.Join("agent"), "\ncpus: 2\ngpus: 0\nid: unit0\n"));
+  WriteTextFile(agent_config, StrCat("coordinator: ", address, "\nstate-dir: ", tmp.Join("agent"),
+                                     "\ncpus: 2\ngpus: 0\nid: unit0\n"));
   auto agent = Subprocess::Start(ExecStart("longhaul-agent.service", agent_config), {},
                                  tmp.Join("agent.log"));
   ASSERT_TRUE(agent.ok()) << agent.status();
@@ -98,9 +98,9 @@ TEST(UnitsTest, UnitsStartDaemonsThatRunAWorkflow) {
 void CheckExample(const std::string& binary, const std::string& example,
                   const std::vector<std::string>& extra) {
   TempDir tmp;
-  std::vector<std::string> argv = {BinPath(binary), "--config",
-                                    SourceDir() + "/deploy/config/" + example, "--check-config",
-                                    "--state-dir", tmp.Join("state")};
+  std::vector<std::string> argv = {
+      BinPath(binary),  "--config",    SourceDir() + "/deploy/config/" + example,
+      "--check-config", "--state-dir", tmp.Join("state")};
   argv.insert(argv.end(), extra.begin(), extra.end());
   CommandResult r = RunCommand(argv);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -115,8 +115,7 @@ void CheckExample(const std::string& binary, const std::string& example,
     }
     return out;
   };
-  EXPECT_EQ(keys(r.out, true),
-            keys(ReadTextFile(SourceDir() + "/deploy/config/" + example), true))
+  EXPECT_EQ(keys(r.out, true), keys(ReadTextFile(SourceDir() + "/deploy/config/" + example), true))
       << r.out;
 }
 
@@ -128,8 +127,10 @@ TEST(UnitsTest, ExampleConfigsNameEveryKeyAndAreValid) {
 TEST(UnitsTest, CheckConfigListsEveryErrorWithItsLine) {
   TempDir tmp;
   std::string config = tmp.Join("longhauld.yaml");
-  WriteTextFile(config, "listen: nowhere\nlost-after: 3 minutes\nhttps: 127.0.0.1:8080\n"
-                        "tokens: " + tmp.Join("absent.tokens") + "\n");
+  WriteTextFile(config,
+                "listen: nowhere\nlost-after: 3 minutes\nhttps: 127.0.0.1:8080\n"
+                "tokens: " +
+                    tmp.Join("absent.tokens") + "\n");
   CommandResult r = RunCommand({BinPath("longhauld"), "--config", config, "--check-config",
                                 "--state-dir", tmp.Join("state")});
   EXPECT_EQ(r.exit_code, 2);
