@@ -117,8 +117,19 @@ std::vector<std::string> CheckCoordinatorFlags(CoordinatorFlags* f,
   }
   if (!o.http.ui_dir.empty()) check("ui-dir", CheckReadable(o.http.ui_dir));
   check("log-level", CheckLogLevel(f->log_level));
-  if (auto s = CheckSecurity(o.listen, sec); !s.ok()) check("listen", s.status());
-  if (auto s = CheckHttpSecurity(o.http.listen, sec); !s.ok()) check("http", s.status());
+  return errors;
+}
+
+std::vector<std::string> CheckCoordinatorExposure(const CoordinatorFlags& f,
+                                                  const config::CliConfig& config) {
+  std::vector<std::string> errors;
+  const CoordinatorOptions& o = f.options;
+  if (auto s = CheckSecurity(o.listen, o.security); !s.ok()) {
+    errors.push_back(config.Error("listen", ToStd(s.status().message())));
+  }
+  if (auto s = CheckHttpSecurity(o.http.listen, o.security); !s.ok()) {
+    errors.push_back(config.Error("http", ToStd(s.status().message())));
+  }
   return errors;
 }
 

@@ -24,11 +24,17 @@ struct CoordinatorFlags {
 // Declares every flag of longhauld on `app`, bound to `flags` (which must outlive it).
 void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* flags);
 
-// Checks the values after parsing and CliConfig::Apply(): addresses, durations, that the
-// state directory (and the database's) can be created, that the token and TLS files can be
-// read, and the security rules of CheckSecurity/CheckHttpSecurity. Each error names where its
-// value came from (config.Error). Looks only: opens no database, binds nothing.
+// Checks the values after parsing and CliConfig::Apply(), and converts the durations:
+// addresses, durations, that the state directory (and the database's) can be created, that
+// the token and TLS files can be read. Each error names where its value came from
+// (config.Error). Looks only: opens no database, binds nothing.
 std::vector<std::string> CheckCoordinatorFlags(CoordinatorFlags* flags,
                                                const config::CliConfig& config);
+
+// The listening rules of CheckSecurity/CheckHttpSecurity, for `--check-config`, as errors that
+// name where `listen` and `http` came from. (A real start meets the same rules in
+// Coordinator::Start(), which refuses with exit status 1.)
+std::vector<std::string> CheckCoordinatorExposure(const CoordinatorFlags& flags,
+                                                  const config::CliConfig& config);
 
 }  // namespace longhaul::server

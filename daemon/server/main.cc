@@ -22,6 +22,11 @@ int main(int argc, char** argv) {
   for (auto& e : longhaul::server::CheckCoordinatorFlags(&flags, file)) {
     errors.push_back(std::move(e));
   }
+  if (file.check_only()) {  // a real start refuses these in Coordinator::Start(), exit 1
+    for (auto& e : longhaul::server::CheckCoordinatorExposure(flags, file)) {
+      errors.push_back(std::move(e));
+    }
+  }
   if (!errors.empty()) {
     for (const auto& e : errors) std::fprintf(stderr, "longhauld: %s\n", e.c_str());
     return 2;

@@ -190,6 +190,7 @@ TEST(DaemonFlagsTest, CoordinatorChecksDurationsAddressesAndSecurity) {
   app.parse(std::vector<std::string>{"0", "--heartbeat", path, "--config"});
   ASSERT_THAT(config.Apply(), IsEmpty());
   auto errors = server::CheckCoordinatorFlags(&flags, config);
+  for (auto& e : server::CheckCoordinatorExposure(flags, config)) errors.push_back(e);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_THAT(errors[0], HasSubstr(path + ":3: "));             // lost-after
   EXPECT_THAT(errors[1], HasSubstr(path + ":2: "));             // off loopback, no tokens
