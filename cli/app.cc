@@ -89,6 +89,9 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_flag("--all", show.all, "every stage of a big run, not a summary");
   cmd->add_flag("--why", show.why,
                 "with STAGE: why it ran or was reused, and what went into its cache key");
+  cmd->add_flag("--watch", show.watch,
+                "print it again as it changes until the run ends; exit code from its result");
+  cmd->add_option("--interval", show.interval, "with --watch: how often to ask (default 2s)");
   cmd->callback([&] { action = [&](CommandContext& c) { return ShowRun(c, show); }; });
 
   LogsOptions logs;

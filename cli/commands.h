@@ -50,11 +50,15 @@ struct ShowOptions {
   bool attempts = false;  // also every attempt
   bool why = false;       // with a stage: its plan and what went into its cache key
   bool all = false;       // every stage of a big run, fetched page by page
+  bool watch = false;     // print again every `interval` while it changes, until the run ends
+  std::string interval = "2s";
 };
 // The run (header, stages, descriptions, plan, outputs, metrics, artifacts), or with a stage
 // only that stage; NOT_FOUND for an unknown stage. A run of more than kSmallRunStages stages
 // is summarised (counts per state, then the stages running, failed and most recently changed,
-// at most kSummaryStages each) unless options.all.
+// at most kSummaryStages each) unless options.all. With options.watch, polls every
+// options.interval, prints the run again whenever that output changed (on a terminal, over
+// the previous one) and, once the run has ended, returns its exit code (ExitCodeForRun).
 int ShowRun(CommandContext& ctx, const ShowOptions& options);
 
 struct CompareOptions {

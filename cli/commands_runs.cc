@@ -1,6 +1,8 @@
 // runs, show, cancel, retry: reading and steering runs.
 #include <google/protobuf/util/json_util.h>
 
+#include <sstream>
+
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/format.h"
@@ -8,6 +10,7 @@
 #include "cli/show_summary.h"
 #include "cli/stage_view.h"
 #include "cli/table.h"
+#include "core/duration.h"
 #include "core/strings.h"
 #include "proto/state_names.h"
 
@@ -231,37 +234,103 @@ int ShowStage(CommandContext& ctx, v1::Run run, const ShowOptions& options) {
 
 }  // namespace
 
-int ShowRun(CommandContext& ctx, const ShowOptions& options) {
-  if (options.why && options.stage.empty()) {
-    return ctx.Fail(
-        absl::InvalidArgumentError("--why explains one stage: longhaul show RUN STAGE --why"));
-  }
+namespace {
+
+// One GetRun of what `show` prints: the run with its first page of stages (all of them with
+// options.all).
+Result<v1::Run> FetchShownRun(CommandContext& ctx, const ShowOptions& options) {
   v1::GetRunRequest req;
   req.set_id(options.run_id);
   req.set_include_attempts(options.attempts);
   // A small run comes whole in the first page; a bigger one is summarised, or paged in.
   if (options.stage.empty() && !options.all) req.set_stage_limit(kSmallRunStages);
   Result<v1::Run> run = ctx.coordinator->GetRun(req);
-  if (!run.ok()) return ctx.Fail(run.status());
-  if (!options.stage.empty()) return ShowStage(ctx, *std::move(run), options);
-  bool summary = !options.all && !run->next_stage_page_token().empty();
-  if (options.all) {
-    Status s = FetchRemainingStages(*ctx.coordinator, &*run, options.attempts);
-    if (!s.ok()) return ctx.Fail(s);
-  }
-  if (ctx.json) return PrintJson(ctx, *run);
-  PrintRunHeader(ctx, *run);
+  if (!run.ok() || !options.all) return run;
+  RETURN_IF_ERROR(FetchRemainingStages(*ctx.coordinator, &*run, options.attempts));
+  return run;
+}
+
+int PrintShownRun(CommandContext& ctx, v1::Run run, const ShowOptions& options) {
+  if (!options.stage.empty()) return ShowStage(ctx, std::move(run), options);
+  bool summary = !options.all && !run.next_stage_page_token().empty();
+  if (ctx.json) return PrintJson(ctx, run);
+  PrintRunHeader(ctx, run);
   if (summary) {
-    Status s = PrintRunSummary(ctx, *run);
+    Status s = PrintRunSummary(ctx, run);
     return s.ok() ? kExitOk : ctx.Fail(s);
   }
-  PrintStageTable(ctx, *run);
-  PrintDescriptions(ctx, *run);
-  PrintWarnings(ctx, *run);
-  PrintPlanReasons(ctx, *run);
-  PrintOutputsMetricsArtifacts(ctx, *run);
-  if (options.attempts) PrintAttempts(ctx, *run);
+  PrintStageTable(ctx, run);
+  PrintDescriptions(ctx, run);
+  PrintWarnings(ctx, run);
+  PrintPlanReasons(ctx, run);
+  PrintOutputsMetricsArtifacts(ctx, run);
+  if (options.attempts) PrintAttempts(ctx, run);
   return kExitOk;
+}
+
+constexpr int64_t kShowWatchGiveUpMs = 5 * 60'000;
+
+// show --watch: polls, and prints the run again whenever what `show` prints changed (on a
+// terminal, over the previous one), until the run ends. A coordinator away for less than
+// kShowWatchGiveUpMs (a restart) only delays the next frame.
+int ShowRunWatch(CommandContext& ctx, const ShowOptions& options) {
+  auto interval_ms = ParseDurationMs(options.interval);
+  if (!interval_ms.ok() || *interval_ms <= 0) {
+    return ctx.Fail(absl::InvalidArgumentError(
+        StrCat("--interval '", options.interval, "': expected a duration such as 2s")));
+  }
+  bool terminal = ctx.env.stdout_is_tty && !ctx.json;
+  std::string last;
+  bool seen = false;
+  int64_t failing_since = 0;
+  for (;; ctx.env.sleep_ms(*interval_ms)) {
+    Result<v1::Run> run = FetchShownRun(ctx, options);
+    if (!run.ok()) {
+      bool transient = run.status().code() == absl::StatusCode::kUnavailable ||
+                       run.status().code() == absl::StatusCode::kDeadlineExceeded;
+      if (!seen || !transient) return ctx.Fail(run.status());
+      if (failing_since == 0) {
+        failing_since = ctx.NowMs();
+        ctx.err() << "longhaul: cannot reach the coordinator (" << ToStd(run.status().message())
+                  << "); trying again every " << options.interval << "\n";
+      } else if (ctx.NowMs() - failing_since > kShowWatchGiveUpMs) {
+        return ctx.Fail(run.status());
+      }
+      continue;
+    }
+    seen = true;
+    failing_since = 0;
+    v1::RunStatus status = run->status();
+    std::ostringstream frame;
+    std::ostream* out = ctx.env.out;
+    ctx.env.out = &frame;
+    int code = PrintShownRun(ctx, *std::move(run), options);
+    ctx.env.out = out;
+    if (code != kExitOk) return code;
+    if (frame.str() != last) {
+      if (terminal) {
+        ctx.out() << "\x1b[H\x1b[2J";  // home, clear screen
+      } else if (!last.empty()) {
+        ctx.out() << "\n";
+      }
+      last = frame.str();
+      ctx.out() << last << std::flush;
+    }
+    if (IsTerminal(status)) return ExitCodeForRun(status);
+  }
+}
+
+}  // namespace
+
+int ShowRun(CommandContext& ctx, const ShowOptions& options) {
+  if (options.why && options.stage.empty()) {
+    return ctx.Fail(
+        absl::InvalidArgumentError("--why explains one stage: longhaul show RUN STAGE --why"));
+  }
+  if (options.watch) return ShowRunWatch(ctx, options);
+  Result<v1::Run> run = FetchShownRun(ctx, options);
+  if (!run.ok()) return ctx.Fail(run.status());
+  return PrintShownRun(ctx, *std::move(run), options);
 }
 
 int CancelRun(CommandContext& ctx, int64_t run_id) {

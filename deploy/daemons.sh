@@ -19,7 +19,9 @@ start() {
     echo "longhauld already running (pid $(cat "$STATE/longhauld.pid"))"
   else
     rm -f "$STATE/coordinator.addr" "$STATE/http.addr"
-    setsid "$BIN/longhauld" --state-dir "$STATE" --listen "$ADDR" --http "$HTTP" \
+    # --config /dev/null: these daemons keep to $STATE; a machine's /etc/longhaul files (an
+    # installed coordinator's, deploy/install.sh) do not apply to them.
+    setsid "$BIN/longhauld" --config /dev/null --state-dir "$STATE" --listen "$ADDR" --http "$HTTP" \
       --log-file "$STATE/logs/longhauld.log" >>"$STATE/logs/longhauld.out" 2>&1 </dev/null &
     echo $! >"$STATE/longhauld.pid"
     for _ in $(seq 1 100); do
@@ -36,7 +38,7 @@ start() {
   if alive "$STATE/agent.pid"; then
     echo "longhaul-agent already running (pid $(cat "$STATE/agent.pid"))"
   else
-    setsid "$BIN/longhaul-agent" --coordinator "$(cat "$STATE/coordinator.addr")" \
+    setsid "$BIN/longhaul-agent" --config /dev/null --coordinator "$(cat "$STATE/coordinator.addr")" \
       --state-dir "$STATE/agent" --id local \
       --log-file "$STATE/logs/agent.log" >>"$STATE/logs/agent.out" 2>&1 </dev/null &
     echo $! >"$STATE/agent.pid"

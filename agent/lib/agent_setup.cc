@@ -54,21 +54,6 @@ Result<std::pair<std::string, std::string>> ParseLabel(const std::string& text) 
   return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
 }
 
-Status CheckHostPort(const std::string& target) {
-  auto colon = target.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == target.size()) {
-    return absl::InvalidArgumentError(
-        StrCat("coordinator address '", target, "': expected HOST:PORT"));
-  }
-  for (char c : target.substr(colon + 1)) {
-    if (c < '0' || c > '9') {
-      return absl::InvalidArgumentError(
-          StrCat("coordinator address '", target, "': the port must be a number"));
-    }
-  }
-  return OkStatus();
-}
-
 std::string SelfBinDir() {
   char buf[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);

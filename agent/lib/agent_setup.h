@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "core/config/config_checks.h"  // CheckHostPort, for the agent's callers
 #include "core/status.h"
 
 namespace longhaul::agent {
@@ -19,9 +20,6 @@ Result<int> LockStateDir(const std::string& state_dir);
 
 // "k=v" -> {k, v}; InvalidArgument names the bad label.
 Result<std::pair<std::string, std::string>> ParseLabel(const std::string& text);
-
-// "HOST:PORT" checked for shape; InvalidArgument otherwise.
-Status CheckHostPort(const std::string& target);
 
 // The directory of the running executable (/proc/self/exe), "" if unknown.
 std::string SelfBinDir();

@@ -5,18 +5,17 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <cstdlib>
 #include <iostream>
 #include <optional>
 
 #include "agent/lib/agent.h"
+#include "agent/lib/agent_flags.h"
 #include "agent/lib/agent_setup.h"
 #include "agent/lib/coordinator_session.h"
 #include "agent/lib/inventory.h"
 #include "agent/lib/posix_spawn_launcher.h"
 #include "agent/lib/slurm_runner.h"
 #include "core/clock.h"
-#include "core/duration.h"
 #include "core/fs.h"
 #include "core/logging.h"
 #include "core/strings.h"
@@ -36,85 +35,31 @@ int main(int argc, char** argv) {
   using namespace longhaul;
   using namespace longhaul::agent;
   CLI::App app{"longhaul-agent: runs longhaul stages on this node for a coordinator"};
-  const char* env_coord = std::getenv("LONGHAUL_COORDINATOR");
-  std::string coordinator = env_coord ? env_coord : "";
-  std::string state_dir, data_dir, id, memory, heartbeat = "1s", keepalive = "30s", shim,
-                                               log_level = "info", log_file;
-  std::optional<double> cpus;
-  std::optional<int> gpus;
-  std::vector<std::string> labels;
-  int64_t window = 20'000;
-  int64_t max_event_rate = 5'000;
-  std::string tls_cert, tls_key, tls_ca;
-  std::string executor = "local", signal_lead = "60s";
-  SlurmOptions slurm;
-  app.add_option("--coordinator", coordinator, "HOST:PORT ($LONGHAUL_COORDINATOR)");
-  app.add_option("--state-dir", state_dir, "the agent's state directory")->required();
-  app.add_option("--data-dir", data_dir, "where output dirs are made (default STATE/data)");
-  app.add_option("--id", id, "agent id (default: stored in STATE/agent_id, else host name)");
-  app.add_option("--cpus", cpus, "CPUs to offer (default: the affinity mask)");
-  app.add_option("--memory", memory, "memory to offer, e.g. 16G (default: MemTotal)");
-  app.add_option("--gpus", gpus, "GPUs to offer (default: what nvidia-smi lists)");
-  app.add_option("--label", labels,
-                 "KEY=VALUE label (repeatable); recorded, not used for placement yet");
-  app.add_option("--heartbeat", heartbeat, "heartbeat interval (default 1s)");
-  app.add_option("--keepalive", keepalive, "HTTP/2 keepalive ping interval, 0 = off (default 30s)");
-  app.add_option("--shim", shim, "longhaul-shim to use (default: beside this executable)");
-  app.add_option("--event-window", window, "unacknowledged events in flight (default 20000)");
-  app.add_option("--max-event-rate", max_event_rate,
-                 "events one attempt may send per second, 0 = no limit; faster stages wait in "
-                 "their events file (default 5000)");
-  app.add_option("--tls-cert", tls_cert,
-                 "PEM certificate of this agent, from the cluster CA; it names the agent's id");
-  app.add_option("--tls-key", tls_key, "PEM private key of --tls-cert");
-  app.add_option("--tls-ca", tls_ca, "PEM CA that signed the coordinator's certificate");
-  app.add_option("--executor", executor, "local (processes on this node) or slurm (docs/slurm.md)")
-      ->check(CLI::IsMember({"local", "slurm"}));
-  app.add_option("--slurm-partition", slurm.partition, "sbatch --partition");
-  app.add_option("--slurm-account", slurm.account, "sbatch --account");
-  app.add_option("--slurm-arg", slurm.extra_args, "an extra sbatch argument (repeatable)");
-  app.add_option("--slurm-signal-lead", signal_lead,
-                 "USR1 to the shim this long before Slurm's time limit (default 60s)");
-  app.add_flag("--slurm-gres-gpus", slurm.gres_gpus,
-               "the cluster has GPUs as gres: ask for them with --gres=gpu:N");
-  app.add_option("--log-level", log_level, "debug, info, warn or error");
-  app.add_option("--log-file", log_file, "also log to this file");
+  AgentFlags flags;
+  AddAgentFlags(app, &flags);
+  config::CliConfig file(app, kAgentConfigPath);
   CLI11_PARSE(app, argc, argv);
-
-  SetupLogging(log_level, log_file);
-  auto log = GetLogger("agent");
-  if (coordinator.empty())
-    return Fail("--coordinator HOST:PORT (or $LONGHAUL_COORDINATOR) is required");
-  if (Status s = CheckHostPort(coordinator); !s.ok()) return Fail(ToStd(s.message()));
-  auto heartbeat_ms = ParseDurationMs(heartbeat);
-  if (!heartbeat_ms.ok() || *heartbeat_ms <= 0)
-    return Fail("--heartbeat '" + heartbeat + "': expected a duration such as 1s");
-  auto keepalive_ms = ParseDurationMs(keepalive);
-  if (!keepalive_ms.ok())
-    return Fail("--keepalive '" + keepalive + "': expected a duration such as 5m or 0");
-  if (window <= 0) return Fail("--event-window must be positive");
-  if (max_event_rate < 0) return Fail("--max-event-rate must not be negative");
-  if (tls_cert.empty() != tls_key.empty() || tls_cert.empty() != tls_ca.empty())
-    return Fail("--tls-cert, --tls-key and --tls-ca go together");
-  if (cpus && !(*cpus > 0)) return Fail("--cpus must be positive");
-  auto lead_ms = ParseDurationMs(signal_lead);
-  if (!lead_ms.ok() || *lead_ms < 0 || *lead_ms > 65'535'000)
-    return Fail("--slurm-signal-lead '" + signal_lead + "': expected a duration up to 65535s");
-  slurm.signal_lead_s = *lead_ms / 1000;
-  if (gpus && *gpus < 0) return Fail("--gpus must not be negative");
-
-  InventoryOverrides overrides;
-  overrides.cpus = cpus;
-  overrides.gpus = gpus;
-  if (!memory.empty()) {
-    auto bytes = ParseMemorySize(memory);
-    if (!bytes.ok()) return Fail(ToStd(bytes.status().message()));
-    overrides.memory_bytes = *bytes;
+  std::vector<std::string> errors = file.Apply();
+  for (auto& e : CheckAgentFlags(&flags, file)) errors.push_back(std::move(e));
+  if (!errors.empty()) {
+    for (const auto& e : errors) std::cerr << "longhaul-agent: " << e << "\n";
+    return 2;
   }
+  if (file.check_only()) {
+    std::cout << file.Effective();
+    return 0;
+  }
+  const std::string& state_dir = flags.state_dir;
+  const std::string& coordinator = flags.coordinator;
+  const std::string& executor = flags.executor;
+  const std::string& tls_ca = flags.tls_ca;
+
+  SetupLogging(flags.log_level, flags.log_file);
+  auto log = GetLogger("agent");
   if (Status s = MakeDirs(state_dir); !s.ok()) return Fail(ToStd(s.message()));
   auto lock = LockStateDir(state_dir);
   if (!lock.ok()) return Fail(ToStd(lock.status().message()));
-  auto agent_id = ResolveAgentId(state_dir, id);
+  auto agent_id = ResolveAgentId(state_dir, flags.id);
   if (!agent_id.ok()) return Fail(ToStd(agent_id.status().message()));
 
   AgentConfig config;
@@ -122,18 +67,14 @@ int main(int argc, char** argv) {
   config.hostname = Hostname();
   config.version = kVersion;
   config.state_dir = state_dir;
-  config.data_dir = data_dir.empty() ? state_dir + "/data" : data_dir;
+  config.data_dir = flags.data_dir.empty() ? state_dir + "/data" : flags.data_dir;
   config.bin_dir = SelfBinDir();
-  config.shim_path = shim.empty() ? config.bin_dir + "/longhaul-shim" : shim;
-  config.heartbeat_ms = *heartbeat_ms;
-  config.event_window = window;
-  config.max_event_rate = max_event_rate;
-  for (const auto& l : labels) {
-    auto kv = ParseLabel(l);
-    if (!kv.ok()) return Fail(ToStd(kv.status().message()));
-    config.labels[kv->first] = kv->second;
-  }
-  Inventory inv = DetectInventory(overrides);
+  config.shim_path = flags.shim.empty() ? config.bin_dir + "/longhaul-shim" : flags.shim;
+  config.heartbeat_ms = flags.heartbeat_ms;
+  config.event_window = flags.event_window;
+  config.max_event_rate = flags.max_event_rate;
+  for (const auto& [k, v] : flags.label_map) config.labels[k] = v;
+  Inventory inv = DetectInventory(flags.overrides);
   for (const auto& note : inv.notes) log->warn("{}", note);
   for (const auto& g : inv.gpu_list) {
     log->info("GPU {}: {} ({} MiB)", g.index, g.name, g.memory_mib);
@@ -151,15 +92,15 @@ int main(int argc, char** argv) {
 
   boost::asio::io_context io;
   PosixSpawnLauncher launcher;
-  SlurmRunner slurm_runner(slurm);
+  SlurmRunner slurm_runner(flags.slurm);
   Agent* agent_ptr = nullptr;
   SessionOptions so;
   so.target = coordinator;
-  so.keepalive_ms = *keepalive_ms;
-  so.keepalive_timeout_ms = std::min<int64_t>(10'000, *keepalive_ms);
-  for (auto [path, pem] : {std::pair{&tls_ca, &so.tls_ca_pem},
-                           std::pair{&tls_cert, &so.tls_cert_pem},
-                           std::pair{&tls_key, &so.tls_key_pem}}) {
+  so.keepalive_ms = flags.keepalive_ms;
+  so.keepalive_timeout_ms = std::min<int64_t>(10'000, flags.keepalive_ms);
+  for (auto [path, pem] : {std::pair{&flags.tls_ca, &so.tls_ca_pem},
+                           std::pair{&flags.tls_cert, &so.tls_cert_pem},
+                           std::pair{&flags.tls_key, &so.tls_key_pem}}) {
     if (path->empty()) continue;
     auto text = ReadFile(*path);
     if (!text.ok()) return Fail(ToStd(text.status().message()));

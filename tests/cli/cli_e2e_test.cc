@@ -306,6 +306,40 @@ TEST_F(CliE2eTest, ShowPrintsHeaderStagesOutputsMetricsArtifacts) {
                                "2023-11-14 22:14:20     3\n"));
 }
 
+TEST_F(CliE2eTest, ShowWatchPrintsEachChangeAndExitsWithTheRunResult) {
+  v1::Run running = FailedRun();
+  running.set_status(v1::RUN_RUNNING);
+  running.clear_reason();
+  running.clear_ended_at_ms();
+  running.clear_started_at_ms();  // nor a "running for" that moves
+  running.mutable_stages(1)->set_status(v1::STAGE_RUNNING);
+  running.mutable_stages(1)->clear_ended_at_ms();
+  running.mutable_stages(1)->clear_reason();
+  running.mutable_stages(1)->clear_started_at_ms();  // no elapsed time that moves
+  // Two polls see it running (printed once: nothing changed), the third sees it failed.
+  service_.run_steps[12] = {running, running, FailedRun()};
+  CommandResult r = Run({"show", "12", "--watch", "--interval", "10ms"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(service_.get_runs, 3);
+  auto first = r.out.find("  status:    running");
+  auto last = r.out.find("  status:    failed: stage 'left' failed");
+  ASSERT_NE(first, std::string::npos) << r.out;
+  ASSERT_NE(last, std::string::npos) << r.out;
+  EXPECT_LT(first, last);
+  EXPECT_EQ(r.out.find("  status:    running", first + 1), std::string::npos) << r.out;
+
+  service_.run_steps[12] = {FailedRun()};
+  service_.run_steps[12][0].set_status(v1::RUN_SUCCEEDED);
+  r = Run({"show", "12", "--watch"});  // already over: one frame, at once
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+
+  r = Run({"show", "12", "--watch", "--interval", "soon"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--interval 'soon'"));
+  r = Run({"show", "99", "--watch"});
+  EXPECT_EQ(r.exit_code, 3);
+}
+
 TEST_F(CliE2eTest, ShowUnknownRunIsNotFound) {
   CommandResult r = Run({"show", "99"});
   EXPECT_EQ(r.exit_code, 3);

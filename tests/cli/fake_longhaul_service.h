@@ -18,6 +18,10 @@ class FakeLonghaulService final : public v1::LonghaulService::Service {
  public:
   // Canned state; set before the CLI runs.
   std::map<int64_t, v1::Run> runs;  // GetRun, CancelRun, RetryStage; ListRuns lists them
+  // GetRun of a run listed here answers each of these in turn, then keeps to the last (a run
+  // that moves on between polls); before `runs`.
+  std::map<int64_t, std::vector<v1::Run>> run_steps;
+  int get_runs = 0;  // GetRun calls answered
   std::vector<v1::AgentInfo> agents;
   std::vector<v1::PlanEntry> plan;  // SubmitRun answers with these
   int64_t next_run_id = 42;

@@ -167,6 +167,34 @@ TEST(DocsFlagsTest, DaemonFlagsMatchTheirTables) {
   }
 }
 
+// The config file keys of each daemon (docs/operations.md, "Configuration reference": a table
+// `| \`key\` | default | \`--key\` |` under `### PROGRAM`) are exactly its long flags without
+// the dashes, less --help, --config and --check-config.
+TEST(DocsFlagsTest, ConfigKeysMatchTheFlags) {
+  const std::string page = Page("docs/operations.md");
+  auto reference = page.find("## Configuration reference");
+  ASSERT_NE(reference, std::string::npos) << "docs/operations.md has no Configuration reference";
+  for (const FlagDocs& docs : kDaemonFlagDocs) {
+    std::set<std::string> expected;
+    for (const std::string& name : Help({docs.program}).AllNames()) {
+      if (name.rfind("--", 0) != 0 || name == "--config" || name == "--check-config") continue;
+      expected.insert(name.substr(2));
+    }
+    auto start = page.find("\n### " + docs.program + "\n", reference);
+    ASSERT_NE(start, std::string::npos) << "no ### " << docs.program << " in the reference";
+    auto end = page.find("\n#", start + 1);
+    std::set<std::string> documented;
+    for (const std::string& line : SplitLines(page.substr(start, end - start))) {
+      if (line.rfind("| `", 0) != 0) continue;
+      std::string key = line.substr(3, line.find('`', 3) - 3);
+      documented.insert(key);
+      EXPECT_NE(line.find("| `--" + key + "` |"), std::string::npos)
+          << "docs/operations.md: the row of key " << key << " should name the flag --" << key;
+    }
+    EXPECT_EQ(documented, expected) << docs.program << "'s config keys in docs/operations.md";
+  }
+}
+
 // Every command line in the docs and the README passes only flags its program has.
 TEST(DocsFlagsTest, EveryFlagTheDocsPassExists) {
   HelpPage top = Help({"longhaul"});

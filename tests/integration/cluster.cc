@@ -107,7 +107,9 @@ Status Cluster::StartCoordinator(const std::string& listen) {
   std::string addr_file = state_dir_ + "/coordinator.addr";
   std::remove(addr_file.c_str());
   std::vector<std::string> argv = {BinPath("longhauld")};
-  AddFlags(argv, {{"--state-dir", state_dir_},
+  // An empty config file, so that a machine's /etc/longhaul/longhauld.yaml never applies.
+  AddFlags(argv, {{"--config", "/dev/null"},
+                  {"--state-dir", state_dir_},
                   {"--listen", listen},
                   {"--agent-timeout", options_.agent_timeout},
                   {"--lost-after", options_.lost_after},
@@ -161,7 +163,8 @@ Status Cluster::StartAgent(int i) {
   Agent& a = agents_.at(static_cast<size_t>(i));
   a.suspended = false;
   std::vector<std::string> argv = {BinPath("longhaul-agent")};
-  AddFlags(argv, {{"--coordinator", agent_address_},
+  AddFlags(argv, {{"--config", "/dev/null"},  // as longhauld's
+                  {"--coordinator", agent_address_},
                   {"--state-dir", a.state_dir},
                   {"--id", a.id},
                   {"--cpus", StrCat(options_.cpus)},

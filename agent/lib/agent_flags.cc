@@ -1,0 +1,129 @@
+#include "agent/lib/agent_flags.h"
+
+#include <cstdlib>
+
+#include "agent/lib/agent_setup.h"
+#include "core/config/config_checks.h"
+#include "core/duration.h"
+#include "core/strings.h"
+
+namespace longhaul::agent {
+
+void AddAgentFlags(CLI::App& app, AgentFlags* f) {
+  const char* env_coord = std::getenv("LONGHAUL_COORDINATOR");
+  if (env_coord != nullptr) f->coordinator = env_coord;
+  app.add_option("--coordinator", f->coordinator, "HOST:PORT ($LONGHAUL_COORDINATOR)");
+  app.add_option("--state-dir", f->state_dir, "the agent's state directory (required)");
+  app.add_option("--data-dir", f->data_dir, "where output dirs are made (default STATE/data)");
+  app.add_option("--id", f->id, "agent id (default: stored in STATE/agent_id, else host name)");
+  app.add_option("--cpus", f->cpus, "CPUs to offer (default: the affinity mask)");
+  app.add_option("--memory", f->memory, "memory to offer, e.g. 16G (default: MemTotal)");
+  app.add_option("--gpus", f->gpus, "GPUs to offer (default: what nvidia-smi lists)");
+  app.add_option("--label", f->labels,
+                 "KEY=VALUE label (repeatable); recorded, not used for placement yet");
+  app.add_option("--heartbeat", f->heartbeat, "heartbeat interval (default 1s)");
+  app.add_option("--keepalive", f->keepalive,
+                 "HTTP/2 keepalive ping interval, 0 = off (default 30s)");
+  app.add_option("--shim", f->shim, "longhaul-shim to use (default: beside this executable)");
+  app.add_option("--event-window", f->event_window,
+                 "unacknowledged events in flight (default 20000)");
+  app.add_option("--max-event-rate", f->max_event_rate,
+                 "events one attempt may send per second, 0 = no limit; faster stages wait in "
+                 "their events file (default 5000)");
+  app.add_option("--tls-cert", f->tls_cert,
+                 "PEM certificate of this agent, from the cluster CA; it names the agent's id");
+  app.add_option("--tls-key", f->tls_key, "PEM private key of --tls-cert");
+  app.add_option("--tls-ca", f->tls_ca, "PEM CA that signed the coordinator's certificate");
+  app.add_option("--executor", f->executor,
+                 "local (processes on this node) or slurm (docs/slurm.md)")
+      ->check(CLI::IsMember({"local", "slurm"}));
+  app.add_option("--slurm-partition", f->slurm.partition, "sbatch --partition");
+  app.add_option("--slurm-account", f->slurm.account, "sbatch --account");
+  app.add_option("--slurm-arg", f->slurm.extra_args, "an extra sbatch argument (repeatable)");
+  app.add_option("--slurm-signal-lead", f->signal_lead,
+                 "USR1 to the shim this long before Slurm's time limit (default 60s)");
+  app.add_flag("--slurm-gres-gpus", f->slurm.gres_gpus,
+               "the cluster has GPUs as gres: ask for them with --gres=gpu:N");
+  app.add_option("--log-level", f->log_level, "debug, info, warn or error");
+  app.add_option("--log-file", f->log_file, "also log to this file");
+}
+
+std::vector<std::string> CheckAgentFlags(AgentFlags* f, const config::CliConfig& config) {
+  std::vector<std::string> errors;
+  auto fail = [&](std::string_view key, std::string_view message) {
+    errors.push_back(config.Error(key, message));
+  };
+  auto check = [&](std::string_view key, const Status& s) {
+    if (!s.ok()) fail(key, ToStd(s.message()));
+  };
+  if (f->coordinator.empty()) {
+    fail("coordinator", "required: HOST:PORT (or $LONGHAUL_COORDINATOR)");
+  } else {
+    check("coordinator", CheckHostPort(f->coordinator));
+  }
+  if (f->state_dir.empty()) {
+    fail("state-dir", "required: the agent's state directory");
+  } else {
+    check("state-dir", CheckDirUsable(f->state_dir));
+  }
+  if (!f->data_dir.empty()) check("data-dir", CheckDirUsable(f->data_dir));
+  auto heartbeat_ms = ParseDurationMs(f->heartbeat);
+  if (!heartbeat_ms.ok() || *heartbeat_ms <= 0) {
+    fail("heartbeat", "'" + f->heartbeat + "': expected a duration such as 1s");
+  } else {
+    f->heartbeat_ms = *heartbeat_ms;
+  }
+  auto keepalive_ms = ParseDurationMs(f->keepalive);
+  if (!keepalive_ms.ok() || *keepalive_ms < 0) {
+    fail("keepalive", "'" + f->keepalive + "': expected a duration such as 5m or 0");
+  } else {
+    f->keepalive_ms = *keepalive_ms;
+  }
+  if (f->event_window <= 0) fail("event-window", "must be positive");
+  if (f->max_event_rate < 0) fail("max-event-rate", "must not be negative");
+  if (f->tls_cert.empty() != f->tls_key.empty() || f->tls_cert.empty() != f->tls_ca.empty()) {
+    fail("tls-cert", "--tls-cert, --tls-key and --tls-ca go together");
+  }
+  for (auto [key, path] : {std::pair{"tls-cert", &f->tls_cert}, std::pair{"tls-key", &f->tls_key},
+                           std::pair{"tls-ca", &f->tls_ca}, std::pair{"log-file", &f->log_file}}) {
+    if (path->empty()) continue;
+    if (std::string_view(key) == "log-file") {
+      auto slash = path->rfind('/');
+      check(key, CheckDirUsable(slash == std::string::npos ? "." : path->substr(0, slash + 1)));
+    } else {
+      check(key, CheckReadable(*path));
+    }
+  }
+  // A shim that is not executable is not an error here: the agent starts, warns, and reports
+  // each attempt as a start failure (docs/agent.md).
+  if (f->cpus && !(*f->cpus > 0)) fail("cpus", "must be positive");
+  if (f->gpus && *f->gpus < 0) fail("gpus", "must not be negative");
+  f->overrides.cpus = f->cpus;
+  f->overrides.gpus = f->gpus;
+  if (!f->memory.empty()) {
+    auto bytes = ParseMemorySize(f->memory);
+    if (bytes.ok()) {
+      f->overrides.memory_bytes = *bytes;
+    } else {
+      check("memory", bytes.status());
+    }
+  }
+  auto lead_ms = ParseDurationMs(f->signal_lead);
+  if (!lead_ms.ok() || *lead_ms < 0 || *lead_ms > 65'535'000) {
+    fail("slurm-signal-lead", "'" + f->signal_lead + "': expected a duration up to 65535s");
+  } else {
+    f->slurm.signal_lead_s = *lead_ms / 1000;
+  }
+  for (const auto& l : f->labels) {
+    auto kv = ParseLabel(l);
+    if (kv.ok()) {
+      f->label_map[kv->first] = kv->second;
+    } else {
+      check("label", kv.status());
+    }
+  }
+  check("log-level", CheckLogLevel(f->log_level));
+  return errors;
+}
+
+}  // namespace longhaul::agent

@@ -1,0 +1,49 @@
+// longhaul-agent's flags and their config file keys (docs/operations.md, "Configuration
+// reference"): declared on a CLI11 app, then checked all at once so that `--check-config`
+// can list every problem. main() only adds these, parses and wires what they say.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/lib/inventory.h"
+#include "agent/lib/slurm_runner.h"
+#include "core/config/cli_config.h"
+
+namespace longhaul::agent {
+
+inline constexpr char kAgentConfigPath[] = "/etc/longhaul/agent.yaml";
+
+struct AgentFlags {
+  // As given (the coordinator defaults to $LONGHAUL_COORDINATOR).
+  std::string coordinator, state_dir, data_dir, id, memory, shim;
+  std::string heartbeat = "1s", keepalive = "30s", signal_lead = "60s";
+  std::string log_level = "info", log_file;
+  std::optional<double> cpus;
+  std::optional<int> gpus;
+  std::vector<std::string> labels;
+  int64_t event_window = 20'000;
+  int64_t max_event_rate = 5'000;
+  std::string tls_cert, tls_key, tls_ca;
+  std::string executor = "local";
+  SlurmOptions slurm;  // signal_lead_s is filled by CheckAgentFlags
+
+  // Filled by CheckAgentFlags when it returns no errors.
+  int64_t heartbeat_ms = 0;
+  int64_t keepalive_ms = 0;
+  InventoryOverrides overrides;
+  std::map<std::string, std::string> label_map;
+};
+
+// Declares every flag of longhaul-agent on `app`, bound to `flags` (which must outlive it).
+void AddAgentFlags(CLI::App& app, AgentFlags* flags);
+
+// Checks the values after parsing and CliConfig::Apply() and converts them; each error names
+// where its value came from (config.Error). Looks only: creates and opens nothing for writing.
+std::vector<std::string> CheckAgentFlags(AgentFlags* flags, const config::CliConfig& config);
+
+}  // namespace longhaul::agent

@@ -1,0 +1,152 @@
+#include "daemon/server/coordinator_flags.h"
+
+#include "core/config/config_checks.h"
+#include "core/duration.h"
+#include "core/strings.h"
+
+namespace longhaul::server {
+namespace {
+
+std::string DirOf(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash + 1);
+}
+
+}  // namespace
+
+void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
+  CoordinatorOptions& options = f->options;
+  app.add_option("--state-dir", options.state_dir, "where the database and address file live")
+      ->capture_default_str();
+  app.add_option("--db", options.db_path, "SQLite file (default: STATE/longhaul.db)");
+  app.add_option("--listen", options.listen, "gRPC address; port 0 picks a free port")
+      ->capture_default_str();
+  app.add_option("--addr-file", options.addr_file,
+                 "file to write the bound address to (default: STATE/coordinator.addr)");
+  options.http.listen = "127.0.0.1:8080";
+  app.add_option("--http", options.http.listen,
+                 "HTTP address of the UI and JSON API ('' turns it off; port 0 picks a free "
+                 "port); HTTPS with --tls-cert; off loopback it needs --tokens and --tls-cert, "
+                 "or --insecure")
+      ->capture_default_str();
+  app.add_option("--http-host", options.http.hosts,
+                 "another name (NAME or NAME:PORT) clients may use in Host for the HTTP "
+                 "listener; repeatable. Loopback names and the --http host are always allowed; "
+                 "other names get 421 (against DNS rebinding)");
+  app.add_option("--http-header-timeout", f->http_header_timeout,
+                 "an HTTP connection whose request header (and TLS handshake) is not complete "
+                 "this long after it opens, or after its first byte, is closed")
+      ->capture_default_str();
+  app.add_option("--http-max-connections", options.http.max_connections,
+                 "open HTTP connections at most; past it a new one gets 503")
+      ->capture_default_str();
+  app.add_option("--http-addr-file", options.http_addr_file,
+                 "file to write the bound HTTP address to (default: STATE/http.addr)");
+  app.add_option("--ui-dir", options.http.ui_dir,
+                 "serve the UI from this folder (web/dist) instead of the built-in copy");
+  app.add_option("--http-max-streams", options.http.sse.max_streams,
+                 "open watch streams (SSE) at most; past it a watch gets 503")
+      ->capture_default_str();
+  app.add_option("--sse-heartbeat", f->sse_heartbeat,
+                 "comment sent on idle watch streams this often")
+      ->capture_default_str();
+  app.add_option("--agent-timeout", f->agent_timeout,
+                 "an agent silent this long is unreachable; its attempts are unknown")
+      ->capture_default_str();
+  app.add_option("--lost-after", f->lost_after,
+                 "an agent silent this long is lost; its attempts are lost and retried")
+      ->capture_default_str();
+  app.add_option("--heartbeat", f->heartbeat, "heartbeat interval asked of agents")
+      ->capture_default_str();
+  SecurityOptions& sec = options.security;
+  app.add_option("--tokens", sec.tokens_file,
+                 "file of 'ROLE NAME sha256:HEX' lines: the tokens clients must send (re-read "
+                 "on SIGHUP); without it longhauld listens on loopback only");
+  app.add_option("--tls-cert", sec.tls_cert_file,
+                 "PEM certificate: serve the client API and the HTTP listener over TLS");
+  app.add_option("--tls-key", sec.tls_key_file, "PEM private key of --tls-cert");
+  app.add_option("--agent-listen", sec.agent_listen,
+                 "a separate address for agents, with mutual TLS (needs --agent-ca, --tls-cert)");
+  app.add_option("--agent-ca", sec.agent_ca_file,
+                 "PEM CA whose certificates agents must present; the certificate names the agent");
+  app.add_option("--agent-addr-file", options.agent_addr_file,
+                 "file to write the bound agent address to (default: STATE/agent.addr)");
+  app.add_flag("--insecure", sec.insecure,
+               "listen off loopback without tokens, TLS or agent certificates (not for shared "
+               "networks: see docs/security.md)");
+  app.add_option("--retention-age", f->retention_age,
+                 "collect ended runs older than this (their logs, outputs and events; the "
+                 "summary stays); 0: by age never")
+      ->capture_default_str();
+  app.add_option("--retention-keep", options.retention.keep_last,
+                 "collect ended runs beyond the newest N of each workflow; 0: by count never")
+      ->capture_default_str();
+  app.add_option("--retention-interval", f->retention_interval,
+                 "how often retention runs when --retention-age or --retention-keep is set")
+      ->capture_default_str();
+  app.add_option("--log-level", f->log_level, "debug, info, warn or error")->capture_default_str();
+  app.add_option("--log-file", f->log_file, "also log to this file");
+}
+
+std::vector<std::string> CheckCoordinatorFlags(CoordinatorFlags* f,
+                                               const config::CliConfig& config) {
+  std::vector<std::string> errors;
+  auto check = [&](std::string_view key, const Status& s) {
+    if (!s.ok()) errors.push_back(config.Error(key, ToStd(s.message())));
+  };
+  CoordinatorOptions& o = f->options;
+  auto duration = [&](std::string_view key, const std::string& value, int64_t* ms) {
+    auto parsed = ParseDurationMs(value);
+    if (parsed.ok()) {
+      *ms = *parsed;
+    } else {
+      check(key, parsed.status());
+    }
+  };
+  duration("agent-timeout", f->agent_timeout, &o.scheduler.agent_timeout_ms);
+  duration("lost-after", f->lost_after, &o.scheduler.lost_after_ms);
+  duration("heartbeat", f->heartbeat, &o.scheduler.heartbeat_interval_ms);
+  duration("sse-heartbeat", f->sse_heartbeat, &o.http.sse.heartbeat_ms);
+  duration("http-header-timeout", f->http_header_timeout, &o.http.header_timeout_ms);
+  duration("retention-age", f->retention_age, &o.retention.older_than_ms);
+  duration("retention-interval", f->retention_interval, &o.retention_interval_ms);
+  if (o.retention.keep_last < 0) errors.push_back(config.Error("retention-keep", "must be 0 or more"));
+  if (o.retention_interval_ms <= 0) {
+    errors.push_back(config.Error("retention-interval", "must be more than 0"));
+  }
+
+  check("listen", CheckHostPort(o.listen));
+  if (!o.http.listen.empty()) check("http", CheckHostPort(o.http.listen));
+  SecurityOptions& sec = o.security;
+  if (!sec.agent_listen.empty()) check("agent-listen", CheckHostPort(sec.agent_listen));
+  check("state-dir", CheckDirUsable(o.state_dir));
+  if (!o.db_path.empty()) check("db", CheckDirUsable(DirOf(o.db_path)));
+  for (auto [key, path] :
+       {std::pair{"addr-file", &o.addr_file}, std::pair{"http-addr-file", &o.http_addr_file},
+        std::pair{"agent-addr-file", &o.agent_addr_file}, std::pair{"log-file", &f->log_file}}) {
+    if (!path->empty()) check(key, CheckDirUsable(DirOf(*path)));
+  }
+  for (auto [key, path] :
+       {std::pair{"tokens", &sec.tokens_file}, std::pair{"tls-cert", &sec.tls_cert_file},
+        std::pair{"tls-key", &sec.tls_key_file}, std::pair{"agent-ca", &sec.agent_ca_file}}) {
+    if (!path->empty()) check(key, CheckReadable(*path));
+  }
+  if (!o.http.ui_dir.empty()) check("ui-dir", CheckReadable(o.http.ui_dir));
+  check("log-level", CheckLogLevel(f->log_level));
+  return errors;
+}
+
+std::vector<std::string> CheckCoordinatorExposure(const CoordinatorFlags& f,
+                                                  const config::CliConfig& config) {
+  std::vector<std::string> errors;
+  const CoordinatorOptions& o = f.options;
+  if (auto s = CheckSecurity(o.listen, o.security); !s.ok()) {
+    errors.push_back(config.Error("listen", ToStd(s.status().message())));
+  }
+  if (auto s = CheckHttpSecurity(o.http.listen, o.security); !s.ok()) {
+    errors.push_back(config.Error("http", ToStd(s.status().message())));
+  }
+  return errors;
+}
+
+}  // namespace longhaul::server
