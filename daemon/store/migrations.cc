@@ -171,6 +171,10 @@ CREATE INDEX runs_by_workflow_status ON runs(workflow_name, status, id);
       R"sql(
 CREATE INDEX stages_by_run_position ON stages(run_id, position);
 )sql",
+      // 7: retries after infrastructure failures, counted apart from the stage's own.
+      R"sql(
+ALTER TABLE stages ADD COLUMN infra_retries_used INTEGER NOT NULL DEFAULT 0;
+)sql",
   };
   return kMigrations;
 }
