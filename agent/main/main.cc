@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   app.add_option("--memory", memory, "memory to offer, e.g. 16G (default: MemTotal)");
   app.add_option("--gpus", gpus, "GPUs to offer (default: what nvidia-smi lists)");
   app.add_option("--label", labels,
-                 "KEY=VALUE label (repeatable); recorded, not used for placement yet");
+                 "KEY=VALUE label (repeatable); a stage's node_selector picks agents by them");
   app.add_option("--heartbeat", heartbeat, "heartbeat interval (default 1s)");
   app.add_option("--keepalive", keepalive, "HTTP/2 keepalive ping interval, 0 = off (default 30s)");
   app.add_option("--shim", shim, "longhaul-shim to use (default: beside this executable)");
