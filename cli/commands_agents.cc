@@ -1,4 +1,6 @@
 // agents: the nodes the coordinator knows.
+#include <map>
+
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/format.h"
@@ -15,6 +17,14 @@ std::string GiB(int64_t bytes) {
   return buf;
 }
 
+// "gpu=h200,zone=a" (sorted by key), "-" when none.
+std::string Labels(const v1::AgentInfo& a) {
+  std::map<std::string, std::string> sorted(a.labels().begin(), a.labels().end());
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : sorted) parts.push_back(StrCat(k, "=", v));
+  return parts.empty() ? "-" : StrJoin(parts, ",");
+}
+
 }  // namespace
 
 int ListAgents(CommandContext& ctx) {
@@ -25,7 +35,8 @@ int ListAgents(CommandContext& ctx) {
     ctx.err() << "no agents have connected\n";
     return kExitOk;
   }
-  Table table({"ID", "HOST", "STATE", "CPUS", "MEMORY", "GPUS", "RUNNING", "LAST SEEN"});
+  Table table(
+      {"ID", "HOST", "STATE", "CPUS", "MEMORY", "GPUS", "RUNNING", "LAST SEEN", "LABELS"});
   table.AlignRight(3);
   table.AlignRight(4);
   table.AlignRight(5);
@@ -38,7 +49,7 @@ int ListAgents(CommandContext& ctx) {
                   StrCat(FormatNumber(free.cpus()), "/", FormatNumber(total.cpus())),
                   StrCat(GiB(free.memory_bytes()), "/", GiB(total.memory_bytes()), " GiB"),
                   StrCat(free.gpus(), "/", total.gpus()), std::to_string(a.running_attempts()),
-                  FormatAgo(a.last_seen_ms(), now)});
+                  FormatAgo(a.last_seen_ms(), now), Labels(a)});
   }
   table.Render(ctx.out());
   return kExitOk;

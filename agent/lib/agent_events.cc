@@ -71,6 +71,7 @@ void Agent::Pump(Attempt& a) {
     x->set_last_seq(a.last_event_seq);
     x->set_start_failed(a.exit->start_failed);
     x->set_failure_kind(a.exit->failure_kind);
+    x->set_node(a.exit->node);
     Send(std::move(m));
     a.exit_sent = true;
   }

@@ -20,7 +20,7 @@ void AddAgentFlags(CLI::App& app, AgentFlags* f) {
   app.add_option("--memory", f->memory, "memory to offer, e.g. 16G (default: MemTotal)");
   app.add_option("--gpus", f->gpus, "GPUs to offer (default: what nvidia-smi lists)");
   app.add_option("--label", f->labels,
-                 "KEY=VALUE label (repeatable); recorded, not used for placement yet");
+                 "KEY=VALUE label (repeatable); a stage's node_selector picks agents by them");
   app.add_option("--heartbeat", f->heartbeat, "heartbeat interval (default 1s)");
   app.add_option("--keepalive", f->keepalive,
                  "HTTP/2 keepalive ping interval, 0 = off (default 30s)");

@@ -113,6 +113,7 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
   req.resources = spec.resources();
   req.timeout_ms = spec.timeout_ms();
   req.grace_ms = grace;
+  req.exclude_nodes.assign(spec.exclude_nodes().begin(), spec.exclude_nodes().end());
   if (native_) {
     write_spec();
     SubmitNative(a, std::move(req));

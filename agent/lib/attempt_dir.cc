@@ -129,6 +129,7 @@ Result<ExitInfo> AttemptDir::ReadExit() const {
   if (auto k = doc.find("failure_kind"); k != doc.end() && k->is_string()) {
     e.failure_kind = k->get<std::string>();
   }
+  if (auto n = doc.find("node"); n != doc.end() && n->is_string()) e.node = n->get<std::string>();
   return e;
 }
 
@@ -139,6 +140,7 @@ Status AttemptDir::WriteExit(const ExitInfo& e) const {
            {"reason", e.reason},
            {"start_failed", e.start_failed}};
   if (!e.failure_kind.empty()) doc["failure_kind"] = e.failure_kind;
+  if (!e.node.empty()) doc["node"] = e.node;
   return WriteFileFast(File("exit.json"), Dump(doc));
 }
 

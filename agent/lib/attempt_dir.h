@@ -34,6 +34,8 @@ struct ExitInfo {
   // Set when the executor, not the stage, ended it: preempted, node_fail, oom, timeout,
   // cancelled_outside (native_outcome.h). Empty otherwise.
   std::string failure_kind;
+  // With failure_kind: the node the executor ran it on, when known ("" otherwise).
+  std::string node;
 };
 
 struct CancelInfo {

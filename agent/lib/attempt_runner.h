@@ -32,6 +32,7 @@ struct RunRequest {
   v1::Resources resources;
   int64_t timeout_ms = 0;  // the stage's wall-time limit; 0: none
   int64_t grace_ms = 0;    // SIGTERM -> SIGKILL
+  std::vector<std::string> exclude_nodes;  // nodes where earlier attempts failed (node_fail)
 };
 
 struct Started {
@@ -51,6 +52,7 @@ struct NativeState {
   NativePhase phase = NativePhase::kUnknown;
   std::string state;   // the executor's own word: PENDING, RUNNING, PREEMPTED, ...
   std::string reason;  // why it is pending (Resources, Priority, ...), or how it ended
+  std::string node;    // where it runs or ran (Slurm's node list), "" when not known
 };
 
 class AttemptRunner {

@@ -46,8 +46,8 @@ Result<std::map<std::string, NativeState>> LocalRunner::Reconcile(
     auto pid = ParsePid(id);
     if (!pid.ok()) continue;
     bool alive = ::kill(*pid, 0) == 0 || errno == EPERM;
-    out[id] = alive ? NativeState{NativePhase::kRunning, "running", ""}
-                    : NativeState{NativePhase::kGone, "gone", ""};
+    out[id] = alive ? NativeState{NativePhase::kRunning, "running", "", ""}
+                    : NativeState{NativePhase::kGone, "gone", "", ""};
   }
   return out;
 }

@@ -36,6 +36,7 @@ std::optional<ExitInfo> DecideNativeExit(const NativeOutcomeInput& in) {
     ExitInfo out = e;
     if (auto k = KindOf(in.state.state); k && in.state.phase == NativePhase::kEnded) {
       out.failure_kind = k->kind;
+      out.node = in.state.node;
       out.reason = StrCat(k->what, " (", job, " ", in.state.state, ")");
     } else if (e.reason == shim::kTimeLimitReason) {
       out.failure_kind = "timeout";
@@ -55,6 +56,7 @@ std::optional<ExitInfo> DecideNativeExit(const NativeOutcomeInput& in) {
       ExitInfo out =
           UnknownExit(StrCat(k->what, " (", job, " ", in.state.state, ")"), in.now_ms, false);
       out.failure_kind = k->kind;
+      out.node = in.state.node;
       return out;
     }
     if (in.state.state == "BOOT_FAIL") {

@@ -52,12 +52,14 @@ std::string Field(const std::string& line, const std::string& key) {
   return "";
 }
 
-NativeState MakeState(const std::string& state, const std::string& reason) {
+NativeState MakeState(const std::string& state, const std::string& reason,
+                      const std::string& node) {
   NativeState s;
   // "CANCELLED by 0" in scontrol's JobState.
   s.state = state.substr(0, state.find(' '));
   s.phase = SlurmPhase(s.state);
   s.reason = reason == "None" || reason == "(null)" ? "" : reason;
+  s.node = node == "(null)" || node == "None" ? "" : node;
   return s;
 }
 
@@ -86,7 +88,7 @@ std::map<std::string, NativeState> ParseSqueue(const std::string& text) {
     std::string line = Trim(raw);
     auto parts = StrSplit(line, '|');
     if (parts.size() < 3 || parts[0].empty()) continue;
-    out[parts[0]] = MakeState(parts[1], parts[2]);
+    out[parts[0]] = MakeState(parts[1], parts[2], parts.size() > 3 ? parts[3] : "");
   }
   return out;
 }
@@ -135,6 +137,9 @@ std::vector<std::string> SlurmRunner::SbatchArgs(const RunRequest& req) const {
   if (options_.gres_gpus && req.resources.gpus() > 0) {
     a.push_back(StrCat("--gres=gpu:", req.resources.gpus()));
   }
+  if (!req.exclude_nodes.empty()) {
+    a.push_back(StrCat("--exclude=", StrJoin(req.exclude_nodes, ",")));
+  }
   a.insert(a.end(), options_.extra_args.begin(), options_.extra_args.end());
   a.push_back(req.attempt_dir + "/job.sh");
   return a;
@@ -182,20 +187,20 @@ Result<NativeState> SlurmRunner::ShowJob(const std::string& id) {
   if (!r.ok()) return r.status();
   if (r->exit_code != 0) {
     if (r->err.find("Invalid job id") != std::string::npos) {
-      return NativeState{NativePhase::kGone, "", ""};
+      return NativeState{NativePhase::kGone, "", "", ""};
     }
     return CommandFailed(argv, *r);
   }
   std::string state = Field(r->out, "JobState");
   if (state.empty()) return absl::InternalError(StrCat(CommandLine(argv), ": no JobState"));
-  return MakeState(state, Field(r->out, "Reason"));
+  return MakeState(state, Field(r->out, "Reason"), Field(r->out, "NodeList"));
 }
 
 Result<std::map<std::string, NativeState>> SlurmRunner::Reconcile(
     const std::vector<std::string>& native_ids) {
   std::map<std::string, NativeState> out;
   if (native_ids.empty()) return out;
-  std::vector<std::string> argv = {"squeue", "--me", "-h", "-t", "all", "-o", "%i|%T|%r"};
+  std::vector<std::string> argv = {"squeue", "--me", "-h", "-t", "all", "-o", "%i|%T|%r|%N"};
   auto r = RunCommand(argv, options_.command_timeout_ms);
   if (!r.ok()) return r.status();
   if (r->exit_code != 0) return CommandFailed(argv, *r);

@@ -56,8 +56,8 @@ std::string SlurmJobName(int64_t attempt_id);
 // Slurm's job state word -> phase (PENDING -> kPending, RUNNING -> kRunning, COMPLETED,
 // PREEMPTED, ... -> kEnded; unknown words -> kUnknown).
 NativePhase SlurmPhase(const std::string& state);
-// Parses `squeue -h -o '%i|%T|%r'` lines into states by job id; lines that do not parse are
-// skipped.
+// Parses `squeue -h -o '%i|%T|%r|%N'` lines (the node list is optional) into states by job
+// id; lines that do not parse are skipped.
 std::map<std::string, NativeState> ParseSqueue(const std::string& text);
 // `sbatch --parsable` prints "ID" or "ID;CLUSTER".
 Result<std::string> ParseSbatch(const std::string& text);

@@ -102,6 +102,9 @@ void Scheduler::HandleExited(AgentState* agent, const v1::AttemptExited& msg) {
     kind = msg.failure_kind();
     reason = msg.reason().empty() ? kind : msg.reason();
     state = v1::ATTEMPT_KILLED;
+    if (kind == "node_fail" && a->stage != nullptr && a->stage->current == a) {
+      AvoidFailedNode(a->stage, *agent, msg.node());
+    }
   } else if (msg.start_failed()) {
     kind = "start";
     reason = msg.reason().empty() ? "could not start" : msg.reason();
@@ -190,20 +193,25 @@ void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const s
       if (a->row.exit_code && code == *a->row.exit_code) retry_on_kind = true;
     }
   }
-  if (retry_on_kind && s->row.retries_used < policy.limit) {
-    s->row.retries_used++;
-    int64_t delay = BackoffMs(policy, s->row.retries_used);
+  // Preemption, a failed node or a lost agent spend their own budget, not the stage's.
+  bool infra = workflow::IsInfraFailure(kind);
+  int& used = infra ? s->row.infra_retries_used : s->row.retries_used;
+  int limit = infra ? policy.infra_limit : policy.limit;
+  const char* budget = infra ? " infrastructure" : "";
+  if (retry_on_kind && used < limit) {
+    used++;
+    int64_t delay = BackoffMs(policy, used);
     s->row.next_retry_at_ms = now + delay;
     s->retry_gen++;
     SetStageStatus(s, v1::STAGE_WAITING,
-                   StrCat(reason, "; retry ", s->row.retries_used, "/", policy.limit, " in ",
+                   StrCat(reason, ";", budget, " retry ", used, "/", limit, " in ",
                           FormatDurationMs(delay)));
     timers_.Push({now + delay, TimerKind::kRetry, s->row.id, "", s->retry_gen});
     return;
   }
   std::string final_reason = reason;
-  if (retry_on_kind && policy.limit > 0) {
-    final_reason += StrCat(" (after ", policy.limit, " retries)");
+  if (retry_on_kind && limit > 0) {
+    final_reason += StrCat(" (after ", limit, budget, " retries)");
   }
   StageFailed(s, v1::STAGE_FAILED, final_reason);
 }

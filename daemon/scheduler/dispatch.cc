@@ -8,13 +8,6 @@
 namespace longhaul::scheduler {
 namespace {
 
-constexpr double kEps = 1e-9;
-
-bool Fits(const v1::Resources& free, const v1::Resources& req) {
-  return free.cpus() + kEps >= req.cpus() && free.memory_bytes() >= req.memory_bytes() &&
-         free.gpus() >= req.gpus();
-}
-
 std::string DescribeNeed(const v1::Resources& r) {
   std::vector<std::string> parts;
   parts.push_back(StrCat(r.cpus(), " cpus"));
@@ -24,24 +17,6 @@ std::string DescribeNeed(const v1::Resources& r) {
 }
 
 }  // namespace
-
-AgentState* Scheduler::PickAgent(const StageState* s) {
-  const v1::Resources& req = s->row.resources;
-  auto usable = [&](const AgentState* a) {
-    return a->session != 0 && a->reachable && Fits(a->free, req);
-  };
-  // A resumable stage goes back to the node that holds its output dir when it can.
-  if (s->spec->resume && !s->previous_agent.empty()) {
-    auto it = agents_.find(s->previous_agent);
-    if (it != agents_.end() && usable(it->second.get())) return it->second.get();
-  }
-  AgentState* best = nullptr;
-  for (auto& [id, a] : agents_) {
-    if (!usable(a.get())) continue;
-    if (best == nullptr || a->free.cpus() > best->free.cpus() + kEps) best = a.get();
-  }
-  return best;
-}
 
 void Scheduler::Dispatch() {
   if (!dispatch_needed_) return;
@@ -64,7 +39,17 @@ void Scheduler::Dispatch() {
   ready_.Pass([&](ReadyQueue::Entry e) {
     StageState* s = runs_.at(e.run_id)->stages[e.index].get();
     AgentState* agent = Fits(most, s->row.resources) ? PickAgent(s) : nullptr;
-    if (agent == nullptr) return ReadyQueue::Outcome::kNoRoom;
+    if (agent == nullptr) {
+      // Agents come and go: say whether any could take it at all (node_selector).
+      if (!s->spec->node_selector.empty() || s->avoid != nullptr) {
+        std::string reason = ReadyReason(s);
+        if (reason != s->row.reason) {
+          s->row.reason = std::move(reason);
+          MarkChanged(s);
+        }
+      }
+      return ReadyQueue::Outcome::kNoRoom;
+    }
     Status st = StartAttemptOn(s, agent);
     if (!st.ok()) {
       GetLogger("scheduler")->warn("run {} stage {}: {}", e.run_id, s->row.name,
@@ -169,6 +154,9 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   *start.mutable_resources() = a->held;
   start.set_grace_ms(s->spec->grace_ms);
   if (s->spec->timeout_ms) start.set_timeout_ms(*s->spec->timeout_ms);
+  if (s->avoid != nullptr) {
+    for (const std::string& node : s->avoid->nodes) start.add_exclude_nodes(node);
+  }
   a->row.start_blob = start.SerializeAsString();
   Touch(a);
 

@@ -36,6 +36,14 @@ struct AttemptState {
   bool dirty = false;
 };
 
+// Where a stage's next attempts must not go, after its node failed (node_fail): agents (a
+// local agent is its node), and nodes for an agent that submits to a cluster (Slurm's
+// --exclude). Kept in memory only; allocated for the few stages that need it.
+struct Avoidance {
+  std::set<std::string> agents;
+  std::vector<std::string> nodes;
+};
+
 struct StageState {
   store::StageRow row;
   const workflow::StageSpec* spec = nullptr;  // points into run->workflow
@@ -50,6 +58,7 @@ struct StageState {
   uint64_t retry_gen = 0;
   bool dirty = false;
   std::string previous_agent;  // where the last attempt ran (resume affinity)
+  std::unique_ptr<Avoidance> avoid;  // null unless a node of it failed
   // For a cached stage (row.cached_from_stage_id): the run and stage it reuses, for snapshots.
   int64_t cached_from_run_id = 0;
   std::string cached_from_stage;

@@ -2,8 +2,8 @@
 
 namespace longhaul::scheduler {
 
-void ReadyQueue::Add(Entry e, const v1::Resources& need) {
-  Shape shape = ShapeOf(need);
+void ReadyQueue::Add(Entry e, const v1::Resources& need, const std::string& placement) {
+  Shape shape = ShapeOf(need, placement);
   std::set<Entry>& bucket = by_shape_[shape];
   bool was_head = bucket.empty() || e < *bucket.begin();
   if (!bucket.insert(e).second) return;
@@ -11,15 +11,16 @@ void ReadyQueue::Add(Entry e, const v1::Resources& need) {
   if (in_pass_ && was_head && !full_.count(shape)) frontier_.insert({e, shape});
 }
 
-void ReadyQueue::Remove(Entry e, const v1::Resources& need) {
-  auto it = by_shape_.find(ShapeOf(need));
+void ReadyQueue::Remove(Entry e, const v1::Resources& need, const std::string& placement) {
+  auto it = by_shape_.find(ShapeOf(need, placement));
   if (it == by_shape_.end() || it->second.erase(e) == 0) return;
   --size_;
   if (it->second.empty()) by_shape_.erase(it);
 }
 
-bool ReadyQueue::Contains(Entry e, const v1::Resources& need) const {
-  auto it = by_shape_.find(ShapeOf(need));
+bool ReadyQueue::Contains(Entry e, const v1::Resources& need,
+                          const std::string& placement) const {
+  auto it = by_shape_.find(ShapeOf(need, placement));
   return it != by_shape_.end() && it->second.count(e) > 0;
 }
 

@@ -1,7 +1,8 @@
 // The ready set: stages whose dependencies allow them to run, waiting for an agent with room.
 //
-// Kept per resource shape (what one attempt of the stage asks for: CPUs, memory, GPUs), each
-// shape in FIFO order by (run id, stage index). A dispatch pass visits stages oldest first
+// Kept per shape (what one attempt of the stage asks for: CPUs, memory, GPUs, and where it may
+// go: its placement key, "" for "any agent"), each shape in FIFO order by (run id, stage
+// index). A dispatch pass visits stages oldest first
 // across shapes; once a stage of some shape does not fit on any agent, the other stages of that
 // shape are skipped for the rest of the pass, since nothing is freed during a pass and they ask
 // for exactly as much. A pass therefore costs O((started + shapes) log n) whatever the number of
@@ -15,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -34,11 +36,12 @@ class ReadyQueue {
     kNoRoom,  // no agent has room for it: skip its shape for the rest of the pass
   };
 
-  // Adding an entry already present, or removing one that is absent, does nothing. `need` must
-  // be what the stage asked for when it was added.
-  void Add(Entry e, const v1::Resources& need);
-  void Remove(Entry e, const v1::Resources& need);
-  bool Contains(Entry e, const v1::Resources& need) const;
+  // Adding an entry already present, or removing one that is absent, does nothing. `need` and
+  // `placement` must be what the stage had when it was added. Stages that may go to different
+  // agents (node selectors, avoided agents) must have different placement keys.
+  void Add(Entry e, const v1::Resources& need, const std::string& placement = "");
+  void Remove(Entry e, const v1::Resources& need, const std::string& placement = "");
+  bool Contains(Entry e, const v1::Resources& need, const std::string& placement = "") const;
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   size_t shapes() const { return by_shape_.size(); }
@@ -51,9 +54,9 @@ class ReadyQueue {
   void Pass(const std::function<Outcome(Entry)>& place);
 
  private:
-  using Shape = std::tuple<double, int64_t, int32_t>;  // cpus, memory bytes, GPUs
-  static Shape ShapeOf(const v1::Resources& r) {
-    return {r.cpus(), r.memory_bytes(), r.gpus()};
+  using Shape = std::tuple<double, int64_t, int32_t, std::string>;  // cpus, memory, GPUs, key
+  static Shape ShapeOf(const v1::Resources& r, const std::string& placement) {
+    return {r.cpus(), r.memory_bytes(), r.gpus(), placement};
   }
   std::map<Shape, std::set<Entry>> by_shape_;
   size_t size_ = 0;

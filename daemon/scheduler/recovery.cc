@@ -156,7 +156,7 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
     if (st->current) ArmAttemptTimers(st->current);
     switch (st->row.status) {
       case v1::STAGE_READY:
-        ready_.Add({run->row.id, st->index}, st->row.resources);
+        ready_.Add({run->row.id, st->index}, st->row.resources, PlacementKey(st.get()));
         break;
       case v1::STAGE_WAITING:
         if (st->row.next_retry_at_ms) {

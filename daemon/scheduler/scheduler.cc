@@ -70,7 +70,7 @@ void Scheduler::CountStages(RunState* run) {
 
 void Scheduler::SetStageStatus(StageState* s, v1::StageStatus status, const std::string& reason) {
   if (s->row.status == v1::STAGE_READY && status != v1::STAGE_READY) {
-    ready_.Remove({s->run->row.id, s->index}, s->row.resources);
+    ready_.Remove({s->run->row.id, s->index}, s->row.resources, PlacementKey(s));
   }
   --s->run->status_count[s->row.status];
   ++s->run->status_count[status];
@@ -90,10 +90,10 @@ void Scheduler::SetStageStatus(StageState* s, v1::StageStatus status, const std:
 
 void Scheduler::MarkReady(StageState* s) {
   // What it waits for until Dispatch places it (cleared when it starts).
-  SetStageStatus(s, v1::STAGE_READY, WaitingReason(s->row.resources));
+  SetStageStatus(s, v1::STAGE_READY, ReadyReason(s));
   s->ready_at_ms = clock_->NowMs();
   s->row.next_retry_at_ms.reset();
-  ready_.Add({s->run->row.id, s->index}, s->row.resources);
+  ready_.Add({s->run->row.id, s->index}, s->row.resources, PlacementKey(s));
   dispatch_needed_ = true;
 }
 
@@ -267,6 +267,7 @@ Result<v1::Run> Scheduler::Retry(int64_t run_id, const std::string& stage_name) 
   for (int i : reset) {
     StageState* s = run->stages[i].get();
     s->row.retries_used = 0;
+    s->row.infra_retries_used = 0;
     s->row.started_at_ms.reset();
     s->row.ended_at_ms.reset();
     s->retry_gen++;

@@ -178,8 +178,22 @@ class Scheduler {
   void Touch(AttemptState* a);
   void Touch(AgentState* a);
 
-  // dispatch.cc
+  // placement.cc: which agent a ready stage goes to
+  static bool Fits(const v1::Resources& free, const v1::Resources& req);
+  // The agent for `s`: connected, with room, labels matching its node_selector, not avoided;
+  // among those its resume node, else the one holding most of its upstream stages' outputs,
+  // else the one with most free CPUs. Null when none.
   AgentState* PickAgent(const StageState* s);
+  // The ReadyQueue placement key of `s`: "" unless it has a node_selector or avoids agents.
+  static std::string PlacementKey(const StageState* s);
+  // What a ready stage waits for: "no agent matches node_selector {gpu: h200}" when no
+  // connected agent has its labels, else WaitingReason (plus the agents it avoids).
+  std::string ReadyReason(const StageState* s) const;
+  // After node_fail on `agent`: later attempts of `s` avoid the node (`node`, for an agent
+  // that submits to a cluster) or the agent.
+  void AvoidFailedNode(StageState* s, const AgentState& agent, const std::string& node);
+
+  // dispatch.cc
   Status StartAttemptOn(StageState* s, AgentState* agent);
   std::string OutputDir(const StageState* s, const AgentState* agent, int number) const;
   void ReleaseResources(AttemptState* a);

@@ -78,7 +78,9 @@ Status Scheduler::InsertStages(RunState* r) {
 
 void Scheduler::ForgetNewRun(RunState* r) {
   for (auto& st : r->stages) {
-    if (st->row.status == v1::STAGE_READY) ready_.Remove({r->row.id, st->index}, st->row.resources);
+    if (st->row.status == v1::STAGE_READY) {
+      ready_.Remove({r->row.id, st->index}, st->row.resources, PlacementKey(st.get()));
+    }
   }
   std::erase_if(dirty_stages_, [r](const StageState* s) { return s->run == r; });
   std::erase(dirty_runs_, r);

@@ -171,7 +171,11 @@ CREATE INDEX runs_by_workflow_status ON runs(workflow_name, status, id);
       R"sql(
 CREATE INDEX stages_by_run_position ON stages(run_id, position);
 )sql",
-      // 7: retention: when a run's logs, outputs and events were removed (its summary stays),
+      // 7: retries after infrastructure failures, counted apart from the stage's own.
+      R"sql(
+ALTER TABLE stages ADD COLUMN infra_retries_used INTEGER NOT NULL DEFAULT 0;
+)sql",
+      // 8: retention: when a run's logs, outputs and events were removed (its summary stays),
       // and the stages that reused each stage's result, found without a scan.
       R"sql(
 ALTER TABLE runs ADD COLUMN collected_at_ms INTEGER;

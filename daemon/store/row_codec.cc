@@ -90,7 +90,7 @@ const char kStageColumns[] =
     "fingerprint_json, cached_from_stage_id, outputs_json, progress_json, last_message, "
     "last_message_level, next_retry_at_ms, checkpoint, checkpoint_step, started_at_ms, "
     "ended_at_ms, agent_id, malformed, last_malformed, needs_json, resources_json, plan_action, "
-    "plan_reason, description";
+    "plan_reason, description, infra_retries_used";
 
 StageRow ReadStage(const Stmt& st) {
   StageRow s;
@@ -128,6 +128,7 @@ StageRow ReadStage(const Stmt& st) {
   s.plan_action = st.Text(26);
   s.plan_reason = st.Text(27);
   s.description = st.Text(28);
+  s.infra_retries_used = static_cast<int>(st.Int(29));
   return s;
 }
 

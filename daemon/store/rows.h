@@ -51,6 +51,9 @@ struct StageRow {
   std::string reason;
   int attempt_count = 0;
   int retries_used = 0;  // automatic retries spent; a manual retry resets it
+  // Automatic retries spent on infrastructure failures (preempted, node_fail, lost), counted
+  // against retry.infra_limit instead; a manual retry resets it too.
+  int infra_retries_used = 0;
   std::string cache_key;
   std::string fingerprint_json = "{}";
   std::optional<int64_t> cached_from_stage_id;

@@ -137,7 +137,8 @@ void BindStageFields(Stmt* st, const StageRow& s) {
       .Bind(25, ResourcesToJson(s.resources))
       .Bind(26, s.plan_action)
       .Bind(27, s.plan_reason)
-      .Bind(28, s.description);
+      .Bind(28, s.description)
+      .Bind(29, s.infra_retries_used);
 }
 
 }  // namespace
@@ -145,7 +146,7 @@ void BindStageFields(Stmt* st, const StageRow& s) {
 Status SqliteStore::InsertStage(StageRow* stage) {
   ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
       "INSERT INTO stages(", std::string(kStageColumns).substr(4),
-      ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")));
+      ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")));
   BindStageFields(st, *stage);
   RETURN_IF_ERROR(st->Run());
   stage->id = writer_->LastInsertId();
@@ -158,7 +159,7 @@ Status SqliteStore::UpdateStage(const StageRow& stage) {
       "cached_from_stage_id = ?5, outputs_json = ?6, progress_json = ?7, last_message = ?8, "
       "last_message_level = ?9, next_retry_at_ms = ?10, checkpoint = ?11, checkpoint_step = ?12, "
       "started_at_ms = ?13, ended_at_ms = ?14, agent_id = ?15, malformed = ?16, "
-      "last_malformed = ?17 WHERE id = ?18"));
+      "last_malformed = ?17, infra_retries_used = ?19 WHERE id = ?18"));
   st->Bind(1, StageStatusName(stage.status))
       .Bind(2, stage.reason)
       .Bind(3, stage.attempt_count)
@@ -180,7 +181,8 @@ Status SqliteStore::UpdateStage(const StageRow& stage) {
       .Bind(15, stage.agent_id)
       .Bind(16, stage.malformed)
       .Bind(17, stage.last_malformed)
-      .Bind(18, stage.id);
+      .Bind(18, stage.id)
+      .Bind(19, stage.infra_retries_used);
   return st->Run();
 }
 

@@ -12,10 +12,12 @@ namespace {
 const std::vector<std::string> kStageKeys = {
     "run",           "needs", "env",  "resources", "retry", "timeout",       "stall_timeout",
     "ready_timeout", "grace", "kind", "resume",    "cache", "cache_version", "description",
-    "foreach"};
-const std::vector<std::string> kDefaultsKeys = {
-    "retry", "timeout", "stall_timeout", "ready_timeout", "grace", "resources", "env"};
-const std::vector<std::string> kRetryKeys = {"limit", "backoff", "max_backoff", "on", "exit_codes"};
+    "foreach",       "node_selector"};
+const std::vector<std::string> kDefaultsKeys = {"retry",     "timeout", "stall_timeout",
+                                                "ready_timeout", "grace", "resources",
+                                                "env",       "node_selector"};
+const std::vector<std::string> kRetryKeys = {"limit",       "infra_limit", "backoff",
+                                             "max_backoff", "on",          "exit_codes"};
 const std::vector<std::string> kResourceKeys = {"cpus", "memory", "gpus"};
 
 bool IsEnvName(std::string_view name) {
@@ -34,6 +36,8 @@ void ParseRetry(const MapEntry& e, std::string_view where, OverridableFields& ou
     std::string what = StrCat("retry.", f.key, " in ", where);
     if (f.key == "limit") {
       if (auto v = ReadInt(f, what, 0, 1000, diag)) out.retry_limit = static_cast<int>(*v);
+    } else if (f.key == "infra_limit") {
+      if (auto v = ReadInt(f, what, 0, 1000, diag)) out.retry_infra_limit = static_cast<int>(*v);
     } else if (f.key == "backoff") {
       out.retry_backoff_ms = ReadDuration(f, what, /*allow_zero=*/true, diag);
     } else if (f.key == "max_backoff") {
@@ -103,6 +107,42 @@ void ParseEnv(const MapEntry& e, std::string_view where, OverridableFields& out,
   }
 }
 
+// A label key as `longhaul-agent --label` takes it: letters, digits, '_', '-', '.', '/'.
+bool IsLabelKey(std::string_view key) {
+  if (key.empty()) return false;
+  for (char c : key) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+          c == '/')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// `node_selector: {gpu: h200}`: a mapping of label keys to scalar values.
+void ParseNodeSelector(const MapEntry& e, std::string_view where, OverridableFields& out,
+                       Diagnostics& diag) {
+  std::string ctx = StrCat("node_selector in ", where);
+  if (!ExpectMap(e, ctx, diag)) return;
+  std::map<std::string, std::string> labels;
+  bool ok = true;
+  for (const MapEntry& f : ReadMap(e.value, ctx, "label", nullptr, diag)) {
+    if (!IsLabelKey(f.key)) {
+      diag.Add(f.key_pos, StrCat(ctx, ": '", f.key,
+                                 "' is not a label key (letters, digits, _ - . /)"));
+      ok = false;
+      continue;
+    }
+    std::optional<Scalar> v = ReadScalar(f, StrCat("node_selector.", f.key, " in ", where), diag);
+    if (!v) {
+      ok = false;
+      continue;
+    }
+    labels[f.key] = v->text;
+  }
+  if (ok) out.node_selector = NodeSelector(labels.begin(), labels.end());
+}
+
 // Handles a key that `defaults` and stages share; false if `f` is not one of them.
 bool ParseOverridable(const MapEntry& f, std::string_view where, OverridableFields& out,
                       Diagnostics& diag) {
@@ -113,6 +153,8 @@ bool ParseOverridable(const MapEntry& f, std::string_view where, OverridableFiel
     ParseResources(f, where, out, diag);
   } else if (f.key == "env") {
     ParseEnv(f, where, out, diag);
+  } else if (f.key == "node_selector") {
+    ParseNodeSelector(f, where, out, diag);
   } else if (f.key == "timeout") {
     out.timeout_ms = ReadDuration(f, what, /*allow_zero=*/false, diag);
   } else if (f.key == "stall_timeout") {
@@ -225,6 +267,8 @@ std::vector<TemplateSite> ApplyDefaults(const OverridableFields& d, ParsedStage&
   static const RetryPolicy builtin_retry;
   static const int64_t builtin_grace_ms = StageSpec{}.grace_ms;
   spec.retry.limit = Pick(own.retry_limit, d.retry_limit, builtin_retry.limit);
+  spec.retry.infra_limit =
+      Pick(own.retry_infra_limit, d.retry_infra_limit, builtin_retry.infra_limit);
   spec.retry.backoff_ms = Pick(own.retry_backoff_ms, d.retry_backoff_ms, builtin_retry.backoff_ms);
   spec.retry.max_backoff_ms =
       Pick(own.retry_max_backoff_ms, d.retry_max_backoff_ms, builtin_retry.max_backoff_ms);
@@ -237,6 +281,7 @@ std::vector<TemplateSite> ApplyDefaults(const OverridableFields& d, ParsedStage&
       Pick(own.memory_bytes, d.memory_bytes, builtin_resources.memory_bytes);
   spec.resources.gpus = Pick(own.gpus, d.gpus, builtin_resources.gpus);
 
+  spec.node_selector = Pick(own.node_selector, d.node_selector, NodeSelector());
   spec.timeout_ms = PickOpt(own.timeout_ms, d.timeout_ms);
   spec.stall_timeout_ms = PickOpt(own.stall_timeout_ms, d.stall_timeout_ms);
   // A default ready_timeout is meant for the services among the stages; tasks ignore it.

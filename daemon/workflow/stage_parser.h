@@ -19,6 +19,7 @@ namespace longhaul::workflow {
 // (stage, then defaults, then the built-in values of StageSpec), field by field.
 struct OverridableFields {
   std::optional<int> retry_limit;
+  std::optional<int> retry_infra_limit;
   std::optional<int64_t> retry_backoff_ms;
   std::optional<int64_t> retry_max_backoff_ms;
   std::optional<FailureKinds> retry_on;
@@ -32,6 +33,7 @@ struct OverridableFields {
   SourcePos ready_timeout_pos;
   std::optional<int64_t> grace_ms;
   std::map<std::string, Scalar> env;  // merged by variable name
+  std::optional<NodeSelector> node_selector;  // replaced whole, not merged by key
 };
 
 // A template as written in the file, with where it is, for validation messages.

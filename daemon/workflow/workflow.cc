@@ -175,6 +175,12 @@ void PermuteInPlace(const std::vector<int>& order, std::vector<StageSpec>& items
 
 }  // namespace
 
+std::string FormatNodeSelector(const NodeSelector& selector) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : selector) parts.push_back(StrCat(k, ": ", v));
+  return StrCat("{", StrJoin(parts, ", "), "}");
+}
+
 const StageSpec* Workflow::FindStage(std::string_view name) const {
   for (const StageSpec& s : stages) {
     if (s.name == name) return &s;

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -29,6 +30,13 @@ struct SourcePos {
 inline constexpr std::string_view kFailureKinds[] = {
     "exit",         "signal",    "timeout",   "stalled", "lost",
     "service_lost", "preempted", "node_fail", "oom",     "cancelled_outside"};
+
+// Kinds where the infrastructure, not the stage, ended the attempt: the executor preempted it,
+// its node failed, or its agent was lost. Their retries count against `retry.infra_limit`,
+// not `retry.limit`, so that preemption does not spend the stage's own budget.
+inline bool IsInfraFailure(std::string_view kind) {
+  return kind == "preempted" || kind == "node_fail" || kind == "lost";
+}
 
 // A set of kFailureKinds as bits: two bytes a stage instead of a std::set's nodes, which
 // counted in a 100,000-stage workflow.
@@ -83,6 +91,7 @@ class FailureKinds {
 
 struct RetryPolicy {
   int limit = 0;                     // retries after the first attempt: at most limit + 1 attempts
+  int infra_limit = 5;               // retries after infrastructure failures (IsInfraFailure)
   int64_t backoff_ms = 10'000;       // delay before retry n is backoff * 2^(n-1), jittered
   int64_t max_backoff_ms = 600'000;  // cap on that delay
   FailureKinds on = FailureKinds::Default();
@@ -97,6 +106,12 @@ struct ResourceRequest {
 
 enum class StageKind { kTask, kService };
 
+// `node_selector`: agent labels a stage needs, sorted by key. An agent matches when it has
+// every key with the same value (`longhaul-agent --label key=value`).
+using NodeSelector = std::vector<std::pair<std::string, std::string>>;
+// "{gpu: h200, zone: a}", for waiting reasons.
+std::string FormatNodeSelector(const NodeSelector& selector);
+
 struct StageSpec {
   std::string name;
   SourcePos pos;  // of the stage's key
@@ -106,6 +121,7 @@ struct StageSpec {
   std::map<std::string, std::string> env;  // values are templates
   ResourceRequest resources;
   RetryPolicy retry;
+  NodeSelector node_selector;               // empty: any agent
   std::optional<int64_t> timeout_ms;        // wall time of one attempt
   std::optional<int64_t> stall_timeout_ms;  // no progress event for this long: stalled
   std::optional<int64_t> ready_timeout_ms;  // service: no ready event for this long: failed

@@ -39,13 +39,20 @@ TEST_F(AttemptDirTest, SpecRoundTrips) {
 }
 
 TEST_F(AttemptDirTest, ExitRoundTripsAndReadsWhatTheShimWrites) {
-  ExitInfo e{-1, 0, 1234, "exit status unknown: \"x\"", true, ""};
+  ExitInfo e{-1, 0, 1234, "exit status unknown: \"x\"", true, "", ""};
   ASSERT_TRUE(dir_.WriteExit(e).ok());
   auto back = dir_.ReadExit();
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->exit_code, -1);
   EXPECT_EQ(back->reason, e.reason);
   EXPECT_TRUE(back->start_failed);
+  EXPECT_EQ(back->node, "");
+  ExitInfo failed{-1, 9, 1234, "node failure", false, "node_fail", "gpu-a1"};
+  ASSERT_TRUE(dir_.WriteExit(failed).ok());
+  back = dir_.ReadExit();
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->failure_kind, "node_fail");
+  EXPECT_EQ(back->node, "gpu-a1");  // an agent restarted before it reported keeps the node
   testing::WriteTextFile(
       dir_.File("exit.json"),
       R"({"exit_code":137,"signal":9,"ended_at_ms":5,"reason":"timeout","start_failed":false})");
@@ -91,7 +98,7 @@ TEST_F(AttemptDirTest, DoneMarksTheEnd) {
 }
 
 TEST_F(AttemptDirTest, DoneIsASecondNameOfExitJsonWhenThereIsOne) {
-  ASSERT_TRUE(dir_.WriteExit(ExitInfo{3, 0, 5, "", false, ""}).ok());
+  ASSERT_TRUE(dir_.WriteExit(ExitInfo{3, 0, 5, "", false, "", ""}).ok());
   ASSERT_TRUE(dir_.MarkDone().ok());
   EXPECT_TRUE(dir_.IsDone());
   struct stat exit_st {

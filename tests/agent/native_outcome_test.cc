@@ -8,7 +8,9 @@
 namespace longhaul::agent {
 namespace {
 
-NativeState State(NativePhase phase, const std::string& state) { return {phase, state, ""}; }
+NativeState State(NativePhase phase, const std::string& state) {
+  return {phase, state, "", ""};
+}
 
 ExitInfo ShimExit(int code, int signal, const std::string& reason) {
   ExitInfo e;
@@ -57,6 +59,20 @@ TEST(NativeOutcomeTest, PreemptedWaitsForTheFinalStateThenSaysPreempted) {
   EXPECT_EQ(e->failure_kind, "preempted");
   EXPECT_EQ(e->exit_code, 143);
   EXPECT_EQ(e->reason, "preempted (Slurm job 42 PREEMPTED)");
+}
+
+TEST(NativeOutcomeTest, NodeFailNamesTheNodeWithOrWithoutExitJson) {
+  auto in = Input(NativeState{NativePhase::kEnded, "NODE_FAIL", "", "gpu-a1"});
+  in.shim_exit = ShimExit(137, 9, "shim got Killed");
+  auto e = DecideNativeExit(in);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->failure_kind, "node_fail");
+  EXPECT_EQ(e->node, "gpu-a1");
+  in.shim_exit.reset();
+  in.ambiguous_for_ms = kNativeSettleMs;
+  e = DecideNativeExit(in);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->node, "gpu-a1");
 }
 
 TEST(NativeOutcomeTest, ScancelOutsideLonghaulIsSaidSo) {

@@ -67,7 +67,7 @@ TEST_F(ProbeTest, ReusedPidIsNotAdopted) {
 
 TEST_F(ProbeTest, ExitedAttemptIsReported) {
   WritePid(::getpid(), 1, ::getpid(), 1);
-  ASSERT_TRUE(dir_.WriteExit(ExitInfo{0, 0, 5, "", false, ""}).ok());
+  ASSERT_TRUE(dir_.WriteExit(ExitInfo{0, 0, 5, "", false, "", ""}).ok());
   EXPECT_EQ(Decide(), Adoption::kReportExit);
   ASSERT_TRUE(dir_.MarkDone().ok());
   EXPECT_EQ(Decide(), Adoption::kIgnore);

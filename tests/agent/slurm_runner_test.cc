@@ -49,6 +49,10 @@ TEST(SlurmRunnerTest, SbatchArguments) {
   EXPECT_THAT(args, Contains("--partition=low"));
   EXPECT_THAT(args, Not(Contains("--gres=gpu:2"))) << "no GPUs as gres unless told";
   EXPECT_EQ(args.back(), "/state/attempts/7/job.sh");
+  EXPECT_THAT(args, Not(Contains(::testing::StartsWith("--exclude"))));
+  RunRequest failed_before = Request();
+  failed_before.exclude_nodes = {"gpu-a1", "gpu-b[3-4]"};
+  EXPECT_THAT(SlurmRunner(o).SbatchArgs(failed_before), Contains("--exclude=gpu-a1,gpu-b[3-4]"));
   o.gres_gpus = true;
   EXPECT_THAT(SlurmRunner(o).SbatchArgs(Request()), Contains("--gres=gpu:2"));
 }
@@ -61,6 +65,11 @@ TEST(SlurmRunnerTest, ParsesSqueueAndSbatch) {
   EXPECT_EQ(m["13"].phase, NativePhase::kRunning);
   EXPECT_EQ(m["13"].reason, "");
   EXPECT_EQ(m["14"].phase, NativePhase::kEnded);
+  EXPECT_EQ(m["14"].node, "");
+  auto with_node = ParseSqueue("15|NODE_FAIL|None|gpu-a1\n16|PENDING|Priority|\n");
+  EXPECT_EQ(with_node["15"].node, "gpu-a1");
+  EXPECT_EQ(with_node["15"].state, "NODE_FAIL");
+  EXPECT_EQ(with_node["16"].node, "");
   EXPECT_EQ(*ParseSbatch("123\n"), "123");
   EXPECT_EQ(*ParseSbatch("124;cluster\n"), "124");
   EXPECT_FALSE(ParseSbatch("sbatch: error: oops").ok());

@@ -373,13 +373,17 @@ TEST_F(CliE2eTest, AgentsTable) {
   a.mutable_free()->set_gpus(7);
   a.set_running_attempts(1);
   a.set_last_seen_ms(1);  // long ago
+  (*a.mutable_labels())["zone"] = "a";
+  (*a.mutable_labels())["gpu"] = "h200";
   service_.agents = {a};
   CommandResult r = Run({"agents"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> lines = StrSplit(r.out, '\n');
   ASSERT_GE(lines.size(), 2u);
-  EXPECT_EQ(lines[0],
-            "ID      HOST   STATE         CPUS           MEMORY  GPUS  RUNNING  LAST SEEN");
+  EXPECT_THAT(lines[0],
+              HasSubstr("ID      HOST   STATE         CPUS           MEMORY  GPUS  RUNNING  LAST SEEN"));
+  EXPECT_THAT(lines[0], ::testing::EndsWith("LABELS"));
+  EXPECT_THAT(lines[1], ::testing::EndsWith(" ago  gpu=h200,zone=a"));
   EXPECT_THAT(lines[1],
               HasSubstr("node-a  gpu01  connected  60.5/64  480.0/512.0 GiB   7/8        1  "));
   EXPECT_THAT(lines[1], HasSubstr(" ago"));

@@ -168,7 +168,9 @@ Status Cluster::StartAgent(int i) {
                   {"--state-dir", a.state_dir},
                   {"--id", a.id},
                   {"--cpus", StrCat(options_.cpus)},
-                  {"--gpus", StrCat(options_.gpus)},
+                  {"--gpus", StrCat(static_cast<size_t>(i) < options_.per_agent_gpus.size()
+                                        ? options_.per_agent_gpus[static_cast<size_t>(i)]
+                                        : options_.gpus)},
                   {"--heartbeat", options_.heartbeat},
                   {"--log-level", options_.log_level}});
   argv.insert(argv.end(), options_.agent_flags.begin(), options_.agent_flags.end());

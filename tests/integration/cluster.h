@@ -49,6 +49,7 @@ struct ClusterOptions {
   // --agent-addr-file) instead of the client address.
   std::string agent_addr_file;
   std::vector<std::vector<std::string>> per_agent_flags;  // [i]: appended to agent i's
+  std::vector<int> per_agent_gpus;  // [i]: agent i's --gpus instead of `gpus`
 };
 
 class Cluster {

@@ -1,6 +1,6 @@
 // longhaul-agent --executor slurm against the real local Slurm of deploy/slurm-local.sh: a
 // workflow runs through sbatch, a job scancelled outside longhaul is reported so, a preempted
-// one as preempted, a queued one shows Slurm's reason, and 20 queued attempts cost one squeue
+// one as preempted (and retried), a queued one shows Slurm's reason, and 20 queued attempts cost one squeue
 // per poll. Skipped (with the reason) when no slurmctld answers.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -95,10 +95,11 @@ class SlurmTest : public ClusterTest {
   }
 
   // Submits a run of one stage `long` that sleeps, and waits until its Slurm job runs.
-  void StartLongStage(int64_t* run_id, std::string* job) {
-    Result<int64_t> id =
-        cluster().Submit("name: long\nstages:\n" +
-                         StageYaml("long", YamlList({BinPath("lh-testjob"), "--sleep", "300"})));
+  // `extra`: more lines of the stage ("retry: {...}").
+  void StartLongStage(int64_t* run_id, std::string* job, std::vector<std::string> extra = {}) {
+    Result<int64_t> id = cluster().Submit(
+        "name: long\nstages:\n" +
+        StageYaml("long", YamlList({BinPath("lh-testjob"), "--sleep", "300"}), {}, extra));
     ASSERT_TRUE(id.ok()) << id.status().message();
     Result<v1::Run> run = cluster().WaitForRun(
         *id,
@@ -194,11 +195,12 @@ TEST_F(SlurmTest, ScancelOutsideLonghaulIsReportedSo) {
   EXPECT_EQ(a->state(), v1::ATTEMPT_KILLED);
 }
 
-TEST_F(SlurmTest, PreemptedJobIsReportedAsPreempted) {
+TEST_F(SlurmTest, PreemptedJobIsReportedAsPreemptedAndRetriedOnTheInfraBudget) {
   ASSERT_NO_FATAL_FAILURE(StartSlurmCluster({"--slurm-partition", "low"}));
   int64_t id = 0;
   std::string job;
-  ASSERT_NO_FATAL_FAILURE(StartLongStage(&id, &job));
+  // No retries of its own: a preemption is retried anyway (retry.infra_limit, default 5).
+  ASSERT_NO_FATAL_FAILURE(StartLongStage(&id, &job, {"retry: {limit: 0, backoff: 1s}"}));
   // A job of the `high` partition that needs the whole node takes it.
   CommandResult cpus = RunCommand({"/usr/bin/env", "sinfo", "-h", "-o", "%c"}, {}, 10'000);
   std::string n = StrSplit(cpus.out, '\n')[0];
@@ -207,11 +209,16 @@ TEST_F(SlurmTest, PreemptedJobIsReportedAsPreempted) {
                                   {}, 10'000);
   ASSERT_EQ(high.exit_code, 0) << high.err;
   other_jobs_.push_back(StrSplit(high.out, '\n')[0]);
-  Result<v1::Run> run = cluster().WaitForRunEnd(id, 90'000);
+  Result<v1::Run> run = cluster().WaitForRun(
+      id, [](const v1::Run& r) { return FindStage(r, "long")->attempts_size() >= 2; }, 90'000);
   ASSERT_TRUE(run.ok()) << run.status().message();
-  const v1::Attempt* a = Current(*run, "long");
-  EXPECT_EQ(a->reason(), StrCat("preempted (Slurm job ", job, " PREEMPTED)")) << DescribeRun(*run);
-  EXPECT_EQ(a->state(), v1::ATTEMPT_KILLED);
+  const v1::Attempt& a = FindStage(*run, "long")->attempts(0);
+  EXPECT_EQ(a.reason(), StrCat("preempted (Slurm job ", job, " PREEMPTED)")) << DescribeRun(*run);
+  EXPECT_EQ(a.state(), v1::ATTEMPT_KILLED);
+  EXPECT_EQ(run->status(), v1::RUN_RUNNING) << DescribeRun(*run);
+  CommandResult cancel = cluster().Cli({"cancel", std::to_string(id)});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_TRUE(cluster().WaitForRunEnd(id, 60'000).ok());
 }
 
 TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndCostOneSqueuePerPoll) {

@@ -1,6 +1,7 @@
 #include "tests/daemon/scheduler/scheduler_fixture.h"
 
 #include "core/hash.h"
+#include "core/strings.h"
 #include "daemon/workflow/workflow.h"
 
 namespace longhaul::scheduler {
@@ -56,6 +57,19 @@ int64_t SchedulerTest::Submit(const std::string& yaml,
 
 uint64_t SchedulerTest::Connect(const std::string& id, double cpus, int gpus,
                                 std::vector<v1::OwnedAttempt> owned) {
+  return ConnectHello(id, cpus, gpus, std::move(owned), {}, "local");
+}
+
+uint64_t SchedulerTest::ConnectLabeled(const std::string& id, double cpus, int gpus,
+                                       std::map<std::string, std::string> labels,
+                                       const std::string& executor) {
+  return ConnectHello(id, cpus, gpus, {}, std::move(labels), executor);
+}
+
+uint64_t SchedulerTest::ConnectHello(const std::string& id, double cpus, int gpus,
+                                     std::vector<v1::OwnedAttempt> owned,
+                                     std::map<std::string, std::string> labels,
+                                     const std::string& executor) {
   uint64_t session = next_session_++;
   session_agent_[session] = id;
   v1::Hello hello;
@@ -65,6 +79,8 @@ uint64_t SchedulerTest::Connect(const std::string& id, double cpus, int gpus,
   hello.mutable_resources()->set_memory_bytes(int64_t{16} << 30);
   hello.mutable_resources()->set_gpus(gpus);
   hello.set_data_dir("/data/" + id);
+  hello.set_executor(executor);
+  for (const auto& [k, v] : labels) (*hello.mutable_labels())[k] = v;
   for (auto& o : owned) *hello.add_attempts() = o;
   Batch([&] { scheduler_->OnAgentConnected(session, hello); });
   return session;
@@ -90,6 +106,18 @@ void SchedulerTest::Exit(uint64_t session, int64_t attempt_id, int code, int sig
   m.mutable_exited()->set_exit_code(code);
   m.mutable_exited()->set_signal(signal);
   m.mutable_exited()->set_ended_at_ms(clock_.NowMs());
+  Batch([&] { scheduler_->OnAgentMessage(session, m); });
+}
+
+void SchedulerTest::ExecutorEnded(uint64_t session, int64_t attempt_id, const std::string& kind,
+                                  const std::string& node) {
+  v1::AgentMessage m;
+  m.mutable_exited()->set_attempt_id(attempt_id);
+  m.mutable_exited()->set_exit_code(-1);
+  m.mutable_exited()->set_ended_at_ms(clock_.NowMs());
+  m.mutable_exited()->set_failure_kind(kind);
+  m.mutable_exited()->set_reason(StrCat(kind, " (test)"));
+  m.mutable_exited()->set_node(node);
   Batch([&] { scheduler_->OnAgentMessage(session, m); });
 }
 

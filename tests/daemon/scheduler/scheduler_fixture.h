@@ -38,9 +38,16 @@ class SchedulerTest : public ::testing::Test {
   // Connects agent `id` on a new session; returns the session id.
   uint64_t Connect(const std::string& id, double cpus = 4, int gpus = 0,
                    std::vector<v1::OwnedAttempt> owned = {});
+  // Connects agent `id` with labels and an executor ("local", "slurm").
+  uint64_t ConnectLabeled(const std::string& id, double cpus, int gpus,
+                          std::map<std::string, std::string> labels,
+                          const std::string& executor = "local");
   void Heartbeat(uint64_t session);
   void Started(uint64_t session, int64_t attempt_id);
   void Exit(uint64_t session, int64_t attempt_id, int code, int signal = 0);
+  // The executor ended it: failure kind "preempted", "node_fail", ... on `node`.
+  void ExecutorEnded(uint64_t session, int64_t attempt_id, const std::string& kind,
+                     const std::string& node = "");
   void Events(uint64_t session, int64_t attempt_id, const std::vector<std::string>& lines,
               int64_t first_seq = 1);
 
@@ -51,6 +58,10 @@ class SchedulerTest : public ::testing::Test {
 
   v1::Run GetRun(int64_t id);
   v1::Stage GetStage(int64_t run, const std::string& name);
+
+  uint64_t ConnectHello(const std::string& id, double cpus, int gpus,
+                        std::vector<v1::OwnedAttempt> owned,
+                        std::map<std::string, std::string> labels, const std::string& executor);
 
   testing::TempDir dir_;
   FakeClock clock_;

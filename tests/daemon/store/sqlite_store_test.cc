@@ -117,6 +117,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN description").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE stages DROP COLUMN description").ok());
+    ASSERT_TRUE((*db)->Exec("ALTER TABLE stages DROP COLUMN infra_retries_used").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE audit").ok());
     for (const char* index : {"stages_by_run_status", "metrics_by_stage_id", "runs_by_parent",
                               "runs_by_workflow_status", "stages_by_run_position"}) {
@@ -130,7 +131,10 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   EXPECT_EQ(got->description(), "");
   ASSERT_EQ(got->stages_size(), 2);
   EXPECT_EQ(got->stages(0).description(), "");
-  EXPECT_EQ(LatestSchemaVersion(), 6);
+  auto rows = store_->ReadStages(run.id);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
+  EXPECT_EQ(LatestSchemaVersion(), 8);
 }
 
 TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerVersion) {

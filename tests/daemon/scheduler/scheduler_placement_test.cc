@@ -1,0 +1,207 @@
+// Placement and infrastructure failures: retry.infra_limit, avoiding a failed node,
+// node_selector labels, GPUs of one agent, upstream locality.
+#include <gmock/gmock.h>
+
+#include "core/strings.h"
+#include "proto/state_names.h"
+#include "tests/daemon/scheduler/scheduler_fixture.h"
+
+namespace longhaul::scheduler {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+TEST_F(SchedulerTest, PreemptionSpendsTheInfraBudgetNotTheStagesOwn) {
+  uint64_t n1 = Connect("n1");
+  int64_t run = Submit(R"(
+name: preempt
+stages:
+  x: {run: [prog], retry: {limit: 1, infra_limit: 2, backoff: 1s}}
+)");
+  auto next = [&] {
+    clock_.AdvanceMs(4'000);  // past any of these backoffs (1s doubled, jittered)
+    Batch();
+    auto starts = TakeStarts();
+    EXPECT_EQ(starts.size(), 1u);
+    return starts.empty() ? int64_t{0} : starts[0].attempt_id();
+  };
+  ExecutorEnded(n1, TakeStarts()[0].attempt_id(), "preempted");
+  v1::Stage s = GetStage(run, "x");
+  EXPECT_EQ(s.status(), v1::STAGE_WAITING);
+  EXPECT_THAT(s.reason(), HasSubstr("preempted (test); infrastructure retry 1/2 in"));
+  ExecutorEnded(n1, next(), "node_fail");  // a local agent: n1 is avoided from now on
+  EXPECT_THAT(GetStage(run, "x").reason(), HasSubstr("infrastructure retry 2/2"));
+  uint64_t n2 = Connect("n2");
+  // Two infrastructure failures, and the stage's own retry is still there.
+  Exit(n2, next(), 1);
+  EXPECT_THAT(GetStage(run, "x").reason(), HasSubstr("exit 1; retry 1/1 in"));
+  // The third infrastructure failure is one too many.
+  ExecutorEnded(n2, next(), "preempted");
+  s = GetStage(run, "x");
+  EXPECT_EQ(s.status(), v1::STAGE_FAILED);
+  EXPECT_EQ(s.reason(), "preempted (test) (after 2 infrastructure retries)");
+  EXPECT_EQ(s.attempts_size(), 4);
+}
+
+TEST_F(SchedulerTest, InfraRetriesDefaultToFiveWhenTheStageHasNoRetries) {
+  uint64_t n1 = Connect("n1");
+  int64_t run =
+      Submit("name: d\nstages:\n  x: {run: [prog], retry: {backoff: 1s, max_backoff: 1s}}\n");
+  for (int i = 1; i <= 5; ++i) {
+    auto starts = TakeStarts();
+    ASSERT_EQ(starts.size(), 1u) << i;
+    ExecutorEnded(n1, starts[0].attempt_id(), "preempted");
+    EXPECT_THAT(GetStage(run, "x").reason(), HasSubstr(StrCat("infrastructure retry ", i, "/5")));
+    clock_.AdvanceMs(1'000);
+    Batch();
+  }
+  ExecutorEnded(n1, TakeStarts()[0].attempt_id(), "preempted");
+  EXPECT_EQ(GetStage(run, "x").status(), v1::STAGE_FAILED);
+  // A manual retry gives both budgets back.
+  Batch([&] { ASSERT_TRUE(scheduler_->Retry(run, "x").ok()); });
+  EXPECT_EQ(TakeStarts().size(), 1u);
+}
+
+TEST_F(SchedulerTest, TheInfraRetryCountSurvivesACoordinatorRestart) {
+  uint64_t n1 = Connect("n1");
+  int64_t run = Submit(R"(
+name: restart
+stages:
+  x: {run: [prog], retry: {infra_limit: 2, backoff: 1s, max_backoff: 1s}}
+)");
+  ExecutorEnded(n1, TakeStarts()[0].attempt_id(), "preempted");
+  NewScheduler();
+  n1 = Connect("n1");
+  clock_.AdvanceMs(1'000);
+  Batch();
+  auto starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  ExecutorEnded(n1, starts[0].attempt_id(), "preempted");
+  EXPECT_THAT(GetStage(run, "x").reason(), HasSubstr("infrastructure retry 2/2"));
+}
+
+TEST_F(SchedulerTest, NodeFailOnALocalAgentKeepsTheNextAttemptsOffIt) {
+  uint64_t big = Connect("big", 8);
+  int64_t run = Submit("name: nf\nstages:\n  x: {run: [prog], retry: {backoff: 1s}}\n");
+  auto starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  ExecutorEnded(big, starts[0].attempt_id(), "node_fail");
+  clock_.AdvanceMs(1'000);
+  Batch();
+  EXPECT_THAT(TakeStarts(), IsEmpty()) << "the only agent's node failed";
+  v1::Stage s = GetStage(run, "x");
+  EXPECT_EQ(s.status(), v1::STAGE_READY);
+  EXPECT_EQ(s.reason(), "waiting for an agent with 1 cpus free (not on big: its node failed)");
+  Connect("small", 2);  // fewer free CPUs than big, but big is out
+  s = GetStage(run, "x");
+  EXPECT_EQ(s.status(), v1::STAGE_RUNNING);
+  EXPECT_EQ(s.agent_id(), "small");
+}
+
+TEST_F(SchedulerTest, NodeFailOnASlurmAgentExcludesTheNodeNotTheAgent) {
+  uint64_t cluster = ConnectLabeled("cluster", 64, 0, {}, "slurm");
+  int64_t run = Submit("name: nf\nstages:\n  x: {run: [prog], retry: {backoff: 1s}}\n");
+  auto starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_THAT(starts[0].exclude_nodes(), IsEmpty());
+  ExecutorEnded(cluster, starts[0].attempt_id(), "node_fail", "c7");
+  clock_.AdvanceMs(1'000);
+  Batch();
+  starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_THAT(starts[0].exclude_nodes(), ElementsAre("c7"));
+  ExecutorEnded(cluster, starts[0].attempt_id(), "node_fail", "c9");
+  clock_.AdvanceMs(2'000);
+  Batch();
+  starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_THAT(starts[0].exclude_nodes(), ElementsAre("c7", "c9"));
+  EXPECT_EQ(GetStage(run, "x").agent_id(), "cluster");
+}
+
+TEST_F(SchedulerTest, NodeSelectorPicksByLabelsAndSaysWhenNoAgentMatches) {
+  ConnectLabeled("h100", 8, 0, {{"gpu", "h100"}});
+  ConnectLabeled("h200", 4, 0, {{"gpu", "h200"}, {"zone", "a"}});
+  // Same resources, different selectors: the one nobody matches does not hold up the other.
+  int64_t run = Submit(R"(
+name: sel
+stages:
+  nowhere: {run: [prog], node_selector: {gpu: a100}}
+  train: {run: [prog], node_selector: {gpu: h200}}
+  any: {run: [prog]}
+)");
+  auto starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_EQ(GetStage(run, "train").agent_id(), "h200");
+  EXPECT_EQ(GetStage(run, "any").agent_id(), "h100");  // most free CPUs
+  v1::Stage s = GetStage(run, "nowhere");
+  EXPECT_EQ(s.status(), v1::STAGE_READY);
+  EXPECT_EQ(s.reason(), "no agent matches node_selector {gpu: a100}");
+  ConnectLabeled("a100", 2, 0, {{"gpu", "a100"}});
+  s = GetStage(run, "nowhere");
+  EXPECT_EQ(s.status(), v1::STAGE_RUNNING);
+  EXPECT_EQ(s.agent_id(), "a100");
+}
+
+TEST_F(SchedulerTest, AMatchingAgentWithoutRoomMakesItWaitForRoom) {
+  uint64_t h200 = ConnectLabeled("h200", 1, 0, {{"gpu", "h200"}});
+  int64_t run = Submit(R"(
+name: sel
+stages:
+  a: {run: [prog], node_selector: {gpu: h200}}
+  b: {run: [prog], node_selector: {gpu: h200}}
+)");
+  auto starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(GetStage(run, "b").reason(), "waiting for an agent with 1 cpus free");
+  Exit(h200, starts[0].attempt_id(), 0);
+  EXPECT_EQ(TakeStarts().size(), 1u);
+}
+
+TEST_F(SchedulerTest, GpusComeFromOneAgentNeverSplit) {
+  Connect("two", 8, 2);
+  uint64_t four = Connect("four", 8, 4);
+  int64_t run = Submit(R"(
+name: gang
+stages:
+  three: {run: [prog], resources: {gpus: 3}}
+  another_three: {run: [prog], resources: {gpus: 3}}
+  two: {run: [prog], resources: {gpus: 2}}
+)");
+  // 3 + 3 GPUs: only one of them fits, though 6 GPUs are free in all; the 2-GPU stage fits.
+  auto starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_EQ(starts[0].stage(), "three");
+  EXPECT_THAT(starts[0].gpus(), ElementsAre(0, 1, 2));
+  EXPECT_EQ(GetStage(run, "three").agent_id(), "four");
+  EXPECT_EQ(GetStage(run, "two").agent_id(), "two");
+  v1::Stage waiting = GetStage(run, "another_three");
+  EXPECT_EQ(waiting.status(), v1::STAGE_READY);
+  EXPECT_EQ(waiting.reason(), "waiting for an agent with 1 cpus, 3 GPUs free");
+  Exit(four, starts[0].attempt_id(), 0);
+  starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].stage(), "another_three");
+  EXPECT_EQ(GetStage(run, "another_three").agent_id(), "four");
+}
+
+TEST_F(SchedulerTest, AStagePrefersTheAgentThatRanItsUpstream) {
+  Connect("roomy", 16);
+  uint64_t zone_b = ConnectLabeled("zone-b", 4, 0, {{"zone", "b"}});
+  int64_t run = Submit(R"(
+name: local
+stages:
+  make: {run: [prog], node_selector: {zone: b}}
+  use: {run: [prog], needs: [make]}
+)");
+  auto starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  Exit(zone_b, starts[0].attempt_id(), 0);
+  ASSERT_EQ(TakeStarts().size(), 1u);
+  EXPECT_EQ(GetStage(run, "use").agent_id(), "zone-b") << "its input is there";
+}
+
+}  // namespace
+}  // namespace longhaul::scheduler
