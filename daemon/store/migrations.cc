@@ -171,6 +171,26 @@ CREATE INDEX runs_by_workflow_status ON runs(workflow_name, status, id);
       R"sql(
 CREATE INDEX stages_by_run_position ON stages(run_id, position);
 )sql",
+      // 7: notifications (docs/operations.md, "Notifications"): one row per event and sink,
+      // with its delivery state; pending ones are found by their next try at start.
+      R"sql(
+CREATE TABLE notifications (
+  id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL,
+  run_id INTEGER,
+  stage TEXT NOT NULL DEFAULT '',
+  sink TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  state TEXT NOT NULL,
+  tries INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT NOT NULL DEFAULT '',
+  next_try_at INTEGER,
+  created_at INTEGER NOT NULL,
+  delivered_at INTEGER
+);
+CREATE INDEX notifications_by_state ON notifications(state, id);
+CREATE INDEX notifications_by_run ON notifications(run_id, id);
+)sql",
   };
   return kMigrations;
 }

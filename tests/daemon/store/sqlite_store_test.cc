@@ -130,7 +130,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   EXPECT_EQ(got->description(), "");
   ASSERT_EQ(got->stages_size(), 2);
   EXPECT_EQ(got->stages(0).description(), "");
-  EXPECT_EQ(LatestSchemaVersion(), 6);
+  EXPECT_EQ(LatestSchemaVersion(), 7);
 }
 
 TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerVersion) {
