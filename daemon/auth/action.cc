@@ -28,6 +28,8 @@ ActionInfo Info(Action action) {
       return {"ListAttempts", "list attempts", Role::kViewer, false};
     case Action::kListMetrics:
       return {"ListMetrics", "read metrics", Role::kViewer, false};
+    case Action::kListNotifications:
+      return {"ListNotifications", "list notifications", Role::kViewer, false};
     case Action::kSubmitRun:
       return {"SubmitRun", "submit runs", Role::kOperator, true};
     case Action::kPivotRun:
@@ -38,6 +40,8 @@ ActionInfo Info(Action action) {
       return {"CancelRun", "cancel runs", Role::kOperator, true};
     case Action::kListAudit:
       return {"ListAudit", "read the audit trail", Role::kAdmin, false};
+    case Action::kTestNotify:
+      return {"TestNotify", "send test notifications", Role::kAdmin, true};
   }
   return {"Unknown", "do this", Role::kAdmin, true};
 }
