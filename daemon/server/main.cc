@@ -10,6 +10,7 @@
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/server/coordinator.h"
+#include "daemon/workflow/workflow.h"
 
 namespace {
 
@@ -90,6 +91,40 @@ int main(int argc, char** argv) {
   app.add_flag("--insecure", sec.insecure,
                "listen off loopback without tokens, TLS or agent certificates (not for shared "
                "networks: see docs/security.md)");
+  auto& notify = options.notify;
+  app.add_option("--notify-webhook", notify.spec.webhooks,
+                 "http:// URL sent a JSON POST for each event of --notify-on; repeatable");
+  app.add_option("--notify-format", notify.spec.format,
+                 "body of the --notify-webhook POSTs: json (the event) or slack ({\"text\"})")
+      ->capture_default_str();
+  std::string notify_command;
+  app.add_option("--notify-command", notify_command,
+                 "command run for each event of --notify-on, the event's JSON on stdin and "
+                 "LONGHAUL_EVENT=KIND; split on spaces, no shell");
+  std::string notify_on;
+  app.add_option("--notify-on", notify_on,
+                 "comma-separated events to notify (default every one): run_succeeded, "
+                 "run_failed, run_cancelled, stage_failed, stage_stalled, service_lost, "
+                 "agent_lost");
+  app.add_option("--notify-tries", notify.retry.max_tries,
+                 "tries of each notification before it is failed")
+      ->capture_default_str();
+  std::string notify_backoff = "5s", notify_max_backoff = "5m", notify_timeout = "30s";
+  app.add_option("--notify-backoff", notify_backoff,
+                 "wait after a notification's first failed try; doubles after each")
+      ->capture_default_str();
+  app.add_option("--notify-max-backoff", notify_max_backoff,
+                 "the longest wait between two tries of a notification")
+      ->capture_default_str();
+  app.add_option("--notify-timeout", notify_timeout,
+                 "one webhook request or command at most this long")
+      ->capture_default_str();
+  app.add_flag("--notify-allow-commands", notify.allow_commands,
+               "let workflows (notify.command) and `longhaul notify test --command` run a "
+               "command on this host as longhauld's user; without it they are refused");
+  app.add_option("--notify-ui-url", notify.ui_url,
+                 "the UI's URL as readers of notifications reach it, for the run's link "
+                 "(default: the --http listener's)");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   app.add_option("--log-file", log_file, "also log to this file");
   CLI11_PARSE(app, argc, argv);
@@ -100,6 +135,25 @@ int main(int argc, char** argv) {
   options.scheduler.seed = std::random_device{}();
   options.http.sse.heartbeat_ms = DurationFlag("sse-heartbeat", sse_heartbeat);
   options.http.header_timeout_ms = DurationFlag("http-header-timeout", http_header_timeout);
+  notify.retry.backoff_ms = DurationFlag("notify-backoff", notify_backoff);
+  notify.retry.max_backoff_ms = DurationFlag("notify-max-backoff", notify_max_backoff);
+  notify.timeout_ms = DurationFlag("notify-timeout", notify_timeout);
+  for (const std::string& word : longhaul::StrSplit(notify_command, ' ')) {
+    if (!word.empty()) notify.spec.command.push_back(word);
+  }
+  for (const std::string& kind : longhaul::StrSplit(notify_on, ',')) {
+    std::string_view k = longhaul::StripWhitespace(kind);
+    if (!k.empty()) notify.spec.on.emplace_back(k);
+  }
+  if (auto st = longhaul::workflow::CheckNotifySpec(notify.spec, "--notify-*"); !st.ok()) {
+    std::fprintf(stderr, "longhauld: %s\n", longhaul::ToStd(st.message()).c_str());
+    return 2;
+  }
+  if (notify.retry.max_tries < 1) {
+    std::fprintf(stderr, "longhauld: --notify-tries: expected 1 or more, got %d\n",
+                 notify.retry.max_tries);
+    return 2;
+  }
   // Signals are taken by a thread of their own, so shutdown never runs in a handler. They are
   // blocked before any thread starts (logging's flusher included), so that every thread
   // inherits the mask and none dies of a SIGHUP.
