@@ -22,7 +22,8 @@ std::string Rfc3339(int64_t ms) {
 
 // "run 12 (eagle3) failed", "stage datagen of run 12 (eagle3) failed", "agent n1 lost".
 std::string Headline(const Event& e) {
-  std::string run = StrCat("run ", e.run_id, e.workflow.empty() ? "" : StrCat(" (", e.workflow, ")"));
+  std::string run =
+      StrCat("run ", e.run_id, e.workflow.empty() ? "" : StrCat(" (", e.workflow, ")"));
   if (e.kind == "run_succeeded") return StrCat(run, " succeeded");
   if (e.kind == "run_failed") return StrCat(run, " failed");
   if (e.kind == "run_cancelled") return StrCat(run, " was cancelled");

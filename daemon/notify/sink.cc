@@ -43,7 +43,9 @@ Result<Sink> ParseSink(const std::string& json) {
     if (!sink.argv.empty() && sink.argv.size() == j["command"].size()) return sink;
   } else if (j.is_object() && j.contains("webhook") && j["webhook"].is_string()) {
     sink.url = j["webhook"].get<std::string>();
-    if (j.contains("format") && j["format"].is_string()) sink.format = j["format"].get<std::string>();
+    if (j.contains("format") && j["format"].is_string()) {
+      sink.format = j["format"].get<std::string>();
+    }
     return sink;
   }
   return absl::InvalidArgumentError(StrCat("not a notification sink: ", Snippet(json)));
