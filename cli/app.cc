@@ -150,6 +150,25 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_option("--run", gc.runs, "exactly these ended runs (repeatable)");
   cmd->callback([&] { action = [&](CommandContext& c) { return CollectGarbage(c, gc); }; });
 
+  NotifyListOptions notify_list;
+  NotifyTestOptions notify_test;
+  CLI::App* notify_cmd = app.add_subcommand("notify", "notifications: deliveries and a test");
+  notify_cmd->require_subcommand(1);
+  cmd = notify_cmd->add_subcommand("list", "notifications and their delivery, newest first");
+  cmd->add_option("--run", notify_list.run_id, "only those of this run");
+  cmd->add_option("--limit", notify_list.limit, "at most this many (default 50)");
+  cmd->add_option("--before", notify_list.before_id, "only those older than this id (page on)");
+  cmd->callback([&] { action = [&](CommandContext& c) { return NotifyList(c, notify_list); }; });
+  cmd = notify_cmd->add_subcommand(
+      "test", "send a sample notification through longhauld's sinks, or those given (admin)");
+  cmd->add_option("--webhook", notify_test.webhooks, "an http:// URL instead (repeatable)");
+  cmd->add_option("--format", notify_test.format, "json or slack, for --webhook");
+  cmd->add_option("--command", notify_test.command,
+                  "a command instead: the rest of the line (longhauld needs "
+                  "--notify-allow-commands)")
+      ->expected(1, -1);
+  cmd->callback([&] { action = [&](CommandContext& c) { return NotifyTest(c, notify_test); }; });
+
   int64_t watch_id = 0;
   cmd = app.add_subcommand("watch", "follow a run live until it ends; exit code from its result");
   cmd->add_option("run", watch_id, "run id")->required();

@@ -92,6 +92,22 @@ struct GcOptions {
 // Retention (admin): removes ended runs' logs, outputs and events, keeps their summaries.
 int CollectGarbage(CommandContext& ctx, const GcOptions& options);
 
+struct NotifyListOptions {
+  int64_t run_id = 0;  // 0: every notification
+  int limit = 50;
+  int64_t before_id = 0;
+};
+// Notifications and how their delivery went, newest first.
+int NotifyList(CommandContext& ctx, const NotifyListOptions& options);
+struct NotifyTestOptions {
+  std::vector<std::string> webhooks;
+  std::string format;
+  std::vector<std::string> command;
+};
+// Sends a sample through longhauld (its own sinks, or those given); exit 0 when every sink
+// took it.
+int NotifyTest(CommandContext& ctx, const NotifyTestOptions& options);
+
 struct LogsOptions {
   int64_t run_id = 0;
   std::string stage;

@@ -150,6 +150,17 @@ Result<v1::GcResponse> GrpcCoordinator::CollectGarbage(const v1::GcRequest& req)
       std::max<int64_t>(options_.rpc_timeout_ms, 30 * 60'000));
 }
 
+Result<v1::ListNotificationsResponse> GrpcCoordinator::ListNotifications(
+    const v1::ListNotificationsRequest& req) {
+  return Unary<v1::ListNotificationsResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->ListNotifications(ctx, req, resp); });
+}
+
+Result<v1::TestNotifyResponse> GrpcCoordinator::TestNotify(const v1::TestNotifyRequest& req) {
+  return Unary<v1::TestNotifyResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->TestNotify(ctx, req, resp); });
+}
+
 Result<v1::ReadLogResponse> GrpcCoordinator::ReadLog(const v1::ReadLogRequest& req) {
   return Unary<v1::ReadLogResponse>(
       [&](auto* ctx, auto* resp) { return stub_->ReadLog(ctx, req, resp); });

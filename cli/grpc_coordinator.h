@@ -54,6 +54,9 @@ class GrpcCoordinator : public Coordinator {
   Result<v1::ListAgentsResponse> ListAgents() override;
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req) override;
   Result<v1::GcResponse> CollectGarbage(const v1::GcRequest& req) override;
+  Result<v1::ListNotificationsResponse> ListNotifications(
+      const v1::ListNotificationsRequest& req) override;
+  Result<v1::TestNotifyResponse> TestNotify(const v1::TestNotifyRequest& req) override;
   Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest& req) override;
   Status WatchRun(int64_t run_id,
                   const std::function<void(const v1::RunUpdate&)>& on_update) override;

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <set>
 
-#include "agent/lib/command.h"
+#include "core/command.h"
 #include "core/fs.h"
 #include "core/strings.h"
 

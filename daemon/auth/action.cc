@@ -28,6 +28,8 @@ ActionInfo Info(Action action) {
       return {"ListAttempts", "list attempts", Role::kViewer, false};
     case Action::kListMetrics:
       return {"ListMetrics", "read metrics", Role::kViewer, false};
+    case Action::kListNotifications:
+      return {"ListNotifications", "list notifications", Role::kViewer, false};
     case Action::kSubmitRun:
       return {"SubmitRun", "submit runs", Role::kOperator, true};
     case Action::kPivotRun:
@@ -40,6 +42,8 @@ ActionInfo Info(Action action) {
       return {"ListAudit", "read the audit trail", Role::kAdmin, false};
     case Action::kCollectGarbage:
       return {"CollectGarbage", "collect old runs", Role::kAdmin, true};
+    case Action::kTestNotify:
+      return {"TestNotify", "send test notifications", Role::kAdmin, true};
   }
   return {"Unknown", "do this", Role::kAdmin, true};
 }

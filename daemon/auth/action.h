@@ -20,6 +20,7 @@ enum class Action {
   kListAgents,
   kListAttempts,
   kListMetrics,
+  kListNotifications,
   // Mutations of runs (operator). Dry runs are mutations too: they plan with the caller's input.
   kSubmitRun,
   kPivotRun,
@@ -28,6 +29,8 @@ enum class Action {
   // Administration (admin): the audit trail; agent management (drain) will join it.
   kListAudit,
   kCollectGarbage,  // retention: removes ended runs' logs, outputs and events
+  // Sends a sample notification from longhauld (admin): it reaches out to other hosts.
+  kTestNotify,
 };
 
 // "viewer", "operator", "admin".

@@ -41,6 +41,16 @@ std::map<std::string, uint64_t> LabeledCounter::Read() const {
   return values_;
 }
 
+void LabeledCounter2::Add(const std::string& first, const std::string& second, uint64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  values_[{first, second}] += n;
+}
+
+std::map<std::pair<std::string, std::string>, uint64_t> LabeledCounter2::Read() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return values_;
+}
+
 std::string FormatValue(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";

@@ -48,11 +48,25 @@ class LabeledCounter {
   std::map<std::string, uint64_t> values_;
 };
 
+// A counter with two labels, e.g. notifications by kind and state.
+class LabeledCounter2 {
+ public:
+  void Add(const std::string& first, const std::string& second, uint64_t n = 1);
+  std::map<std::pair<std::string, std::string>, uint64_t> Read() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, uint64_t> values_;
+};
+
 // The coordinator's own counters; one per longhauld, owned by the Coordinator.
 struct CoordinatorMetrics {
   std::atomic<uint64_t> attempts_started{0};
   LabeledCounter attempt_failures;  // by the kind of end: exit, signal, timeout, lost, ...
   std::atomic<uint64_t> events_ingested{0};
+  // Notifications by event kind and state: "pending" when decided, "retry" for each failed
+  // try that will be tried again, "delivered", "failed" (tries exhausted).
+  LabeledCounter2 notifications;
   // From a stage becoming ready to its agent saying it started.
   Histogram handoff_seconds{{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
                              10, 30, 60}};

@@ -74,6 +74,11 @@ Result<v1::SubmitRunResponse> ClientApi::PivotOnce(const v1::PivotRunRequest& re
 
 Result<v1::SubmitRunResponse> ClientApi::PlanAndSubmit(
     std::shared_ptr<scheduler::SubmitInput> input, const v1::PlanPage& page) {
+  if (!input->workflow.notify.command.empty() && !notify_.allow_commands) {
+    return absl::FailedPreconditionError(StrCat(
+        input->path, ": notify.command would run on longhauld's host as its user; longhauld "
+        "allows that only with --notify-allow-commands (a webhook needs nothing)"));
+  }
   ASSIGN_OR_RETURN(scheduler::RunPlan plan, scheduler::PlanRun(store_, *input));
   CheckReusedArtifacts(&plan);
   scheduler::FinalizePlan(input->workflow, &plan);

@@ -12,6 +12,7 @@
 #include "core/status.h"
 #include "daemon/auth/authorizer.h"
 #include "daemon/metrics/metrics.h"
+#include "daemon/notify/sink.h"
 #include "daemon/rpc/client_audit.h"
 #include "daemon/rpc/submission_ledger.h"
 #include "daemon/scheduler/loop.h"
@@ -21,6 +22,16 @@
 #include "longhaul/v1/client.pb.h"
 
 namespace longhaul::rpc {
+
+// What the client API knows of notifications (docs/operations.md, "Notifications").
+struct ClientNotifyConfig {
+  notify::Deliverer* deliverer = nullptr;  // not owned; null: TestNotify is unavailable
+  workflow::NotifySpec daemon_spec;       // longhauld's own sinks (--notify-*)
+  std::string ui_base;                     // for the sample's link
+  // A command sink runs on longhauld's host as its user: a workflow's `notify.command` and
+  // TestNotify's command are refused unless longhauld allows them (--notify-allow-commands).
+  bool allow_commands = false;
+};
 
 class ClientApi {
  public:
@@ -64,6 +75,16 @@ class ClientApi {
   // Registers `watcher` for run `id`: it gets a snapshot first, then changes, and a final
   // update once the run has ended. NotFound for an unknown run.
   Status Watch(int64_t id, std::shared_ptr<scheduler::Watcher> watcher);
+  // Notifications newest first, of one run or all (client_notify.cc).
+  Result<v1::ListNotificationsResponse> ListNotifications(
+      const v1::ListNotificationsRequest& req);
+  // Sends a sample event to the request's sinks (or longhauld's own) on the calling thread
+  // and says how each went. FailedPrecondition when there is no sink, or for a command sink
+  // that longhauld does not allow; InvalidArgument for a bad URL, kind or format.
+  Result<v1::TestNotifyResponse> TestNotify(const v1::TestNotifyRequest& req);
+  // Call before serving.
+  void set_notify(ClientNotifyConfig config) { notify_ = std::move(config); }
+
   // The audit trail, newest first.
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req);
   // Records a mutation (who, what, from where, its outcome) in the audit trail. The entry is
@@ -112,6 +133,7 @@ class ClientApi {
   const metrics::CoordinatorMetrics* metrics_ = nullptr;
   RetentionPolicy retention_;
   SubmissionLedger submissions_;
+  ClientNotifyConfig notify_;
 };
 
 }  // namespace longhaul::rpc

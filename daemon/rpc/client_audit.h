@@ -19,5 +19,6 @@ AuditSubject DescribeForAudit(const v1::PivotRunRequest& req, const v1::SubmitRu
 AuditSubject DescribeForAudit(const v1::CancelRunRequest& req, const v1::Run& resp);
 AuditSubject DescribeForAudit(const v1::RetryStageRequest& req, const v1::Run& resp);
 AuditSubject DescribeForAudit(const v1::GcRequest& req, const v1::GcResponse& resp);
+AuditSubject DescribeForAudit(const v1::TestNotifyRequest& req, const v1::TestNotifyResponse& resp);
 
 }  // namespace longhaul::rpc

@@ -88,6 +88,13 @@ Result<std::string> ClientApi::MetricsText() {
     for (const auto& [reason, n] : metrics_->attempt_failures.Read()) {
       w.Sample("longhaul_attempt_failures_total", {{"reason", reason}}, static_cast<double>(n));
     }
+    w.Family("longhaul_notifications_total", "counter",
+             "Notifications by event kind and state: pending when decided, retry per failed "
+             "try, delivered, failed after the last try.");
+    for (const auto& [key, n] : metrics_->notifications.Read()) {
+      w.Sample("longhaul_notifications_total", {{"kind", key.first}, {"state", key.second}},
+               static_cast<double>(n));
+    }
     w.Family("longhaul_events_ingested_total", "counter",
              "Stage event lines stored (each once; re-sends are not counted).");
     w.Sample("longhaul_events_ingested_total", {},

@@ -145,4 +145,18 @@ grpc::Status ClientServiceImpl::ListMetrics(grpc::ServerContext* ctx,
               [&] { return api_->ListMetrics(*req); });
 }
 
+grpc::Status ClientServiceImpl::ListNotifications(grpc::ServerContext* ctx,
+                                                  const v1::ListNotificationsRequest* req,
+                                                  v1::ListNotificationsResponse* resp) {
+  return Read(*authorizer_, ctx, auth::Action::kListNotifications, resp,
+              [&] { return api_->ListNotifications(*req); });
+}
+
+grpc::Status ClientServiceImpl::TestNotify(grpc::ServerContext* ctx,
+                                           const v1::TestNotifyRequest* req,
+                                           v1::TestNotifyResponse* resp) {
+  return Mutate(api_, *authorizer_, ctx, auth::Action::kTestNotify, *req, resp,
+                &ClientApi::TestNotify);
+}
+
 }  // namespace longhaul::rpc

@@ -48,6 +48,11 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
                             v1::ListAttemptsResponse* resp) override;
   grpc::Status ListMetrics(grpc::ServerContext* ctx, const v1::ListMetricsRequest* req,
                            v1::ListMetricsResponse* resp) override;
+  grpc::Status ListNotifications(grpc::ServerContext* ctx,
+                                 const v1::ListNotificationsRequest* req,
+                                 v1::ListNotificationsResponse* resp) override;
+  grpc::Status TestNotify(grpc::ServerContext* ctx, const v1::TestNotifyRequest* req,
+                          v1::TestNotifyResponse* resp) override;
 
  private:
   ClientApi* api_;

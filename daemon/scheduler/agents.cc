@@ -263,6 +263,10 @@ void Scheduler::AgentLost(AgentState* agent) {
   agent->row.state = v1::AGENT_LOST;
   agent->reachable = false;
   Touch(agent);
+  Notice("agent_lost", nullptr, nullptr, 0,
+         StrCat("silent for ", FormatDurationMs(silent), "; ", agent->attempts.size(),
+                " attempt(s) lost"),
+         agent->row.id);
   std::vector<int64_t> ids(agent->attempts.begin(), agent->attempts.end());
   for (int64_t id : ids) {
     AttemptState* a = FindAttempt(id);

@@ -34,7 +34,7 @@ Status Scheduler::FlushToStore() {
     a->dirty = false;
   }
   dirty_agents_.clear();
-  return OkStatus();
+  return FlushNotices();
 }
 
 void Scheduler::AfterCommit() {
@@ -43,6 +43,13 @@ void Scheduler::AfterCommit() {
   std::vector<std::function<void()>> callbacks;
   callbacks.swap(after_commit_);
   for (auto& cb : callbacks) cb();
+  if (!recorded_.empty()) {
+    if (metrics_ != nullptr) {
+      for (const auto& row : recorded_) metrics_->notifications.Add(row.kind, "pending");
+    }
+    notifier_->Enqueue(std::move(recorded_));
+    recorded_.clear();
+  }
 
   for (int64_t run_id : changed_runs_) {
     auto run_it = runs_.find(run_id);

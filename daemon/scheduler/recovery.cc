@@ -18,6 +18,8 @@ Status Scheduler::Recover() {
   timers_ = TimerQueue();
   outbox_.clear();
   ended_runs_.clear();
+  notices_.clear();   // their rows went with the transaction that failed
+  recorded_.clear();
   for (auto& [id, p] : pending_logs_) p.done(absl::UnavailableError("coordinator state reloaded"));
   pending_logs_.clear();
   for (auto& [id, p] : pending_checks_) p.done(absl::UnavailableError("coordinator reloaded"));

@@ -116,6 +116,7 @@ void Scheduler::StageSucceeded(StageState* s) {
 
 void Scheduler::StageFailed(StageState* s, v1::StageStatus status, const std::string& reason) {
   SetStageStatus(s, status, reason);
+  if (status == v1::STAGE_FAILED) Notice("stage_failed", s->run, s, s->row.attempt_count, reason);
   SkipDependents(s);
   Propagate(s);
   MaybeFinishRun(s->run);
@@ -160,6 +161,7 @@ void Scheduler::MaybeFinishRun(RunState* run) {
   Touch(run);
   ended_runs_.insert(run->row.id);
   GetLogger("scheduler")->info("run {} {}", run->row.id, RunStatusName(status));
+  Notice(StrCat("run_", RunStatusName(status)), run, nullptr, 0, run->row.reason);
 }
 
 Result<v1::Run> Scheduler::Cancel(int64_t run_id) {

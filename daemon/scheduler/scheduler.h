@@ -26,6 +26,7 @@
 #include "core/event.h"
 #include "core/status.h"
 #include "daemon/metrics/metrics.h"
+#include "daemon/notify/notifier.h"
 #include "daemon/scheduler/agent_link.h"
 #include "daemon/scheduler/model.h"
 #include "daemon/scheduler/options.h"
@@ -125,6 +126,16 @@ class Scheduler {
   void Dispatch();        // places ready stages on agents with room
   Status FlushToStore();  // writes every dirty row
   void AfterCommit();     // sends queued messages, publishes watch updates, evicts ended runs
+
+  // Notifications (docs/operations.md): each event that `daemon_spec` or the run's workflow
+  // wants becomes a row in the batch's transaction and goes to `notifier` after the commit.
+  // `notifier` is not owned; null (the default): no notifications. Call before the loop starts.
+  void set_notifications(notify::Notifier* notifier, workflow::NotifySpec daemon_spec) {
+    notifier_ = notifier;
+    notify_spec_ = std::move(daemon_spec);
+  }
+  // The UI's address, for the run's link in notifications ("" : none). On the loop thread.
+  void set_ui_base(std::string base) { ui_base_ = std::move(base); }
 
   // Counters for /metrics (not owned; may be null).
   void set_metrics(metrics::CoordinatorMetrics* m) { metrics_ = m; }
@@ -235,6 +246,11 @@ class Scheduler {
   void HandleArtifactCheck(const v1::ArtifactCheck& msg);
   void HandleAttemptsRemoved(const v1::AttemptsRemoved& msg);
 
+  // notices.cc: a notification for each sink that wants `kind` (run may be null: agent_lost).
+  void Notice(const std::string& kind, const RunState* run, const StageState* s, int attempt,
+              const std::string& reason, const std::string& agent = "");
+  Status FlushNotices();
+
   // timers.cc
   void ArmAttemptTimers(AttemptState* a);
   void FireTimer(const Timer& t);
@@ -284,6 +300,11 @@ class Scheduler {
   std::map<int64_t, PendingRemoval> pending_removals_;
   std::vector<std::function<void()>> after_commit_;  // deferred callbacks
   metrics::CoordinatorMetrics* metrics_ = nullptr;
+  notify::Notifier* notifier_ = nullptr;
+  workflow::NotifySpec notify_spec_;
+  std::string ui_base_;
+  std::vector<store::NotificationRow> notices_;   // decided in this batch
+  std::vector<store::NotificationRow> recorded_;  // written; handed over after the commit
 };
 
 }  // namespace longhaul::scheduler

@@ -128,6 +128,7 @@ bool Scheduler::ServiceAttemptEnded(AttemptState* a, const std::string& kind,
   std::string why = StrCat("service '", s->row.name, "' ended: ",
                            kind == "success" ? "exit 0" : reason);
   GetLogger("scheduler")->warn("run {}: {}", s->run->row.id, why);
+  Notice("service_lost", s->run, s, a->row.number, why, a->row.agent_id);
   for (int d : s->dependents) {
     StageState* dep = s->run->stages[d].get();
     if (dep->current && dep->current->kill_reason.empty()) {

@@ -91,6 +91,8 @@ void Scheduler::FireTimer(const Timer& t) {
         return;
       }
       StopAttempt(a, "stalled", StrCat("no progress for ", FormatDurationMs(limit)));
+      Notice("stage_stalled", a->stage->run, a->stage, a->row.number,
+             StrCat("no progress for ", FormatDurationMs(limit)), a->row.agent_id);
       return;
     }
     case TimerKind::kAgentSilent:

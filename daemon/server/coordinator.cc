@@ -17,6 +17,8 @@
 #include "daemon/rpc/agent_service.h"
 #include "daemon/http/server.h"
 #include "daemon/http/token_authorizer.h"
+#include "daemon/notify/notifier.h"
+#include "daemon/notify/sink.h"
 #include "daemon/rpc/client_api.h"
 #include "daemon/rpc/client_service.h"
 #include "daemon/scheduler/loop.h"
@@ -54,6 +56,8 @@ struct Coordinator::Impl {
   rpc::AgentServiceImpl agent_service;
   std::unique_ptr<scheduler::Scheduler> scheduler;
   std::unique_ptr<scheduler::SchedulerLoop> loop;
+  std::unique_ptr<notify::HttpCommandDeliverer> deliverer;
+  std::unique_ptr<notify::Notifier> notifier;
   std::unique_ptr<rpc::ClientApi> client_api;
   std::unique_ptr<rpc::ClientServiceImpl> client_service;
   std::unique_ptr<http::TokenHttpAuthorizer> http_authorizer;
@@ -121,6 +125,26 @@ Result<std::string> Coordinator::Start() {
                                                        m.options.scheduler);
   m.scheduler->set_metrics(&m.metrics);
   m.loop = std::make_unique<scheduler::SchedulerLoop>(m.scheduler.get(), m.store.get(), m.clock);
+  // Pending notifications of an earlier longhauld are tried again at once (read before the
+  // loop's thread owns the writer connection).
+  ASSIGN_OR_RETURN(std::vector<store::NotificationRow> pending,
+                   m.store->LoadPendingNotifications());
+  for (auto& row : pending) row.next_try_at_ms = m.clock->NowMs();
+  m.deliverer = std::make_unique<notify::HttpCommandDeliverer>(m.options.notify.timeout_ms);
+  m.notifier = std::make_unique<notify::Notifier>(
+      m.deliverer.get(), m.clock, m.options.notify.retry,
+      [&m](const store::NotificationRow& row) {
+        // The try's result is written by the loop, in its next batch: one writer.
+        m.loop->Post([&m, row] {
+          Status st = m.store->UpdateNotification(row);
+          if (!st.ok()) {
+            GetLogger("notify")->error("notification {}: cannot record its delivery: {}", row.id,
+                                       ToStd(st.message()));
+          }
+        });
+      },
+      &m.metrics);
+  m.scheduler->set_notifications(m.notifier.get(), m.options.notify.spec);
   m.loop->set_metrics(&m.metrics);
   m.agent_service.Attach(m.scheduler.get(), m.loop.get());
   m.agent_service.set_require_certificate(!sec.agent_listen.empty());
@@ -128,9 +152,20 @@ Result<std::string> Coordinator::Start() {
                                                   m.options.scheduler.log_timeout_ms, m.clock);
   m.client_api->set_metrics(&m.metrics);
   m.client_api->set_retention(m.options.retention);
+  rpc::ClientNotifyConfig notify_config;
+  notify_config.deliverer = m.deliverer.get();
+  notify_config.daemon_spec = m.options.notify.spec;
+  notify_config.ui_base = m.options.notify.ui_url;  // the HTTP listener's is not known yet
+  notify_config.allow_commands = m.options.notify.allow_commands;
+  m.client_api->set_notify(std::move(notify_config));
   m.client_service =
       std::make_unique<rpc::ClientServiceImpl>(m.client_api.get(), m.authorizer.get());
   RETURN_IF_ERROR(m.loop->Start());
+  if (!pending.empty()) {
+    log->info("{} notification(s) pending from before: sending them now", pending.size());
+  }
+  m.notifier->Enqueue(std::move(pending));
+  m.notifier->Start();
 
   grpc::ServerBuilder builder;
   int port = 0;
@@ -175,12 +210,19 @@ Result<std::string> Coordinator::Start() {
       return http_addr.status();
     }
     m.http_address = *http_addr;
+    if (m.options.notify.ui_url.empty()) {
+      m.options.notify.ui_url =
+          StrCat(sec.tls_cert_pem.empty() ? "http://" : "https://", m.http_address);
+    }
     std::string http_file = m.options.http_addr_file.empty()
                                 ? m.options.state_dir + "/http.addr"
                                 : m.options.http_addr_file;
     RETURN_IF_ERROR(WriteFileAtomic(http_file, m.http_address + "\n"));
     log->info("longhauld UI and HTTP API on {}://{}/", sec.tls_cert_pem.empty() ? "http" : "https",
               m.http_address);
+  }
+  if (!m.options.notify.ui_url.empty()) {
+    m.loop->Post([&m] { m.scheduler->set_ui_base(m.options.notify.ui_url); });
   }
   RETURN_IF_ERROR(WriteFileAtomic(addr_file, addr + "\n"));
   log->info("longhauld listening on {}{} (database {})", addr,
@@ -236,6 +278,8 @@ void Coordinator::Shutdown() {
   auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(2);
   if (m.agent_server) m.agent_server->Shutdown(deadline);
   if (m.server) m.server->Shutdown(deadline);
+  // The notifier first: the result of its last try goes to the loop before the loop stops.
+  if (m.notifier) m.notifier->Stop();
   m.stop_gc.notify_all();  // a collection waiting on an agent was answered by CloseAll()
   if (m.gc.joinable()) m.gc.join();
   if (m.loop) m.loop->Stop();

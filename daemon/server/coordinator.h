@@ -9,8 +9,10 @@
 #include "core/status.h"
 #include "daemon/http/server.h"
 #include "daemon/rpc/client_api.h"
+#include "daemon/notify/outbox.h"
 #include "daemon/scheduler/options.h"
 #include "daemon/server/security.h"
+#include "daemon/workflow/workflow.h"
 
 namespace longhaul::server {
 
@@ -20,6 +22,18 @@ namespace longhaul::server {
 // kMaxGrpcSendBytes would be a bug and fails RESOURCE_EXHAUSTED rather than being sent.
 inline constexpr int kMaxGrpcReceiveBytes = 64 << 20;
 inline constexpr int kMaxGrpcSendBytes = 16 << 20;
+
+// longhauld's own notification sinks and delivery (--notify-*; docs/operations.md).
+struct NotifyOptions {
+  workflow::NotifySpec spec;  // sinks for every run's events and agent_lost
+  notify::RetryPolicy retry;
+  int64_t timeout_ms = 30'000;  // one webhook request or command
+  // The UI's address as notification readers reach it; "" : the HTTP listener's address.
+  std::string ui_url;
+  // Lets a workflow's notify.command and `longhaul notify test --command` run a command on
+  // longhauld's host (--notify-allow-commands); its own --notify-command needs nothing.
+  bool allow_commands = false;
+};
 
 struct CoordinatorOptions {
   std::string state_dir = ".longhaul";
@@ -38,6 +52,7 @@ struct CoordinatorOptions {
   // retention_interval_ms (and `longhaul gc` any time, with this policy by default).
   rpc::ClientApi::RetentionPolicy retention;
   int64_t retention_interval_ms = 3'600'000;
+  NotifyOptions notify;
 };
 
 class Coordinator {

@@ -3,6 +3,7 @@
 #include "core/config/config_checks.h"
 #include "core/duration.h"
 #include "core/strings.h"
+#include "daemon/workflow/workflow.h"
 
 namespace longhaul::server {
 namespace {
@@ -74,6 +75,37 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
   app.add_flag("--insecure", sec.insecure,
                "listen off loopback without tokens, TLS or agent certificates (not for shared "
                "networks: see docs/security.md)");
+  NotifyOptions& notify = options.notify;
+  app.add_option("--notify-webhook", notify.spec.webhooks,
+                 "http:// URL sent a JSON POST for each event of --notify-on; repeatable");
+  app.add_option("--notify-format", notify.spec.format,
+                 "body of the --notify-webhook POSTs: json (the event) or slack ({\"text\"})")
+      ->capture_default_str();
+  app.add_option("--notify-command", f->notify_command,
+                 "command run for each event of --notify-on, the event's JSON on stdin and "
+                 "LONGHAUL_EVENT=KIND; split on spaces, no shell");
+  app.add_option("--notify-on", f->notify_on,
+                 "comma-separated events to notify (default every one): run_succeeded, "
+                 "run_failed, run_cancelled, stage_failed, stage_stalled, service_lost, "
+                 "agent_lost");
+  app.add_option("--notify-tries", notify.retry.max_tries,
+                 "tries of each notification before it is failed")
+      ->capture_default_str();
+  app.add_option("--notify-backoff", f->notify_backoff,
+                 "wait after a notification's first failed try; doubles after each")
+      ->capture_default_str();
+  app.add_option("--notify-max-backoff", f->notify_max_backoff,
+                 "the longest wait between two tries of a notification")
+      ->capture_default_str();
+  app.add_option("--notify-timeout", f->notify_timeout,
+                 "one webhook request or command at most this long")
+      ->capture_default_str();
+  app.add_flag("--notify-allow-commands", notify.allow_commands,
+               "let workflows (notify.command) and `longhaul notify test --command` run a "
+               "command on this host as longhauld's user; without it they are refused");
+  app.add_option("--notify-ui-url", notify.ui_url,
+                 "the UI's URL as readers of notifications reach it, for the run's link "
+                 "(default: the --http listener's)");
   app.add_option("--retention-age", f->retention_age,
                  "collect ended runs older than this (their logs, outputs and events; the "
                  "summary stays); 0: by age never")
@@ -108,6 +140,22 @@ std::vector<std::string> CheckCoordinatorFlags(CoordinatorFlags* f,
   duration("heartbeat", f->heartbeat, &o.scheduler.heartbeat_interval_ms);
   duration("sse-heartbeat", f->sse_heartbeat, &o.http.sse.heartbeat_ms);
   duration("http-header-timeout", f->http_header_timeout, &o.http.header_timeout_ms);
+  duration("notify-backoff", f->notify_backoff, &o.notify.retry.backoff_ms);
+  duration("notify-max-backoff", f->notify_max_backoff, &o.notify.retry.max_backoff_ms);
+  duration("notify-timeout", f->notify_timeout, &o.notify.timeout_ms);
+  o.notify.spec.command.clear();
+  for (const std::string& word : StrSplit(f->notify_command, ' ')) {
+    if (!word.empty()) o.notify.spec.command.push_back(word);
+  }
+  o.notify.spec.on.clear();
+  for (const std::string& kind : StrSplit(f->notify_on, ',')) {
+    std::string_view k = StripWhitespace(kind);
+    if (!k.empty()) o.notify.spec.on.emplace_back(k);
+  }
+  check("notify-webhook", workflow::CheckNotifySpec(o.notify.spec, "--notify-*"));
+  if (o.notify.retry.max_tries < 1) {
+    errors.push_back(config.Error("notify-tries", "expected 1 or more"));
+  }
   duration("retention-age", f->retention_age, &o.retention.older_than_ms);
   duration("retention-interval", f->retention_interval, &o.retention_interval_ms);
   if (o.retention.keep_last < 0) errors.push_back(config.Error("retention-keep", "must be 0 or more"));

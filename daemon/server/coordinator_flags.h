@@ -19,6 +19,8 @@ struct CoordinatorFlags {
   std::string agent_timeout = "15s", lost_after = "3m", heartbeat = "1s";
   std::string http_header_timeout = "10s", sse_heartbeat = "15s";
   std::string retention_age = "0", retention_interval = "1h";
+  std::string notify_command, notify_on;  // split by CheckCoordinatorFlags
+  std::string notify_backoff = "5s", notify_max_backoff = "5m", notify_timeout = "30s";
   std::string log_level = "info", log_file;
 };
 

@@ -182,6 +182,26 @@ ALTER TABLE runs ADD COLUMN collected_at_ms INTEGER;
 CREATE INDEX stages_by_cached_from ON stages(cached_from_stage_id)
   WHERE cached_from_stage_id IS NOT NULL;
 )sql",
+      // 9: notifications (docs/operations.md, "Notifications"): one row per event and sink,
+      // with its delivery state; pending ones are found by their next try at start.
+      R"sql(
+CREATE TABLE notifications (
+  id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL,
+  run_id INTEGER,
+  stage TEXT NOT NULL DEFAULT '',
+  sink TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  state TEXT NOT NULL,
+  tries INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT NOT NULL DEFAULT '',
+  next_try_at INTEGER,
+  created_at INTEGER NOT NULL,
+  delivered_at INTEGER
+);
+CREATE INDEX notifications_by_state ON notifications(state, id);
+CREATE INDEX notifications_by_run ON notifications(run_id, id);
+)sql",
   };
   return kMigrations;
 }

@@ -139,6 +139,24 @@ struct AgentRow {
   int64_t connected_at_ms = 0;
 };
 
+// A notification to one sink (docs/operations.md, "Notifications"). `sink` is the sink's
+// description as JSON, `payload` the exact bytes to send, so that a notification pending at a
+// restart is sent as it was decided, whatever the flags are now.
+struct NotificationRow {
+  int64_t id = 0;
+  std::string kind;  // run_failed, stage_failed, ...
+  std::optional<int64_t> run_id;
+  std::string stage;
+  std::string sink;
+  std::string payload;
+  std::string state = "pending";  // pending, delivered, failed
+  int tries = 0;
+  std::string last_error;
+  std::optional<int64_t> next_try_at_ms;
+  int64_t created_at_ms = 0;
+  std::optional<int64_t> delivered_at_ms;
+};
+
 // A succeeded stage of an earlier run that has a given cache key (for reuse).
 struct CacheHit {
   int64_t stage_id = 0;

@@ -60,6 +60,10 @@ class SqliteStore {
   Status UpsertAgent(const AgentRow& agent);
   // Appends to the audit trail (entry.id is assigned by the database).
   Status InsertAudit(const v1::AuditEntry& entry);
+  // Notifications (sqlite_store_notify.cc). Insert sets row->id; Update writes the delivery
+  // state (state, tries, last_error, next_try_at, delivered_at).
+  Status InsertNotification(NotificationRow* row);
+  Status UpdateNotification(const NotificationRow& row);
 
   // --- recovery reads (writer connection) ---
   Result<std::vector<RunRow>> LoadActiveRuns();
@@ -69,6 +73,8 @@ class SqliteStore {
   Result<std::vector<AgentRow>> LoadAgents();
   Result<std::vector<ArtifactRow>> LoadArtifacts(int64_t stage_id);
   Result<StageRow> LoadStageById(int64_t stage_id);
+  // Every notification still pending, oldest first.
+  Result<std::vector<NotificationRow>> LoadPendingNotifications();
   // NotFound when there is no such attempt.
   Result<AttemptRow> LoadAttemptById(int64_t attempt_id);
 
@@ -145,6 +151,11 @@ class SqliteStore {
   Result<GcPlan> PlanRunGc(int64_t run_id);
   // Writer: deletes the run's event rows (returns how many) and marks it collected at now_ms.
   Result<int64_t> CollectRun(int64_t run_id, int64_t now_ms);
+
+  // Notifications newest first: at most `limit` (1..1000) of run `run_id` (0: of every run and
+  // none), older than `before_id` (0: from the newest).
+  Result<std::vector<NotificationRow>> ListNotifications(int64_t run_id, int64_t before_id,
+                                                         int limit);
 
   // PRAGMA integrity_check; "ok" when healthy.
   Result<std::string> IntegrityCheck();

@@ -9,6 +9,7 @@
 #include "daemon/workflow/foreach.h"
 #include "daemon/workflow/graph.h"
 #include "daemon/workflow/limits.h"
+#include "daemon/workflow/notify_parser.h"
 #include "daemon/workflow/stage_parser.h"
 #include "daemon/workflow/template.h"
 #include "daemon/workflow/validate.h"
@@ -18,7 +19,8 @@
 namespace longhaul::workflow {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name", "description", "params", "defaults", "stages"};
+const std::vector<std::string> kTopKeys = {"name",     "description", "params",
+                                           "defaults", "stages",      "notify"};
 // These would read like the other template forms (${params.x}, ${run.id}, ${output_dir}).
 const std::vector<std::string> kReservedStageNames = {"params", "run", "output_dir"};
 
@@ -239,6 +241,8 @@ Result<Workflow> ParseWorkflow(std::string_view text, std::string_view path) {
       ReadParams(e, wf, diag);
     } else if (e.key == "defaults") {
       defaults = ParseDefaults(e, diag);
+    } else if (e.key == "notify") {
+      ReadNotify(e, &wf.notify, diag);
     } else if (e.key == "stages") {
       has_stages = true;
       if (e.value.IsMap() && e.value.size() > kMaxStages) {

@@ -132,6 +132,33 @@ struct StageSpec {
   std::string description;
 };
 
+// What a notification can be about (docs/operations.md, "Notifications").
+inline constexpr std::string_view kNotifyEvents[] = {
+    "run_succeeded", "run_failed",   "run_cancelled", "stage_failed",
+    "stage_stalled", "service_lost", "agent_lost"};
+
+// Where notifications go and which: the workflow's `notify:` block, and longhauld's
+// --notify-* flags in the same shape.
+struct NotifySpec {
+  std::vector<std::string> on;        // event kinds (kNotifyEvents); empty: every kind
+  std::vector<std::string> webhooks;  // http:// URLs, each sent a POST
+  std::string format = "json";        // of the webhooks' body: "json" (the event) or "slack"
+  std::vector<std::string> command;   // argv run with the event's JSON on stdin; empty: none
+  bool empty() const { return webhooks.empty() && command.empty(); }
+  // True when `kind` is one this spec sends.
+  bool Wants(std::string_view kind) const {
+    if (on.empty()) return true;
+    for (const std::string& k : on) {
+      if (k == kind) return true;
+    }
+    return false;
+  }
+};
+
+// Checks a NotifySpec built from flags or a file: known kinds, http:// URLs, a known
+// format. `where` names it in the message ("--notify-webhook", "notify in wf.yaml").
+Status CheckNotifySpec(const NotifySpec& spec, std::string_view where);
+
 struct ParamSpec {
   std::string name;
   std::string default_value;  // YAML scalar as written ("8", "true", "/models/x")
@@ -144,6 +171,7 @@ struct Workflow {
   std::string path;               // as given to ParseWorkflow, for messages
   std::vector<ParamSpec> params;  // in file order
   std::vector<StageSpec> stages;  // topological order, ties broken by file order
+  NotifySpec notify;              // the `notify:` block; empty when there is none
 
   // nullptr when there is no such stage / param.
   const StageSpec* FindStage(std::string_view name) const;

@@ -119,8 +119,11 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("ALTER TABLE stages DROP COLUMN description").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE stages DROP COLUMN infra_retries_used").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE audit").ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE notifications").ok());
+    ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     for (const char* index : {"stages_by_run_status", "metrics_by_stage_id", "runs_by_parent",
-                              "runs_by_workflow_status", "stages_by_run_position"}) {
+                              "runs_by_workflow_status", "stages_by_run_position",
+                              "stages_by_cached_from"}) {
       ASSERT_TRUE((*db)->Exec(std::string("DROP INDEX ") + index).ok()) << index;
     }
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=1").ok());
@@ -134,7 +137,65 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto rows = store_->ReadStages(run.id);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
-  EXPECT_EQ(LatestSchemaVersion(), 8);
+  EXPECT_EQ(LatestSchemaVersion(), 9);
+  // Migration 9's table is there and works.
+  ASSERT_TRUE(store_->Begin().ok());
+  NotificationRow n;
+  n.kind = "run_failed";
+  n.run_id = run.id;
+  n.sink = "{\"webhook\":\"http://h/x\",\"format\":\"json\"}";
+  n.payload = "{}";
+  n.created_at_ms = 5;
+  n.next_try_at_ms = 5;
+  ASSERT_TRUE(store_->InsertNotification(&n).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+  auto pending = store_->LoadPendingNotifications();
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  ASSERT_EQ(pending->size(), 1u);
+  EXPECT_EQ((*pending)[0].id, n.id);
+  EXPECT_EQ((*pending)[0].run_id, run.id);
+}
+
+TEST_F(SqliteStoreTest, NotificationsKeepTheirDeliveryStateAndListNewestFirst) {
+  RunRow run = MakeRun();
+  ASSERT_TRUE(store_->Begin().ok());
+  std::vector<NotificationRow> rows(3);
+  for (int i = 0; i < 3; ++i) {
+    rows[i].kind = i == 2 ? "agent_lost" : "stage_failed";
+    if (i < 2) rows[i].run_id = run.id;
+    rows[i].sink = "{\"command\":[\"x\"]}";
+    rows[i].payload = "{\"n\":" + std::to_string(i) + "}";
+    rows[i].created_at_ms = 100 + i;
+    ASSERT_TRUE(store_->InsertNotification(&rows[i]).ok());
+  }
+  rows[0].state = "delivered";
+  rows[0].tries = 3;
+  rows[0].last_error = "HTTP 500";
+  rows[0].delivered_at_ms = 900;
+  ASSERT_TRUE(store_->UpdateNotification(rows[0]).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+  Reopen();
+
+  auto of_run = store_->ListNotifications(run.id, 0, 50);
+  ASSERT_TRUE(of_run.ok()) << of_run.status();
+  ASSERT_EQ(of_run->size(), 2u);
+  EXPECT_EQ((*of_run)[0].id, rows[1].id);  // newest first
+  EXPECT_EQ((*of_run)[1].state, "delivered");
+  EXPECT_EQ((*of_run)[1].tries, 3);
+  EXPECT_EQ((*of_run)[1].last_error, "HTTP 500");
+  EXPECT_EQ((*of_run)[1].delivered_at_ms, 900);
+  auto all = store_->ListNotifications(0, 0, 50);
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_FALSE((*all)[0].run_id.has_value());
+  auto page = store_->ListNotifications(0, rows[2].id, 1);
+  ASSERT_EQ(page->size(), 1u);
+  EXPECT_EQ((*page)[0].id, rows[1].id);
+  ASSERT_TRUE(store_->Begin().ok());
+  auto pending = store_->LoadPendingNotifications();
+  ASSERT_TRUE(store_->Commit().ok());
+  ASSERT_TRUE(pending.ok());
+  ASSERT_EQ(pending->size(), 2u) << "the delivered one is no longer pending";
+  EXPECT_EQ((*pending)[0].id, rows[1].id);
 }
 
 TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerVersion) {

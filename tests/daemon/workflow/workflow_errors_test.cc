@@ -370,3 +370,56 @@ stages:
 
 }  // namespace
 }  // namespace longhaul::workflow
+
+namespace longhaul::workflow {
+namespace {
+
+TEST(WorkflowNotifyTest, TheNotifyBlockIsRead) {
+  Result<Workflow> wf = ParseWorkflow(R"(name: w
+notify:
+  on: [run_failed, stage_failed]
+  webhook: http://hooks.internal:9000/longhaul
+  format: slack
+  command: [page-oncall, --team, ml]
+stages:
+  a: {run: [x]}
+)",
+                                      "wf.yaml");
+  ASSERT_TRUE(wf.ok()) << wf.status();
+  EXPECT_EQ(wf->notify.on, (std::vector<std::string>{"run_failed", "stage_failed"}));
+  EXPECT_EQ(wf->notify.webhooks, (std::vector<std::string>{"http://hooks.internal:9000/longhaul"}));
+  EXPECT_EQ(wf->notify.format, "slack");
+  EXPECT_EQ(wf->notify.command, (std::vector<std::string>{"page-oncall", "--team", "ml"}));
+  EXPECT_TRUE(wf->notify.Wants("run_failed"));
+  EXPECT_FALSE(wf->notify.Wants("run_succeeded"));
+}
+
+TEST(WorkflowNotifyTest, BadNotifyBlocksSayWhatAndWhere) {
+  EXPECT_EQ(OnlyError("name: w\nnotify:\n  on: [run_faild]\n  webhook: http://h/x\n"
+                      "stages:\n  a: {run: [x]}\n"),
+            "wf.yaml:3:8: notify.on: unknown event 'run_faild' (did you mean 'run_failed'?); "
+            "the events are run_succeeded, run_failed, run_cancelled, stage_failed, "
+            "stage_stalled, service_lost, agent_lost");
+  EXPECT_THAT(OnlyError("name: w\nnotify:\n  webhook: https://h/x\nstages:\n  a: {run: [x]}\n"),
+              HasSubstr("wf.yaml:3:12: notify.webhook: 'https://h/x': https webhooks are not "
+                        "supported yet"));
+  EXPECT_EQ(OnlyError("name: w\nnotify:\n  webhook: [http://h/x]\n  format: teams\n"
+                      "stages:\n  a: {run: [x]}\n"),
+            "wf.yaml:4:11: notify.format: expected json or slack, got 'teams'");
+  EXPECT_EQ(OnlyError("name: w\nnotify:\n  on: [run_failed]\nstages:\n  a: {run: [x]}\n"),
+            "wf.yaml:2:1: notify: expected a webhook or a command to send notifications to");
+  EXPECT_THAT(OnlyError("name: w\nnotify:\n  webhok: http://h/x\nstages:\n  a: {run: [x]}\n"),
+              HasSubstr("wf.yaml:3:3: unknown key 'webhok' in notify (did you mean 'webhook'?)"));
+}
+
+TEST(WorkflowNotifyTest, FlagsAreCheckedLikeTheBlock) {
+  NotifySpec spec;
+  spec.webhooks = {"http://h:1/x"};
+  EXPECT_TRUE(CheckNotifySpec(spec, "--notify-webhook").ok());
+  spec.on = {"everything"};
+  Status st = CheckNotifySpec(spec, "--notify-on");
+  EXPECT_THAT(ToStd(st.message()), HasSubstr("--notify-on: unknown event 'everything'"));
+}
+
+}  // namespace
+}  // namespace longhaul::workflow

@@ -1,0 +1,88 @@
+#include "daemon/notify/event.h"
+
+#include <cstdio>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "core/strings.h"
+
+namespace longhaul::notify {
+namespace {
+
+std::string Rfc3339(int64_t ms) {
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms % 1000));
+  return out;
+}
+
+// "run 12 (eagle3) failed", "stage datagen of run 12 (eagle3) failed", "agent n1 lost".
+std::string Headline(const Event& e) {
+  std::string run =
+      StrCat("run ", e.run_id, e.workflow.empty() ? "" : StrCat(" (", e.workflow, ")"));
+  if (e.kind == "run_succeeded") return StrCat(run, " succeeded");
+  if (e.kind == "run_failed") return StrCat(run, " failed");
+  if (e.kind == "run_cancelled") return StrCat(run, " was cancelled");
+  if (e.kind == "agent_lost") return StrCat("agent ", e.agent, " lost");
+  std::string stage = StrCat("stage ", e.stage, " of ", run);
+  if (e.kind == "stage_failed") return StrCat(stage, " failed");
+  if (e.kind == "stage_stalled") return StrCat(stage, " stalled (attempt ", e.attempt, ")");
+  if (e.kind == "service_lost") return StrCat("service ", e.stage, " of ", run, " was lost");
+  return StrCat(e.kind, ": ", run);  // "test" and future kinds
+}
+
+// Slack reads &, < and > in text as markup (links, mentions): they are escaped as it asks.
+std::string SlackEscape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '&') {
+      out += "&amp;";
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RunUrl(const std::string& ui_base, int64_t run_id) {
+  if (ui_base.empty() || run_id <= 0) return "";
+  std::string base = ui_base;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return StrCat(base, "/#/runs/", run_id);
+}
+
+std::string EventJson(const Event& e, const std::string& ui_base) {
+  nlohmann::ordered_json j;
+  j["kind"] = e.kind;
+  j["run_id"] = e.run_id;
+  j["workflow"] = e.workflow;
+  j["stage"] = e.stage;
+  j["attempt"] = e.attempt;
+  j["agent"] = e.agent;
+  j["reason"] = e.reason;
+  j["time"] = Rfc3339(e.time_ms);
+  j["url"] = RunUrl(ui_base, e.run_id);
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string SlackJson(const Event& e, const std::string& ui_base) {
+  std::string text = StrCat("longhaul: ", SlackEscape(Headline(e)));
+  if (!e.reason.empty()) text += StrCat(": ", SlackEscape(e.reason));
+  std::string url = RunUrl(ui_base, e.run_id);
+  if (!url.empty()) text += StrCat(" <", url, "|run ", e.run_id, ">");
+  nlohmann::json j;
+  j["text"] = text;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace longhaul::notify
