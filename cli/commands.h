@@ -78,6 +78,9 @@ struct AuditOptions {
 // The audit trail, newest first (admin).
 int ListAudit(CommandContext& ctx, const AuditOptions& options);
 
+// admin backup: longhauld copies its database to `path` on its own host and checks the copy.
+int Backup(CommandContext& ctx, const std::string& path);
+
 struct LogsOptions {
   int64_t run_id = 0;
   std::string stage;

@@ -53,6 +53,8 @@ class GrpcCoordinator : public Coordinator {
   Result<v1::Run> RetryStage(const v1::RetryStageRequest& req) override;
   Result<v1::ListAgentsResponse> ListAgents() override;
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req) override;
+  // Waits up to an hour: the copy and its integrity_check grow with the database.
+  Result<v1::BackupResponse> Backup(const v1::BackupRequest& req) override;
   Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest& req) override;
   Status WatchRun(int64_t run_id,
                   const std::function<void(const v1::RunUpdate&)>& on_update) override;

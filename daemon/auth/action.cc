@@ -38,6 +38,8 @@ ActionInfo Info(Action action) {
       return {"CancelRun", "cancel runs", Role::kOperator, true};
     case Action::kListAudit:
       return {"ListAudit", "read the audit trail", Role::kAdmin, false};
+    case Action::kBackup:
+      return {"Backup", "back up the database", Role::kAdmin, true};
   }
   return {"Unknown", "do this", Role::kAdmin, true};
 }

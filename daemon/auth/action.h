@@ -25,8 +25,10 @@ enum class Action {
   kPivotRun,
   kRetryStage,
   kCancelRun,
-  // Administration (admin): the audit trail; agent management (drain) will join it.
+  // Administration (admin): the audit trail, a backup of the database; agent management
+  // (drain) will join it.
   kListAudit,
+  kBackup,
 };
 
 // "viewer", "operator", "admin".

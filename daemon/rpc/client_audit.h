@@ -18,5 +18,6 @@ AuditSubject DescribeForAudit(const v1::SubmitRunRequest& req, const v1::SubmitR
 AuditSubject DescribeForAudit(const v1::PivotRunRequest& req, const v1::SubmitRunResponse& resp);
 AuditSubject DescribeForAudit(const v1::CancelRunRequest& req, const v1::Run& resp);
 AuditSubject DescribeForAudit(const v1::RetryStageRequest& req, const v1::Run& resp);
+AuditSubject DescribeForAudit(const v1::BackupRequest& req, const v1::BackupResponse& resp);
 
 }  // namespace longhaul::rpc

@@ -10,6 +10,7 @@
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/server/coordinator.h"
+#include "daemon/store/backup.h"
 
 namespace {
 
@@ -90,10 +91,30 @@ int main(int argc, char** argv) {
   app.add_flag("--insecure", sec.insecure,
                "listen off loopback without tokens, TLS or agent certificates (not for shared "
                "networks: see docs/security.md)");
+  std::string backup;
+  app.add_option("--backup", backup,
+                 "copy the database (--db, or STATE/longhaul.db) to this new file, check the "
+                 "copy with integrity_check and exit; safe while a longhauld uses the database");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   app.add_option("--log-file", log_file, "also log to this file");
   CLI11_PARSE(app, argc, argv);
 
+  if (!backup.empty()) {
+    std::string db =
+        options.db_path.empty() ? options.state_dir + "/longhaul.db" : options.db_path;
+    auto done = longhaul::store::BackupDatabase(db, backup);
+    if (!done.ok()) {
+      std::fprintf(stderr, "longhauld: %s\n", longhaul::ToStd(done.status().message()).c_str());
+      return 1;
+    }
+    std::printf("backed up %s to %s: %lld pages, %lld bytes, schema version %d, integrity_check "
+                "ok; copy %lld ms, check %lld ms, total %lld ms\n",
+                db.c_str(), done->path.c_str(), static_cast<long long>(done->pages),
+                static_cast<long long>(done->bytes), done->schema_version,
+                static_cast<long long>(done->copy_ms), static_cast<long long>(done->check_ms),
+                static_cast<long long>(done->total_ms));
+    return 0;
+  }
   options.scheduler.agent_timeout_ms = DurationFlag("agent-timeout", agent_timeout);
   options.scheduler.lost_after_ms = DurationFlag("lost-after", lost_after);
   options.scheduler.heartbeat_interval_ms = DurationFlag("heartbeat", heartbeat);
