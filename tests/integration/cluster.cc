@@ -103,10 +103,14 @@ Status Cluster::Start() {
   return OkStatus();
 }
 
+std::string Cluster::Binary(const std::string& name) const {
+  return options_.bin_dir.empty() ? BinPath(name) : options_.bin_dir + "/" + name;
+}
+
 Status Cluster::StartCoordinator(const std::string& listen) {
   std::string addr_file = state_dir_ + "/coordinator.addr";
   std::remove(addr_file.c_str());
-  std::vector<std::string> argv = {BinPath("longhauld")};
+  std::vector<std::string> argv = {Binary("longhauld")};
   AddFlags(argv, {{"--state-dir", state_dir_},
                   {"--listen", listen},
                   {"--agent-timeout", options_.agent_timeout},
@@ -160,7 +164,7 @@ void Cluster::Connect() {
 Status Cluster::StartAgent(int i) {
   Agent& a = agents_.at(static_cast<size_t>(i));
   a.suspended = false;
-  std::vector<std::string> argv = {BinPath("longhaul-agent")};
+  std::vector<std::string> argv = {Binary("longhaul-agent")};
   AddFlags(argv, {{"--coordinator", agent_address_},
                   {"--state-dir", a.state_dir},
                   {"--id", a.id},
