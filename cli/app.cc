@@ -169,6 +169,16 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
       ->expected(1, -1);
   cmd->callback([&] { action = [&](CommandContext& c) { return NotifyTest(c, notify_test); }; });
 
+  std::string backup_path;
+  CLI::App* admin_cmd = app.add_subcommand("admin", "administer longhauld (admin)");
+  admin_cmd->require_subcommand(1);
+  cmd = admin_cmd->add_subcommand(
+      "backup",
+      "longhauld copies its database to FILE on its own host (online; checked with "
+      "integrity_check); FILE must be an absolute path that does not exist yet");
+  cmd->add_option("file", backup_path, "the copy to make, on the coordinator's host")->required();
+  cmd->callback([&] { action = [&](CommandContext& c) { return Backup(c, backup_path); }; });
+
   int64_t watch_id = 0;
   cmd = app.add_subcommand("watch", "follow a run live until it ends; exit code from its result");
   cmd->add_option("run", watch_id, "run id")->required();

@@ -108,6 +108,9 @@ struct NotifyTestOptions {
 // took it.
 int NotifyTest(CommandContext& ctx, const NotifyTestOptions& options);
 
+// admin backup: longhauld copies its database to `path` on its own host and checks the copy.
+int Backup(CommandContext& ctx, const std::string& path);
+
 struct LogsOptions {
   int64_t run_id = 0;
   std::string stage;

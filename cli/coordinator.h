@@ -40,6 +40,9 @@ class Coordinator {
   virtual Result<v1::TestNotifyResponse> TestNotify(const v1::TestNotifyRequest& req) {
     return absl::UnimplementedError("notifications are not supported by this coordinator");
   }
+  virtual Result<v1::BackupResponse> Backup(const v1::BackupRequest& req) {
+    return absl::UnimplementedError("backup is not supported by this coordinator");
+  }
   virtual Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest& req) = 0;
   // Calls `on_update` for each update, in order, until the stream ends: OK when the
   // coordinator closed it (after the update that made the run terminal), else the error.

@@ -138,6 +138,11 @@ Result<v1::ListAgentsResponse> GrpcCoordinator::ListAgents() {
       [&](auto* ctx, auto* resp) { return stub_->ListAgents(ctx, v1::ListAgentsRequest(), resp); });
 }
 
+Result<v1::BackupResponse> GrpcCoordinator::Backup(const v1::BackupRequest& req) {
+  return Unary<v1::BackupResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->Backup(ctx, req, resp); }, 3'600'000);
+}
+
 Result<v1::ListAuditResponse> GrpcCoordinator::ListAudit(const v1::ListAuditRequest& req) {
   return Unary<v1::ListAuditResponse>(
       [&](auto* ctx, auto* resp) { return stub_->ListAudit(ctx, req, resp); });

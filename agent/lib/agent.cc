@@ -9,6 +9,7 @@
 #include "core/fs.h"
 #include "core/logging.h"
 #include "core/strings.h"
+#include "proto/agent_protocol.h"
 
 namespace longhaul::agent {
 
@@ -108,6 +109,7 @@ v1::AgentMessage Agent::MakeHello() const {
   *h->mutable_resources() = config_.resources;
   for (const auto& [k, v] : config_.labels) (*h->mutable_labels())[k] = v;
   h->set_version(config_.version);
+  h->set_protocol_version(kAgentProtocolVersion);
   h->set_data_dir(config_.data_dir);
   h->set_executor(runner_->executor());
   h->set_agent_started_at_ms(started_at_ms_);

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "core/logging.h"
+#include "proto/agent_protocol.h"
 
 namespace longhaul::agent {
 namespace {
@@ -93,7 +94,8 @@ void CoordinatorSession::Run() {
       if (msg.has_welcome() && !welcomed) {
         welcomed = true;
         backoff = opts_.initial_backoff_ms;
-        log->info("connected to {}", opts_.target);
+        log->info("connected to {} (agent protocol version {})", opts_.target,
+                  EffectiveProtocolVersion(msg.welcome().protocol_version()));
       }
       cb_.on_message(gen, std::move(msg));
       msg.Clear();
@@ -120,6 +122,12 @@ void CoordinatorSession::Run() {
     if (welcomed) {
       log->warn("lost the coordinator {}: {}", opts_.target, why);
       failures = 0;
+    } else if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+      // The coordinator refused this agent (an agent protocol version it cannot speak): only
+      // an upgrade helps, so say so every time and retry at the slowest pace.
+      log->error("the coordinator {} refused this agent: {} (retrying in about {} ms)",
+                 opts_.target, why, opts_.max_backoff_ms);
+      backoff = opts_.max_backoff_ms;
     } else if (failures++ % 60 == 0) {  // once, then about every 5 minutes
       log->warn("cannot reach the coordinator {}: {} (retrying)", opts_.target, why);
     } else {

@@ -1,5 +1,7 @@
 // CoordinatorLink over gRPC: one AgentService.Connect stream at a time, re-dialed with
-// backoff (100 ms doubling to 5 s, jittered; reset once a Welcome arrives).
+// backoff (100 ms doubling to 5 s, jittered; reset once a Welcome arrives). A refusal
+// (FAILED_PRECONDITION: an agent protocol version the coordinator cannot speak) is logged as
+// an error each time and retried every 5 s.
 //
 // Threads: a connection thread dials and reads (Read blocks), a writer thread per stream
 // drains a queue (Write blocks under flow control), so a stalled coordinator never blocks the

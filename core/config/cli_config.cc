@@ -9,7 +9,8 @@
 namespace longhaul::config {
 namespace {
 
-constexpr std::string_view kOwnKeys[] = {"help", "config", "check-config"};
+// Keys no file may set: the loader's own, and one-shot actions (longhauld --backup).
+constexpr std::string_view kOwnKeys[] = {"help", "config", "check-config", "backup"};
 
 bool IsOwnKey(std::string_view key) {
   return std::find(std::begin(kOwnKeys), std::end(kOwnKeys), key) != std::end(kOwnKeys);

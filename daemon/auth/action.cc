@@ -44,6 +44,8 @@ ActionInfo Info(Action action) {
       return {"CollectGarbage", "collect old runs", Role::kAdmin, true};
     case Action::kTestNotify:
       return {"TestNotify", "send test notifications", Role::kAdmin, true};
+    case Action::kBackup:
+      return {"Backup", "back up the database", Role::kAdmin, true};
   }
   return {"Unknown", "do this", Role::kAdmin, true};
 }

@@ -6,6 +6,7 @@
 
 #include "core/logging.h"
 #include "core/strings.h"
+#include "proto/agent_protocol.h"
 
 namespace longhaul::rpc {
 namespace {
@@ -102,6 +103,13 @@ grpc::Status AgentServiceImpl::Connect(
   if (!first.has_hello()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "the first message on an agent stream must be hello");
+  }
+  absl::Status compatible =
+      CheckAgentProtocol(first.hello().protocol_version(), first.hello().agent_id());
+  if (!compatible.ok()) {
+    GetLogger("rpc")->warn("agent from {} refused: {}", context->peer(),
+                           ToStd(compatible.message()));
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, ToStd(compatible.message()));
   }
   if (require_certificate_) {
     const std::string& claimed = first.hello().agent_id();

@@ -87,6 +87,10 @@ class ClientApi {
 
   // The audit trail, newest first.
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req);
+  // Copies the database to req.path on the coordinator's host while the scheduler goes on,
+  // and checks the copy (store::BackupDatabase: its errors). Runs on the caller's thread.
+  // (client_audit.cc)
+  Result<v1::BackupResponse> Backup(const v1::BackupRequest& req);
   // Records a mutation (who, what, from where, its outcome) in the audit trail. The entry is
   // appended on the scheduler loop (the store's one writer) and commits with its next batch;
   // a failed write is logged and the entry dropped. (client_audit.cc)

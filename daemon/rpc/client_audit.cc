@@ -5,6 +5,7 @@
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/rpc/client_api.h"
+#include "daemon/store/backup.h"
 
 namespace longhaul::rpc {
 namespace {
@@ -76,6 +77,27 @@ AuditSubject DescribeForAudit(const v1::RetryStageRequest& req, const v1::Run&) 
   return {req.stage().empty() ? StrCat("run ", req.run_id())
                               : StrCat("run ", req.run_id(), " stage ", req.stage()),
           ""};
+}
+
+AuditSubject DescribeForAudit(const v1::BackupRequest& req, const v1::BackupResponse& resp) {
+  return {Cut(req.path(), kMaxValue),
+          resp.pages() > 0 ? StrCat(resp.pages(), " pages, ", resp.bytes(), " bytes") : ""};
+}
+
+Result<v1::BackupResponse> ClientApi::Backup(const v1::BackupRequest& req) {
+  ASSIGN_OR_RETURN(store::BackupResult b, store::BackupDatabase(store_->path(), req.path()));
+  GetLogger("rpc")->info("backup of {} to {}: {} pages, {} bytes, copy {} ms, check {} ms",
+                         store_->path(), b.path, b.pages, b.bytes, b.copy_ms, b.check_ms);
+  v1::BackupResponse resp;
+  resp.set_path(b.path);
+  resp.set_pages(b.pages);
+  resp.set_page_size(b.page_size);
+  resp.set_bytes(b.bytes);
+  resp.set_schema_version(b.schema_version);
+  resp.set_copy_ms(b.copy_ms);
+  resp.set_check_ms(b.check_ms);
+  resp.set_total_ms(b.total_ms);
+  return resp;
 }
 
 Result<v1::ListAuditResponse> ClientApi::ListAudit(const v1::ListAuditRequest& req) {

@@ -20,5 +20,6 @@ AuditSubject DescribeForAudit(const v1::CancelRunRequest& req, const v1::Run& re
 AuditSubject DescribeForAudit(const v1::RetryStageRequest& req, const v1::Run& resp);
 AuditSubject DescribeForAudit(const v1::GcRequest& req, const v1::GcResponse& resp);
 AuditSubject DescribeForAudit(const v1::TestNotifyRequest& req, const v1::TestNotifyResponse& resp);
+AuditSubject DescribeForAudit(const v1::BackupRequest& req, const v1::BackupResponse& resp);
 
 }  // namespace longhaul::rpc

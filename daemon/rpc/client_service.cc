@@ -131,6 +131,11 @@ grpc::Status ClientServiceImpl::ListAudit(grpc::ServerContext* ctx, const v1::Li
               [&] { return api_->ListAudit(*req); });
 }
 
+grpc::Status ClientServiceImpl::Backup(grpc::ServerContext* ctx, const v1::BackupRequest* req,
+                                       v1::BackupResponse* resp) {
+  return Mutate(api_, *authorizer_, ctx, auth::Action::kBackup, *req, resp, &ClientApi::Backup);
+}
+
 grpc::Status ClientServiceImpl::ListAttempts(grpc::ServerContext* ctx,
                                              const v1::ListAttemptsRequest* req,
                                              v1::ListAttemptsResponse* resp) {

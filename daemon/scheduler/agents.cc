@@ -4,6 +4,7 @@
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/scheduler/scheduler.h"
+#include "proto/agent_protocol.h"
 #include "proto/state_names.h"
 
 namespace longhaul::scheduler {
@@ -68,6 +69,7 @@ void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
   v1::CoordinatorMessage welcome;
   welcome.mutable_welcome()->set_heartbeat_interval_ms(options_.heartbeat_interval_ms);
   welcome.mutable_welcome()->set_coordinator_started_at_ms(started_at_ms_);
+  welcome.mutable_welcome()->set_protocol_version(kAgentProtocolVersion);
   outbox_.emplace_back(session, welcome);
 
   Reconcile(agent, hello);

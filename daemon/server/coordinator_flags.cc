@@ -116,6 +116,10 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
   app.add_option("--retention-interval", f->retention_interval,
                  "how often retention runs when --retention-age or --retention-keep is set")
       ->capture_default_str();
+  app.add_option("--backup", f->backup,
+                 "copy the database (--db, or STATE/longhaul.db) to this new file, check the "
+                 "copy with integrity_check and exit; safe while a longhauld uses the database "
+                 "(command line only)");
   app.add_option("--log-level", f->log_level, "debug, info, warn or error")->capture_default_str();
   app.add_option("--log-file", f->log_file, "also log to this file");
 }

@@ -10,6 +10,7 @@
 
 #include "core/fs.h"
 #include "core/strings.h"
+#include "proto/agent_protocol.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/agent/blackhole_proxy.h"
 
@@ -193,6 +194,25 @@ TEST_F(AgentFaultTest, StalledCoordinatorNeverBlocksTheAgentsLoop) {
   EXPECT_EQ(events.begin()->first, 1);
   EXPECT_EQ(events.rbegin()->first, 200000);
   EXPECT_EQ(coord().exited(32)->last_seq(), 200000);
+}
+
+TEST_F(AgentFaultTest, RefusedForItsProtocolVersionTheAgentLogsItAndRetriesUntilAccepted) {
+  const std::string why =
+      "agent 'a' speaks agent protocol version 1 but this longhauld speaks version 0";
+  coord().set_refusal(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, why));
+  h_.StartAgent();
+  // Refused, then dialed again after its back-off: it neither crashed nor gave up.
+  ASSERT_TRUE(WaitFor([&] { return coord().refused_count() >= 2; }, 30'000)) << h_.AgentLog();
+  EXPECT_TRUE(h_.AgentRunning());
+  EXPECT_EQ(coord().hello_count(), 0) << "a refused Hello was taken";
+  ASSERT_TRUE(coord().last_hello().has_value());
+  EXPECT_EQ(coord().last_hello()->protocol_version(), kAgentProtocolVersion);
+  std::string log = h_.AgentLog();
+  EXPECT_NE(log.find("refused this agent: " + why), std::string::npos) << log;
+
+  coord().set_refusal(std::nullopt);
+  ASSERT_TRUE(h_.WaitConnected(1, 30'000)) << h_.AgentLog();
+  EXPECT_TRUE(h_.AgentRunning());
 }
 
 }  // namespace

@@ -87,19 +87,39 @@ grpc::Status FakeCoordinator::Connect(
     exit_seen_on_stream_.clear();
   }
   v1::AgentMessage msg;
+  grpc::Status result = grpc::Status::OK;
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       unstalled_.wait(lock, [&] { return !stalled_ || ctx->IsCancelled(); });
     }
     if (!stream->Read(&msg)) break;
+    if (msg.has_hello()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (refusal_.has_value()) {
+        ++refused_;
+        hello_ = msg.hello();
+        result = *refusal_;
+        break;
+      }
+    }
     Record(msg, stream);
   }
   std::lock_guard<std::mutex> lock(mu_);
   stream_ = nullptr;
   ctx_ = nullptr;
   stream_gone_.notify_all();
-  return grpc::Status::OK;
+  return result;
+}
+
+void FakeCoordinator::set_refusal(std::optional<grpc::Status> refusal) {
+  std::lock_guard<std::mutex> lock(mu_);
+  refusal_ = std::move(refusal);
+}
+
+int FakeCoordinator::refused_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return refused_;
 }
 
 void FakeCoordinator::Record(

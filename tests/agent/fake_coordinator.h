@@ -32,6 +32,10 @@ class FakeCoordinator : public v1::AgentService::Service {
   void Shutdown();
 
   void set_auto_ack(bool on);
+  // While set, every stream ends with this status right after its Hello (which last_hello()
+  // then shows), as a coordinator that refuses the agent does. nullopt: accept again.
+  void set_refusal(std::optional<grpc::Status> refusal);
+  int refused_count() const;
   // While stalled the coordinator reads nothing: the agent's writes back up, as with a
   // coordinator that hangs or a network that drops packets.
   void set_stalled(bool on);
@@ -81,6 +85,8 @@ class FakeCoordinator : public v1::AgentService::Service {
   std::condition_variable stream_gone_;
   std::map<int64_t, std::chrono::steady_clock::time_point> started_time_, exited_time_;
   int hellos_ = 0;
+  std::optional<grpc::Status> refusal_;
+  int refused_ = 0;
   std::optional<v1::Hello> hello_;
   std::map<int64_t, std::map<int64_t, std::string>> events_;
   std::map<int64_t, int64_t> received_;

@@ -103,10 +103,14 @@ Status Cluster::Start() {
   return OkStatus();
 }
 
+std::string Cluster::Binary(const std::string& name) const {
+  return options_.bin_dir.empty() ? BinPath(name) : options_.bin_dir + "/" + name;
+}
+
 Status Cluster::StartCoordinator(const std::string& listen) {
   std::string addr_file = state_dir_ + "/coordinator.addr";
   std::remove(addr_file.c_str());
-  std::vector<std::string> argv = {BinPath("longhauld")};
+  std::vector<std::string> argv = {Binary("longhauld")};
   // An empty config file, so that a machine's /etc/longhaul/longhauld.yaml never applies.
   AddFlags(argv, {{"--config", "/dev/null"},
                   {"--state-dir", state_dir_},
@@ -162,7 +166,7 @@ void Cluster::Connect() {
 Status Cluster::StartAgent(int i) {
   Agent& a = agents_.at(static_cast<size_t>(i));
   a.suspended = false;
-  std::vector<std::string> argv = {BinPath("longhaul-agent")};
+  std::vector<std::string> argv = {Binary("longhaul-agent")};
   AddFlags(argv, {{"--config", "/dev/null"},  // as longhauld's
                   {"--coordinator", agent_address_},
                   {"--state-dir", a.state_dir},

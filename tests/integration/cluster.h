@@ -50,6 +50,10 @@ struct ClusterOptions {
   std::string agent_addr_file;
   std::vector<std::vector<std::string>> per_agent_flags;  // [i]: appended to agent i's
   std::vector<int> per_agent_gpus;  // [i]: agent i's --gpus instead of `gpus`
+  // Where longhauld and longhaul-agent are started from (empty: BinDir()); an agent finds the
+  // shim and the stage binaries beside itself. Cluster::set_bin_dir changes it for later
+  // (re)starts: a binary upgrade.
+  std::string bin_dir;
 };
 
 class Cluster {
@@ -119,6 +123,8 @@ class Cluster {
                                        const std::string& log_name);
   std::map<std::string, std::string> CliEnv() const;
   const ClusterOptions& options() const { return options_; }
+  // Daemons (re)started from now on run the binaries in `dir` (ClusterOptions::bin_dir).
+  void set_bin_dir(const std::string& dir) { options_.bin_dir = dir; }
 
   // Writes a file under the cluster's temp dir; returns its path.
   std::string WriteFile(const std::string& name, const std::string& text);
@@ -139,6 +145,7 @@ class Cluster {
     std::unique_ptr<Subprocess> process;
     bool suspended = false;
   };
+  std::string Binary(const std::string& name) const;  // in options_.bin_dir or BinDir()
   Status StartCoordinator(const std::string& listen);
   Status StartAgent(int i);
   void Connect();

@@ -40,7 +40,7 @@ TEST_F(AuthorizerTest, RolesAreOrderedViewerOperatorAdmin) {
                           Action::kListEvents, Action::kReadLog,  Action::kListAgents};
   const Action mutations[] = {Action::kSubmitRun, Action::kPivotRun, Action::kRetryStage,
                               Action::kCancelRun};
-  const Action admin[] = {Action::kListAudit};
+  const Action admin[] = {Action::kListAudit, Action::kBackup};
   for (Action a : reads) {
     for (const char* t : {kViewer, kOperator, kAdmin}) {
       EXPECT_TRUE(authorizer_.Authorize(t, "p", a).ok()) << ActionMethod(a) << " " << t;
