@@ -260,6 +260,9 @@ class Session : public SseStream, public std::enable_shared_from_this<Session<St
     std::shared_ptr<const std::string> chunk = queue_.front();
     asio::async_write(stream_, asio::buffer(*chunk),
                       [self = this->shared_from_this(), chunk](beast::error_code ec, size_t) {
+                        // Shutdown() (the peer went away while this write was pending)
+                        // emptied the queue: nothing is left to pop or to write.
+                        if (self->closed_) return;
                         self->queue_.pop_front();
                         if (ec) return self->Shutdown();
                         self->WriteNext();

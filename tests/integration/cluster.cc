@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +70,15 @@ void SignalAndWait(Subprocess* p, int sig) {
   }
 }
 
+// A daemon that died of a signal nobody sent it (SIGSEGV, SIGABRT, SIGBUS...) crashed; the
+// test's own checks may all have passed before it did, so the harness reports it.
+void ExpectNoCrash(Subprocess* p, const std::string& what, const std::string& log) {
+  if (p == nullptr) return;
+  std::optional<int> status = p->Wait(0);
+  if (!status || !WIFSIGNALED(*status) || Ends(WTERMSIG(*status))) return;
+  ADD_FAILURE() << what << " crashed (" << DescribeWaitStatus(status) << "); log: " << log;
+}
+
 }  // namespace
 
 Cluster::Cluster(ClusterOptions options)
@@ -89,8 +99,12 @@ Cluster::Cluster(ClusterOptions options)
 Cluster::~Cluster() {
   // Agents first, so that none starts anything more; then whatever they left running; then
   // the coordinator.
-  for (Agent& a : agents_) SignalAndWait(a.process.get(), SIGKILL);
+  for (Agent& a : agents_) {
+    ExpectNoCrash(a.process.get(), StrCat("longhaul-agent ", a.id), a.log);
+    SignalAndWait(a.process.get(), SIGKILL);
+  }
   KillStages();
+  ExpectNoCrash(coordinator_.get(), "longhauld", coordinator_log_);
   SignalAndWait(coordinator_.get(), SIGKILL);
 }
 
@@ -127,6 +141,7 @@ Status Cluster::StartCoordinator(const std::string& listen) {
   std::string http_addr_file = state_dir_ + "/http.addr";
   std::remove(http_addr_file.c_str());
   AppendMarker(coordinator_log_, StrCat("starting longhauld on ", listen));
+  ExpectNoCrash(coordinator_.get(), "longhauld", coordinator_log_);
   coordinator_.reset();
   ASSIGN_OR_RETURN(coordinator_, Subprocess::Start(argv, {}, coordinator_log_));
   bool up = WaitFor([&] { return !ReadTextFile(addr_file).empty() || !coordinator_->Running(); },
@@ -183,6 +198,7 @@ Status Cluster::StartAgent(int i) {
     argv.insert(argv.end(), extra.begin(), extra.end());
   }
   AppendMarker(a.log, StrCat("starting agent ", a.id));
+  ExpectNoCrash(a.process.get(), StrCat("longhaul-agent ", a.id), a.log);
   a.process.reset();
   ASSIGN_OR_RETURN(a.process, Subprocess::Start(argv, {}, a.log));
   return OkStatus();
@@ -191,6 +207,7 @@ Status Cluster::StartAgent(int i) {
 void Cluster::KillCoordinator(int sig) {
   AppendMarker(coordinator_log_, StrCat("signal ", sig, " to longhauld"));
   SignalAndWait(coordinator_.get(), sig);
+  ExpectNoCrash(coordinator_.get(), "longhauld", coordinator_log_);
 }
 
 Status Cluster::RestartCoordinator() {
@@ -233,6 +250,7 @@ void Cluster::KillAgent(int i, int sig) {
   Agent& a = agents_.at(static_cast<size_t>(i));
   AppendMarker(a.log, StrCat("signal ", sig, " to agent ", a.id));
   SignalAndWait(a.process.get(), sig);
+  ExpectNoCrash(a.process.get(), StrCat("longhaul-agent ", a.id), a.log);
   if (Ends(sig)) a.suspended = false;
 }
 
