@@ -1,4 +1,5 @@
 #include "daemon/rpc/client_api.h"
+#include "proto/state_names.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,8 +11,6 @@
 #include "daemon/scheduler/planner.h"
 #include "daemon/workflow/template.h"
 #include "daemon/workflow/workflow.h"
-#include "proto/stage_merge.h"
-#include "proto/state_names.h"
 
 namespace longhaul::rpc {
 
@@ -166,24 +165,6 @@ void ClientApi::CheckReusedArtifacts(scheduler::RunPlan* plan) {
   }
 }
 
-namespace {
-
-// A run with every stage (the scheduler's view) cut to the form GetRun answers: counts of
-// every stage, the first page of them and where the rest continue.
-v1::Run FirstPage(v1::Run run) {
-  auto& counts = *run.mutable_stage_counts();
-  counts.clear();
-  for (const v1::Stage& s : run.stages()) ++counts[std::string(StageStatusName(s.status()))];
-  int end = EndOfPiece(run.stages(), 0, run.stages_size());
-  if (end < run.stages_size()) {
-    run.mutable_stages()->DeleteSubrange(end, run.stages_size() - end);
-    run.set_next_stage_page_token(std::to_string(end));
-  }
-  return run;
-}
-
-}  // namespace
-
 Result<v1::Run> ClientApi::GetRun(const v1::GetRunRequest& req) { return store_->GetRun(req); }
 
 Result<v1::ListStagesResponse> ClientApi::ListStages(const v1::ListStagesRequest& req) {
@@ -196,17 +177,13 @@ Result<v1::ListRunsResponse> ClientApi::ListRuns(const v1::ListRunsRequest& req)
 
 Result<v1::Run> ClientApi::CancelRun(const v1::CancelRunRequest& req) {
   int64_t id = req.id();
-  ASSIGN_OR_RETURN(v1::Run run,
-                   loop_->Call<v1::Run>([this, id] { return scheduler_->Cancel(id); }));
-  return FirstPage(std::move(run));
+  return loop_->Call<v1::Run>([this, id] { return scheduler_->Cancel(id); });
 }
 
 Result<v1::Run> ClientApi::RetryStage(const v1::RetryStageRequest& req) {
   int64_t id = req.run_id();
   std::string stage = req.stage();
-  ASSIGN_OR_RETURN(v1::Run run, loop_->Call<v1::Run>(
-                                    [this, id, stage] { return scheduler_->Retry(id, stage); }));
-  return FirstPage(std::move(run));
+  return loop_->Call<v1::Run>([this, id, stage] { return scheduler_->Retry(id, stage); });
 }
 
 Status ClientApi::Watch(int64_t id, std::shared_ptr<scheduler::Watcher> watcher) {

@@ -156,6 +156,10 @@ void Scheduler::AttemptEnded(AttemptState* a, v1::AttemptState state, const std:
   Touch(a);
   ReleaseResources(a);
   attempts_.erase(a->row.id);
+  if (!a->release_queued) {
+    a->release_queued = true;
+    ended_attempts_.push_back(a);
+  }
   StageState* s = a->stage;
   if (s == nullptr || s->current != a) return;
   s->current = nullptr;

@@ -58,7 +58,7 @@ void Scheduler::AfterCommit() {
     auto w = watchers_.find(run_id);
     if (w != watchers_.end()) {
       v1::RunUpdate update;
-      *update.mutable_run() = SnapshotRun(*run, false);
+      *update.mutable_run() = SnapshotRun(*run, StageSet::kChanged);
       bool final = IsTerminal(run->row.status);
       auto& list = w->second;
       for (auto& watcher : list) watcher->Push(update, final);
@@ -70,6 +70,7 @@ void Scheduler::AfterCommit() {
     run->changed_stages.clear();
   }
   changed_runs_.clear();
+  ReleaseEndedAttempts();
 
   size_t evicted_stages = 0;
   for (int64_t run_id : ended_runs_) {
@@ -83,7 +84,7 @@ void Scheduler::AfterCommit() {
     auto w = watchers_.find(run_id);
     if (w != watchers_.end()) {
       v1::RunUpdate update;
-      *update.mutable_run() = SnapshotRun(*it->second, false);
+      *update.mutable_run() = SnapshotRun(*it->second, StageSet::kChanged);
       for (auto& watcher : w->second) watcher->Push(update, true);
       watchers_.erase(w);
     }
@@ -94,6 +95,25 @@ void Scheduler::AfterCommit() {
   // coordinator's memory returns to its idle size when big runs end (glibc otherwise keeps
   // freed memory in its arenas). Costs a few ms, once per run of that size.
   if (evicted_stages >= kTrimAfterStages) malloc_trim(0);
+}
+
+void Scheduler::ReleaseEndedAttempts() {
+  for (AttemptState* a : ended_attempts_) {
+    StageState* s = a->stage;
+    if (s == nullptr || s->current == a || a->dirty) continue;  // still needed: kept
+    if (a->row.started_at_ms) {
+      int64_t end = a->row.ended_at_ms.value_or(*a->row.started_at_ms);
+      s->ended_wall_ms += std::max<int64_t>(0, end - *a->row.started_at_ms);
+    }
+    std::erase_if(s->attempts, [a](const auto& p) { return p.get() == a; });
+  }
+  ended_attempts_.clear();
+}
+
+void Scheduler::DropStaticColumns(store::StageRow* row) {
+  std::string().swap(row->fingerprint_json);
+  std::vector<std::string>().swap(row->needs);
+  std::string().swap(row->description);
 }
 
 }  // namespace longhaul::scheduler

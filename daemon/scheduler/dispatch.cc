@@ -163,7 +163,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   s->row.attempt_count = number;
   s->row.agent_id = agent->row.id;
   s->current = a;
-  s->previous_agent = agent->row.id;
+  if (s->spec->resume) s->Extras().previous_agent = agent->row.id;
   s->attempts.push_back(std::move(attempt));
   attempts_[a->row.id] = a;
   a->last_progress_ms = clock_->NowMs();

@@ -149,9 +149,11 @@ void Scheduler::ApplyEvent(AttemptState* a, const StageEvent& ev, int64_t ts_ms)
       if (ev.total) p.total = *ev.total;
       if (!ev.unit.empty()) p.unit = ev.unit;
       // The agent's clock: events re-sent in a burst after a reconnect keep their spacing.
-      s->rate.Observe(ev.done, ts_ms > 0 ? ts_ms : now);
-      p.rate = s->rate.rate();
-      p.eta_seconds = s->rate.EtaSeconds(p.done, p.total).value_or(-1);
+      std::optional<RateEstimator>& rate = s->Extras().rate;
+      if (!rate) rate.emplace(options_.rate_tau_ms);
+      rate->Observe(ev.done, ts_ms > 0 ? ts_ms : now);
+      p.rate = rate->rate();
+      p.eta_seconds = rate->EtaSeconds(p.done, p.total).value_or(-1);
       p.updated_at_ms = now;
       s->row.progress = p;
       a->last_progress_ms = now;
@@ -161,7 +163,7 @@ void Scheduler::ApplyEvent(AttemptState* a, const StageEvent& ev, int64_t ts_ms)
       store::MetricRow m{s->row.id, a->row.id, a->row.number, ev.name, ev.value, ev.step, now};
       Status st = store_->InsertMetric(m);
       if (!st.ok()) GetLogger("scheduler")->error("storing metric: {}", ToStd(st.message()));
-      v1::Metric& latest = s->latest_metrics[ev.name];
+      v1::Metric& latest = s->Extras().latest_metrics[ev.name];
       latest.set_name(ev.name);
       latest.set_value(ev.value);
       latest.set_step(ev.step.value_or(-1));

@@ -32,6 +32,7 @@ struct AttemptState {
   int64_t last_progress_ms = 0;
   uint64_t timer_gen = 0;      // bumps to invalidate this attempt's timers
   bool exit_reported = false;  // Hello said it ended; AttemptExited will follow
+  bool release_queued = false;  // ended; released from memory after the next commit
   std::string kill_detail;     // "ran longer than 30s", for the attempt's reason
   bool dirty = false;
 };
@@ -44,6 +45,21 @@ struct Avoidance {
   std::vector<std::string> nodes;
 };
 
+// `row` holds what changes while the run goes on. The columns fixed at submission that the
+// scheduler never reads (the fingerprint, needs and description) are dropped from it once the
+// row is stored: snapshots take needs and description from `spec`, and the fingerprint is read
+// from the store (GetRun).
+// What only some stages need, allocated on first use: a stage that waits, or runs without
+// progress, metrics or `resume`, and ends, costs none of it.
+struct StageExtras {
+  std::map<std::string, v1::Metric> latest_metrics;
+  std::optional<RateEstimator> rate;  // from its first progress event
+  std::string previous_agent;         // where the last attempt ran, for a `resume` stage
+  // For a cached stage (row.cached_from_stage_id): the run and stage it reuses, for snapshots.
+  int64_t cached_from_run_id = 0;
+  std::string cached_from_stage;
+};
+
 struct StageState {
   store::StageRow row;
   const workflow::StageSpec* spec = nullptr;  // points into run->workflow
@@ -51,18 +67,21 @@ struct StageState {
   int index = 0;                    // in run->stages (topological order)
   std::vector<int> deps;            // indexes of stages it needs
   std::vector<int> dependents;      // indexes of stages that need it
+  // Its attempts still in memory: the live one, and ended ones until their rows are committed
+  // (then they are released: the store keeps them, and `ended_wall_ms` their wall time).
   std::vector<std::unique_ptr<AttemptState>> attempts;
   AttemptState* current = nullptr;  // the attempt that counts, while one runs
-  std::map<std::string, v1::Metric> latest_metrics;
-  RateEstimator rate;
+  int64_t ended_wall_ms = 0;        // wall time of the released attempts
   uint64_t retry_gen = 0;
   bool dirty = false;
-  std::string previous_agent;  // where the last attempt ran (resume affinity)
   std::unique_ptr<Avoidance> avoid;  // null unless a node of it failed
-  // For a cached stage (row.cached_from_stage_id): the run and stage it reuses, for snapshots.
-  int64_t cached_from_run_id = 0;
-  std::string cached_from_stage;
+  std::unique_ptr<StageExtras> extras;  // null until one of its fields is needed
   int64_t ready_at_ms = 0;  // when it last became ready; 0 once an attempt has started
+
+  StageExtras& Extras() {
+    if (!extras) extras = std::make_unique<StageExtras>();
+    return *extras;
+  }
 };
 
 struct RunState {

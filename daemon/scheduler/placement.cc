@@ -46,8 +46,8 @@ AgentState* Scheduler::PickAgent(const StageState* s) {
            (s->avoid == nullptr || s->avoid->agents.count(a->row.id) == 0);
   };
   // A resumable stage goes back to the node that holds its output dir when it can.
-  if (s->spec->resume && !s->previous_agent.empty()) {
-    auto it = agents_.find(s->previous_agent);
+  if (s->spec->resume && s->extras && !s->extras->previous_agent.empty()) {
+    auto it = agents_.find(s->extras->previous_agent);
     if (it != agents_.end() && usable(it->second.get())) return it->second.get();
   }
   // Locality: how many of its upstream stages ran last on each agent (their outputs are there).

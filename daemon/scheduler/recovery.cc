@@ -18,6 +18,12 @@ Status Scheduler::Recover() {
   timers_ = TimerQueue();
   outbox_.clear();
   ended_runs_.clear();
+  // What the failed batch left to write points into the model just dropped.
+  dirty_runs_.clear();
+  dirty_stages_.clear();
+  dirty_attempts_.clear();
+  dirty_agents_.clear();
+  ended_attempts_.clear();
   notices_.clear();   // their rows went with the transaction that failed
   recorded_.clear();
   for (auto& [id, p] : pending_logs_) p.done(absl::UnavailableError("coordinator state reloaded"));
@@ -96,16 +102,16 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
     }
     auto st = std::make_unique<StageState>();
     st->row = std::move(found->second);
+    DropStaticColumns(&st->row);
     st->spec = &spec;
     st->run = run;
     st->index = static_cast<int>(i);
-    st->rate = RateEstimator(options_.rate_tau_ms);
     if (st->row.cached_from_stage_id) {
       // Only for snapshots: a source that cannot be read leaves them without it.
       if (Result<store::StageRow> src = store_->LoadStageById(*st->row.cached_from_stage_id);
           src.ok()) {
-        st->cached_from_run_id = src->run_id;
-        st->cached_from_stage = src->name;
+        st->Extras().cached_from_run_id = src->run_id;
+        st->Extras().cached_from_stage = src->name;
       }
     }
     run->index_by_name[spec.name] = st->index;
@@ -125,10 +131,19 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
     auto sit = by_id.find(row.stage_id);
     if (sit == by_id.end()) continue;
     StageState* stage = sit->second;
+    if (IsTerminal(row.state)) {
+      // Ended: its row is stored; only its wall time and node matter here.
+      if (stage->spec->resume) stage->Extras().previous_agent = row.agent_id;
+      if (row.started_at_ms) {
+        int64_t end = row.ended_at_ms.value_or(*row.started_at_ms);
+        stage->ended_wall_ms += std::max<int64_t>(0, end - *row.started_at_ms);
+      }
+      continue;
+    }
     auto a = std::make_unique<AttemptState>();
     a->row = std::move(row);
     a->stage = stage;
-    stage->previous_agent = a->row.agent_id;
+    if (stage->spec->resume) stage->Extras().previous_agent = a->row.agent_id;
     if (!IsTerminal(a->row.state)) {
       a->held = stage->row.resources;
       v1::StartAttempt start;

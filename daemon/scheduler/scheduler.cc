@@ -7,6 +7,7 @@
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/store/proto_convert.h"
+#include "proto/stage_merge.h"
 #include "proto/state_names.h"
 
 namespace longhaul::scheduler {
@@ -193,7 +194,7 @@ Result<v1::Run> Scheduler::Cancel(int64_t run_id) {
     }
   }
   MaybeFinishRun(run);
-  return SnapshotRun(*run, true);
+  return SnapshotRun(*run, StageSet::kFirstPage);
 }
 
 Result<v1::Run> Scheduler::Retry(int64_t run_id, const std::string& stage_name) {
@@ -277,7 +278,7 @@ Result<v1::Run> Scheduler::Retry(int64_t run_id, const std::string& stage_name) 
   }
   for (int i : reset) MaybeReady(run->stages[i].get());
   GetLogger("scheduler")->info("run {}: retrying {} stage(s)", run_id, reset.size());
-  return SnapshotRun(*run, true);
+  return SnapshotRun(*run, StageSet::kFirstPage);
 }
 
 bool Scheduler::RunIsActive(int64_t run_id) const {
@@ -285,7 +286,7 @@ bool Scheduler::RunIsActive(int64_t run_id) const {
   return it != runs_.end() && !IsTerminal(it->second->row.status);
 }
 
-v1::Run Scheduler::SnapshotRun(const RunState& run, bool all_stages) const {
+v1::Run Scheduler::SnapshotRun(const RunState& run, StageSet stages) const {
   v1::Run out;
   store::RunRowToProto(run.row, &out);
   out.set_description(run.workflow.description);
@@ -298,14 +299,20 @@ v1::Run Scheduler::SnapshotRun(const RunState& run, bool all_stages) const {
   auto add = [&](const StageState& s) {
     v1::Stage* st = out.add_stages();
     store::StageRowToProto(s.row, st);
-    for (const auto& [name, m] : s.latest_metrics) *st->add_metrics() = m;
+    // The columns the model dropped once stored (StageState): from the spec. The fingerprint
+    // is left to GetRun, which reads the store.
+    for (const std::string& need : s.spec->needs) st->add_needs(need);
+    st->set_description(s.spec->description);
+    if (s.extras) {
+      for (const auto& [name, m] : s.extras->latest_metrics) *st->add_metrics() = m;
+    }
     if (s.current) st->set_agent_id(s.current->row.agent_id);
-    if (s.row.cached_from_stage_id && s.cached_from_run_id != 0) {
-      st->set_cached_from_run_id(s.cached_from_run_id);
-      st->set_cached_from_stage(s.cached_from_stage);
+    if (s.row.cached_from_stage_id && s.extras && s.extras->cached_from_run_id != 0) {
+      st->set_cached_from_run_id(s.extras->cached_from_run_id);
+      st->set_cached_from_stage(s.extras->cached_from_stage);
     }
     // What it cost so far: as the store computes it (a running attempt counts up to now).
-    int64_t wall_ms = 0;
+    int64_t wall_ms = s.ended_wall_ms;
     for (const auto& a : s.attempts) {
       if (!a->row.started_at_ms) continue;
       int64_t end = a->row.ended_at_ms.value_or(now);
@@ -315,10 +322,28 @@ v1::Run Scheduler::SnapshotRun(const RunState& run, bool all_stages) const {
     st->set_gpu_hours(static_cast<double>(wall_ms) * s.row.resources.gpus() / 3'600'000.0);
   };
   // A watch update costs what changed, not the run's size.
-  if (all_stages) {
-    for (const auto& s : run.stages) add(*s);
-  } else {
-    for (int i : run.changed_stages) add(*run.stages[i]);
+  switch (stages) {
+    case StageSet::kChanged:
+      for (int i : run.changed_stages) add(*run.stages[i]);
+      break;
+    case StageSet::kAll:
+      for (const auto& s : run.stages) add(*s);
+      break;
+    case StageSet::kFirstPage: {
+      for (int st = 0; st < v1::StageStatus_ARRAYSIZE; ++st) {
+        if (run.status_count[st] == 0) continue;
+        (*out.mutable_stage_counts())[std::string(StageStatusName(
+            static_cast<v1::StageStatus>(st)))] = static_cast<int32_t>(run.status_count[st]);
+      }
+      int n = static_cast<int>(run.stages.size());
+      for (int i = 0; i < std::min(n, kMaxStagesPerMessage); ++i) add(*run.stages[i]);
+      int end = EndOfPiece(out.stages(), 0, out.stages_size());
+      if (end < out.stages_size()) {
+        out.mutable_stages()->DeleteSubrange(end, out.stages_size() - end);
+      }
+      if (end < n) out.set_next_stage_page_token(std::to_string(end));
+      break;
+    }
   }
   return out;
 }
@@ -410,7 +435,7 @@ Status Scheduler::Watch(int64_t run_id, std::shared_ptr<Watcher> watcher) {
     return OkStatus();
   }
   // Pushed after the commit, so a watcher never sees a state the store might not keep.
-  *update.mutable_run() = SnapshotRun(*it->second, true);
+  *update.mutable_run() = SnapshotRun(*it->second, StageSet::kAll);
   bool final = IsTerminal(it->second->row.status) && !changed_runs_.count(run_id);
   after_commit_.push_back([watcher, update, final] { watcher->Push(update, final); });
   if (!final) watchers_[run_id].push_back(std::move(watcher));

@@ -148,8 +148,11 @@ class Scheduler {
  private:
   // submit.cc
   // Inserts the run's row and builds its stages (not inserted yet: InsertStages).
-  Result<std::unique_ptr<RunState>> CreateRun(SubmitInput input, RunPlan plan, int64_t now);
-  Status InsertStages(RunState* r);
+  Result<std::unique_ptr<RunState>> CreateRun(SubmitInput input, const RunPlan& plan,
+                                              int64_t now);
+  // Inserts the stages, each with its fingerprint from `plan` (made into text one stage at a
+  // time and dropped once stored, so a big run never holds them all), and empties `plan`.
+  Status InsertStages(RunState* r, RunPlan* plan);
   // Undoes what readiness did to the scheduler's sets for a run whose insertion failed.
   void ForgetNewRun(RunState* r);
 
@@ -181,13 +184,23 @@ class Scheduler {
   // A service's attempt ended; true when handled (the stage is done with it).
   bool ServiceAttemptEnded(AttemptState* a, const std::string& kind, const std::string& reason);
   void MaybeFinishRun(RunState* run);
-  v1::Run SnapshotRun(const RunState& run, bool all_stages) const;
+  // Which stages a snapshot carries: those changed since the last watch update, every one, or
+  // the first page with the counts of all (what Cancel and Retry answer, as GetRun does,
+  // whatever the run's size).
+  enum class StageSet { kChanged, kAll, kFirstPage };
+  v1::Run SnapshotRun(const RunState& run, StageSet stages) const;
   void MarkChanged(StageState* s);
   // Mark a row for writing at the batch's end.
   void Touch(RunState* r);
   void Touch(StageState* s);
   void Touch(AttemptState* a);
   void Touch(AgentState* a);
+  // After a commit: drops the attempts that ended from memory (their rows are stored), keeping
+  // their wall time in the stage. What a run holds then is its live attempts only.
+  void ReleaseEndedAttempts();
+  // Drops from a stored stage row the columns fixed at submission that only snapshots use
+  // (see StageState).
+  static void DropStaticColumns(store::StageRow* row);
 
   // placement.cc: which agent a ready stage goes to
   static bool Fits(const v1::Resources& free, const v1::Resources& req);
@@ -276,6 +289,8 @@ class Scheduler {
   std::vector<StageState*> dirty_stages_;
   std::vector<AttemptState*> dirty_attempts_;
   std::vector<AgentState*> dirty_agents_;
+  // Attempts that ended in this batch: out of memory after the commit (ReleaseEndedAttempts).
+  std::vector<AttemptState*> ended_attempts_;
   std::set<int64_t> changed_runs_;  // for watchers
   bool dispatch_needed_ = false;
 

@@ -49,8 +49,10 @@ void Scheduler::MaybeReady(StageState* s) {
       if (!IsService(dep)) continue;
       if (dep->row.status == v1::STAGE_STOPPED || dep->row.status == v1::STAGE_CACHED) {
         dep->row.cached_from_stage_id.reset();
-        dep->cached_from_run_id = 0;
-        dep->cached_from_stage.clear();
+        if (dep->extras) {
+          dep->extras->cached_from_run_id = 0;
+          dep->extras->cached_from_stage.clear();
+        }
         SetStageStatus(dep, v1::STAGE_WAITING, "");
       }
       MaybeReady(dep);

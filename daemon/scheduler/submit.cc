@@ -32,7 +32,7 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input, std::optional<RunPlan>
   if (input.dry_run) return out;
 
   RETURN_IF_ERROR(store_->Savepoint("submit"));
-  Result<std::unique_ptr<RunState>> made = CreateRun(std::move(input), std::move(plan), now);
+  Result<std::unique_ptr<RunState>> made = CreateRun(std::move(input), plan, now);
   if (!made.ok()) {
     store_->RollbackToSavepoint("submit");
     return made.status();
@@ -44,7 +44,7 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input, std::optional<RunPlan>
   CountStages(r);
   for (auto& st : r->stages) MaybeReady(st.get());
   MaybeFinishRun(r);  // a workflow whose stages are all reused ends at once
-  Status inserted = InsertStages(r);
+  Status inserted = InsertStages(r, &plan);
   if (inserted.ok()) inserted = store_->ReleaseSavepoint("submit");
   if (!inserted.ok()) {
     ForgetNewRun(r);
@@ -67,11 +67,16 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input, std::optional<RunPlan>
   return out;
 }
 
-Status Scheduler::InsertStages(RunState* r) {
+Status Scheduler::InsertStages(RunState* r, RunPlan* plan) {
   for (auto& st : r->stages) {
+    workflow::StageFingerprint& fp = plan->stages[static_cast<size_t>(st->index)].fingerprint;
+    st->row.fingerprint_json = workflow::FingerprintToJson(fp).dump();
+    fp = {};
     RETURN_IF_ERROR(store_->InsertStage(&st->row));
     st->dirty = false;  // just written as it is
+    DropStaticColumns(&st->row);
   }
+  plan->stages = {};
   std::erase_if(dirty_stages_, [r](const StageState* s) { return s->run == r; });
   return OkStatus();
 }
@@ -88,7 +93,7 @@ void Scheduler::ForgetNewRun(RunState* r) {
   ended_runs_.erase(r->row.id);
 }
 
-Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, RunPlan plan,
+Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, const RunPlan& plan,
                                                        int64_t now) {
   auto run = std::make_unique<RunState>();
   RunState* r = run.get();
@@ -115,7 +120,6 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, RunPla
     st->spec = &spec;
     st->run = r;
     st->index = static_cast<int>(i);
-    st->rate = RateEstimator(options_.rate_tau_ms);
     st->row.run_id = r->row.id;
     st->row.name = spec.name;
     st->row.position = static_cast<int>(i);
@@ -125,15 +129,14 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, RunPla
     st->row.resources = ToResources(spec.resources);
     const StagePlan& sp = plan.stages[i];
     st->row.cache_key = sp.fingerprint.key;
-    st->row.fingerprint_json = workflow::FingerprintToJson(sp.fingerprint).dump();
     st->row.plan_action = sp.action;
     st->row.plan_reason = sp.reason;
     st->row.description = spec.description;
     if (sp.action == "reuse" && sp.hit) {
       st->row.status = v1::STAGE_CACHED;
       st->row.cached_from_stage_id = sp.hit->stage_id;
-      st->cached_from_run_id = sp.hit->run_id;
-      st->cached_from_stage = sp.hit->stage_name;
+      st->Extras().cached_from_run_id = sp.hit->run_id;
+      st->Extras().cached_from_stage = sp.hit->stage_name;
       st->row.outputs = sp.hit->outputs;
       st->row.ended_at_ms = now;
     } else if (sp.action == "skip") {
