@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <unordered_map>
 
 #include "core/duration.h"
+#include "core/memory.h"
 #include "core/strings.h"
 
 namespace longhaul::workflow {
@@ -115,7 +117,11 @@ std::string Describe(const YamlNode& node) {
 std::vector<MapEntry> ReadMap(const YamlNode& map, std::string_view where, std::string_view noun,
                               const std::vector<std::string>* allowed, Diagnostics& diag) {
   std::vector<MapEntry> entries;
-  std::map<std::string, int> first_line;
+  entries.reserve(map.size());
+  AdviseHugePages(entries.data(), entries.capacity() * sizeof(MapEntry));
+  // Keys are views into the tree, which outlives this call: no copy per key.
+  std::unordered_map<std::string_view, int> first_line;
+  first_line.reserve(map.size());
   for (size_t i = 0; i < map.size(); ++i) {
     YamlNode key = map.key(i);
     YamlNode value = map.value(i);
@@ -124,7 +130,7 @@ std::vector<MapEntry> ReadMap(const YamlNode& map, std::string_view where, std::
       diag.Add(key_pos, StrCat("expected a plain name as key in ", where, ", got ", Describe(key)));
       continue;
     }
-    std::string name(key.Scalar());
+    std::string_view name = key.Scalar();
     auto [seen, inserted] = first_line.emplace(name, key_pos.line);
     if (!inserted) {
       diag.Add(key_pos, StrCat("duplicate ", noun, " '", name, "' in ", where, " (first at line ",
@@ -135,7 +141,7 @@ std::vector<MapEntry> ReadMap(const YamlNode& map, std::string_view where, std::
       diag.Add(key_pos, StrCat("unknown key '", name, "' in ", where, DidYouMean(name, *allowed)));
       continue;
     }
-    MapEntry e{name, key_pos, value, key_pos};
+    MapEntry e{std::string(name), key_pos, value, key_pos};
     // yaml-cpp marks an empty value at the start of the next token: point at the key.
     if (!value.IsNull()) {
       SourcePos value_pos = PosOf(value);
