@@ -125,7 +125,7 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, RunPla
     st->row.resources = ToResources(spec.resources);
     const StagePlan& sp = plan.stages[i];
     st->row.cache_key = sp.fingerprint.key;
-    st->row.fingerprint_json = workflow::FingerprintToJson(sp.fingerprint).dump();
+    st->row.fingerprint_json = workflow::FingerprintJsonText(sp.fingerprint);
     st->row.plan_action = sp.action;
     st->row.plan_reason = sp.reason;
     st->row.description = spec.description;
