@@ -119,9 +119,23 @@ std::vector<MapEntry> ReadMap(const YamlNode& map, std::string_view where, std::
   std::vector<MapEntry> entries;
   entries.reserve(map.size());
   AdviseHugePages(entries.data(), entries.capacity() * sizeof(MapEntry));
-  // Keys are views into the tree, which outlives this call: no copy per key.
+  // Duplicate keys: a stage's few keys by a scan back (no allocation: ReadMap runs once a
+  // stage), a big map's through a hash of views into the tree, which outlives this call.
+  constexpr size_t kHashFrom = 16;
+  bool hashed = map.size() >= kHashFrom;
   std::unordered_map<std::string_view, int> first_line;
-  first_line.reserve(map.size());
+  if (hashed) first_line.reserve(map.size());
+  auto earlier_line = [&](size_t i, std::string_view name, int line) -> std::optional<int> {
+    if (hashed) {
+      auto [seen, inserted] = first_line.emplace(name, line);
+      return inserted ? std::nullopt : std::optional<int>(seen->second);
+    }
+    for (size_t j = 0; j < i; ++j) {
+      YamlNode k = map.key(j);
+      if (k.IsScalar() && k.Scalar() == name) return PosOf(k).line;
+    }
+    return std::nullopt;
+  };
   for (size_t i = 0; i < map.size(); ++i) {
     YamlNode key = map.key(i);
     YamlNode value = map.value(i);
@@ -131,10 +145,9 @@ std::vector<MapEntry> ReadMap(const YamlNode& map, std::string_view where, std::
       continue;
     }
     std::string_view name = key.Scalar();
-    auto [seen, inserted] = first_line.emplace(name, key_pos.line);
-    if (!inserted) {
+    if (std::optional<int> first = earlier_line(i, name, key_pos.line)) {
       diag.Add(key_pos, StrCat("duplicate ", noun, " '", name, "' in ", where, " (first at line ",
-                               seen->second, ")"));
+                               *first, ")"));
       continue;
     }
     if (allowed && std::find(allowed->begin(), allowed->end(), name) == allowed->end()) {
