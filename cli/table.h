@@ -23,6 +23,11 @@ class Table {
   void Render(std::ostream& out, int max_width = 0) const;
 
  private:
+  std::vector<int> Widths() const;
+  // One line of `cells` into `out` (cleared first).
+  void Line(const std::vector<int>& width, const std::vector<std::string>& cells, int max_width,
+            std::string& out) const;
+
   std::vector<std::string> headers_;
   std::vector<std::vector<std::string>> rows_;
   std::vector<bool> right_;

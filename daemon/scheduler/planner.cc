@@ -4,6 +4,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/memory.h"
 #include "core/strings.h"
 #include "daemon/scheduler/scheduler.h"
 
@@ -41,25 +42,26 @@ Result<RunPlan> PlanRun(store::SqliteStore* store, const SubmitInput& input) {
   } else {
     ASSIGN_OR_RETURN(plan.reference_run, store->LatestRunOf(wf.name));
   }
-  // The reference run's stages by name; a fingerprint is parsed only when a reason needs it
-  // (a stage whose key changed), which a resubmitted 100,000-stage file rarely does.
-  std::vector<store::StageRow> before_rows;
-  std::unordered_map<std::string_view, const store::StageRow*> before;
-  if (plan.reference_run) {
-    ASSIGN_OR_RETURN(before_rows, store->ReadStages(*plan.reference_run));
-    before.reserve(before_rows.size());
-    for (const auto& row : before_rows) before.emplace(row.name, &row);
-  }
-  std::map<std::string, std::string> keys;
-  plan.stages.reserve(wf.stages.size());
-  for (const auto& spec : wf.stages) {
-    StagePlan sp;
+  // Fingerprints in topological order: a stage's key hashes the keys of the stages it needs.
+  // `keys` points into plan.stages, which does not reallocate (reserved).
+  size_t n = wf.stages.size();
+  plan.stages.reserve(n);
+  AdviseHugePages(plan.stages.data(), plan.stages.capacity() * sizeof(StagePlan));
+  std::unordered_map<std::string_view, const std::string*> keys;
+  keys.reserve(n);
+  std::vector<std::string_view> lookup(n);  // the keys to look up; empty: no reuse asked
+  for (size_t i = 0; i < n; ++i) {
+    const workflow::StageSpec& spec = wf.stages[i];
+    StagePlan& sp = plan.stages.emplace_back();
     sp.stage = spec.name;
     sp.service = spec.kind == workflow::StageKind::kService;
     std::map<std::string, std::string> upstream;
-    for (const auto& need : spec.needs) upstream[need] = keys[need];
+    for (const auto& need : spec.needs) {
+      auto it = keys.find(need);
+      upstream[need] = it == keys.end() ? std::string() : *it->second;
+    }
     sp.fingerprint = workflow::FingerprintStage(spec, plan.params, upstream);
-    keys[spec.name] = sp.fingerprint.key;
+    keys.emplace(spec.name, &sp.fingerprint.key);
     if (input.no_cache) {
       sp.reason = "--no-cache";
     } else if (!spec.cache) {
@@ -69,32 +71,64 @@ Result<RunPlan> PlanRun(store::SqliteStore* store, const SubmitInput& input) {
                       ? StrCat("--from ", input.from_stage)
                       : StrCat("downstream of --from ", input.from_stage);
     } else {
-      ASSIGN_OR_RETURN(std::optional<store::CacheHit> hit,
-                       store->FindCacheHit(sp.fingerprint.key, /*exclude_run_id=*/0));
-      if (hit) {
-        sp.action = "reuse";
-        sp.reason = StrCat("same inputs as run ", hit->run_id,
-                           hit->stage_name == spec.name ? "" : StrCat(" stage '", hit->stage_name, "'"));
-        sp.hit = std::move(hit);
-      } else {
-        auto old = before.find(spec.name);
-        Result<workflow::StageFingerprint> old_fp = absl::NotFoundError("");
-        if (old != before.end() && old->second->cache_key != sp.fingerprint.key) {
-          old_fp = workflow::ParseFingerprintJson(old->second->fingerprint_json);
-        }
-        if (old == before.end() || (!old_fp.ok() && old->second->cache_key != sp.fingerprint.key)) {
-          sp.reason = plan.reference_run ? StrCat("new stage since run ", *plan.reference_run)
-                                         : "no earlier run";
-        } else {
-          std::vector<std::string> why =
-              old_fp.ok() ? workflow::ExplainDifference(*old_fp, sp.fingerprint)
-                          : std::vector<std::string>{};
-          sp.reason = why.empty() ? StrCat("run ", *plan.reference_run, " did not finish it")
-                                  : StrJoin(why, "; ");
-        }
-      }
+      lookup[i] = sp.fingerprint.key;
     }
-    plan.stages.push_back(std::move(sp));
+  }
+  // Every candidate in one read transaction, then the reasons of the stages without one.
+  ASSIGN_OR_RETURN(std::vector<std::optional<store::CacheHit>> hits,
+                   store->FindCacheHits(lookup, /*exclude_run_id=*/0));
+  // The reference run's keys by name; a fingerprint is read and parsed only when a reason
+  // needs it (a stage whose key changed), which a resubmitted 100,000-stage file rarely does.
+  std::vector<store::SqliteStore::StageKey> before_rows;
+  std::unordered_map<std::string_view, const store::SqliteStore::StageKey*> before;
+  if (plan.reference_run) {
+    ASSIGN_OR_RETURN(before_rows, store->ReadStageKeys(*plan.reference_run));
+    before.reserve(before_rows.size());
+    for (const auto& row : before_rows) before.emplace(row.name, &row);
+  }
+  std::vector<int64_t> changed_ids;  // reference stages whose key differs
+  std::vector<size_t> changed_at;    // ... and the plan index of each
+  for (size_t i = 0; i < n; ++i) {
+    StagePlan& sp = plan.stages[i];
+    if (lookup[i].empty()) continue;
+    if (hits[i]) {
+      sp.action = "reuse";
+      sp.reason = StrCat("same inputs as run ", hits[i]->run_id,
+                         hits[i]->stage_name == sp.stage
+                             ? ""
+                             : StrCat(" stage '", hits[i]->stage_name, "'"));
+      sp.hit = std::move(hits[i]);
+      continue;
+    }
+    auto old = before.find(sp.stage);
+    if (old == before.end()) {
+      sp.reason = plan.reference_run ? StrCat("new stage since run ", *plan.reference_run)
+                                     : "no earlier run";
+      continue;
+    }
+    if (old->second->cache_key == sp.fingerprint.key) {
+      sp.reason = StrCat("run ", *plan.reference_run, " did not finish it");
+      continue;
+    }
+    changed_ids.push_back(old->second->id);
+    changed_at.push_back(i);
+  }
+  if (!changed_ids.empty()) {
+    ASSIGN_OR_RETURN(std::vector<std::optional<std::string>> jsons,
+                     store->ReadFingerprintJsons(changed_ids));
+    for (size_t k = 0; k < changed_at.size(); ++k) {
+      StagePlan& sp = plan.stages[changed_at[k]];
+      Result<workflow::StageFingerprint> old_fp =
+          jsons[k] ? workflow::ParseFingerprintJson(*jsons[k])
+                   : Result<workflow::StageFingerprint>(absl::NotFoundError(""));
+      if (!old_fp.ok()) {  // unreadable: as if the stage were new
+        sp.reason = StrCat("new stage since run ", *plan.reference_run);
+        continue;
+      }
+      std::vector<std::string> why = workflow::ExplainDifference(*old_fp, sp.fingerprint);
+      sp.reason = why.empty() ? StrCat("run ", *plan.reference_run, " did not finish it")
+                              : StrJoin(why, "; ");
+    }
   }
   return plan;
 }
@@ -107,7 +141,11 @@ void RerunStage(RunPlan* plan, size_t index, std::string reason) {
 }
 
 void FinalizePlan(const workflow::Workflow& wf, RunPlan* plan) {
-  std::map<std::string, size_t> index;
+  bool any_service = false;
+  for (const StagePlan& sp : plan->stages) any_service = any_service || sp.service;
+  if (!any_service) return;
+  std::unordered_map<std::string_view, size_t> index;
+  index.reserve(plan->stages.size());
   for (size_t i = 0; i < plan->stages.size(); ++i) index[plan->stages[i].stage] = i;
   // Walk dependents before the services they need (reverse topological order), so a chain of
   // services resolves in one pass.

@@ -70,7 +70,7 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input, std::optional<RunPlan>
 Status Scheduler::InsertStages(RunState* r, RunPlan* plan) {
   for (auto& st : r->stages) {
     workflow::StageFingerprint& fp = plan->stages[static_cast<size_t>(st->index)].fingerprint;
-    st->row.fingerprint_json = workflow::FingerprintToJson(fp).dump();
+    st->row.fingerprint_json = workflow::FingerprintJsonText(fp);
     fp = {};
     RETURN_IF_ERROR(store_->InsertStage(&st->row));
     st->dirty = false;  // just written as it is

@@ -9,6 +9,7 @@ namespace longhaul::store::internal {
 using nlohmann::json;
 
 std::string MapToJson(const std::map<std::string, std::string>& m) {
+  if (m.empty()) return "{}";  // most rows: no tree to build
   json j = json::object();
   for (const auto& [k, v] : m) j[k] = v;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -105,6 +106,22 @@ class SqliteStore {
   // service that stopped), outside `exclude_run_id`, with its outputs and artifacts.
   Result<std::optional<CacheHit>> FindCacheHit(const std::string& cache_key,
                                                int64_t exclude_run_id);
+  // FindCacheHit for each key (out[i] answers cache_keys[i]; an empty key is nullopt), on one
+  // connection in one read transaction, so every answer sees the same committed state.
+  Result<std::vector<std::optional<CacheHit>>> FindCacheHits(
+      const std::vector<std::string_view>& cache_keys, int64_t exclude_run_id);
+  // A run's stages as planning compares with them: id, name and cache key, in position order
+  // (the fingerprint only on demand, ReadFingerprintJson: most keys match).
+  struct StageKey {
+    int64_t id = 0;
+    std::string name;
+    std::string cache_key;
+  };
+  Result<std::vector<StageKey>> ReadStageKeys(int64_t run_id);
+  // The stored fingerprint JSON of each stage id (out[i] for stage_ids[i]; nullopt for an id
+  // with no stage), in one read transaction.
+  Result<std::vector<std::optional<std::string>>> ReadFingerprintJsons(
+      const std::vector<int64_t>& stage_ids);
   // What a pivot needs of an earlier run: its workflow text and path, and its --set values.
   struct RunSource {
     std::string workflow_text;

@@ -192,46 +192,6 @@ Result<AttemptRow> SqliteStore::FindAttempt(int64_t run_id, const std::string& s
   return row;
 }
 
-Result<std::optional<CacheHit>> SqliteStore::FindCacheHit(const std::string& cache_key,
-                                                          int64_t exclude_run_id) {
-  Reader db(this);
-  RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
-      "SELECT id, run_id, name, outputs_json, fingerprint_json FROM stages "
-      "WHERE cache_key = ? AND status IN ('succeeded', 'stopped') AND run_id != ? "
-      "ORDER BY id DESC LIMIT 1"));
-  st->Bind(1, cache_key).Bind(2, exclude_run_id);
-  ASSIGN_OR_RETURN(bool row, st->Step());
-  if (!row) return std::optional<CacheHit>();
-  CacheHit hit;
-  hit.stage_id = st->Int(0);
-  hit.run_id = st->Int(1);
-  hit.stage_name = st->Text(2);
-  hit.outputs = JsonToMap(st->Text(3));
-  hit.fingerprint_json = st->Text(4);
-  st->Reset();
-  ASSIGN_OR_RETURN(Stmt * arts, db->Prepare(
-      "SELECT stage_id, attempt_id, attempt, name, path, bytes, agent_id, ts_ms FROM artifacts "
-      "WHERE stage_id = ? ORDER BY id"));
-  arts->Bind(1, hit.stage_id);
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, arts->Step());
-    if (!row) break;
-    ArtifactRow a;
-    a.stage_id = arts->Int(0);
-    a.attempt_id = arts->Int(1);
-    a.attempt = static_cast<int>(arts->Int(2));
-    a.name = arts->Text(3);
-    a.path = arts->Text(4);
-    a.bytes = arts->OptInt(5);
-    a.agent_id = arts->Text(6);
-    a.ts_ms = arts->Int(7);
-    hit.artifacts.push_back(std::move(a));
-  }
-  arts->Reset();
-  return std::optional<CacheHit>(std::move(hit));
-}
-
 Result<SqliteStore::RunSource> SqliteStore::GetRunSource(int64_t run_id) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());

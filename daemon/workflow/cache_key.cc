@@ -45,6 +45,7 @@ std::string DefinitionHash(const StageDefinition& d) {
 }
 
 void CollectParams(std::string_view tmpl, std::set<std::string>& out) {
+  if (tmpl.find("${") == std::string_view::npos) return;  // no reference of any kind
   Result<std::vector<TemplateRef>> refs = ParseTemplate(tmpl);
   // ParseWorkflow has rejected malformed templates; anything else is hashed as written.
   if (!refs.ok()) return;
@@ -166,6 +167,81 @@ nlohmann::json FingerprintToJson(const StageFingerprint& fp) {
                                         {"cache_version", fp.definition->cache_version}};
   }
   return json;
+}
+
+namespace {
+
+// A JSON string as nlohmann::json's dump() writes it (UTF-8 kept, control characters escaped).
+void AppendJsonString(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += "\\u00";
+          out += kHex[(c >> 4) & 0xf];
+          out += kHex[c & 0xf];
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+void AppendJsonMap(std::string& out, const std::map<std::string, std::string>& m) {
+  out += '{';
+  bool first = true;
+  for (const auto& [k, v] : m) {
+    if (!first) out += ',';
+    first = false;
+    AppendJsonString(out, k);
+    out += ':';
+    AppendJsonString(out, v);
+  }
+  out += '}';
+}
+
+}  // namespace
+
+std::string FingerprintJsonText(const StageFingerprint& fp) {
+  // Keys in nlohmann's (sorted) order: definition, definition_hash, key, params, upstream.
+  std::string out;
+  out.reserve(256);
+  out += '{';
+  if (fp.definition) {
+    const StageDefinition& d = *fp.definition;
+    out += "\"definition\":{\"cache_version\":";
+    AppendJsonString(out, d.cache_version);
+    out += ",\"env\":";
+    AppendJsonMap(out, d.env);
+    out += ",\"kind\":";
+    AppendJsonString(out, d.kind);
+    out += ",\"run\":[";
+    for (size_t i = 0; i < d.run.size(); ++i) {
+      if (i > 0) out += ',';
+      AppendJsonString(out, d.run[i]);
+    }
+    out += "]},";
+  }
+  out += "\"definition_hash\":";
+  AppendJsonString(out, fp.definition_hash);
+  out += ",\"key\":";
+  AppendJsonString(out, fp.key);
+  out += ",\"params\":";
+  AppendJsonMap(out, fp.params);
+  out += ",\"upstream\":";
+  AppendJsonMap(out, fp.upstream);
+  out += '}';
+  return out;
 }
 
 Result<StageFingerprint> FingerprintFromJson(const nlohmann::json& json) {

@@ -52,6 +52,9 @@ std::vector<std::string> ExplainDifference(const StageFingerprint& before,
 // {"key": "...", "definition_hash": "...", "definition": {"kind": "task", "run": [...],
 //  "env": {...}, "cache_version": ""}, "params": {...}, "upstream": {...}}
 nlohmann::json FingerprintToJson(const StageFingerprint& fp);
+// FingerprintToJson(fp).dump(), byte for byte, written straight to text: what a stage row
+// stores, without a JSON tree per stage (a 100,000-stage submission writes 100,000).
+std::string FingerprintJsonText(const StageFingerprint& fp);
 // InvalidArgument when a field is missing or of the wrong type, DataLoss when the stored key
 // (or definition_hash) does not match the stored fields. "definition" may be absent.
 Result<StageFingerprint> FingerprintFromJson(const nlohmann::json& json);

@@ -4,7 +4,10 @@
 
 #include <cctype>
 #include <cstdint>
+#include <memory>
+#include <unordered_map>
 
+#include "core/memory.h"
 #include "core/strings.h"
 #include "daemon/workflow/foreach.h"
 #include "daemon/workflow/graph.h"
@@ -70,10 +73,12 @@ std::vector<ParsedStage> ReadStages(const MapEntry& e, std::vector<StageSpec>& s
     return stages;
   }
   std::vector<MapEntry> entries = ReadMap(e.value, "stages", "stage", nullptr, diag);
-  std::vector<std::optional<Foreach>> foreach;
+  std::vector<std::unique_ptr<Foreach>> foreach;  // a pointer, not 100 bytes, per stage
+  foreach.reserve(entries.size());
   size_t total = 0;
   for (const MapEntry& s : entries) {
-    foreach.push_back(FindForeach(s, diag));
+    std::optional<Foreach> f = FindForeach(s, diag);
+    foreach.push_back(f ? std::make_unique<Foreach>(std::move(*f)) : nullptr);
     size_t n = foreach.back() ? foreach.back()->Count() : 1;
     total = n > SIZE_MAX - total ? SIZE_MAX : total + n;
   }
@@ -85,9 +90,15 @@ std::vector<ParsedStage> ReadStages(const MapEntry& e, std::vector<StageSpec>& s
   }
   stages.reserve(total);
   specs.reserve(total);  // no reallocation: ParsedStage points at its spec
+  AdviseHugePages(stages.data(), stages.capacity() * sizeof(ParsedStage));
+  AdviseHugePages(specs.data(), specs.capacity() * sizeof(StageSpec));
   std::map<std::string, std::vector<std::pair<int, ForeachItem>>> items;
   std::vector<const ForeachItem*> item_of;
-  std::map<std::string, int> first_line;  // names made by foreach may meet others
+  item_of.reserve(total);
+  // Names made by foreach may meet others. The views are of `entries` and `specs`, neither of
+  // which grows from here on.
+  std::unordered_map<std::string_view, int> first_line;
+  first_line.reserve(total);
   for (size_t k = 0; k < entries.size(); ++k) {
     const MapEntry& s = entries[k];
     if (!IsTemplateName(s.key)) {

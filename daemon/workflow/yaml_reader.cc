@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <unordered_map>
 
 #include "core/duration.h"
+#include "core/memory.h"
 #include "core/strings.h"
 
 namespace longhaul::workflow {
@@ -115,7 +117,25 @@ std::string Describe(const YamlNode& node) {
 std::vector<MapEntry> ReadMap(const YamlNode& map, std::string_view where, std::string_view noun,
                               const std::vector<std::string>* allowed, Diagnostics& diag) {
   std::vector<MapEntry> entries;
-  std::map<std::string, int> first_line;
+  entries.reserve(map.size());
+  AdviseHugePages(entries.data(), entries.capacity() * sizeof(MapEntry));
+  // Duplicate keys: a stage's few keys by a scan back (no allocation: ReadMap runs once a
+  // stage), a big map's through a hash of views into the tree, which outlives this call.
+  constexpr size_t kHashFrom = 16;
+  bool hashed = map.size() >= kHashFrom;
+  std::unordered_map<std::string_view, int> first_line;
+  if (hashed) first_line.reserve(map.size());
+  auto earlier_line = [&](size_t i, std::string_view name, int line) -> std::optional<int> {
+    if (hashed) {
+      auto [seen, inserted] = first_line.emplace(name, line);
+      return inserted ? std::nullopt : std::optional<int>(seen->second);
+    }
+    for (size_t j = 0; j < i; ++j) {
+      YamlNode k = map.key(j);
+      if (k.IsScalar() && k.Scalar() == name) return PosOf(k).line;
+    }
+    return std::nullopt;
+  };
   for (size_t i = 0; i < map.size(); ++i) {
     YamlNode key = map.key(i);
     YamlNode value = map.value(i);
@@ -124,18 +144,17 @@ std::vector<MapEntry> ReadMap(const YamlNode& map, std::string_view where, std::
       diag.Add(key_pos, StrCat("expected a plain name as key in ", where, ", got ", Describe(key)));
       continue;
     }
-    std::string name(key.Scalar());
-    auto [seen, inserted] = first_line.emplace(name, key_pos.line);
-    if (!inserted) {
+    std::string_view name = key.Scalar();
+    if (std::optional<int> first = earlier_line(i, name, key_pos.line)) {
       diag.Add(key_pos, StrCat("duplicate ", noun, " '", name, "' in ", where, " (first at line ",
-                               seen->second, ")"));
+                               *first, ")"));
       continue;
     }
     if (allowed && std::find(allowed->begin(), allowed->end(), name) == allowed->end()) {
       diag.Add(key_pos, StrCat("unknown key '", name, "' in ", where, DidYouMean(name, *allowed)));
       continue;
     }
-    MapEntry e{name, key_pos, value, key_pos};
+    MapEntry e{std::string(name), key_pos, value, key_pos};
     // yaml-cpp marks an empty value at the start of the next token: point at the key.
     if (!value.IsNull()) {
       SourcePos value_pos = PosOf(value);

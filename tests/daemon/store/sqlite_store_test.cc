@@ -428,6 +428,46 @@ TEST_F(SqliteStoreTest, FindsTheLatestSucceededStageByCacheKey) {
   EXPECT_FALSE(store_->FindCacheHit("nope", r2.id)->has_value());
 }
 
+// What planning reads in bulk answers as the one-at-a-time reads do.
+TEST_F(SqliteStoreTest, PlanningReadsAnswerEachKeyAndStage) {
+  RunRow r1 = MakeRun("wf", v1::RUN_RUNNING, [](StageRow& s) {
+    s.cache_key = "k-" + s.name;
+    s.fingerprint_json = "{\"of\":\"" + s.name + "\"}";
+  });
+  ASSERT_TRUE(store_->Begin().ok());
+  StageRow a = stages_[0];
+  a.status = v1::STAGE_SUCCEEDED;
+  ASSERT_TRUE(store_->UpdateStage(a).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+
+  // 'b' has not succeeded; "" asks nothing.
+  auto hits = store_->FindCacheHits({"k-b", "", "k-a", "nope"}, /*exclude_run_id=*/0);
+  ASSERT_TRUE(hits.ok()) << hits.status();
+  ASSERT_EQ(hits->size(), 4u);
+  EXPECT_FALSE((*hits)[0].has_value());
+  EXPECT_FALSE((*hits)[1].has_value());
+  ASSERT_TRUE((*hits)[2].has_value());
+  EXPECT_EQ((*hits)[2]->stage_id, a.id);
+  EXPECT_EQ((*hits)[2]->fingerprint_json, "{\"of\":\"a\"}");
+  EXPECT_FALSE((*hits)[3].has_value());
+  EXPECT_FALSE((*store_->FindCacheHits({"k-a"}, r1.id))[0].has_value());
+
+  auto keys = store_->ReadStageKeys(r1.id);
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  ASSERT_EQ(keys->size(), 2u);
+  EXPECT_EQ((*keys)[0].name, "a");
+  EXPECT_EQ((*keys)[0].cache_key, "k-a");
+  EXPECT_EQ((*keys)[1].id, stages_[1].id);
+  EXPECT_EQ((*keys)[1].cache_key, "k-b");
+
+  auto jsons = store_->ReadFingerprintJsons({stages_[1].id, 999'999, a.id});
+  ASSERT_TRUE(jsons.ok()) << jsons.status();
+  ASSERT_EQ(jsons->size(), 3u);
+  EXPECT_EQ((*jsons)[0], "{\"of\":\"b\"}");
+  EXPECT_FALSE((*jsons)[1].has_value());
+  EXPECT_EQ((*jsons)[2], "{\"of\":\"a\"}");
+}
+
 TEST_F(SqliteStoreTest, UncommittedWritesAreNotVisibleAndRollBack) {
   RunRow run = MakeRun();
   ASSERT_TRUE(store_->Begin().ok());

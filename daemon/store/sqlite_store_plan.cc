@@ -1,0 +1,114 @@
+// What planning a submission reads (daemon/scheduler/planner.cc): cache hits by key and the
+// reference run's keys. A 100,000-stage plan asks 100,000 questions; FindCacheHits answers
+// them on one pooled connection in one read transaction, not one lease and lock each.
+#include "core/strings.h"
+#include "daemon/store/reader.h"
+#include "daemon/store/row_codec.h"
+#include "daemon/store/sqlite_store.h"
+
+namespace longhaul::store {
+
+using namespace internal;  // NOLINT
+
+namespace {
+
+// The most recent stage with `cache_key` that produced its result itself, outside
+// `exclude_run_id`, with its outputs and artifacts.
+Result<std::optional<CacheHit>> FindHit(Db* db, std::string_view cache_key,
+                                        int64_t exclude_run_id) {
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
+      "SELECT id, run_id, name, outputs_json, fingerprint_json FROM stages "
+      "WHERE cache_key = ? AND status IN ('succeeded', 'stopped') AND run_id != ? "
+      "ORDER BY id DESC LIMIT 1"));
+  st->Bind(1, cache_key).Bind(2, exclude_run_id);
+  ASSIGN_OR_RETURN(bool row, st->Step());
+  if (!row) {
+    st->Reset();
+    return std::optional<CacheHit>();
+  }
+  CacheHit hit;
+  hit.stage_id = st->Int(0);
+  hit.run_id = st->Int(1);
+  hit.stage_name = st->Text(2);
+  hit.outputs = JsonToMap(st->Text(3));
+  hit.fingerprint_json = st->Text(4);
+  st->Reset();
+  ASSIGN_OR_RETURN(Stmt * arts, db->Prepare(
+      "SELECT stage_id, attempt_id, attempt, name, path, bytes, agent_id, ts_ms FROM artifacts "
+      "WHERE stage_id = ? ORDER BY id"));
+  arts->Bind(1, hit.stage_id);
+  for (;;) {
+    ASSIGN_OR_RETURN(bool more, arts->Step());
+    if (!more) break;
+    ArtifactRow a;
+    a.stage_id = arts->Int(0);
+    a.attempt_id = arts->Int(1);
+    a.attempt = static_cast<int>(arts->Int(2));
+    a.name = arts->Text(3);
+    a.path = arts->Text(4);
+    a.bytes = arts->OptInt(5);
+    a.agent_id = arts->Text(6);
+    a.ts_ms = arts->Int(7);
+    hit.artifacts.push_back(std::move(a));
+  }
+  arts->Reset();
+  return std::optional<CacheHit>(std::move(hit));
+}
+
+}  // namespace
+
+Result<std::optional<CacheHit>> SqliteStore::FindCacheHit(const std::string& cache_key,
+                                                          int64_t exclude_run_id) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  return FindHit(db.get(), cache_key, exclude_run_id);
+}
+
+Result<std::vector<std::optional<CacheHit>>> SqliteStore::FindCacheHits(
+    const std::vector<std::string_view>& cache_keys, int64_t exclude_run_id) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  ReadSnapshot tx(db.get());
+  RETURN_IF_ERROR(tx.Begin());
+  std::vector<std::optional<CacheHit>> out(cache_keys.size());
+  for (size_t i = 0; i < cache_keys.size(); ++i) {
+    if (cache_keys[i].empty()) continue;
+    ASSIGN_OR_RETURN(out[i], FindHit(db.get(), cache_keys[i], exclude_run_id));
+  }
+  return out;
+}
+
+Result<std::vector<SqliteStore::StageKey>> SqliteStore::ReadStageKeys(int64_t run_id) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
+      "SELECT id, name, cache_key FROM stages WHERE run_id = ? ORDER BY position"));
+  st->Bind(1, run_id);
+  std::vector<StageKey> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool more, st->Step());
+    if (!more) break;
+    out.push_back(StageKey{st->Int(0), st->Text(1), st->Text(2)});
+  }
+  st->Reset();
+  return out;
+}
+
+Result<std::vector<std::optional<std::string>>> SqliteStore::ReadFingerprintJsons(
+    const std::vector<int64_t>& stage_ids) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  ReadSnapshot tx(db.get());
+  RETURN_IF_ERROR(tx.Begin());
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT fingerprint_json FROM stages WHERE id = ?"));
+  std::vector<std::optional<std::string>> out(stage_ids.size());
+  for (size_t i = 0; i < stage_ids.size(); ++i) {
+    st->Bind(1, stage_ids[i]);
+    ASSIGN_OR_RETURN(bool found, st->Step());
+    if (found) out[i] = st->Text(0);
+    st->Reset();
+  }
+  return out;
+}
+
+}  // namespace longhaul::store
