@@ -1,4 +1,4 @@
-#include "daemon/metrics/metrics.h"
+#include "core/metrics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -108,6 +108,12 @@ void TextWriter::Sample(const std::string& name, const Labels& labels, double va
   out_ += ' ';
   out_ += FormatValue(value);
   out_ += '\n';
+}
+
+void TextWriter::Single(const std::string& name, const std::string& type,
+                        const std::string& help, double value) {
+  Family(name, type, help);
+  Sample(name, {}, value);
 }
 
 void TextWriter::Write(const std::string& name, const std::string& help, const Histogram& h) {
