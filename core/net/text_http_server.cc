@@ -2,12 +2,10 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
-#include <future>
 #include <thread>
 
 #include "core/net/listen_address.h"
@@ -148,16 +146,10 @@ void TextHttpServer::Stop() {
   Impl& m = *impl_;
   if (!m.started || m.stopped) return;
   m.stopped = true;
-  std::promise<void> closed;
-  asio::post(m.io, [&m, &closed] {
-    beast::error_code ec;
-    m.acceptor.close(ec);
-    m.accept_retry.cancel();
-    closed.set_value();
-  });
-  closed.get_future().wait();
-  m.io.stop();
+  m.io.stop();  // run() returns; what is pending never runs, and goes with io
   if (m.thread.joinable()) m.thread.join();
+  beast::error_code ec;
+  m.acceptor.close(ec);  // no thread runs io any more
 }
 
 }  // namespace longhaul
