@@ -2,7 +2,9 @@
 
 #include <dirent.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <utility>
 
 #include "agent/lib/local_runner.h"
 #include "agent/lib/retention.h"
@@ -199,10 +201,18 @@ void Agent::ArmDiskUsage(int64_t delay_ms) {
     if (ec) return;
     // On disk_worker_, after any removal queued before it; the next one is armed only when
     // this one is done, so a slow walk never piles up.
-    OnPool<int64_t>(
-        disk_worker_, [dir = config_.state_dir + "/attempts"] { return DiskUsage(dir); },
-        [this](int64_t bytes) {
-          metrics_.attempt_dir_bytes.store(bytes, std::memory_order_relaxed);
+    using Measured = std::pair<int64_t, double>;  // bytes, seconds the walk took
+    OnPool<Measured>(
+        disk_worker_,
+        [dir = config_.state_dir + "/attempts"] {
+          auto start = std::chrono::steady_clock::now();
+          int64_t bytes = DiskUsage(dir);
+          std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+          return Measured{bytes, took.count()};
+        },
+        [this](Measured m) {
+          log_->debug("STATE/attempts: {} bytes, measured in {:.3f} s", m.first, m.second);
+          metrics_.attempt_dir_bytes.store(m.first, std::memory_order_relaxed);
           ArmDiskUsage(config_.disk_usage_interval_ms);
         });
   });
