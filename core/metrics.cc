@@ -89,8 +89,7 @@ std::string Escape(const std::string& v, bool label) {
 
 }  // namespace
 
-void TextWriter::Family(const std::string& name, const std::string& type,
-                        const std::string& help) {
+void TextWriter::Family(const std::string& name, const std::string& type, const std::string& help) {
   out_ += "# HELP " + name + " " + Escape(help, /*label=*/false) + "\n";
   out_ += "# TYPE " + name + " " + type + "\n";
 }
@@ -110,8 +109,8 @@ void TextWriter::Sample(const std::string& name, const Labels& labels, double va
   out_ += '\n';
 }
 
-void TextWriter::Single(const std::string& name, const std::string& type,
-                        const std::string& help, double value) {
+void TextWriter::Single(const std::string& name, const std::string& type, const std::string& help,
+                        double value) {
   Family(name, type, help);
   Sample(name, {}, value);
 }

@@ -4,8 +4,8 @@
 
 #include "agent/lib/agent_setup.h"
 #include "core/config/config_checks.h"
-#include "core/net/listen_address.h"
 #include "core/duration.h"
+#include "core/net/listen_address.h"
 #include "core/strings.h"
 
 namespace longhaul::agent {

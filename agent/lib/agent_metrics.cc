@@ -18,11 +18,10 @@ std::string RenderAgentMetrics(const AgentMetrics& m, const std::string& state_d
   metrics::TextWriter w;
   w.Single("longhaul_agent_connected", "gauge",
            "1 while a stream to the coordinator is open, else 0.", m.connected.load());
-  w.Single("longhaul_agent_attempts_running", "gauge",
-           "Attempts of this agent whose stage runs.", d(m.attempts_running.load()));
+  w.Single("longhaul_agent_attempts_running", "gauge", "Attempts of this agent whose stage runs.",
+           d(m.attempts_running.load()));
   w.Single("longhaul_agent_attempts_started_total", "counter",
-           "Attempts whose stage started under this agent process.",
-           d(m.attempts_started.load()));
+           "Attempts whose stage started under this agent process.", d(m.attempts_started.load()));
   w.Single("longhaul_agent_attempts_exited_total", "counter",
            "Attempts whose end this agent process recorded, start failures included.",
            d(m.attempts_exited.load()));
@@ -34,8 +33,8 @@ std::string RenderAgentMetrics(const AgentMetrics& m, const std::string& state_d
            d(m.events_sent.load()));
   w.Single("longhaul_agent_events_acked_total", "counter",
            "Event lines the coordinator acknowledged.", d(m.events_acked.load()));
-  w.Single("longhaul_agent_events_in_flight", "gauge",
-           "Event lines sent and not yet acknowledged.", d(m.events_in_flight.load()));
+  w.Single("longhaul_agent_events_in_flight", "gauge", "Event lines sent and not yet acknowledged.",
+           d(m.events_in_flight.load()));
   int64_t oldest = m.oldest_unacked_read_ms.load();
   w.Single("longhaul_agent_event_lag_seconds", "gauge",
            "Age of the oldest event line sent and not yet acknowledged, from when it was read; "
@@ -68,9 +67,10 @@ Result<std::string> ServeAgentMetrics(TextHttpServer* server, const std::string&
   auto log = GetLogger("agent");
   log->info("metrics on http://{}/metrics", *bound);
   if (auto ep = ParseListenAddress(listen); ep.ok() && !ep->address().is_loopback()) {
-    log->warn("--metrics-listen {} is not a loopback address: /metrics has no authentication, "
-              "so anyone who can reach it can read this agent's counts",
-              listen);
+    log->warn(
+        "--metrics-listen {} is not a loopback address: /metrics has no authentication, "
+        "so anyone who can reach it can read this agent's counts",
+        listen);
   }
   return bound;
 }

@@ -39,8 +39,7 @@ struct AgentMetrics {
 // The text exposition format (0.0.4) of `m`, with the event lag as of `now_ms` and the free
 // space of the file system that holds `state_dir` (statvfs, read now; left out when statvfs
 // fails). Thread-safe.
-std::string RenderAgentMetrics(const AgentMetrics& m, const std::string& state_dir,
-                               int64_t now_ms);
+std::string RenderAgentMetrics(const AgentMetrics& m, const std::string& state_dir, int64_t now_ms);
 
 // Serves GET /metrics (RenderAgentMetrics of `m`, the lag by `clock`) and GET /healthz ("ok")
 // on `server`, bound to `listen`; writes the bound "HOST:PORT" to STATE/metrics.addr and logs

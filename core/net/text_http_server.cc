@@ -38,10 +38,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_.header_limit(kMaxHeaderBytes);
     parser_.body_limit(0);
     stream_.expires_after(kHeaderTimeout);
-    bhttp::async_read(stream_, buffer_, parser_,
-                      [self = shared_from_this()](beast::error_code ec, size_t) {
-                        self->OnRead(ec);
-                      });
+    bhttp::async_read(
+        stream_, buffer_, parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
  private:

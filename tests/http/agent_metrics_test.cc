@@ -44,8 +44,8 @@ class AgentMetricsTest : public ClusterTest {
     ClusterOptions o;
     o.agent_flags = {"--metrics-listen", "127.0.0.1:0", "--metrics-disk-interval", "100ms"};
     ASSERT_NO_FATAL_FAILURE(StartCluster(o));
-    addr_ = std::string(StripWhitespace(ReadTextFile(cluster().AgentStateDir(0) +
-                                                      "/metrics.addr")));
+    addr_ =
+        std::string(StripWhitespace(ReadTextFile(cluster().AgentStateDir(0) + "/metrics.addr")));
     ASSERT_FALSE(addr_.empty()) << "the agent wrote no STATE/metrics.addr";
   }
 
@@ -66,10 +66,12 @@ class AgentMetricsTest : public ClusterTest {
   // one either way.
   Exposition ScrapeUntil(const std::function<bool(const Exposition&)>& done) {
     Exposition e;
-    WaitFor([&] {
-      e = Scrape();
-      return HasFailure() || done(e);
-    }, 20'000, 50);
+    WaitFor(
+        [&] {
+          e = Scrape();
+          return HasFailure() || done(e);
+        },
+        20'000, 50);
     return e;
   }
 
@@ -157,8 +159,8 @@ TEST_F(AgentMetricsTest, CountsARunAndMeasuresTheAttemptDirs) {
   for (const auto& [title, metric] : DashboardMetrics()) {
     if (metric.rfind("longhaul_agent_", 0) != 0) continue;
     ++asked;
-    EXPECT_TRUE(e.types.count(FamilyOf(metric, e.types))) << title << ": " << metric
-                                                          << " is not served by the agent";
+    EXPECT_TRUE(e.types.count(FamilyOf(metric, e.types)))
+        << title << ": " << metric << " is not served by the agent";
   }
   EXPECT_GE(asked, 5);
 }

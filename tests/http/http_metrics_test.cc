@@ -86,8 +86,8 @@ TEST_F(ClusterTest, MetricsAreWellFormedAndCountARunWithARetry) {
   for (const auto& [title, metric] : DashboardMetrics()) {
     if (metric.rfind("longhaul_agent_", 0) == 0) continue;
     ++asked;
-    EXPECT_TRUE(e.types.count(FamilyOf(metric, e.types))) << title << ": " << metric
-                                                          << " is not served";
+    EXPECT_TRUE(e.types.count(FamilyOf(metric, e.types)))
+        << title << ": " << metric << " is not served";
   }
   EXPECT_GE(asked, 10);
 }
