@@ -103,7 +103,9 @@ void ParseExposition(const std::string& text, Exposition& e) {
     double v = value == "+Inf"   ? INFINITY
                : value == "-Inf" ? -INFINITY
                                  : std::strtod(value.c_str(), &end);
-    if (value != "+Inf" && value != "-Inf") EXPECT_TRUE(end && *end == '\0') << line;
+    if (value != "+Inf" && value != "-Inf") {
+      EXPECT_TRUE(end && *end == '\0') << line;
+    }
     EXPECT_TRUE(e.samples.emplace(line.substr(0, space), v).second) << "duplicate: " << line;
   }
 }
