@@ -2,9 +2,12 @@
 
 #include <dirent.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <utility>
 
 #include "agent/lib/local_runner.h"
+#include "agent/lib/retention.h"
 #include "agent/lib/utf8_repair.h"
 #include "core/fs.h"
 #include "core/logging.h"
@@ -36,7 +39,8 @@ Agent::Agent(boost::asio::io_context& io, AgentConfig config,
       heartbeat_ms_(config_.heartbeat_ms),
       inotify_(io, [this](int64_t key, const std::string& name) { OnFileEvent(key, name); }),
       heartbeat_timer_(io),
-      rate_timer_(io) {}
+      rate_timer_(io),
+      disk_timer_(io) {}
 
 Agent::~Agent() { Shutdown(); }
 
@@ -56,7 +60,9 @@ Status Agent::Start() {
   ::closedir(d);
   std::sort(ids.begin(), ids.end());
   for (int64_t id : ids) Adopt(id, AttemptDir(config_.state_dir, id));
+  PublishGauges();
   ArmHeartbeat();
+  if (config_.disk_usage_interval_ms > 0) ArmDiskUsage(0);
   return OkStatus();
 }
 
@@ -68,6 +74,8 @@ void Agent::Shutdown() {
   disk_worker_.join();  // a removal in flight finishes; its answer is dropped
   heartbeat_timer_.cancel();
   rate_timer_.cancel();
+  disk_timer_.cancel();
+  metrics_.connected.store(0);
   for (auto& [id, a] : attempts_) {
     SaveHint(*a);
     a->kill_timer.cancel();
@@ -91,6 +99,7 @@ void Agent::Send(v1::AgentMessage msg) {
 
 void Agent::OnStreamOpen(uint64_t gen) {
   gen_ = gen;
+  metrics_.connected.store(1);
   RewindAll();
   Send(MakeHello());
   PumpAll();
@@ -99,6 +108,7 @@ void Agent::OnStreamOpen(uint64_t gen) {
 void Agent::OnStreamClosed(uint64_t gen) {
   if (gen != gen_) return;
   gen_ = 0;
+  metrics_.connected.store(0);
 }
 
 v1::AgentMessage Agent::MakeHello() const {
@@ -145,6 +155,7 @@ void Agent::ArmHeartbeat() {
 }
 
 void Agent::OnHeartbeat() {
+  PublishGauges();
   int running = 0;
   std::vector<int64_t> ids;
   for (const auto& [id, a] : attempts_) {
@@ -167,6 +178,44 @@ void Agent::OnHeartbeat() {
     Attempt* a = Find(id);
     if (a != nullptr && !a->exit) CheckProgress(*a);
   }
+}
+
+void Agent::PublishGauges() {
+  int64_t running = 0;
+  int64_t oldest = 0;
+  for (const auto& [id, a] : attempts_) {
+    if (a->running()) ++running;
+    if (!a->in_flight.empty() && (oldest == 0 || a->in_flight.front().read_ms < oldest)) {
+      oldest = a->in_flight.front().read_ms;
+    }
+  }
+  metrics_.attempts_running.store(running, std::memory_order_relaxed);
+  metrics_.events_in_flight.store(in_flight_, std::memory_order_relaxed);
+  metrics_.oldest_unacked_read_ms.store(oldest, std::memory_order_relaxed);
+}
+
+void Agent::ArmDiskUsage(int64_t delay_ms) {
+  if (shut_down_) return;
+  disk_timer_.expires_after(std::chrono::milliseconds(delay_ms));
+  disk_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    // On disk_worker_, after any removal queued before it; the next one is armed only when
+    // this one is done, so a slow walk never piles up.
+    using Measured = std::pair<int64_t, double>;  // bytes, seconds the walk took
+    OnPool<Measured>(
+        disk_worker_,
+        [dir = config_.state_dir + "/attempts"] {
+          auto start = std::chrono::steady_clock::now();
+          int64_t bytes = DiskUsage(dir);
+          std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+          return Measured{bytes, took.count()};
+        },
+        [this](Measured m) {
+          log_->debug("STATE/attempts: {} bytes, measured in {:.3f} s", m.first, m.second);
+          metrics_.attempt_dir_bytes.store(m.first, std::memory_order_relaxed);
+          ArmDiskUsage(config_.disk_usage_interval_ms);
+        });
+  });
 }
 
 void Agent::OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg) {

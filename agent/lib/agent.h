@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/lib/agent_metrics.h"
 #include "agent/lib/attempt.h"
 #include "agent/lib/attempt_runner.h"
 #include "agent/lib/coordinator_link.h"
@@ -49,6 +50,9 @@ struct AgentConfig {
   size_t batch_lines = 1000;
   size_t batch_bytes = 256 * 1024;
   int64_t default_grace_ms = 10'000;
+  // How often STATE/attempts is measured for AgentMetrics::attempt_dir_bytes (off the loop,
+  // on the disk worker); 0: never.
+  int64_t disk_usage_interval_ms = 0;
 };
 
 class Agent {
@@ -76,6 +80,9 @@ class Agent {
   void OnStreamClosed(uint64_t gen);
   void OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg);
 
+  // What /metrics serves; its atomics may be read from any thread.
+  const AgentMetrics& metrics() const { return metrics_; }
+
  private:
   Agent(boost::asio::io_context& io, AgentConfig config, std::unique_ptr<AttemptRunner> own_runner,
         AttemptRunner* runner, CoordinatorLink* link, Clock* clock);
@@ -85,6 +92,9 @@ class Agent {
   v1::AgentMessage MakeHello() const;
   void ArmHeartbeat();
   void OnHeartbeat();
+  // The gauges of metrics_ from the attempts; the periodic measurement of STATE/attempts.
+  void PublishGauges();
+  void ArmDiskUsage(int64_t delay_ms);
 
   // agent_attempts.cc: starting, watching, cancelling, ending.
   void HandleStart(const v1::StartAttempt& spec);
@@ -175,6 +185,8 @@ class Agent {
   boost::asio::steady_timer heartbeat_timer_;
   boost::asio::steady_timer rate_timer_;  // wakes attempts held back by max_event_rate
   bool rate_timer_armed_ = false;
+  boost::asio::steady_timer disk_timer_;  // the next measurement of STATE/attempts
+  AgentMetrics metrics_;
   bool shut_down_ = false;
   bool poll_in_flight_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the worker's callbacks

@@ -16,6 +16,7 @@ void Agent::Pump(Attempt& a) {
     room = std::min(room, RateRoom(a, now));
     if (room == 0) break;
     auto batch = a.tailer.Read(room, config_.batch_bytes, final);
+    if (batch.ok()) metrics_.events_read.fetch_add(batch->lines.size(), std::memory_order_relaxed);
     if (!batch.ok()) {
       log_->error("attempt {}: {}", a.id, ToStd(batch.status().message()));
       // An unreadable events file must not hold back the exit report forever.
@@ -44,10 +45,11 @@ void Agent::Pump(Attempt& a) {
         r->set_line(ToValidUtf8(line.text));
         r->set_not_utf8(true);
       }
-      a.in_flight.emplace_back(line.seq, line.end_offset);
+      a.in_flight.push_back({line.seq, line.end_offset, now});
     }
     if (events->events_size() > 0) {
       in_flight_ += events->events_size();
+      metrics_.events_sent.fetch_add(events->events_size(), std::memory_order_relaxed);
       if (now - a.rate_window_start_ms >= 1000 || now < a.rate_window_start_ms) {
         a.rate_window_start_ms = now;
         a.rate_window_sent = 0;
@@ -115,12 +117,15 @@ void Agent::HandleAckEvents(const v1::AckEvents& ack) {
   if (a == nullptr || ack.up_to_seq() <= a->acked_seq) return;
   bool window_was_full = in_flight_ >= config_.event_window;
   a->acked_seq = ack.up_to_seq();
-  while (!a->in_flight.empty() && a->in_flight.front().first <= a->acked_seq) {
-    a->pos_seq = a->in_flight.front().first;
-    a->pos_offset = a->in_flight.front().second;
+  uint64_t acked = 0;
+  while (!a->in_flight.empty() && a->in_flight.front().seq <= a->acked_seq) {
+    a->pos_seq = a->in_flight.front().seq;
+    a->pos_offset = a->in_flight.front().end_offset;
     a->in_flight.pop_front();
     --in_flight_;
+    ++acked;
   }
+  metrics_.events_acked.fetch_add(acked, std::memory_order_relaxed);
   SaveHint(*a);
   if (window_was_full) PumpAll();
 }

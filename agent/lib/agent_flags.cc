@@ -5,6 +5,7 @@
 #include "agent/lib/agent_setup.h"
 #include "core/config/config_checks.h"
 #include "core/duration.h"
+#include "core/net/listen_address.h"
 #include "core/strings.h"
 
 namespace longhaul::agent {
@@ -44,6 +45,11 @@ void AddAgentFlags(CLI::App& app, AgentFlags* f) {
                  "USR1 to the shim this long before Slurm's time limit (default 60s)");
   app.add_flag("--slurm-gres-gpus", f->slurm.gres_gpus,
                "the cluster has GPUs as gres: ask for them with --gres=gpu:N");
+  app.add_option("--metrics-listen", f->metrics_listen,
+                 "HOST:PORT of /metrics and /healthz, port 0 = any free one (written to "
+                 "STATE/metrics.addr); no authentication (default: off)");
+  app.add_option("--metrics-disk-interval", f->metrics_disk_interval,
+                 "how often /metrics measures the attempt dirs (default 1m)");
   app.add_option("--log-level", f->log_level, "debug, info, warn or error");
   app.add_option("--log-file", f->log_file, "also log to this file");
 }
@@ -78,6 +84,16 @@ std::vector<std::string> CheckAgentFlags(AgentFlags* f, const config::CliConfig&
     fail("keepalive", "'" + f->keepalive + "': expected a duration such as 5m or 0");
   } else {
     f->keepalive_ms = *keepalive_ms;
+  }
+  if (!f->metrics_listen.empty()) {
+    check("metrics-listen", ParseListenAddress(f->metrics_listen).status());
+  }
+  auto disk_ms = ParseDurationMs(f->metrics_disk_interval);
+  if (!disk_ms.ok() || *disk_ms <= 0) {
+    fail("metrics-disk-interval",
+         "'" + f->metrics_disk_interval + "': expected a duration such as 1m");
+  } else {
+    f->metrics_disk_interval_ms = *disk_ms;
   }
   if (f->event_window <= 0) fail("event-window", "must be positive");
   if (f->max_event_rate < 0) fail("max-event-rate", "must not be negative");

@@ -30,11 +30,14 @@ struct AgentFlags {
   int64_t max_event_rate = 5'000;
   std::string tls_cert, tls_key, tls_ca;
   std::string executor = "local";
+  std::string metrics_listen;  // empty: no metrics listener
+  std::string metrics_disk_interval = "1m";
   SlurmOptions slurm;  // signal_lead_s is filled by CheckAgentFlags
 
   // Filled by CheckAgentFlags when it returns no errors.
   int64_t heartbeat_ms = 0;
   int64_t keepalive_ms = 0;
+  int64_t metrics_disk_interval_ms = 0;
   InventoryOverrides overrides;
   std::map<std::string, std::string> label_map;
 };

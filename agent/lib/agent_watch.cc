@@ -103,6 +103,8 @@ void Agent::CheckPidFile(Attempt& a) {
   auto pid = a.dir.ReadPid();
   if (!pid.ok()) return;
   a.pid = *pid;
+  metrics_.attempts_started.fetch_add(1, std::memory_order_relaxed);
+  PublishGauges();
   ReportStarted(a);
   if (native_) return;  // the executor's polling watches it; a cancel went through it
   if (a.shim_pid == 0 && !a.exit) {
@@ -166,6 +168,8 @@ void Agent::RecordExit(Attempt& a, ExitInfo exit, bool write_file) {
   a.exit = std::move(exit);
   a.kill_timer.cancel();
   start_received_ms_.erase(a.id);
+  metrics_.attempts_exited.fetch_add(1, std::memory_order_relaxed);
+  PublishGauges();
 }
 
 void Agent::WatchFiles(Attempt& a) {

@@ -53,7 +53,12 @@ struct Attempt {
   int64_t pos_seq = 0;
   int64_t acked_seq = 0;
   int64_t last_event_seq = 0;                         // highest non-blank line seen
-  std::deque<std::pair<int64_t, int64_t>> in_flight;  // (seq, end_offset) sent, not acked
+  struct Sent {
+    int64_t seq;
+    int64_t end_offset;
+    int64_t read_ms;  // when it was read from the file (the event lag metric)
+  };
+  std::deque<Sent> in_flight;                         // sent, not acknowledged, in seq order
   int64_t saved_hint_seq = 0;                         // pos_seq last written to acked.json
   bool read_to_end = false;  // after the exit: the whole file, last partial line too, was read
   int64_t rate_window_start_ms = 0;  // the rate limit's current one-second window

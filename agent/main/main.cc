@@ -10,6 +10,7 @@
 
 #include "agent/lib/agent.h"
 #include "agent/lib/agent_flags.h"
+#include "agent/lib/agent_metrics.h"
 #include "agent/lib/agent_setup.h"
 #include "agent/lib/coordinator_session.h"
 #include "agent/lib/inventory.h"
@@ -18,6 +19,7 @@
 #include "core/clock.h"
 #include "core/fs.h"
 #include "core/logging.h"
+#include "core/net/text_http_server.h"
 #include "core/strings.h"
 
 namespace {
@@ -73,6 +75,7 @@ int main(int argc, char** argv) {
   config.heartbeat_ms = flags.heartbeat_ms;
   config.event_window = flags.event_window;
   config.max_event_rate = flags.max_event_rate;
+  if (!flags.metrics_listen.empty()) config.disk_usage_interval_ms = flags.metrics_disk_interval_ms;
   for (const auto& [k, v] : flags.label_map) config.labels[k] = v;
   Inventory inv = DetectInventory(flags.overrides);
   for (const auto& note : inv.notes) log->warn("{}", note);
@@ -129,6 +132,12 @@ int main(int argc, char** argv) {
   log->info("agent {} ({} CPUs, {} bytes, {} GPUs, executor {}) for coordinator {}{}; state {}",
             config.agent_id, inv.cpus, inv.memory_bytes, inv.gpus, executor, coordinator,
             tls_ca.empty() ? "" : " (mutual TLS)", state_dir);
+  TextHttpServer metrics_server;
+  if (!flags.metrics_listen.empty()) {
+    auto metrics = ServeAgentMetrics(&metrics_server, flags.metrics_listen, agent.metrics(),
+                                     state_dir, SystemClock::Get());
+    if (!metrics.ok()) return Fail(ToStd(metrics.status().message()));
+  }
   session.Start();
 
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);
@@ -139,6 +148,7 @@ int main(int argc, char** argv) {
     io.stop();
   });
   io.run();
+  metrics_server.Stop();
   session.Stop();
   return 0;
 }

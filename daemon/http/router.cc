@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/metrics.h"
 #include "core/strings.h"
 #include "daemon/http/api.h"
 #include "daemon/http/json.h"
@@ -117,7 +118,7 @@ Response Router::Handle(const Request& request) const {
     Result<std::string> text = api_->MetricsText();
     if (!text.ok()) return ErrorResponse(text.status());
     Response r;
-    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.content_type = metrics::kTextFormatContentType;
     r.body = std::move(*text);
     return r;
   }

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/logging.h"
+#include "core/net/listen_address.h"
 #include "core/strings.h"
 #include "daemon/http/host_check.h"
 #include "daemon/http/router.h"
@@ -28,32 +29,6 @@ namespace beast = boost::beast;
 using tcp = asio::ip::tcp;
 
 namespace {
-
-// "HOST:PORT", "[V6]:PORT" or ":PORT".
-Result<tcp::endpoint> ParseListen(const std::string& listen) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) {
-    return absl::InvalidArgumentError(StrCat("--http '", listen, "': expected HOST:PORT"));
-  }
-  std::string host = listen.substr(0, colon);
-  std::string port = listen.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  if (host.empty() || host == "localhost") host = "127.0.0.1";
-  char* end = nullptr;
-  long p = std::strtol(port.c_str(), &end, 10);
-  if (port.empty() || *end != '\0' || p < 0 || p > 65535) {
-    return absl::InvalidArgumentError(StrCat("--http '", listen, "': bad port '", port, "'"));
-  }
-  beast::error_code ec;
-  asio::ip::address addr = asio::ip::make_address(host, ec);
-  if (ec) {
-    return absl::InvalidArgumentError(
-        StrCat("--http '", listen, "': '", host, "' is not an IP address"));
-  }
-  return tcp::endpoint(addr, static_cast<unsigned short>(p));
-}
 
 // TLS 1.2 or later, with the coordinator's certificate chain and key (PEM text).
 Result<std::unique_ptr<asio::ssl::context>> MakeTlsContext(const HttpOptions& o) {
@@ -190,7 +165,9 @@ HttpServer::~HttpServer() { Stop(); }
 
 Result<std::string> HttpServer::Start() {
   Impl& m = *impl_;
-  ASSIGN_OR_RETURN(tcp::endpoint ep, ParseListen(m.options.listen));
+  Result<tcp::endpoint> parsed = ParseListenAddress(m.options.listen);
+  if (!parsed.ok()) return Annotate(parsed.status(), "--http");
+  tcp::endpoint ep = *parsed;
   if (!m.options.tls_cert_pem.empty()) {
     ASSIGN_OR_RETURN(m.tls, MakeTlsContext(m.options));
   }
@@ -204,9 +181,6 @@ Result<std::string> HttpServer::Start() {
         StrCat("cannot listen for HTTP on ", m.options.listen, ": ", ec.message()));
   }
   tcp::endpoint bound = m.acceptor.local_endpoint();
-  std::string host = bound.address().to_string();
-  if (bound.address().is_v6()) host = "[" + host + "]";
-  if (bound.address().is_unspecified()) host = "127.0.0.1";
   ASSIGN_OR_RETURN(HostCheck check, HostCheck::Create(m.options.listen, bound.port(),
                                                       m.tls != nullptr, m.options.hosts));
   m.host_check = std::move(check);
@@ -214,7 +188,7 @@ Result<std::string> HttpServer::Start() {
   m.Accept();
   m.started = true;
   m.thread = std::thread([&m] { m.io.run(); });
-  return StrCat(host, ":", bound.port());
+  return DialableAddress(bound);
 }
 
 void HttpServer::Stop() {

@@ -1,4 +1,4 @@
-#include "daemon/metrics/metrics.h"
+#include "core/metrics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -89,8 +89,7 @@ std::string Escape(const std::string& v, bool label) {
 
 }  // namespace
 
-void TextWriter::Family(const std::string& name, const std::string& type,
-                        const std::string& help) {
+void TextWriter::Family(const std::string& name, const std::string& type, const std::string& help) {
   out_ += "# HELP " + name + " " + Escape(help, /*label=*/false) + "\n";
   out_ += "# TYPE " + name + " " + type + "\n";
 }
@@ -108,6 +107,12 @@ void TextWriter::Sample(const std::string& name, const Labels& labels, double va
   out_ += ' ';
   out_ += FormatValue(value);
   out_ += '\n';
+}
+
+void TextWriter::Single(const std::string& name, const std::string& type, const std::string& help,
+                        double value) {
+  Family(name, type, help);
+  Sample(name, {}, value);
 }
 
 void TextWriter::Write(const std::string& name, const std::string& help, const Histogram& h) {
