@@ -21,6 +21,7 @@
 #include "agent/lib/attempt.h"
 #include "agent/lib/attempt_runner.h"
 #include "agent/lib/coordinator_link.h"
+#include "agent/lib/disk_watch.h"
 #include "agent/lib/inotify_watcher.h"
 #include "agent/lib/process_launcher.h"
 #include "core/clock.h"
@@ -49,6 +50,8 @@ struct AgentConfig {
   size_t batch_lines = 1000;
   size_t batch_bytes = 256 * 1024;
   int64_t default_grace_ms = 10'000;
+  // Below this many free bytes the state dir counts as full (disk_watch.h).
+  int64_t disk_min_free_bytes = 16 << 20;
 };
 
 class Agent {
@@ -76,6 +79,9 @@ class Agent {
   void OnStreamClosed(uint64_t gen);
   void OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg);
 
+  // Whether the state dir is full, and its free bytes; readable from any thread.
+  const DiskWatch& disk() const { return disk_; }
+
  private:
   Agent(boost::asio::io_context& io, AgentConfig config, std::unique_ptr<AttemptRunner> own_runner,
         AttemptRunner* runner, CoordinatorLink* link, Clock* clock);
@@ -85,6 +91,11 @@ class Agent {
   v1::AgentMessage MakeHello() const;
   void ArmHeartbeat();
   void OnHeartbeat();
+  // Logs the start or the end of a full-disk episode: one line each.
+  void OnDiskChange(DiskWatch::Change change);
+  // A write under the state dir failed with `s`. True when it was the disk being full
+  // (ResourceExhausted), which is noted once per episode; the caller then need not log it.
+  bool NoteWriteFailure(const Status& s);
 
   // agent_attempts.cc: starting, watching, cancelling, ending.
   void HandleStart(const v1::StartAttempt& spec);
@@ -172,6 +183,7 @@ class Agent {
   std::map<int64_t, std::unique_ptr<Attempt>> attempts_;
   std::map<int64_t, int64_t> start_received_ms_;  // for the start latency log
   InotifyWatcher inotify_;
+  DiskWatch disk_;
   boost::asio::steady_timer heartbeat_timer_;
   boost::asio::steady_timer rate_timer_;  // wakes attempts held back by max_event_rate
   bool rate_timer_armed_ = false;

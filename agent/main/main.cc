@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
   config.heartbeat_ms = flags.heartbeat_ms;
   config.event_window = flags.event_window;
   config.max_event_rate = flags.max_event_rate;
+  config.disk_min_free_bytes = flags.disk_min_free_bytes;
   for (const auto& [k, v] : flags.label_map) config.labels[k] = v;
   Inventory inv = DetectInventory(flags.overrides);
   for (const auto& note : inv.notes) log->warn("{}", note);
