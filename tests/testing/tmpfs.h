@@ -1,7 +1,7 @@
 // A small tmpfs mounted for one test, to see what longhaul does on a full disk. Mounting needs
 // root (or CAP_SYS_ADMIN); where it is not permitted, ok() is false and error() says why, for
 // GTEST_SKIP. Unmounted (lazily, so a process still in it does not keep it) and its mount point
-// removed when it goes out of scope.
+// removed when it goes out of scope: declare it before whatever runs processes in it.
 #pragma once
 
 #include <cstdint>
