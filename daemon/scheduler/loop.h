@@ -45,38 +45,14 @@ class SchedulerLoop {
   // result, or the commit's error (the batch's decisions were then not kept).
   template <typename T>
   Result<T> Call(std::function<Result<T>()> fn) {
-    auto promise = std::make_shared<std::promise<Result<T>>>();
-    auto result = std::make_shared<std::optional<Result<T>>>();
-    Enqueue(Task{[fn, result] { *result = fn(); },
-                 [promise, result](const Status& commit) {
-                   if (!commit.ok()) {
-                     promise->set_value(commit);
-                   } else if (result->has_value()) {
-                     promise->set_value(std::move(**result));
-                   } else {
-                     promise->set_value(absl::CancelledError("the coordinator is stopping"));
-                   }
-                 }});
-    return promise->get_future().get();
+    return RunAndWait<T>(std::move(fn), /*even_if_not_committed=*/false);
   }
 
   // As Call, for an `fn` that only reads: its result also when the batch's commit failed (a
   // full disk), so that /metrics shows what it can while the store cannot commit.
   template <typename T>
   Result<T> Read(std::function<Result<T>()> fn) {
-    auto promise = std::make_shared<std::promise<Result<T>>>();
-    auto result = std::make_shared<std::optional<Result<T>>>();
-    Enqueue(Task{[fn, result] { *result = fn(); },
-                 [promise, result](const Status& commit) {
-                   if (result->has_value()) {
-                     promise->set_value(std::move(**result));
-                   } else {
-                     promise->set_value(commit.ok()
-                                            ? absl::CancelledError("the coordinator is stopping")
-                                            : commit);
-                   }
-                 }});
-    return promise->get_future().get();
+    return RunAndWait<T>(std::move(fn), /*even_if_not_committed=*/true);
   }
 
   // True while commits fail because the store's disk is full (ResourceExhausted, SQLite's
@@ -98,6 +74,22 @@ class SchedulerLoop {
     int64_t posted_ms = 0;
   };
   void Enqueue(Task task);
+  template <typename T>
+  Result<T> RunAndWait(std::function<Result<T>()> fn, bool even_if_not_committed) {
+    auto promise = std::make_shared<std::promise<Result<T>>>();
+    auto result = std::make_shared<std::optional<Result<T>>>();
+    Enqueue(Task{[fn, result] { *result = fn(); },
+                 [promise, result, even_if_not_committed](const Status& commit) {
+                   if (!commit.ok() && !(even_if_not_committed && result->has_value())) {
+                     promise->set_value(commit);
+                   } else if (result->has_value()) {
+                     promise->set_value(std::move(**result));
+                   } else {
+                     promise->set_value(absl::CancelledError("the coordinator is stopping"));
+                   }
+                 }});
+    return promise->get_future().get();
+  }
   void Run();
   Status RunBatch(std::deque<Task>& tasks, int64_t lag_ms);
   // After a commit failed on a full disk: notes it and waits out the back-off.
