@@ -45,7 +45,10 @@ int ListAgents(CommandContext& ctx) {
   for (const v1::AgentInfo& a : resp->agents()) {
     const v1::Resources& free = a.free();
     const v1::Resources& total = a.total();
-    table.AddRow({a.id(), a.hostname(), std::string(AgentStateName(a.state())),
+    // A full state dir is part of the state: the agent runs on, but its files may be lost.
+    std::string state(AgentStateName(a.state()));
+    if (a.disk_full()) state += ", disk full";
+    table.AddRow({a.id(), a.hostname(), state,
                   StrCat(FormatNumber(free.cpus()), "/", FormatNumber(total.cpus())),
                   StrCat(GiB(free.memory_bytes()), "/", GiB(total.memory_bytes()), " GiB"),
                   StrCat(free.gpus(), "/", total.gpus()), std::to_string(a.running_attempts()),

@@ -3,8 +3,9 @@
 #include <mutex>
 #include <vector>
 
-#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
+
+#include "core/line_file_sink.h"
 
 namespace longhaul {
 namespace {
@@ -20,7 +21,8 @@ void SetupLogging(std::string_view level, const std::string& file) {
   g_sinks.clear();
   g_sinks.push_back(std::make_shared<spdlog::sinks::stderr_sink_mt>());
   if (!file.empty()) {
-    g_sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(file));
+    // Whole lines only, also on a full disk (line_file_sink.h).
+    g_sinks.push_back(std::make_shared<LineFileSink>(file));
   }
   g_level = spdlog::level::from_str(std::string(level));
   if (g_level == spdlog::level::off && level != "off") g_level = spdlog::level::info;

@@ -3,6 +3,8 @@
 #include <dirent.h>
 
 #include <chrono>
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <utility>
 
@@ -38,6 +40,7 @@ Agent::Agent(boost::asio::io_context& io, AgentConfig config,
       log_(GetLogger("agent")),
       heartbeat_ms_(config_.heartbeat_ms),
       inotify_(io, [this](int64_t key, const std::string& name) { OnFileEvent(key, name); }),
+      disk_(config_.state_dir, config_.disk_min_free_bytes),
       heartbeat_timer_(io),
       rate_timer_(io),
       disk_timer_(io) {}
@@ -59,6 +62,7 @@ Status Agent::Start() {
   }
   ::closedir(d);
   std::sort(ids.begin(), ids.end());
+  OnDiskChange(disk_.Check());
   for (int64_t id : ids) Adopt(id, AttemptDir(config_.state_dir, id));
   PublishGauges();
   ArmHeartbeat();
@@ -124,6 +128,8 @@ v1::AgentMessage Agent::MakeHello() const {
   h->set_executor(runner_->executor());
   h->set_agent_started_at_ms(started_at_ms_);
   for (const auto& g : config_.gpus) *h->add_gpus() = g;
+  h->set_disk_full(disk_.full());
+  h->set_state_free_bytes(std::max<int64_t>(0, disk_.free_bytes()));
   for (const auto& [id, a] : attempts_) {
     v1::OwnedAttempt* o = h->add_attempts();
     o->set_attempt_id(id);
@@ -162,10 +168,13 @@ void Agent::OnHeartbeat() {
     if (a->running()) ++running;
     ids.push_back(id);
   }
+  OnDiskChange(disk_.Check());
   if (gen_ != 0) {
     v1::AgentMessage m;
     m.mutable_heartbeat()->set_ts_ms(clock_->NowMs());
     m.mutable_heartbeat()->set_running(running);
+    m.mutable_heartbeat()->set_disk_full(disk_.full());
+    m.mutable_heartbeat()->set_state_free_bytes(std::max<int64_t>(0, disk_.free_bytes()));
     Send(std::move(m));
   }
   if (native_) {
@@ -216,6 +225,23 @@ void Agent::ArmDiskUsage(int64_t delay_ms) {
           ArmDiskUsage(config_.disk_usage_interval_ms);
         });
   });
+}
+
+void Agent::OnDiskChange(DiskWatch::Change change) {
+  if (change == DiskWatch::Change::kBecameFull) {
+    log_->warn("disk full: state dir {} has {} bytes free (--disk-min-free {}); attempt files "
+               "may not be written until space returns",
+               disk_.dir(), std::max<int64_t>(0, disk_.free_bytes()), disk_.min_free_bytes());
+  } else if (change == DiskWatch::Change::kCleared) {
+    log_->info("disk space back: state dir {} has {} bytes free", disk_.dir(),
+               disk_.free_bytes());
+  }
+}
+
+bool Agent::NoteWriteFailure(const Status& s) {
+  if (!absl::IsResourceExhausted(s)) return false;
+  OnDiskChange(disk_.NoteWriteError(ENOSPC));
+  return true;
 }
 
 void Agent::OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg) {

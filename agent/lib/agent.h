@@ -22,6 +22,7 @@
 #include "agent/lib/attempt.h"
 #include "agent/lib/attempt_runner.h"
 #include "agent/lib/coordinator_link.h"
+#include "agent/lib/disk_watch.h"
 #include "agent/lib/inotify_watcher.h"
 #include "agent/lib/process_launcher.h"
 #include "core/clock.h"
@@ -53,6 +54,8 @@ struct AgentConfig {
   // How often STATE/attempts is measured for AgentMetrics::attempt_dir_bytes (off the loop,
   // on the disk worker); 0: never.
   int64_t disk_usage_interval_ms = 0;
+  // Below this many free bytes the state dir counts as full (disk_watch.h).
+  int64_t disk_min_free_bytes = 16 << 20;
 };
 
 class Agent {
@@ -82,6 +85,8 @@ class Agent {
 
   // What /metrics serves; its atomics may be read from any thread.
   const AgentMetrics& metrics() const { return metrics_; }
+  // Whether the state dir is full, and its free bytes; readable from any thread.
+  const DiskWatch& disk() const { return disk_; }
 
  private:
   Agent(boost::asio::io_context& io, AgentConfig config, std::unique_ptr<AttemptRunner> own_runner,
@@ -95,6 +100,11 @@ class Agent {
   // The gauges of metrics_ from the attempts; the periodic measurement of STATE/attempts.
   void PublishGauges();
   void ArmDiskUsage(int64_t delay_ms);
+  // Logs the start or the end of a full-disk episode: one line each.
+  void OnDiskChange(DiskWatch::Change change);
+  // A write under the state dir failed with `s`. True when it was the disk being full
+  // (ResourceExhausted), which is noted once per episode; the caller then need not log it.
+  bool NoteWriteFailure(const Status& s);
 
   // agent_attempts.cc: starting, watching, cancelling, ending.
   void HandleStart(const v1::StartAttempt& spec);
@@ -182,6 +192,7 @@ class Agent {
   std::map<int64_t, std::unique_ptr<Attempt>> attempts_;
   std::map<int64_t, int64_t> start_received_ms_;  // for the start latency log
   InotifyWatcher inotify_;
+  DiskWatch disk_;
   boost::asio::steady_timer heartbeat_timer_;
   boost::asio::steady_timer rate_timer_;  // wakes attempts held back by max_event_rate
   bool rate_timer_armed_ = false;

@@ -63,6 +63,7 @@ void Agent::HandleAckExit(const v1::AckExit& ack) {
     return;
   }
   if (Status s = a->dir.MarkDone(); !s.ok()) {
+    NoteWriteFailure(s);
     log_->error("attempt {}: {}", a->id, ToStd(s.message()));
   }
   Forget(a->id);

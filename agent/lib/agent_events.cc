@@ -143,7 +143,7 @@ void Agent::RewindAll() {
 void Agent::SaveHint(Attempt& a) {
   if (a.pos_seq == a.saved_hint_seq) return;
   if (Status s = a.dir.WriteAckHint(AckHint{a.pos_seq, a.pos_offset}); !s.ok()) {
-    log_->warn("attempt {}: {}", a.id, ToStd(s.message()));
+    if (!NoteWriteFailure(s)) log_->warn("attempt {}: {}", a.id, ToStd(s.message()));
     return;
   }
   a.saved_hint_seq = a.pos_seq;

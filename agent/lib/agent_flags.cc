@@ -25,6 +25,8 @@ void AddAgentFlags(CLI::App& app, AgentFlags* f) {
   app.add_option("--heartbeat", f->heartbeat, "heartbeat interval (default 1s)");
   app.add_option("--keepalive", f->keepalive,
                  "HTTP/2 keepalive ping interval, 0 = off (default 30s)");
+  app.add_option("--disk-min-free", f->disk_min_free,
+                 "the state dir counts as full below this many free bytes, e.g. 16M (default 16M)");
   app.add_option("--shim", f->shim, "longhaul-shim to use (default: beside this executable)");
   app.add_option("--event-window", f->event_window,
                  "unacknowledged events in flight (default 20000)");
@@ -123,6 +125,11 @@ std::vector<std::string> CheckAgentFlags(AgentFlags* f, const config::CliConfig&
     } else {
       check("memory", bytes.status());
     }
+  }
+  if (auto bytes = ParseMemorySize(f->disk_min_free); bytes.ok()) {
+    f->disk_min_free_bytes = *bytes;
+  } else {
+    check("disk-min-free", bytes.status());
   }
   auto lead_ms = ParseDurationMs(f->signal_lead);
   if (!lead_ms.ok() || *lead_ms < 0 || *lead_ms > 65'535'000) {

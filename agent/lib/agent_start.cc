@@ -73,7 +73,7 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
   // stage's start. An attempt that fails to start gets it too.
   bool dir_made = false;
   auto write_spec = [&] {
-    if (Status s = a.dir.WriteSpec(spec); !s.ok())
+    if (Status s = a.dir.WriteSpec(spec); !s.ok() && !NoteWriteFailure(s))
       log_->warn("attempt {}: {}", a.id, ToStd(s.message()));
   };
   auto fail = [&](const Status& s) {

@@ -159,6 +159,7 @@ void Agent::RecordExit(Attempt& a, ExitInfo exit, bool write_file) {
   if (a.exit) return;
   if (write_file) {
     if (Status s = a.dir.WriteExit(exit); !s.ok()) {
+      NoteWriteFailure(s);
       log_->error("attempt {}: {} (the exit is kept in memory until acknowledged)", a.id,
                   ToStd(s.message()));
     }

@@ -118,7 +118,19 @@ Result<PidInfo> AttemptDir::ReadPid() const {
 
 Result<ExitInfo> AttemptDir::ReadExit() const {
   std::string path = File("exit.json");
-  ASSIGN_OR_RETURN(json doc, ReadJsonFile(path));
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) {
+    if (absl::IsNotFound(text.status())) return text.status();
+    return absl::DataLossError(StrCat("exit.json unreadable: ", text.status().message()));
+  }
+  if (text->find_first_not_of(" \n") == std::string::npos) {
+    // What a shim that could not write it on a full disk may leave (docs/agent.md).
+    return absl::DataLossError("exit.json empty (disk full?)");
+  }
+  json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return absl::InvalidArgumentError(StrCat(path, ": not a JSON object"));
+  }
   ExitInfo e;
   ASSIGN_OR_RETURN(e.exit_code, Field<int>(doc, "exit_code", path));
   ASSIGN_OR_RETURN(e.signal, Field<int>(doc, "signal", path));

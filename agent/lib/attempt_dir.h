@@ -2,7 +2,9 @@
 // directory"): its paths, and the JSON files the agent and the shim exchange.
 //
 // Reads return NotFound when the file is absent and InvalidArgument (naming the file) when it
-// cannot be parsed. Writes are atomic (temp file + rename) and none is fsynced: each file's
+// cannot be parsed; ReadExit returns DataLoss "exit.json empty (disk full?)" for an empty
+// exit.json and "exit.json unreadable: ..." when it cannot be read; the agent reports either
+// as the reason "exit status unknown: " + that message. Writes are atomic (temp file + rename) and none is fsynced: each file's
 // loss in a crash of the node is harmless (docs/architecture.md, "Durability of the agent's
 // files"). Not thread-safe; cheap to copy.
 #pragma once

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
   config.event_window = flags.event_window;
   config.max_event_rate = flags.max_event_rate;
   if (!flags.metrics_listen.empty()) config.disk_usage_interval_ms = flags.metrics_disk_interval_ms;
+  config.disk_min_free_bytes = flags.disk_min_free_bytes;
   for (const auto& [k, v] : flags.label_map) config.labels[k] = v;
   Inventory inv = DetectInventory(flags.overrides);
   for (const auto& note : inv.notes) log->warn("{}", note);

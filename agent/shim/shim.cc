@@ -43,11 +43,9 @@ struct ExitRecord {
 };
 
 // `prepared`, when given, holds an unnamed file made earlier in `dir`, published as exit.json.
-int WriteExit(const std::string& dir, const ExitRecord& e, PreparedFile* prepared = nullptr) {
+int WriteExit(const std::string& dir, const ExitRecord& e, PreparedFile* prepared) {
   std::string json =
-      "{\"exit_code\":" + std::to_string(e.exit_code) + ",\"signal\":" + std::to_string(e.signal) +
-      ",\"ended_at_ms\":" + std::to_string(e.ended_at_ms) + ",\"reason\":" + JsonQuote(e.reason) +
-      ",\"start_failed\":" + (e.start_failed ? "true" : "false") + "}\n";
+      ExitRecordJson(e.exit_code, e.signal, e.ended_at_ms, e.reason, e.start_failed);
   // Atomic against any process being killed, and not fsynced: after a crash of the node the
   // attempt is reported lost whatever this file says (docs/architecture.md).
   std::string path = dir + "/exit.json";
@@ -56,9 +54,9 @@ int WriteExit(const std::string& dir, const ExitRecord& e, PreparedFile* prepare
   return err;
 }
 
-int StartFailed(const std::string& dir, const std::string& reason) {
+int StartFailed(const std::string& dir, const std::string& reason, PreparedFile* prepared) {
   Log("%s", reason);
-  WriteExit(dir, ExitRecord{127, 0, WallMs(), reason, true});
+  WriteExit(dir, ExitRecord{127, 0, WallMs(), reason, true}, prepared);
   return 127;
 }
 
@@ -222,6 +220,20 @@ void ResetGlibcInternalSignals() {
 
 }  // namespace
 
+std::string ExitRecordJson(int exit_code, int signal, int64_t ended_at_ms,
+                           const std::string& reason, bool start_failed) {
+  std::string cut = reason;
+  if (cut.size() > kMaxExitReasonBytes) {
+    size_t end = kMaxExitReasonBytes;
+    // Not inside a UTF-8 sequence: back up over continuation bytes to the sequence's start.
+    while (end > 0 && (static_cast<unsigned char>(cut[end]) & 0xC0) == 0x80) --end;
+    cut.resize(end);
+  }
+  return "{\"exit_code\":" + std::to_string(exit_code) + ",\"signal\":" + std::to_string(signal) +
+         ",\"ended_at_ms\":" + std::to_string(ended_at_ms) + ",\"reason\":" + JsonQuote(cut) +
+         ",\"start_failed\":" + (start_failed ? "true" : "false") + "}\n";
+}
+
 bool ParseShimArgs(const std::vector<std::string>& args, ShimOptions* opts, std::string* error) {
   size_t i = 0;
   for (; i < args.size() && args[i] != "--"; ++i) {
@@ -293,21 +305,35 @@ int RunShim(const ShimOptions& opts) {
     return kShimRefused;
   }
 
+  // exit.json's inode and bytes are taken now, before the stage can fill the disk; its end
+  // then needs neither (docs/agent.md, "The exit record").
+  PreparedFile exit_file(dir, kExitRecordReserve);
+  if (!exit_file.reserved()) {
+    Log("cannot reserve %s/exit.json's bytes: %s (it is written the ordinary way)", dir,
+        std::strerror(exit_file.reserve_error()));
+  }
+
   int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   int out = OpenLog(dir + "/stdout.log");
-  if (out < 0)
-    return StartFailed(dir, "cannot open " + dir + "/stdout.log: " + std::strerror(errno));
+  if (out < 0) {
+    return StartFailed(dir, "cannot open " + dir + "/stdout.log: " + std::strerror(errno),
+                       &exit_file);
+  }
   int err = OpenLog(dir + "/stderr.log");
-  if (err < 0)
-    return StartFailed(dir, "cannot open " + dir + "/stderr.log: " + std::strerror(errno));
+  if (err < 0) {
+    return StartFailed(dir, "cannot open " + dir + "/stderr.log: " + std::strerror(errno),
+                       &exit_file);
+  }
   // The shim's own complaints go to the stage's stderr.log, where an operator looks.
   ::dup2(err, 2);
 
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0)
-    return StartFailed(dir, std::string("pipe: ") + std::strerror(errno));
+    return StartFailed(dir, std::string("pipe: ") + std::strerror(errno), &exit_file);
   pid_t stage = ::fork();
-  if (stage < 0) return StartFailed(dir, std::string("cannot fork: ") + std::strerror(errno));
+  if (stage < 0) {
+    return StartFailed(dir, std::string("cannot fork: ") + std::strerror(errno), &exit_file);
+  }
   if (stage == 0) ExecStage(opts, in, out, err, report[1]);
   ::setpgid(stage, stage);  // also done by the child; whichever runs first wins the race
   ::close(report[1]);
@@ -323,7 +349,7 @@ int RunShim(const ShimOptions& opts) {
   if (n == static_cast<ssize_t>(sizeof start_error)) {
     int status;
     ::waitpid(stage, &status, 0);
-    return StartFailed(dir, StartFailureReason(start_error, opts.argv[0]));
+    return StartFailed(dir, StartFailureReason(start_error, opts.argv[0]), &exit_file);
   }
 
   int64_t started_at = WallMs();
@@ -337,9 +363,6 @@ int RunShim(const ShimOptions& opts) {
     Log("cannot write %s/pid.json: %s", dir, std::strerror(e));
   }
 
-  // exit.json's inode is made now, while the stage runs, rather than after it ended: between
-  // the stage's end and the next stage's start every file creation counts.
-  PreparedFile exit_file(dir);
   Supervisor sup(opts, stage, set);
   int status = sup.WaitMain();
   ExitRecord rec;

@@ -30,6 +30,17 @@ bool ParseShimArgs(const std::vector<std::string>& args, ShimOptions* opts, std:
 // job's time limit (sbatch --signal=B:USR1@lead), docs/slurm.md.
 inline constexpr char kTimeLimitReason[] = "time limit near: SIGUSR1 from Slurm";
 
+// exit.json's bytes, reserved before the stage starts so that a stage that fills the disk
+// cannot cost the record of how it ended (docs/agent.md, "The exit record"): one block of
+// most file systems. A reason is cut to kMaxExitReasonBytes, which keeps the largest record
+// (every byte a control character, six bytes escaped) inside the reservation.
+inline constexpr int64_t kExitRecordReserve = 4096;
+inline constexpr size_t kMaxExitReasonBytes = 512;
+
+// exit.json's text: one JSON object and a newline; `reason` cut to kMaxExitReasonBytes.
+std::string ExitRecordJson(int exit_code, int signal, int64_t ended_at_ms,
+                           const std::string& reason, bool start_failed);
+
 // Exit codes of the shim itself when it cannot do its job at all.
 constexpr int kShimUsage = 64;    // bad command line; nothing written
 constexpr int kShimRefused = 75;  // another shim holds the attempt, or it already ended

@@ -95,8 +95,31 @@ int WriteFileAtomic(const std::string& path, const std::string& data) {
   return 0;
 }
 
-PreparedFile::PreparedFile(const std::string& dir)
-    : fd_(::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644)) {}
+PreparedFile::PreparedFile(const std::string& dir, int64_t reserve)
+    : fd_(::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644)) {
+  if (fd_ < 0) {
+    reserve_error_ = errno;
+    return;
+  }
+  if (reserve <= 0) return;
+  // fallocate first: on a copy-on-write file system (btrfs) only a preallocated extent is
+  // written in place; an overwrite of written data would need new blocks.
+  int err = 0;
+  while (::fallocate(fd_, 0, 0, reserve) != 0) {
+    err = errno;
+    if (err != EINTR) break;
+    err = 0;
+  }
+  if (err == EOPNOTSUPP || err == ENOSYS) {
+    err = WriteAll(fd_, std::string(static_cast<size_t>(reserve), ' '));
+  }
+  if (err != 0) {
+    reserve_error_ = err;
+    if (::ftruncate(fd_, 0) != 0) reserve_error_ = errno;  // what a short write left behind
+    return;
+  }
+  reserved_ = reserve;
+}
 
 PreparedFile::~PreparedFile() {
   if (fd_ >= 0) ::close(fd_);
@@ -106,7 +129,20 @@ bool PreparedFile::Publish(const std::string& path, const std::string& data) {
   if (fd_ < 0) return false;
   int fd = fd_;
   fd_ = -1;
-  bool ok = WriteAll(fd, data) == 0;
+  bool ok;
+  if (static_cast<int64_t>(data.size()) <= reserved_) {
+    // Inside the reservation: neither write needs a new block.
+    size_t off = 0;
+    while (off < data.size()) {
+      ssize_t n = ::pwrite(fd, data.data() + off, data.size() - off, static_cast<off_t>(off));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    ok = off == data.size() && ::ftruncate(fd, static_cast<off_t>(data.size())) == 0;
+  } else {
+    ok = ::ftruncate(fd, 0) == 0 && WriteAll(fd, data) == 0;
+  }
   // linkat(fd, "", ..., AT_EMPTY_PATH) would need CAP_DAC_READ_SEARCH; the /proc link does not.
   std::string self = "/proc/self/fd/" + std::to_string(fd);
   ok = ok && ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0;

@@ -25,19 +25,29 @@ std::string JsonQuote(const std::string& s);
 int WriteFileAtomic(const std::string& path, const std::string& data);
 
 // An unnamed file (O_TMPFILE) in a directory, made ahead of time so that publishing it later
-// allocates no inode: Publish writes `data` into it and links it in as `path`, all or nothing.
-// Where O_TMPFILE is not supported, or `path` exists already, Publish returns false and the
-// caller writes the file the ordinary way.
+// allocates no inode and, on a full disk, no block: the constructor reserves `reserve` bytes
+// for it (fallocate; where the file system cannot, by writing that many spaces), and Publish
+// overwrites the start of the reservation in place (pwrite), cuts the file to `data`'s length
+// (ftruncate) and links it in as `path`, all or nothing. Where O_TMPFILE is not supported, or
+// `path` exists already, Publish returns false and the caller writes the file the ordinary
+// way. `data` longer than the reservation is written the ordinary way into the unnamed file.
 class PreparedFile {
  public:
-  explicit PreparedFile(const std::string& dir);
+  PreparedFile(const std::string& dir, int64_t reserve);
   ~PreparedFile();
   PreparedFile(const PreparedFile&) = delete;
   PreparedFile& operator=(const PreparedFile&) = delete;
+
+  // True when the bytes are reserved; false (with reserve_error() an errno value) when the
+  // disk was full already, or there is no unnamed file.
+  bool reserved() const { return reserved_ > 0; }
+  int reserve_error() const { return reserve_error_; }
   bool Publish(const std::string& path, const std::string& data);
 
  private:
   int fd_;
+  int64_t reserved_ = 0;
+  int reserve_error_ = 0;
 };
 
 // Reads a whole small file; false if it cannot.

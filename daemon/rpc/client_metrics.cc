@@ -30,6 +30,10 @@ void CountsByName(metrics::TextWriter& w, const std::string& family, const std::
 }  // namespace
 
 Status ClientApi::Ready(int64_t timeout_ms) {
+  if (loop_->store_full()) {
+    return absl::UnavailableError(StrCat("the store's disk is full: ", loop_->store_error(),
+                                         "; retrying until space returns"));
+  }
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> answer = promise->get_future();
   loop_->PostThen([] {}, [promise](const Status& commit) { promise->set_value(commit); });
@@ -46,7 +50,7 @@ Status ClientApi::Ready(int64_t timeout_ms) {
 
 Result<std::string> ClientApi::MetricsText() {
   ASSIGN_OR_RETURN(scheduler::SchedulerGauges g,
-                   loop_->Call<scheduler::SchedulerGauges>(
+                   loop_->Read<scheduler::SchedulerGauges>(
                        [this]() -> Result<scheduler::SchedulerGauges> {
                          return scheduler_->Gauges();
                        }));
@@ -59,6 +63,20 @@ Result<std::string> ClientApi::MetricsText() {
   CountsByName<v1::StageStatus>(w, "longhaul_stages", "status", StageStatusName, g.stages);
   w.Family("longhaul_agents", "gauge", "Agents the coordinator knows, by state.");
   CountsByName<v1::AgentState>(w, "longhaul_agents", "state", AgentStateName, g.agents);
+  w.Family("longhaul_agent_disk_full", "gauge",
+           "1 when a connected agent reports its state dir full, else 0.");
+  for (const auto& d : g.agent_disks) {
+    w.Sample("longhaul_agent_disk_full", {{"agent", d.agent}}, d.full ? 1 : 0);
+  }
+  w.Family("longhaul_agent_state_free_bytes", "gauge",
+           "Bytes free in each connected agent's state dir, as it last reported.");
+  for (const auto& d : g.agent_disks) {
+    w.Sample("longhaul_agent_state_free_bytes", {{"agent", d.agent}},
+             static_cast<double>(d.free_bytes));
+  }
+  w.Family("longhaul_store_disk_full", "gauge",
+           "1 while the store's commits fail because its disk is full, else 0.");
+  w.Sample("longhaul_store_disk_full", {}, loop_->store_full() ? 1 : 0);
   w.Family("longhaul_gpus", "gauge", "GPUs offered by connected agents: busy or free.");
   w.Sample("longhaul_gpus", {{"state", "busy"}}, static_cast<double>(g.gpus_busy));
   w.Sample("longhaul_gpus", {{"state", "free"}}, static_cast<double>(g.gpus_total - g.gpus_busy));

@@ -16,6 +16,20 @@ AgentState* Scheduler::AgentBySession(uint64_t session) {
   return a == agents_.end() ? nullptr : a->second.get();
 }
 
+void Scheduler::NoteAgentDisk(AgentState* agent, bool full, int64_t free_bytes) {
+  agent->state_free_bytes = free_bytes;
+  if (full == agent->disk_full) return;
+  agent->disk_full = full;
+  // One line when an episode starts and one when it ends; the agent logs its own side.
+  if (full) {
+    GetLogger("scheduler")->warn("agent {}: its state dir is full ({} bytes free)",
+                                 agent->row.id, free_bytes);
+  } else {
+    GetLogger("scheduler")->info("agent {}: its state dir has room again ({} bytes free)",
+                                 agent->row.id, free_bytes);
+  }
+}
+
 void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
   auto log = GetLogger("scheduler");
   if (hello.agent_id().empty()) {
@@ -45,6 +59,7 @@ void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
   agent->row.version = hello.version();
   agent->row.executor = hello.executor().empty() ? "local" : hello.executor();
   agent->row.data_dir = hello.data_dir();
+  NoteAgentDisk(agent, hello.disk_full(), hello.state_free_bytes());
   agent->row.state = v1::AGENT_CONNECTED;
   agent->row.connected_at_ms = now;
   agent->row.last_seen_ms = now;
@@ -137,6 +152,7 @@ void Scheduler::OnAgentMessage(uint64_t session, const v1::AgentMessage& msg) {
       OnAgentConnected(session, msg.hello());
       break;
     case v1::AgentMessage::kHeartbeat:
+      NoteAgentDisk(agent, msg.heartbeat().disk_full(), msg.heartbeat().state_free_bytes());
       break;
     case v1::AgentMessage::kStarted: {
       AttemptState* a = FindAttempt(msg.started().attempt_id());

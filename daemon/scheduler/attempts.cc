@@ -11,6 +11,10 @@
 namespace longhaul::scheduler {
 namespace {
 
+// How the agent's AttemptExited.reason begins when the stage ran but its exit status is not
+// known (docs/agent.md, "How an attempt ends, as reported").
+constexpr char kExitUnknownPrefix[] = "exit status unknown";
+
 std::string SignalText(int sig) {
   const char* name = sigabbrev_np(sig);
   return name ? StrCat("signal ", sig, " (SIG", name, ")") : StrCat("signal ", sig);
@@ -108,6 +112,12 @@ void Scheduler::HandleExited(AgentState* agent, const v1::AttemptExited& msg) {
   } else if (msg.start_failed()) {
     kind = "start";
     reason = msg.reason().empty() ? "could not start" : msg.reason();
+  } else if (StartsWith(msg.reason(), kExitUnknownPrefix)) {
+    // The stage ran but how it ended is not known (its shim died, or exit.json could not be
+    // written on a full disk): the infrastructure's failure, not the stage's; -1 is no code.
+    kind = "lost";
+    reason = msg.reason();
+    state = v1::ATTEMPT_LOST;
   } else if (msg.signal() != 0) {
     kind = "signal";
     reason = SignalText(msg.signal());

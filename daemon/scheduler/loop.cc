@@ -9,6 +9,8 @@ namespace longhaul::scheduler {
 namespace {
 
 constexpr size_t kMaxTasksPerBatch = 2000;
+constexpr int64_t kFullBackoffFirstMs = 100;
+constexpr int64_t kFullBackoffMaxMs = 5'000;
 
 }  // namespace
 
@@ -101,8 +103,15 @@ void SchedulerLoop::Run() {
     }
     Status st = RunBatch(batch, lag_ms);
     if (!st.ok()) {
-      log->error("store commit failed: {}; reloading state from the store",
-                 ToStd(st.message()));
+      bool full = absl::IsResourceExhausted(st);
+      if (!full) {
+        log->error("store commit failed: {}; reloading state from the store",
+                   ToStd(st.message()));
+      } else if (!store_full_) {
+        log->error("store full: {}; nothing is acknowledged until a commit succeeds; retrying "
+                   "with back-off until space returns",
+                   ToStd(st.message()));
+      }
       for (auto& t : batch) {
         if (t.done) t.done(st);
       }
@@ -114,16 +123,49 @@ void SchedulerLoop::Run() {
       if (rec.ok()) rec = store_->Commit();
       if (!rec.ok()) {
         store_->Rollback();
-        log->error("recovery after a failed commit failed too: {}", ToStd(rec.message()));
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait_for(lock, std::chrono::seconds(1));
+        if (!full) {
+          log->error("recovery after a failed commit failed too: {}", ToStd(rec.message()));
+          std::unique_lock<std::mutex> lock(mu_);
+          cv_.wait_for(lock, std::chrono::seconds(1));
+        }
       }
+      if (full) NoteFullStore(st);
       continue;
     }
+    NoteCommitted();
     for (auto& t : batch) {
       if (t.done) t.done(OkStatus());
     }
   }
+}
+
+std::string SchedulerLoop::store_error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_error_;
+}
+
+void SchedulerLoop::NoteFullStore(const Status& st) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    store_error_ = ToStd(st.message());
+  }
+  store_full_ = true;
+  ++failed_commits_;
+  backoff_ms_ = backoff_ms_ == 0 ? kFullBackoffFirstMs
+                                 : std::min(kFullBackoffMaxMs, backoff_ms_ * 2);
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, std::chrono::milliseconds(backoff_ms_), [this] { return stopping_; });
+}
+
+void SchedulerLoop::NoteCommitted() {
+  if (!store_full_) return;
+  GetLogger("scheduler")->info("store writable again after {} failed commit(s)",
+                               failed_commits_);
+  store_full_ = false;
+  failed_commits_ = 0;
+  backoff_ms_ = 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  store_error_.clear();
 }
 
 Status SchedulerLoop::RunBatch(std::deque<Task>& tasks, int64_t lag_ms) {

@@ -6,6 +6,7 @@
 // Thread-safe: Post() and Call() from any thread.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -44,20 +45,22 @@ class SchedulerLoop {
   // result, or the commit's error (the batch's decisions were then not kept).
   template <typename T>
   Result<T> Call(std::function<Result<T>()> fn) {
-    auto promise = std::make_shared<std::promise<Result<T>>>();
-    auto result = std::make_shared<std::optional<Result<T>>>();
-    Enqueue(Task{[fn, result] { *result = fn(); },
-                 [promise, result](const Status& commit) {
-                   if (!commit.ok()) {
-                     promise->set_value(commit);
-                   } else if (result->has_value()) {
-                     promise->set_value(std::move(**result));
-                   } else {
-                     promise->set_value(absl::CancelledError("the coordinator is stopping"));
-                   }
-                 }});
-    return promise->get_future().get();
+    return RunAndWait<T>(std::move(fn), /*even_if_not_committed=*/false);
   }
+
+  // As Call, for an `fn` that only reads: its result also when the batch's commit failed (a
+  // full disk), so that /metrics shows what it can while the store cannot commit.
+  template <typename T>
+  Result<T> Read(std::function<Result<T>()> fn) {
+    return RunAndWait<T>(std::move(fn), /*even_if_not_committed=*/true);
+  }
+
+  // True while commits fail because the store's disk is full (ResourceExhausted, SQLite's
+  // "database or disk is full"): the loop then logs one line when it starts and one when it
+  // ends, and retries with back-off (100 ms doubling to 5 s) instead of at once. Nothing is
+  // acknowledged meanwhile. store_error(): the last such error, "" when not full.
+  bool store_full() const { return store_full_.load(); }
+  std::string store_error() const;
 
   // Batches committed so far (for benchmarks and tests).
   uint64_t batches() const;
@@ -71,8 +74,27 @@ class SchedulerLoop {
     int64_t posted_ms = 0;
   };
   void Enqueue(Task task);
+  template <typename T>
+  Result<T> RunAndWait(std::function<Result<T>()> fn, bool even_if_not_committed) {
+    auto promise = std::make_shared<std::promise<Result<T>>>();
+    auto result = std::make_shared<std::optional<Result<T>>>();
+    Enqueue(Task{[fn, result] { *result = fn(); },
+                 [promise, result, even_if_not_committed](const Status& commit) {
+                   if (!commit.ok() && !(even_if_not_committed && result->has_value())) {
+                     promise->set_value(commit);
+                   } else if (result->has_value()) {
+                     promise->set_value(std::move(**result));
+                   } else {
+                     promise->set_value(absl::CancelledError("the coordinator is stopping"));
+                   }
+                 }});
+    return promise->get_future().get();
+  }
   void Run();
   Status RunBatch(std::deque<Task>& tasks, int64_t lag_ms);
+  // After a commit failed on a full disk: notes it and waits out the back-off.
+  void NoteFullStore(const Status& st);
+  void NoteCommitted();
 
   Scheduler* scheduler_;
   store::SqliteStore* store_;
@@ -82,6 +104,10 @@ class SchedulerLoop {
   std::deque<Task> tasks_;
   bool stopping_ = false;
   uint64_t batches_ = 0;
+  std::atomic<bool> store_full_ = false;
+  std::string store_error_;      // guarded by mu_
+  int64_t backoff_ms_ = 0;       // the loop's thread only
+  uint64_t failed_commits_ = 0;  // in the current full episode; the loop's thread only
   metrics::CoordinatorMetrics* metrics_ = nullptr;
   std::thread thread_;
 };

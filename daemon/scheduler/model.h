@@ -109,6 +109,9 @@ struct AgentState {
   v1::Resources free;
   std::vector<bool> gpu_busy;
   std::vector<v1::GpuInfo> gpu_info;  // names and memory as the agent's Hello gave them
+  // Its state dir is full, and its free bytes, as the last Hello or Heartbeat said.
+  bool disk_full = false;
+  int64_t state_free_bytes = 0;
   std::set<int64_t> attempts;  // attempt ids placed here and not ended
   std::set<int64_t> lost_attempts;  // declared lost while here; fenced if the agent returns
   uint64_t timer_gen = 0;

@@ -379,6 +379,7 @@ SchedulerGauges Scheduler::Gauges() const {
   for (const auto& [id, a] : agents_) {
     ++g.agents[std::string(AgentStateName(a->row.state))];
     if (a->session == 0) continue;
+    g.agent_disks.push_back({a->row.id, a->disk_full, a->state_free_bytes});
     g.gpus_total += a->row.resources.gpus();
     g.gpus_busy += a->row.resources.gpus() - a->free.gpus();
   }
@@ -400,6 +401,8 @@ std::vector<v1::AgentInfo> Scheduler::ListAgents() const {
     for (const auto& [k, v] : a->row.labels) (*info.mutable_labels())[k] = v;
     info.set_version(a->row.version);
     info.set_executor(a->row.executor);
+    info.set_disk_full(a->disk_full);
+    info.set_state_free_bytes(a->state_free_bytes);
     // One entry per GPU offered, with what the agent told of it and the attempt holding it.
     for (int g = 0; g < a->row.resources.gpus(); ++g) {
       v1::GpuInfo* gpu = info.add_gpus();

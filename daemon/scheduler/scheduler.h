@@ -75,6 +75,12 @@ struct SchedulerGauges {
     double eta_seconds = -1;     // -1: unknown
   };
   std::vector<Running> running;  // stages with an attempt running now
+  struct AgentDisk {
+    std::string agent;
+    bool full = false;
+    int64_t free_bytes = 0;
+  };
+  std::vector<AgentDisk> agent_disks;  // connected agents' state dirs, as they report them
 };
 
 class Scheduler {
@@ -250,6 +256,8 @@ class Scheduler {
 
   // agents.cc
   AgentState* AgentBySession(uint64_t session);
+  // What an agent says of its state dir (Hello, Heartbeat); logs when "full" changes.
+  void NoteAgentDisk(AgentState* agent, bool full, int64_t free_bytes);
   void Reconcile(AgentState* agent, const v1::Hello& hello);
   void AgentHeard(AgentState* agent);
   void AgentSilent(AgentState* agent);

@@ -6,6 +6,7 @@
 
 #include "agent/lib/agent_setup.h"
 #include "agent/lib/log_reader.h"
+#include "absl/strings/match.h"
 #include "core/fs.h"
 #include "tests/testing/test_util.h"
 
@@ -86,6 +87,21 @@ TEST_F(AttemptDirTest, BadFilesAreNamedAndMissingOnesAreNotFound) {
       << pid.status();
   testing::WriteTextFile(dir_.File("exit.json"), "{torn");
   EXPECT_TRUE(absl::IsInvalidArgument(dir_.ReadExit().status()));
+}
+
+TEST_F(AttemptDirTest, EmptyOrUnreadableExitFileSaysSo) {
+  // What a shim that found the disk full may leave: the reason the coordinator records.
+  testing::WriteTextFile(dir_.File("exit.json"), "");
+  auto empty = dir_.ReadExit();
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().message(), "exit.json empty (disk full?)");
+  ::unlink(dir_.File("exit.json").c_str());
+  ASSERT_EQ(::mkdir(dir_.File("exit.json").c_str(), 0755), 0);  // read() fails: EISDIR
+  auto unreadable = dir_.ReadExit();
+  ASSERT_FALSE(unreadable.ok());
+  EXPECT_TRUE(absl::StartsWith(unreadable.status().message(), "exit.json unreadable: "))
+      << unreadable.status();
+  EXPECT_FALSE(absl::IsNotFound(unreadable.status()));
 }
 
 TEST_F(AttemptDirTest, DoneMarksTheEnd) {

@@ -362,17 +362,17 @@ TEST(ShimFilesTest, PreparedFileAppearsWholeUnderItsNameOnlyWhenPublished) {
     for (const auto& e : std::filesystem::directory_iterator(tmp.path())) n += e.exists();
     return n;
   };
-  PreparedFile f(tmp.path());
+  PreparedFile f(tmp.path(), 0);
   EXPECT_EQ(entries(), 0);  // unnamed until published: nothing to clean up if we die
   ASSERT_TRUE(f.Publish(tmp.Join("exit.json"), "{\"exit_code\":0}\n"));
   EXPECT_EQ(ReadTextFile(tmp.Join("exit.json")), "{\"exit_code\":0}\n");
   EXPECT_EQ(entries(), 1);
   // Never over an existing file: the caller falls back to writing it the ordinary way.
-  PreparedFile g(tmp.path());
+  PreparedFile g(tmp.path(), 0);
   EXPECT_FALSE(g.Publish(tmp.Join("exit.json"), "other\n"));
   EXPECT_EQ(ReadTextFile(tmp.Join("exit.json")), "{\"exit_code\":0}\n");
   EXPECT_EQ(entries(), 1);
-  PreparedFile h(tmp.Join("no-such-dir"));  // cannot be prepared: Publish says so
+  PreparedFile h(tmp.Join("no-such-dir"), 0);  // cannot be prepared: Publish says so
   EXPECT_FALSE(h.Publish(tmp.Join("no-such-dir/exit.json"), "x\n"));
 }
 

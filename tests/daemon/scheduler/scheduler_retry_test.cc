@@ -100,6 +100,28 @@ stages:
   EXPECT_EQ(s.reason(), "not found: no-such-program");
 }
 
+TEST_F(SchedulerTest, AnUnknownExitStatusIsLostAndRetriedAsInfraNotExitMinusOne) {
+  uint64_t n1 = Connect("n1");
+  int64_t run = Submit(R"(
+name: unknown
+stages:
+  x: {run: [prog], retry: {limit: 0, infra_limit: 2, backoff: 1s}}
+)");
+  auto starts = TakeStarts();
+  Started(n1, starts[0].attempt_id());
+  v1::AgentMessage m;
+  m.mutable_exited()->set_attempt_id(starts[0].attempt_id());
+  m.mutable_exited()->set_exit_code(-1);
+  m.mutable_exited()->set_reason("exit status unknown: exit.json empty (disk full?)");
+  Batch([&] { scheduler_->OnAgentMessage(n1, m); });
+  v1::Stage s = GetStage(run, "x");
+  EXPECT_EQ(s.attempts(0).state(), v1::ATTEMPT_LOST);
+  EXPECT_EQ(s.attempts(0).reason(), "exit status unknown: exit.json empty (disk full?)");
+  // limit 0 would fail it for good; the infrastructure's budget retries it.
+  EXPECT_EQ(s.status(), v1::STAGE_WAITING) << s.reason();
+  EXPECT_NE(s.reason().find("infrastructure retry 1/2"), std::string::npos) << s.reason();
+}
+
 TEST_F(SchedulerTest, WallTimeoutStopsTheAttemptAndRetries) {
   uint64_t n1 = Connect("n1");
   int64_t run = Submit(R"(

@@ -60,6 +60,10 @@ describe("convert", () => {
     expect(a.gpus[0].memory_bytes).toBe(150000000000);
     expect(a.gpus[0].run_id).toBe(3);
     expect(a.free).toBeNull();
+    expect(a.disk_full).toBe(false);
+    const full = toAgent({ id: "n2", disk_full: true, state_free_bytes: "4096" });
+    expect(full.disk_full).toBe(true);
+    expect(full.state_free_bytes).toBe(4096);
     const p = toSubmitResponse({ plan: [{ stage: "datagen", action: "reuse", reuse_run_id: "3",
       saved_wall_seconds: 120, saved_gpu_hours: 0.5 }] });
     expect(p.run).toBeNull();

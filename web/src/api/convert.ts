@@ -116,6 +116,7 @@ export const toAgent = (j: Json): AgentInfo => ({
   last_seen_ms: num(j.last_seen_ms), connected_at_ms: num(j.connected_at_ms),
   running_attempts: num(j.running_attempts), labels: strMap(j.labels), version: str(j.version),
   executor: str(j.executor), gpus: arr(j.gpus, toGpu),
+  disk_full: j.disk_full === true, state_free_bytes: num(j.state_free_bytes),
 });
 
 export const toPlanEntry = (j: Json): PlanEntry => ({

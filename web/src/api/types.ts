@@ -72,6 +72,8 @@ export interface AgentInfo {
   id: string; hostname: string; total: Resources | null; free: Resources | null;
   state: AgentState; last_seen_ms: number; connected_at_ms: number; running_attempts: number;
   labels: Record<string, string>; version: string; executor: string; gpus: GpuInfo[];
+  /** Its state dir is full, as it last reported; state_free_bytes: free there then. */
+  disk_full: boolean; state_free_bytes: number;
 }
 
 export interface PlanEntry {

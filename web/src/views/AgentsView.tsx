@@ -1,5 +1,5 @@
 // Agents: each node with its GPUs (index, name, memory, the attempt that holds it), CPUs and
-// memory in use, its state and when it was last seen. Polled every 5 s.
+// memory in use, its state (and a full state dir) and when it was last seen. Polled every 5 s.
 import { listAgents } from "../api/client";
 import type { AgentInfo } from "../api/types";
 import { formatBytes, formatNumber } from "../lib/format";
@@ -25,7 +25,10 @@ function AgentCard({ a }: { a: AgentInfo }) {
     <section class="card agent" data-agent={a.id}>
       <header class="card-head">
         <h2>{a.id} <span class="sub">{a.hostname}</span></h2>
-        <div class="actions"><Badge state={a.state} /></div>
+        <div class="actions">
+          {a.disk_full && <Badge state="failed" label="disk full" />}
+          <Badge state={a.state} />
+        </div>
       </header>
       <div class="agent-grid">
         <div><span class="k">CPUs in use</span>
@@ -34,6 +37,7 @@ function AgentCard({ a }: { a: AgentInfo }) {
           <Usage used={total.memory_bytes - free.memory_bytes} total={total.memory_bytes} fmt={formatBytes} /></div>
         <div><span class="k">attempts running</span>{a.running_attempts}</div>
         <div><span class="k">last seen</span><Ago ms={a.last_seen_ms} /></div>
+        {a.disk_full && <div><span class="k">state dir</span>full: {formatBytes(a.state_free_bytes)} free</div>}
         <div><span class="k">executor</span>{a.executor || "local"}{a.version ? ` · ${a.version}` : ""}</div>
         {labels.length > 0 && <div><span class="k">labels</span>{labels.map(([k, v]) => `${k}=${v}`).join(" ")}</div>}
       </div>
