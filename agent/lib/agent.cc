@@ -228,6 +228,7 @@ void Agent::ArmDiskUsage(int64_t delay_ms) {
 }
 
 void Agent::OnDiskChange(DiskWatch::Change change) {
+  metrics_.disk_full.store(disk_.full() ? 1 : 0, std::memory_order_relaxed);
   if (change == DiskWatch::Change::kBecameFull) {
     log_->warn("disk full: state dir {} has {} bytes free (--disk-min-free {}); attempt files "
                "may not be written until space returns",

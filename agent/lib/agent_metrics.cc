@@ -45,6 +45,10 @@ std::string RenderAgentMetrics(const AgentMetrics& m, const std::string& state_d
   if (int64_t bytes = m.attempt_dir_bytes.load(); bytes >= 0) {
     w.Sample("longhaul_agent_attempt_dir_bytes", {}, d(bytes));
   }
+  w.Single("longhaul_agent_disk_full", "gauge",
+           "1 while the state dir counts as full (below --disk-min-free, or a write failed "
+           "with ENOSPC), else 0.",
+           d(m.disk_full.load()));
   w.Family("longhaul_agent_state_free_bytes", "gauge",
            "Bytes available to the agent on the file system of its state directory.");
   if (struct statvfs vfs; ::statvfs(state_dir.c_str(), &vfs) == 0) {

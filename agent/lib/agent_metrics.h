@@ -24,6 +24,7 @@ struct AgentMetrics {
   // (ms since the epoch); 0 when none is. Refreshed at every heartbeat.
   std::atomic<int64_t> oldest_unacked_read_ms{0};
   std::atomic<int> connected{0};  // a stream to the coordinator is open
+  std::atomic<int> disk_full{0};  // the state dir counts as full (DiskWatch)
   // Disk space of STATE/attempts, measured off the loop every --metrics-disk-interval; -1
   // until the first measurement ends.
   std::atomic<int64_t> attempt_dir_bytes{-1};

@@ -135,6 +135,7 @@ TEST_F(AgentMetricsTest, CountsARunAndMeasuresTheAttemptDirs) {
   EXPECT_EQ(SeriesValue(e, "longhaul_agent_attempts_running"), 0);
   EXPECT_EQ(SeriesValue(e, "longhaul_agent_events_in_flight"), 0);
   EXPECT_EQ(SeriesValue(e, "longhaul_agent_event_lag_seconds"), 0);
+  EXPECT_EQ(SeriesValue(e, "longhaul_agent_disk_full"), 0);
   // No reconnect, so no line was read or sent twice: what the coordinator stored.
   Result<std::string> stored = cluster().Query("SELECT count(*) FROM events");
   ASSERT_TRUE(stored.ok()) << stored.status();

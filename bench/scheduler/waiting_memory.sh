@@ -1,0 +1,50 @@
+#!/bin/bash
+# The memory of a real longhauld holding one run of N independent stages that all wait (no
+# agent is connected), and after the run is cancelled and leaves memory. Prints longhauld's
+# RSS idle, after the submission (and its peak), and after the cancel; the SubmitRun wall
+# time and longhauld's CPU for it. Not a test: figures for docs/performance.md.
+#
+#   bench/scheduler/waiting_memory.sh [BIN_DIR] [STAGES]     (defaults: build/bin 100000)
+#
+# State goes under $TMPDIR (default /var/tmp): use a disk, not tmpfs, for the figures.
+set -euo pipefail
+BIN=${1:-build/bin}
+N=${2:-100000}
+D=$(mktemp -d "${TMPDIR:-/var/tmp}/lh-waiting-memory.XXXXXX")
+trap '[ -n "${P:-}" ] && kill $P 2>/dev/null; rm -rf "$D"' EXIT
+
+python3 - "$N" > "$D/wide.yaml" <<'PY'
+import sys
+n = int(sys.argv[1])
+print(f"name: wide{n}\nstages:")
+for i in range(n):
+    print(f"  s{i:06d}:\n    run: [/bin/true]\n    resources: {{cpus: 0.01}}")
+PY
+
+"$BIN/longhauld" --config /dev/null --state-dir "$D/state" --listen 127.0.0.1:0 \
+  --http 127.0.0.1:0 --log-level warn > "$D/longhauld.log" 2>&1 &
+P=$!
+for _ in $(seq 200); do [ -s "$D/state/coordinator.addr" ] && break; sleep 0.1; done
+export LONGHAUL_COORDINATOR=$(cat "$D/state/coordinator.addr")
+mb() { awk -v k="$1:" '$1 == k { printf "%.1f", $2 / 1024 }' /proc/$P/status; }
+cpu() { awk '{ printf "%.2f", ($14 + $15) / 100 }' /proc/$P/stat; }
+
+sleep 2
+echo "stages $N"
+echo "idle: RSS $(mb VmRSS) MB"
+echo 5 > /proc/$P/clear_refs  # VmHWM := VmRSS
+c0=$(cpu)
+t0=$(date +%s.%N)
+"$BIN/longhaul" submit "$D/wide.yaml" > "$D/submit.out"
+t1=$(date +%s.%N)
+echo "submitted: wall $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s," \
+  "longhauld CPU $(awk -v a="$c0" -v b="$(cpu)" 'BEGIN { printf "%.2f", b - a }') s;" \
+  "RSS $(mb VmRSS) MB, peak $(mb VmHWM) MB"
+run=$(grep -o 'run [0-9]*' "$D/submit.out" | head -1 | cut -d' ' -f2)
+"$BIN/longhaul" cancel "$run" > /dev/null
+for _ in $(seq 600); do
+  "$BIN/longhaul" --json runs | grep -q '"RUN_CANCELLED"' && break
+  sleep 0.5
+done
+sleep 3
+echo "cancelled: RSS $(mb VmRSS) MB, peak $(mb VmHWM) MB"
