@@ -27,8 +27,11 @@ WAIT_S="${LONGHAUL_SLURM_WAIT_S:-60}"
 
 die() { echo "slurm-local: $*" >&2; exit 1; }
 
-alive() {  # pid file -> running?
-  [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
+alive() {  # pid file -> running? (the daemon the file is named after: a pid left in a stale
+  # file may belong to another process by now)
+  local pid
+  [ -f "$1" ] && pid=$(cat "$1") && kill -0 "$pid" 2>/dev/null &&
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$(basename "$1" .pid)" ]
 }
 
 write_conf() {
