@@ -35,7 +35,7 @@ echo "idle: RSS $(mb VmRSS) MB"
 echo 5 > /proc/$P/clear_refs  # VmHWM := VmRSS
 c0=$(cpu)
 t0=$(date +%s.%N)
-"$BIN/longhaul" submit "$D/wide.yaml" > "$D/submit.out"
+"$BIN/longhaul" submit "$D/wide.yaml" > "$D/submit.out" 2>&1
 t1=$(date +%s.%N)
 echo "submitted: wall $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s," \
   "longhauld CPU $(awk -v a="$c0" -v b="$(cpu)" 'BEGIN { printf "%.2f", b - a }') s;" \
