@@ -184,4 +184,28 @@ AgentRow ReadAgent(const Stmt& st) {
   return a;
 }
 
+Result<std::vector<ArtifactRow>> ReadArtifactsOfStage(Db* db, int64_t stage_id) {
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
+      "SELECT stage_id, attempt_id, attempt, name, path, bytes, agent_id, ts_ms FROM artifacts "
+      "WHERE stage_id = ? ORDER BY id"));
+  st->Bind(1, stage_id);
+  std::vector<ArtifactRow> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) break;
+    ArtifactRow a;
+    a.stage_id = st->Int(0);
+    a.attempt_id = st->Int(1);
+    a.attempt = static_cast<int>(st->Int(2));
+    a.name = st->Text(3);
+    a.path = st->Text(4);
+    a.bytes = st->OptInt(5);
+    a.agent_id = st->Text(6);
+    a.ts_ms = st->Int(7);
+    out.push_back(std::move(a));
+  }
+  st->Reset();
+  return out;
+}
+
 }  // namespace longhaul::store::internal

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "daemon/store/rows.h"
 #include "daemon/store/sqlite.h"
@@ -27,5 +28,8 @@ RunRow ReadRun(const Stmt& st);
 StageRow ReadStage(const Stmt& st);
 AttemptRow ReadAttempt(const Stmt& st);
 AgentRow ReadAgent(const Stmt& st);
+
+// The artifacts of one stage, oldest first, read on `db`.
+Result<std::vector<ArtifactRow>> ReadArtifactsOfStage(Db* db, int64_t stage_id);
 
 }  // namespace longhaul::store::internal

@@ -33,25 +33,7 @@ Result<std::optional<CacheHit>> FindHit(Db* db, std::string_view cache_key,
   hit.outputs = JsonToMap(st->Text(3));
   hit.fingerprint_json = st->Text(4);
   st->Reset();
-  ASSIGN_OR_RETURN(Stmt * arts, db->Prepare(
-      "SELECT stage_id, attempt_id, attempt, name, path, bytes, agent_id, ts_ms FROM artifacts "
-      "WHERE stage_id = ? ORDER BY id"));
-  arts->Bind(1, hit.stage_id);
-  for (;;) {
-    ASSIGN_OR_RETURN(bool more, arts->Step());
-    if (!more) break;
-    ArtifactRow a;
-    a.stage_id = arts->Int(0);
-    a.attempt_id = arts->Int(1);
-    a.attempt = static_cast<int>(arts->Int(2));
-    a.name = arts->Text(3);
-    a.path = arts->Text(4);
-    a.bytes = arts->OptInt(5);
-    a.agent_id = arts->Text(6);
-    a.ts_ms = arts->Int(7);
-    hit.artifacts.push_back(std::move(a));
-  }
-  arts->Reset();
+  ASSIGN_OR_RETURN(hit.artifacts, ReadArtifactsOfStage(db, hit.stage_id));
   return std::optional<CacheHit>(std::move(hit));
 }
 
