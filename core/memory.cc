@@ -1,5 +1,6 @@
 #include "core/memory.h"
 
+#include <malloc.h>
 #include <sys/mman.h>
 
 #include <cstdint>
@@ -15,5 +16,7 @@ void AdviseHugePages(const void* data, size_t bytes) {
   // Failure (EINVAL without THP) changes nothing: the range keeps its small pages.
   (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
 }
+
+void ReturnFreedMemory() { (void)malloc_trim(0); }
 
 }  // namespace longhaul

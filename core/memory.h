@@ -12,4 +12,14 @@ namespace longhaul {
 // kernels without THP, or THP set to "never" are no-ops. Memory already touched keeps its pages.
 void AdviseHugePages(const void* data, size_t bytes);
 
+// How many stages a run must have for its submission or its end to be worth handing freed
+// memory back (ReturnFreedMemory): below it, the pages are reused soon enough.
+inline constexpr size_t kReturnMemoryAfterStages = 1000;
+
+// Hands the free pages of every malloc arena back to the system (glibc's malloc_trim). After
+// something big was freed (a 100,000-stage submission's parse and plan, a big run leaving
+// memory), glibc otherwise keeps those pages, and the process's RSS stays at its peak. Costs a
+// few milliseconds; call it once per such event, never per stage.
+void ReturnFreedMemory();
+
 }  // namespace longhaul

@@ -1,17 +1,12 @@
 // The batch boundary: write what changed, then act on it once it is durable.
-#include <malloc.h>
 
 #include "core/logging.h"
+#include "core/memory.h"
 #include "core/strings.h"
 #include "daemon/scheduler/scheduler.h"
 #include "proto/state_names.h"
 
 namespace longhaul::scheduler {
-namespace {
-
-constexpr size_t kTrimAfterStages = 1000;
-
-}  // namespace
 
 Status Scheduler::FlushToStore() {
   for (RunState* r : dirty_runs_) {
@@ -94,7 +89,7 @@ void Scheduler::AfterCommit() {
   // A big run freed a lot at once: hand the pages back to the system, so that the
   // coordinator's memory returns to its idle size when big runs end (glibc otherwise keeps
   // freed memory in its arenas). Costs a few ms, once per run of that size.
-  if (evicted_stages >= kTrimAfterStages) malloc_trim(0);
+  if (evicted_stages >= kReturnMemoryAfterStages) ReturnFreedMemory();
 }
 
 void Scheduler::ReleaseEndedAttempts() {

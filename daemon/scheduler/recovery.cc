@@ -114,17 +114,10 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
         st->Extras().cached_from_stage = src->name;
       }
     }
-    run->index_by_name[spec.name] = st->index;
     stage_owner_[st->row.id] = run;
     run->stages.push_back(std::move(st));
   }
-  for (auto& st : run->stages) {
-    for (const auto& need : st->spec->needs) {
-      int d = run->index_by_name.at(need);
-      st->deps.push_back(d);
-      run->stages[d]->dependents.push_back(st->index);
-    }
-  }
+  run->LinkStages();
   std::map<int64_t, StageState*> by_id;
   for (auto& st : run->stages) by_id[st->row.id] = st.get();
   for (auto& row : attempt_rows) {

@@ -144,17 +144,25 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, const 
       st->row.reason = sp.reason;
       st->row.ended_at_ms = now;
     }
-    r->index_by_name[spec.name] = st->index;
     r->stages.push_back(std::move(st));
   }
-  for (auto& st : r->stages) {
+  r->LinkStages();
+  return run;
+}
+
+void RunState::LinkStages() {
+  by_name.resize(stages.size());
+  for (size_t i = 0; i < stages.size(); ++i) by_name[i] = static_cast<int>(i);
+  std::sort(by_name.begin(), by_name.end(),
+            [this](int a, int b) { return stages[a]->spec->name < stages[b]->spec->name; });
+  for (auto& st : stages) {
     for (const auto& need : st->spec->needs) {
-      int d = r->index_by_name.at(need);
-      st->deps.push_back(d);
-      r->stages[d]->dependents.push_back(st->index);
+      // Validation made every need a stage of the workflow.
+      StageState* d = Find(need);
+      st->deps.push_back(d->index);
+      d->dependents.push_back(st->index);
     }
   }
-  return run;
 }
 
 }  // namespace longhaul::scheduler
