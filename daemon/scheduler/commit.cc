@@ -86,10 +86,18 @@ void Scheduler::AfterCommit() {
     runs_.erase(it);
   }
   ended_runs_.clear();
-  // A big run freed a lot at once: hand the pages back to the system, so that the
-  // coordinator's memory returns to its idle size when big runs end (glibc otherwise keeps
-  // freed memory in its arenas). Costs a few ms, once per run of that size.
-  if (evicted_stages >= kReturnMemoryAfterStages) ReturnFreedMemory();
+  if (evicted_stages >= kReturnMemoryAfterStages) {
+    // A big run freed a lot at once. Tables and lists sized for it keep their capacity when
+    // emptied: size them to what is left. Then hand the free pages back to the system, so
+    // that the coordinator's memory returns to its idle size when big runs end (glibc
+    // otherwise keeps freed memory in its arenas). Costs a few ms, once per run of that size.
+    stage_owner_.rehash(0);
+    attempts_.rehash(0);
+    dirty_stages_.shrink_to_fit();
+    dirty_attempts_.shrink_to_fit();
+    ended_attempts_.shrink_to_fit();
+    ReturnFreedMemory();
+  }
 }
 
 void Scheduler::ReleaseEndedAttempts() {
@@ -106,9 +114,9 @@ void Scheduler::ReleaseEndedAttempts() {
 }
 
 void Scheduler::DropStaticColumns(store::StageRow* row) {
-  std::string().swap(row->fingerprint_json);
+  row->fingerprint_json.clear();
   std::vector<std::string>().swap(row->needs);
-  std::string().swap(row->description);
+  row->description.clear();
 }
 
 }  // namespace longhaul::scheduler

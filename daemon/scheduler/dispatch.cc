@@ -149,7 +149,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   start.set_output_dir(output_dir);
   bool resume = s->spec->resume && number > 1;
   start.set_resume(resume);
-  if (resume) start.set_checkpoint(s->row.checkpoint);
+  if (resume) start.set_checkpoint(s->row.checkpoint.str());
   for (int g : a->gpus) start.add_gpus(g);
   *start.mutable_resources() = a->held;
   start.set_grace_ms(s->spec->grace_ms);

@@ -51,9 +51,9 @@ AgentState* Scheduler::PickAgent(const StageState* s) {
     if (it != agents_.end() && usable(it->second.get())) return it->second.get();
   }
   // Locality: how many of its upstream stages ran last on each agent (their outputs are there).
-  std::map<std::string, int> upstream_on;
+  std::map<std::string_view, int> upstream_on;
   for (int d : s->deps) {
-    const std::string& id = s->run->stages[d]->row.agent_id;
+    std::string_view id = s->run->stages[d]->row.agent_id;
     if (!id.empty()) ++upstream_on[id];
   }
   auto local = [&](const AgentState* a) {

@@ -26,7 +26,7 @@ void StageRowToProto(const StageRow& s, v1::Stage* out) {
   out->set_status(s.status);
   out->clear_needs();
   for (const auto& n : s.needs) out->add_needs(n);
-  out->set_reason(s.reason);
+  out->set_reason(s.reason.str());
   out->set_attempt_count(s.attempt_count);
   out->set_started_at_ms(s.started_at_ms.value_or(0));
   out->set_ended_at_ms(s.ended_at_ms.value_or(0));
@@ -41,20 +41,20 @@ void StageRowToProto(const StageRow& s, v1::Stage* out) {
   } else {
     out->clear_progress();
   }
-  out->set_last_message(s.last_message);
-  out->set_last_message_level(s.last_message_level);
+  out->set_last_message(s.last_message.str());
+  out->set_last_message_level(s.last_message_level.str());
   out->mutable_outputs()->clear();
   for (const auto& [k, v] : s.outputs) (*out->mutable_outputs())[k] = v;
-  out->set_cache_key(s.cache_key);
+  out->set_cache_key(s.cache_key.str());
   out->set_next_retry_at_ms(s.next_retry_at_ms.value_or(0));
   *out->mutable_resources() = s.resources;
-  out->set_agent_id(s.agent_id);
+  out->set_agent_id(s.agent_id.str());
   out->set_malformed_events(s.malformed);
-  out->set_last_malformed(s.last_malformed);
+  out->set_last_malformed(s.last_malformed.str());
   out->set_plan_action(s.plan_action);
-  out->set_plan_reason(s.plan_reason);
-  out->set_description(s.description);
-  out->set_fingerprint(s.fingerprint_json == "{}" ? "" : s.fingerprint_json);
+  out->set_plan_reason(s.plan_reason.str());
+  out->set_description(s.description.str());
+  out->set_fingerprint(s.fingerprint_json == "{}" ? "" : s.fingerprint_json.str());
 }
 
 void AttemptRowToProto(const AttemptRow& a, v1::Attempt* out) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/lean.h"
 #include "longhaul/v1/types.pb.h"
 
 namespace longhaul::store {
@@ -17,7 +18,7 @@ struct RunRow {
   int64_t workflow_id = 0;
   std::string workflow_name;
   std::string workflow_path;
-  std::string workflow_text;  // filled on load (joined from workflows)
+  std::string workflow_text;  // filled on load (joined from workflows); the scheduler drops it
   v1::RunStatus status = v1::RUN_PENDING;
   std::map<std::string, std::string> params;     // every param's resolved value
   std::map<std::string, std::string> overrides;  // what --set changed
@@ -41,39 +42,42 @@ struct ProgressRow {
   int64_t updated_at_ms = 0;
 };
 
+// One per stage of every running run stays in the coordinator's memory, so the text fields
+// that most stages leave empty, or that the scheduler only writes, are LeanStrings (8 bytes
+// while empty) and the progress a HeapOptional.
 struct StageRow {
   int64_t id = 0;
   int64_t run_id = 0;
   std::string name;
-  int position = 0;  // topological index in the workflow
   std::string kind = "task";
+  int position = 0;  // topological index in the workflow
   v1::StageStatus status = v1::STAGE_WAITING;
-  std::string reason;
   int attempt_count = 0;
   int retries_used = 0;  // automatic retries spent; a manual retry resets it
   // Automatic retries spent on infrastructure failures (preempted, node_fail, lost), counted
   // against retry.infra_limit instead; a manual retry resets it too.
   int infra_retries_used = 0;
-  std::string cache_key;
-  std::string fingerprint_json = "{}";
+  LeanString reason;
+  LeanString cache_key;
+  LeanString fingerprint_json = "{}";
   std::optional<int64_t> cached_from_stage_id;
   std::map<std::string, std::string> outputs;
-  std::optional<ProgressRow> progress;
-  std::string last_message;
-  std::string last_message_level;
+  HeapOptional<ProgressRow> progress;
+  LeanString last_message;
+  LeanString last_message_level;
   std::optional<int64_t> next_retry_at_ms;
-  std::string checkpoint;
+  LeanString checkpoint;
   std::optional<int64_t> checkpoint_step;
   std::optional<int64_t> started_at_ms;
   std::optional<int64_t> ended_at_ms;
-  std::string agent_id;
+  LeanString agent_id;
   int64_t malformed = 0;
-  std::string last_malformed;
+  LeanString last_malformed;
   std::vector<std::string> needs;  // from the workflow, for display
   v1::Resources resources;         // what each attempt asks for
   std::string plan_action;         // "run" or "reuse", decided at submission
-  std::string plan_reason;         // why
-  std::string description;         // from the workflow file
+  LeanString plan_reason;          // why
+  LeanString description;          // from the workflow file
 };
 
 struct AttemptRow {

@@ -106,11 +106,14 @@ Stmt& Stmt::Bind(int i, double v) {
   return *this;
 }
 Stmt& Stmt::Bind(int i, std::string_view v) {
-  sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  // An empty view may have no data pointer, which SQLite would bind as NULL, not ''.
+  sqlite3_bind_text(stmt_, i, v.data() != nullptr ? v.data() : "", static_cast<int>(v.size()),
+                    SQLITE_TRANSIENT);
   return *this;
 }
 Stmt& Stmt::BindBlob(int i, std::string_view v) {
-  sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_blob(stmt_, i, v.data() != nullptr ? v.data() : "", static_cast<int>(v.size()),
+                    SQLITE_TRANSIENT);
   return *this;
 }
 Stmt& Stmt::BindNull(int i) {
