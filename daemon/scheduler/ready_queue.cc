@@ -4,7 +4,7 @@ namespace longhaul::scheduler {
 
 void ReadyQueue::Add(Entry e, const v1::Resources& need, const std::string& placement) {
   Shape shape = ShapeOf(need, placement);
-  std::set<Entry>& bucket = by_shape_[shape];
+  absl::btree_set<Entry>& bucket = by_shape_[shape];
   bool was_head = bucket.empty() || e < *bucket.begin();
   if (!bucket.insert(e).second) return;
   ++size_;

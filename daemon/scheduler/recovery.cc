@@ -78,6 +78,7 @@ Result<RunState*> Scheduler::LoadRunIntoMemory(int64_t run_id) {
     return Annotate(wf.status(), StrCat("run ", run_id, ": its stored workflow no longer parses"));
   }
   run->workflow = std::move(*wf);
+  std::string().swap(run->row.workflow_text);  // parsed: the store keeps the text
   RunState* raw = run.get();
   runs_[run_id] = std::move(run);
   Status built = BuildRunState(raw, std::move(stages), std::move(attempts));

@@ -302,7 +302,7 @@ v1::Run Scheduler::SnapshotRun(const RunState& run, StageSet stages) const {
     // The columns the model dropped once stored (StageState): from the spec. The fingerprint
     // is left to GetRun, which reads the store.
     for (const std::string& need : s.spec->needs) st->add_needs(need);
-    st->set_description(s.spec->description);
+    st->set_description(s.spec->description.str());
     if (s.extras) {
       for (const auto& [name, m] : s.extras->latest_metrics) *st->add_metrics() = m;
     }

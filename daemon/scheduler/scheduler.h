@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "core/clock.h"
 #include "core/event.h"
 #include "core/status.h"
@@ -291,7 +292,7 @@ class Scheduler {
   std::unordered_map<uint64_t, std::string> sessions_;  // session -> agent id
   ReadyQueue ready_;
   TimerQueue timers_;
-  std::unordered_map<int64_t, RunState*> stage_owner_;  // stage id -> run (for retry timers)
+  absl::flat_hash_map<int64_t, RunState*> stage_owner_;  // stage id -> run (for retry timers)
 
   std::vector<RunState*> dirty_runs_;
   std::vector<StageState*> dirty_stages_;

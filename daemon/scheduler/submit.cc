@@ -101,7 +101,7 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, const 
                    store_->PutWorkflow(input.workflow.name, input.text, input.hash, now));
   r->row.workflow_name = input.workflow.name;
   r->row.workflow_path = input.path;
-  r->row.workflow_text = input.text;
+  // The text stays in the store (workflows); the run in memory keeps only its parse.
   r->row.status = v1::RUN_RUNNING;
   r->row.params = plan.params;
   r->row.overrides = input.overrides;

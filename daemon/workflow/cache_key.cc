@@ -105,7 +105,7 @@ StageFingerprint FingerprintStage(const StageSpec& stage,
                                   const std::map<std::string, std::string>& upstream_keys) {
   StageFingerprint fp;
   fp.definition = StageDefinition{stage.kind == StageKind::kService ? "service" : "task", stage.run,
-                                  stage.env, stage.cache_version};
+                                  stage.env, stage.cache_version.str()};
   fp.definition_hash = DefinitionHash(*fp.definition);
 
   std::set<std::string> used;

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/lean.h"
 #include "core/status.h"
 
 namespace longhaul::workflow {
@@ -128,8 +129,9 @@ struct StageSpec {
   int64_t grace_ms = 10'000;                // SIGTERM -> SIGKILL when stopping the stage
   bool resume = false;                      // every attempt shares one output dir
   bool cache = true;                        // `cache: false` opts out of reuse
-  std::string cache_version;                // bump to invalidate cached results
-  std::string description;
+  // Rarely set, and held once per stage of every running run: 8 bytes each while empty.
+  LeanString cache_version;  // bump to invalidate cached results
+  LeanString description;
 };
 
 // What a notification can be about (docs/operations.md, "Notifications").
