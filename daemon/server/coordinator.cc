@@ -69,8 +69,10 @@ struct Coordinator::Impl {
   bool shut_down = false;
   std::condition_variable stop_gc;
   std::thread gc;  // retention by policy, every options.retention_interval_ms
+  std::once_flag shutdown_once;
 
   void RetentionLoop();
+  void ShutdownOnce();
 
   Result<std::string> StartAgentListener();
 };
@@ -267,10 +269,16 @@ void Coordinator::Wait() {
 }
 
 void Coordinator::Shutdown() {
-  Impl& m = *impl_;
+  // Once. A second caller waits until the first one is done: main() calls it when Wait()
+  // returns, which is while the signal thread's call is still stopping the rest, and then
+  // destroys the coordinator (with the retention thread still joinable: std::terminate).
+  std::call_once(impl_->shutdown_once, [this] { impl_->ShutdownOnce(); });
+}
+
+void Coordinator::Impl::ShutdownOnce() {
+  Impl& m = *this;
   {
     std::lock_guard<std::mutex> lock(m.mu);
-    if (m.shut_down) return;
     m.shut_down = true;
   }
   if (m.http) m.http->Stop();

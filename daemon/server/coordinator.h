@@ -71,7 +71,8 @@ class Coordinator {
   const CoordinatorOptions& options() const;
   // Blocks until Shutdown() is called (from a signal handler thread, say).
   void Wait();
-  // Stops serving and the loop; in-flight calls end with CANCELLED. Idempotent.
+  // Stops serving and the loop; in-flight calls end with CANCELLED. Idempotent; a call made
+  // while another is under way returns once that one is done.
   void Shutdown();
   // The bound HTTP address ("127.0.0.1:PORT"), or "" when HTTP is off.
   const std::string& http_address() const;
