@@ -229,10 +229,8 @@ Result<std::string> Coordinator::Start() {
   RETURN_IF_ERROR(WriteFileAtomic(addr_file, addr + "\n"));
   log->info("longhauld listening on {}{} (database {})", addr,
             sec.tls_cert_pem.empty() ? "" : " with TLS", db);
-  const rpc::ClientApi::RetentionPolicy& keep = m.options.retention;
-  if (keep.older_than_ms > 0 || keep.keep_last > 0) {
-    m.gc = std::thread([&m] { m.RetentionLoop(); });
-  }
+  // Always: a workflow's own `retention:` block applies without a policy of the daemon's.
+  m.gc = std::thread([&m] { m.RetentionLoop(); });
   return addr;
 }
 

@@ -111,10 +111,12 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
                  "summary stays); 0: by age never")
       ->capture_default_str();
   app.add_option("--retention-keep", options.retention.keep_last,
-                 "collect ended runs beyond the newest N of each workflow; 0: by count never")
+                 "collect ended runs beyond the newest N of each workflow; 0: by count never "
+                 "(a workflow's retention block overrides both for its runs)")
       ->capture_default_str();
   app.add_option("--retention-interval", f->retention_interval,
-                 "how often retention runs when --retention-age or --retention-keep is set")
+                 "how often retention runs (the policy above, and workflows' own retention "
+                 "blocks)")
       ->capture_default_str();
   app.add_option("--backup", f->backup,
                  "copy the database (--db, or STATE/longhaul.db) to this new file, check the "

@@ -159,6 +159,15 @@ struct NotifySpec {
 // format. `where` names it in the message ("--notify-webhook", "notify in wf.yaml").
 Status CheckNotifySpec(const NotifySpec& spec, std::string_view where);
 
+// The workflow's `retention:` block: how long longhauld keeps what this workflow's ended runs
+// left (docs/operations.md, "Retention"), instead of its --retention-age / --retention-keep.
+// A field not given leaves the daemon's value; 0 turns that rule off for this workflow.
+struct RetentionSpec {
+  std::optional<int64_t> age_ms;  // collect runs that ended longer ago than this
+  std::optional<int> keep;        // collect runs beyond the newest `keep`
+  bool empty() const { return !age_ms && !keep; }
+};
+
 struct ParamSpec {
   std::string name;
   std::string default_value;  // YAML scalar as written ("8", "true", "/models/x")
@@ -172,6 +181,7 @@ struct Workflow {
   std::vector<ParamSpec> params;  // in file order
   std::vector<StageSpec> stages;  // topological order, ties broken by file order
   NotifySpec notify;              // the `notify:` block; empty when there is none
+  RetentionSpec retention;        // the `retention:` block; empty when there is none
 
   // nullptr when there is no such stage / param.
   const StageSpec* FindStage(std::string_view name) const;
