@@ -132,7 +132,8 @@ Result<std::string> Coordinator::Start() {
   ASSIGN_OR_RETURN(std::vector<store::NotificationRow> pending,
                    m.store->LoadPendingNotifications());
   for (auto& row : pending) row.next_try_at_ms = m.clock->NowMs();
-  m.deliverer = std::make_unique<notify::HttpCommandDeliverer>(m.options.notify.timeout_ms);
+  m.deliverer = std::make_unique<notify::HttpCommandDeliverer>(m.options.notify.timeout_ms,
+                                                               m.options.notify.ca_file);
   m.notifier = std::make_unique<notify::Notifier>(
       m.deliverer.get(), m.clock, m.options.notify.retry,
       [&m](const store::NotificationRow& row) {

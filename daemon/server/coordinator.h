@@ -28,6 +28,8 @@ struct NotifyOptions {
   workflow::NotifySpec spec;  // sinks for every run's events and agent_lost
   notify::RetryPolicy retry;
   int64_t timeout_ms = 30'000;  // one webhook request or command
+  // PEM CA(s) that https webhooks' certificates must chain to; "" : the system's CA store.
+  std::string ca_file;
   // The UI's address as notification readers reach it; "" : the HTTP listener's address.
   std::string ui_url;
   // Lets a workflow's notify.command and `longhaul notify test --command` run a command on

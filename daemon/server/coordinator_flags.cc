@@ -100,6 +100,9 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
   app.add_option("--notify-timeout", f->notify_timeout,
                  "one webhook request or command at most this long")
       ->capture_default_str();
+  app.add_option("--notify-ca", notify.ca_file,
+                 "PEM CA file that https webhooks' certificates must chain to (default: the "
+                 "system's CA store)");
   app.add_flag("--notify-allow-commands", notify.allow_commands,
                "let workflows (notify.command) and `longhaul notify test --command` run a "
                "command on this host as longhauld's user; without it they are refused");
@@ -182,7 +185,8 @@ std::vector<std::string> CheckCoordinatorFlags(CoordinatorFlags* f,
   }
   for (auto [key, path] :
        {std::pair{"tokens", &sec.tokens_file}, std::pair{"tls-cert", &sec.tls_cert_file},
-        std::pair{"tls-key", &sec.tls_key_file}, std::pair{"agent-ca", &sec.agent_ca_file}}) {
+        std::pair{"tls-key", &sec.tls_key_file}, std::pair{"agent-ca", &sec.agent_ca_file},
+        std::pair{"notify-ca", &o.notify.ca_file}}) {
     if (!path->empty()) check(key, CheckReadable(*path));
   }
   if (!o.http.ui_dir.empty()) check("ui-dir", CheckReadable(o.http.ui_dir));
