@@ -77,7 +77,8 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
                "networks: see docs/security.md)");
   NotifyOptions& notify = options.notify;
   app.add_option("--notify-webhook", notify.spec.webhooks,
-                 "http:// URL sent a JSON POST for each event of --notify-on; repeatable");
+                 "http:// or https:// URL sent a JSON POST for each event of --notify-on; "
+                 "repeatable");
   app.add_option("--notify-format", notify.spec.format,
                  "body of the --notify-webhook POSTs: json (the event) or slack ({\"text\"})")
       ->capture_default_str();

@@ -141,7 +141,7 @@ inline constexpr std::string_view kNotifyEvents[] = {
 // --notify-* flags in the same shape.
 struct NotifySpec {
   std::vector<std::string> on;        // event kinds (kNotifyEvents); empty: every kind
-  std::vector<std::string> webhooks;  // http:// URLs, each sent a POST
+  std::vector<std::string> webhooks;  // http:// or https:// URLs, each sent a POST
   std::string format = "json";        // of the webhooks' body: "json" (the event) or "slack"
   std::vector<std::string> command;   // argv run with the event's JSON on stdin; empty: none
   bool empty() const { return webhooks.empty() && command.empty(); }
@@ -155,7 +155,7 @@ struct NotifySpec {
   }
 };
 
-// Checks a NotifySpec built from flags or a file: known kinds, http:// URLs, a known
+// Checks a NotifySpec built from flags or a file: known kinds, http(s):// URLs, a known
 // format. `where` names it in the message ("--notify-webhook", "notify in wf.yaml").
 Status CheckNotifySpec(const NotifySpec& spec, std::string_view where);
 
