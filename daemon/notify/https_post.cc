@@ -183,8 +183,9 @@ Result<HttpsAnswer> HttpsPost(const std::string& url, const std::string& body,
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(1 << 20);
-  ec = RunUntil(io, socket, deadline,
-                [&](auto handler) { http::async_read(stream, buffer, parser, std::move(handler)); });
+  ec = RunUntil(io, socket, deadline, [&](auto handler) {
+    http::async_read(stream, buffer, parser, std::move(handler));
+  });
   if (ec) return failed("reading the answer of", ec.message());
   HttpsAnswer answer;
   answer.status = static_cast<int>(parser.get().result_int());

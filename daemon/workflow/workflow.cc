@@ -33,7 +33,9 @@ void ReadRetention(const MapEntry& e, RetentionSpec* out, Diagnostics& diag) {
     if (k.key == "age") {
       out->age_ms = ReadDuration(k, "retention.age", /*allow_zero=*/true, diag);
     } else if (k.key == "keep") {
-      if (auto n = ReadInt(k, "retention.keep", 0, 1'000'000, diag)) out->keep = static_cast<int>(*n);
+      if (auto n = ReadInt(k, "retention.keep", 0, 1'000'000, diag)) {
+        out->keep = static_cast<int>(*n);
+      }
     }
   }
   if (e.value.size() == 0) {

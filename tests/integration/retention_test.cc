@@ -168,7 +168,8 @@ TEST_F(RetentionTest, AWorkflowsRetentionBlockOverridesTheDaemonsPolicy) {
   // The daemon keeps 5 runs of each workflow; this one says 1.
   std::string file = cluster().WriteFile(
       "short.yaml", "name: short\nretention: {keep: 1}\nstages:\n  a: {run: [lh-testjob]}\n");
-  std::string other = cluster().WriteFile("other.yaml", "name: other\nstages:\n  a: {run: [lh-testjob]}\n");
+  std::string other =
+      cluster().WriteFile("other.yaml", "name: other\nstages:\n  a: {run: [lh-testjob]}\n");
   int64_t first = SubmitAndFinish({"submit", file});
   int64_t second = SubmitAndFinish({"submit", file, "--no-cache"});
   SubmitAndFinish({"submit", other});
