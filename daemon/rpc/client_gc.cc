@@ -43,7 +43,10 @@ Result<std::map<std::string, workflow::RetentionSpec>> ClientApi::DeclaredRetent
       // Stored files are immutable: each is parsed once.
       workflow::RetentionSpec spec;
       ASSIGN_OR_RETURN(std::string text, store_->LoadWorkflowText(workflow_id));
-      Result<workflow::Workflow> wf = workflow::ParseWorkflow(text, name);
+      // A file without the word has no block: a big workflow is not parsed for nothing.
+      Result<workflow::Workflow> wf = text.find("retention") == std::string::npos
+                                          ? Result<workflow::Workflow>(workflow::Workflow())
+                                          : workflow::ParseWorkflow(text, name);
       if (wf.ok()) {
         spec = wf->retention;
       } else {
