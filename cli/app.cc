@@ -161,7 +161,8 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->callback([&] { action = [&](CommandContext& c) { return NotifyList(c, notify_list); }; });
   cmd = notify_cmd->add_subcommand(
       "test", "send a sample notification through longhauld's sinks, or those given (admin)");
-  cmd->add_option("--webhook", notify_test.webhooks, "an http:// URL instead (repeatable)");
+  cmd->add_option("--webhook", notify_test.webhooks,
+                  "an http:// or https:// URL instead (repeatable)");
   cmd->add_option("--format", notify_test.format, "json or slack, for --webhook");
   cmd->add_option("--command", notify_test.command,
                   "a command instead: the rest of the line (longhauld needs "

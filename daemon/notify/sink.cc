@@ -5,6 +5,7 @@
 
 #include "core/command.h"
 #include "core/strings.h"
+#include "daemon/notify/https_post.h"
 #include "stages/common/http_client.h"
 #include "stages/common/url.h"
 
@@ -98,6 +99,12 @@ Status HttpCommandDeliverer::Deliver(const Sink& sink, const std::string& kind,
     if (r.exit_code == 0) return OkStatus();
     std::string err = Snippet(r.err);
     return absl::UnavailableError(StrCat("exit ", r.exit_code, err.empty() ? "" : ": ", err));
+  }
+  if (sink.url.rfind("https://", 0) == 0) {
+    ASSIGN_OR_RETURN(HttpsAnswer a, HttpsPost(sink.url, body, ca_file_, timeout_ms_));
+    if (a.status >= 200 && a.status < 300) return OkStatus();
+    std::string answer = Snippet(a.body);
+    return absl::UnavailableError(StrCat("HTTP ", a.status, answer.empty() ? "" : ": ", answer));
   }
   ASSIGN_OR_RETURN(stages::HttpUrl url, stages::ParseHttpUrl(sink.url, /*keep_v1=*/true));
   // ParseHttpUrl splits off the path as the base; the webhook is that path itself.

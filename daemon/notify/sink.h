@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -47,15 +48,19 @@ class Deliverer {
   virtual Status Deliver(const Sink& sink, const std::string& kind, const std::string& body) = 0;
 };
 
-// Webhooks over plain HTTP (stages' HttpFetch) and commands (core's RunCommand, the body on
-// stdin and LONGHAUL_EVENT=kind in the environment), each bounded by `timeout_ms`.
+// Webhooks over plain HTTP (stages' HttpFetch) or HTTPS (https_post.h: the certificate
+// checked against `ca_file`, or the system's CA store when it is ""), and commands (core's
+// RunCommand, the body on stdin and LONGHAUL_EVENT=kind in the environment), each bounded by
+// `timeout_ms`.
 class HttpCommandDeliverer : public Deliverer {
  public:
-  explicit HttpCommandDeliverer(int64_t timeout_ms = 30'000) : timeout_ms_(timeout_ms) {}
+  explicit HttpCommandDeliverer(int64_t timeout_ms = 30'000, std::string ca_file = "")
+      : timeout_ms_(timeout_ms), ca_file_(std::move(ca_file)) {}
   Status Deliver(const Sink& sink, const std::string& kind, const std::string& body) override;
 
  private:
   int64_t timeout_ms_;
+  std::string ca_file_;
 };
 
 }  // namespace longhaul::notify

@@ -5,7 +5,9 @@
 // committed. Thread-safe: call from any thread but the scheduler loop's.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/clock.h"
@@ -19,6 +21,7 @@
 #include "daemon/scheduler/scheduler.h"
 #include "daemon/scheduler/watcher.h"
 #include "daemon/store/sqlite_store.h"
+#include "daemon/workflow/workflow.h"
 #include "longhaul/v1/client.pb.h"
 
 namespace longhaul::rpc {
@@ -118,6 +121,10 @@ class ClientApi {
   // run changes nothing and says what would go. Errors of one run (an agent not connected)
   // are in its entry; the others go on.
   Result<v1::GcResponse> CollectGarbage(const v1::GcRequest& req);
+  // The `retention:` block of each workflow (only `workflow_name`, when not "") whose newest
+  // run's file has one; the file as last submitted decides for the workflow.
+  Result<std::map<std::string, workflow::RetentionSpec>> DeclaredRetention(
+      const std::string& workflow_name);
 
  private:
   Result<v1::SubmitRunResponse> SubmitOnce(const v1::SubmitRunRequest& req);
@@ -136,6 +143,8 @@ class ClientApi {
   const Clock* clock_;
   const metrics::CoordinatorMetrics* metrics_ = nullptr;
   RetentionPolicy retention_;
+  std::mutex retention_mu_;  // guards declared_retention_ (the gc thread and RPCs)
+  std::map<int64_t, workflow::RetentionSpec> declared_retention_;  // by stored workflow file id
   SubmissionLedger submissions_;
   ClientNotifyConfig notify_;
 };

@@ -1,4 +1,5 @@
-// ClientApi::CollectGarbage: retention. Chooses ended runs by age and by count per workflow,
+// ClientApi::CollectGarbage: retention. Chooses ended runs by age and by count per workflow
+// (retention_policy.h: the daemon's policy, each workflow's own block, the request's flags),
 // marks each collected (so that it can no longer be retried) and deletes its event rows in one
 // commit on the scheduler loop, then asks each agent that holds its attempts to remove their
 // directories and output dirs, keeping those of stages whose results the cache still reuses.
@@ -9,19 +10,9 @@
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/rpc/client_api.h"
+#include "daemon/rpc/retention_policy.h"
 
 namespace longhaul::rpc {
-namespace {
-
-std::string PolicyText(int64_t older_than_ms, int keep_last) {
-  std::vector<std::string> parts;
-  if (older_than_ms > 0) parts.push_back(StrCat("runs that ended over ", FormatDurationMs(older_than_ms), " ago"));
-  if (keep_last > 0) parts.push_back(StrCat("runs beyond the newest ", keep_last, " of their workflow"));
-  if (parts.empty()) return "none (keep every run)";
-  return StrJoin(parts, ", and ");
-}
-
-}  // namespace
 
 Result<v1::AttemptsRemoved> ClientApi::RemoveOnAgent(const std::string& agent,
                                                      v1::RemoveAttempts request) {
@@ -41,9 +32,37 @@ Result<v1::AttemptsRemoved> ClientApi::RemoveOnAgent(const std::string& agent,
   return future.get();
 }
 
+Result<std::map<std::string, workflow::RetentionSpec>> ClientApi::DeclaredRetention(
+    const std::string& workflow_name) {
+  ASSIGN_OR_RETURN(auto newest, store_->NewestWorkflowIds(workflow_name));
+  std::map<std::string, workflow::RetentionSpec> declared;
+  std::lock_guard<std::mutex> lock(retention_mu_);
+  for (const auto& [name, workflow_id] : newest) {
+    auto it = declared_retention_.find(workflow_id);
+    if (it == declared_retention_.end()) {
+      // Stored files are immutable: each is parsed once.
+      workflow::RetentionSpec spec;
+      ASSIGN_OR_RETURN(std::string text, store_->LoadWorkflowText(workflow_id));
+      // A file without the word has no block: a big workflow is not parsed for nothing.
+      Result<workflow::Workflow> wf = text.find("retention") == std::string::npos
+                                          ? Result<workflow::Workflow>(workflow::Workflow())
+                                          : workflow::ParseWorkflow(text, name);
+      if (wf.ok()) {
+        spec = wf->retention;
+      } else {
+        GetLogger("gc")->warn("workflow {}: its stored file does not parse ({}); the daemon's "
+                              "retention applies to it", name, ToStd(wf.status().message()));
+      }
+      it = declared_retention_.emplace(workflow_id, spec).first;
+    }
+    if (!it->second.empty()) declared[name] = it->second;
+  }
+  return declared;
+}
+
 Result<v1::GcResponse> ClientApi::CollectGarbage(const v1::GcRequest& req) {
-  int64_t older_than_ms = req.older_than_ms() > 0 ? req.older_than_ms() : retention_.older_than_ms;
-  int keep_last = req.keep_last() > 0 ? req.keep_last() : retention_.keep_last;
+  RetentionRule daemon{retention_.older_than_ms, retention_.keep_last};
+  RetentionRule request{req.older_than_ms(), static_cast<int>(req.keep_last())};
   v1::GcResponse resp;
   resp.set_dry_run(req.dry_run());
   int64_t now = clock_->NowMs();
@@ -62,22 +81,13 @@ Result<v1::GcResponse> ClientApi::CollectGarbage(const v1::GcRequest& req) {
       workflow_of[id] = run.workflow_name;
     }
   } else {
-    resp.set_policy(PolicyText(older_than_ms, keep_last));
-    if (older_than_ms <= 0 && keep_last <= 0) return resp;
+    ASSIGN_OR_RETURN(auto declared, DeclaredRetention(req.workflow()));
+    resp.set_policy(RetentionPolicyText(daemon, request, declared));
+    if (!daemon.any() && !request.any() && declared.empty()) return resp;
     ASSIGN_OR_RETURN(auto ended, store_->ListEndedRuns(req.workflow()));
-    std::map<std::string, int> rank;  // newest first within a workflow
-    for (const auto& r : ended) {
-      int n = ++rank[r.workflow_name];
-      std::string why;
-      if (keep_last > 0 && n > keep_last) {
-        why = StrCat("beyond the newest ", keep_last, " of ", r.workflow_name);
-      } else if (older_than_ms > 0 && now - r.ended_at_ms > older_than_ms) {
-        why = StrCat("ended ", FormatDurationMs(now - r.ended_at_ms), " ago (over ",
-                     FormatDurationMs(older_than_ms), ")");
-      }
-      if (why.empty()) continue;
-      chosen.emplace_back(r.id, why);
-      workflow_of[r.id] = r.workflow_name;
+    for (RetentionChoice& c : ChooseRunsToCollect(ended, daemon, request, declared, now)) {
+      chosen.emplace_back(c.run_id, std::move(c.why));
+      workflow_of[c.run_id] = c.workflow_name;
     }
   }
 

@@ -31,6 +31,7 @@ void CountsByName(metrics::TextWriter& w, const std::string& family, const std::
 
 Status ClientApi::Ready(int64_t timeout_ms) {
   if (loop_->store_full()) {
+    loop_->Post([] {});  // a batch to commit: how an idle coordinator notices space is back
     return absl::UnavailableError(StrCat("the store's disk is full: ", loop_->store_error(),
                                          "; retrying until space returns"));
   }
@@ -42,6 +43,10 @@ Status ClientApi::Ready(int64_t timeout_ms) {
         StrCat("the scheduler loop has not committed a batch within ", timeout_ms, " ms"));
   }
   Status commit = answer.get();
+  if (absl::IsResourceExhausted(commit)) {  // this very commit began a full-disk episode
+    return absl::UnavailableError(StrCat("the store's disk is full: ", commit.message(),
+                                         "; retrying until space returns"));
+  }
   if (!commit.ok()) {
     return absl::UnavailableError(StrCat("the store does not commit: ", commit.message()));
   }

@@ -1,6 +1,9 @@
 #include "daemon/scheduler/loop.h"
 
+#include <sys/statvfs.h>
+
 #include <chrono>
+#include <filesystem>
 
 #include "core/logging.h"
 #include "core/strings.h"
@@ -11,6 +14,16 @@ namespace {
 constexpr size_t kMaxTasksPerBatch = 2000;
 constexpr int64_t kFullBackoffFirstMs = 100;
 constexpr int64_t kFullBackoffMaxMs = 5'000;
+// A full-disk episode ends once the store's file system has this much free again.
+constexpr int64_t kStoreRoomBytes = 16 << 20;
+
+// Bytes free to unprivileged writers on the file system of `path`; -1 when statvfs fails.
+int64_t FreeBytes(const std::string& path) {
+  struct statvfs st;
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (::statvfs(dir.empty() ? "." : dir.c_str(), &st) != 0) return -1;
+  return static_cast<int64_t>(st.f_bavail) * static_cast<int64_t>(st.f_frsize);
+}
 
 }  // namespace
 
@@ -159,6 +172,11 @@ void SchedulerLoop::NoteFullStore(const Status& st) {
 
 void SchedulerLoop::NoteCommitted() {
   if (!store_full_) return;
+  // On a disk that stays full, a commit may still fit in what the failed one's rollback freed:
+  // the episode ends only once the file system has room again, not at each such commit (one
+  // episode, one line each way and /readyz 503 throughout, not a flap per commit).
+  int64_t free = FreeBytes(store_->path());
+  if (free >= 0 && free < kStoreRoomBytes) return;
   GetLogger("scheduler")->info("store writable again after {} failed commit(s)",
                                failed_commits_);
   store_full_ = false;

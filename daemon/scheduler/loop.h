@@ -55,10 +55,12 @@ class SchedulerLoop {
     return RunAndWait<T>(std::move(fn), /*even_if_not_committed=*/true);
   }
 
-  // True while commits fail because the store's disk is full (ResourceExhausted, SQLite's
-  // "database or disk is full"): the loop then logs one line when it starts and one when it
-  // ends, and retries with back-off (100 ms doubling to 5 s) instead of at once. Nothing is
-  // acknowledged meanwhile. store_error(): the last such error, "" when not full.
+  // True from a commit that failed because the store's disk is full (ResourceExhausted,
+  // SQLite's "database or disk is full") until a commit succeeds with at least 16 MiB free on
+  // the store's file system (statvfs): the loop logs one line when it starts and one when it
+  // ends, and retries a failed batch with back-off (100 ms doubling to 5 s) instead of at once.
+  // Nothing of a failed batch is acknowledged. store_error(): the last such error, "" when not
+  // full.
   bool store_full() const { return store_full_.load(); }
   std::string store_error() const;
 

@@ -69,8 +69,10 @@ struct Coordinator::Impl {
   bool shut_down = false;
   std::condition_variable stop_gc;
   std::thread gc;  // retention by policy, every options.retention_interval_ms
+  std::once_flag shutdown_once;
 
   void RetentionLoop();
+  void ShutdownOnce();
 
   Result<std::string> StartAgentListener();
 };
@@ -130,7 +132,8 @@ Result<std::string> Coordinator::Start() {
   ASSIGN_OR_RETURN(std::vector<store::NotificationRow> pending,
                    m.store->LoadPendingNotifications());
   for (auto& row : pending) row.next_try_at_ms = m.clock->NowMs();
-  m.deliverer = std::make_unique<notify::HttpCommandDeliverer>(m.options.notify.timeout_ms);
+  m.deliverer = std::make_unique<notify::HttpCommandDeliverer>(m.options.notify.timeout_ms,
+                                                               m.options.notify.ca_file);
   m.notifier = std::make_unique<notify::Notifier>(
       m.deliverer.get(), m.clock, m.options.notify.retry,
       [&m](const store::NotificationRow& row) {
@@ -227,10 +230,8 @@ Result<std::string> Coordinator::Start() {
   RETURN_IF_ERROR(WriteFileAtomic(addr_file, addr + "\n"));
   log->info("longhauld listening on {}{} (database {})", addr,
             sec.tls_cert_pem.empty() ? "" : " with TLS", db);
-  const rpc::ClientApi::RetentionPolicy& keep = m.options.retention;
-  if (keep.older_than_ms > 0 || keep.keep_last > 0) {
-    m.gc = std::thread([&m] { m.RetentionLoop(); });
-  }
+  // Always: a workflow's own `retention:` block applies without a policy of the daemon's.
+  m.gc = std::thread([&m] { m.RetentionLoop(); });
   return addr;
 }
 
@@ -267,10 +268,16 @@ void Coordinator::Wait() {
 }
 
 void Coordinator::Shutdown() {
-  Impl& m = *impl_;
+  // Once. A second caller waits until the first one is done: main() calls it when Wait()
+  // returns, which is while the signal thread's call is still stopping the rest, and then
+  // destroys the coordinator (with the retention thread still joinable: std::terminate).
+  std::call_once(impl_->shutdown_once, [this] { impl_->ShutdownOnce(); });
+}
+
+void Coordinator::Impl::ShutdownOnce() {
+  Impl& m = *this;
   {
     std::lock_guard<std::mutex> lock(m.mu);
-    if (m.shut_down) return;
     m.shut_down = true;
   }
   if (m.http) m.http->Stop();

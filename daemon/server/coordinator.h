@@ -28,6 +28,8 @@ struct NotifyOptions {
   workflow::NotifySpec spec;  // sinks for every run's events and agent_lost
   notify::RetryPolicy retry;
   int64_t timeout_ms = 30'000;  // one webhook request or command
+  // PEM CA(s) that https webhooks' certificates must chain to; "" : the system's CA store.
+  std::string ca_file;
   // The UI's address as notification readers reach it; "" : the HTTP listener's address.
   std::string ui_url;
   // Lets a workflow's notify.command and `longhaul notify test --command` run a command on
@@ -71,7 +73,8 @@ class Coordinator {
   const CoordinatorOptions& options() const;
   // Blocks until Shutdown() is called (from a signal handler thread, say).
   void Wait();
-  // Stops serving and the loop; in-flight calls end with CANCELLED. Idempotent.
+  // Stops serving and the loop; in-flight calls end with CANCELLED. Idempotent; a call made
+  // while another is under way returns once that one is done.
   void Shutdown();
   // The bound HTTP address ("127.0.0.1:PORT"), or "" when HTTP is off.
   const std::string& http_address() const;

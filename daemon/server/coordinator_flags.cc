@@ -77,7 +77,8 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
                "networks: see docs/security.md)");
   NotifyOptions& notify = options.notify;
   app.add_option("--notify-webhook", notify.spec.webhooks,
-                 "http:// URL sent a JSON POST for each event of --notify-on; repeatable");
+                 "http:// or https:// URL sent a JSON POST for each event of --notify-on; "
+                 "repeatable");
   app.add_option("--notify-format", notify.spec.format,
                  "body of the --notify-webhook POSTs: json (the event) or slack ({\"text\"})")
       ->capture_default_str();
@@ -100,6 +101,9 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
   app.add_option("--notify-timeout", f->notify_timeout,
                  "one webhook request or command at most this long")
       ->capture_default_str();
+  app.add_option("--notify-ca", notify.ca_file,
+                 "PEM CA file that https webhooks' certificates must chain to (default: the "
+                 "system's CA store)");
   app.add_flag("--notify-allow-commands", notify.allow_commands,
                "let workflows (notify.command) and `longhaul notify test --command` run a "
                "command on this host as longhauld's user; without it they are refused");
@@ -111,10 +115,12 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
                  "summary stays); 0: by age never")
       ->capture_default_str();
   app.add_option("--retention-keep", options.retention.keep_last,
-                 "collect ended runs beyond the newest N of each workflow; 0: by count never")
+                 "collect ended runs beyond the newest N of each workflow; 0: by count never "
+                 "(a workflow's retention block overrides both for its runs)")
       ->capture_default_str();
   app.add_option("--retention-interval", f->retention_interval,
-                 "how often retention runs when --retention-age or --retention-keep is set")
+                 "how often retention runs (the policy above, and workflows' own retention "
+                 "blocks)")
       ->capture_default_str();
   app.add_option("--backup", f->backup,
                  "copy the database (--db, or STATE/longhaul.db) to this new file, check the "
@@ -180,7 +186,8 @@ std::vector<std::string> CheckCoordinatorFlags(CoordinatorFlags* f,
   }
   for (auto [key, path] :
        {std::pair{"tokens", &sec.tokens_file}, std::pair{"tls-cert", &sec.tls_cert_file},
-        std::pair{"tls-key", &sec.tls_key_file}, std::pair{"agent-ca", &sec.agent_ca_file}}) {
+        std::pair{"tls-key", &sec.tls_key_file}, std::pair{"agent-ca", &sec.agent_ca_file},
+        std::pair{"notify-ca", &o.notify.ca_file}}) {
     if (!path->empty()) check(key, CheckReadable(*path));
   }
   if (!o.http.ui_dir.empty()) check("ui-dir", CheckReadable(o.http.ui_dir));

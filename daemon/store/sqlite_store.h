@@ -150,6 +150,11 @@ class SqliteStore {
     int64_t ended_at_ms = 0;
   };
   Result<std::vector<EndedRun>> ListEndedRuns(const std::string& workflow);
+  // For each workflow name with runs (only `workflow`, when it is not ""): the id of the
+  // workflow file its newest run was submitted with (whose `retention:` block applies).
+  Result<std::map<std::string, int64_t>> NewestWorkflowIds(const std::string& workflow);
+  // The text of stored workflow file `workflow_id`; NotFound when there is none.
+  Result<std::string> LoadWorkflowText(int64_t workflow_id);
   // What collecting run `run_id` removes: each attempt with its agent and output dir, whether
   // it is kept (the attempt that made the result of a stage the cache would reuse, or that a
   // not-yet-collected run reused), the kept stages with why, and its event rows.

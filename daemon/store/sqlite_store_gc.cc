@@ -32,6 +32,37 @@ Result<std::vector<SqliteStore::EndedRun>> SqliteStore::ListEndedRuns(
   return out;
 }
 
+Result<std::map<std::string, int64_t>> SqliteStore::NewestWorkflowIds(
+    const std::string& workflow) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  // SQLite takes the bare column workflow_id from the row that holds max(id).
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
+      "SELECT workflow_name, workflow_id, max(id) FROM runs "
+      "WHERE (?1 = '' OR workflow_name = ?1) GROUP BY workflow_name"));
+  st->Bind(1, workflow);
+  std::map<std::string, int64_t> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) break;
+    out[st->Text(0)] = st->Int(1);
+  }
+  st->Reset();
+  return out;
+}
+
+Result<std::string> SqliteStore::LoadWorkflowText(int64_t workflow_id) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT text FROM workflows WHERE id = ?1"));
+  st->Bind(1, workflow_id);
+  ASSIGN_OR_RETURN(bool row, st->Step());
+  std::string text = row ? st->Text(0) : std::string();
+  st->Reset();
+  if (!row) return absl::NotFoundError(StrCat("no workflow file ", workflow_id));
+  return text;
+}
+
 Result<SqliteStore::GcPlan> SqliteStore::PlanRunGc(int64_t run_id) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());

@@ -21,13 +21,9 @@ bool IsEvent(std::string_view kind) {
 
 // What is wrong with a webhook URL, or "" when it is one longhauld can send to.
 std::string UrlProblem(std::string_view url) {
-  if (url.rfind("https://", 0) == 0) {
-    return "https webhooks are not supported yet: use an http:// URL (a relay on the same "
-           "network can forward it over TLS)";
-  }
-  if (url.rfind("http://", 0) != 0 || url.size() <= 7) {
-    return "expected an http:// URL";
-  }
+  bool http = url.rfind("http://", 0) == 0 && url.size() > 7;
+  bool https = url.rfind("https://", 0) == 0 && url.size() > 8;
+  if (!http && !https) return "expected an http:// or https:// URL";
   return "";
 }
 

@@ -22,8 +22,26 @@
 namespace longhaul::workflow {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name",     "description", "params",
-                                           "defaults", "stages",      "notify"};
+const std::vector<std::string> kTopKeys = {"name",   "description", "params",   "defaults",
+                                           "stages", "notify",      "retention"};
+const std::vector<std::string> kRetentionKeys = {"age", "keep"};
+
+// `retention: {age: 30d, keep: 20}`: at least one of the two; 0 turns a rule off.
+void ReadRetention(const MapEntry& e, RetentionSpec* out, Diagnostics& diag) {
+  if (!ExpectMap(e, "retention", diag)) return;
+  for (const MapEntry& k : ReadMap(e.value, "retention", "key", &kRetentionKeys, diag)) {
+    if (k.key == "age") {
+      out->age_ms = ReadDuration(k, "retention.age", /*allow_zero=*/true, diag);
+    } else if (k.key == "keep") {
+      if (auto n = ReadInt(k, "retention.keep", 0, 1'000'000, diag)) {
+        out->keep = static_cast<int>(*n);
+      }
+    }
+  }
+  if (e.value.size() == 0) {
+    diag.Add(e.key_pos, "retention: expected age (a duration) or keep (a number of runs), or both");
+  }
+}
 // These would read like the other template forms (${params.x}, ${run.id}, ${output_dir}).
 const std::vector<std::string> kReservedStageNames = {"params", "run", "output_dir"};
 
@@ -254,6 +272,8 @@ Result<Workflow> ParseWorkflow(std::string_view text, std::string_view path) {
       defaults = ParseDefaults(e, diag);
     } else if (e.key == "notify") {
       ReadNotify(e, &wf.notify, diag);
+    } else if (e.key == "retention") {
+      ReadRetention(e, &wf.retention, diag);
     } else if (e.key == "stages") {
       has_stages = true;
       if (e.value.IsMap() && e.value.size() > kMaxStages) {

@@ -143,7 +143,7 @@ inline constexpr std::string_view kNotifyEvents[] = {
 // --notify-* flags in the same shape.
 struct NotifySpec {
   std::vector<std::string> on;        // event kinds (kNotifyEvents); empty: every kind
-  std::vector<std::string> webhooks;  // http:// URLs, each sent a POST
+  std::vector<std::string> webhooks;  // http:// or https:// URLs, each sent a POST
   std::string format = "json";        // of the webhooks' body: "json" (the event) or "slack"
   std::vector<std::string> command;   // argv run with the event's JSON on stdin; empty: none
   bool empty() const { return webhooks.empty() && command.empty(); }
@@ -157,9 +157,18 @@ struct NotifySpec {
   }
 };
 
-// Checks a NotifySpec built from flags or a file: known kinds, http:// URLs, a known
+// Checks a NotifySpec built from flags or a file: known kinds, http(s):// URLs, a known
 // format. `where` names it in the message ("--notify-webhook", "notify in wf.yaml").
 Status CheckNotifySpec(const NotifySpec& spec, std::string_view where);
+
+// The workflow's `retention:` block: how long longhauld keeps what this workflow's ended runs
+// left (docs/operations.md, "Retention"), instead of its --retention-age / --retention-keep.
+// A field not given leaves the daemon's value; 0 turns that rule off for this workflow.
+struct RetentionSpec {
+  std::optional<int64_t> age_ms;  // collect runs that ended longer ago than this
+  std::optional<int> keep;        // collect runs beyond the newest `keep`
+  bool empty() const { return !age_ms && !keep; }
+};
 
 struct ParamSpec {
   std::string name;
@@ -174,6 +183,7 @@ struct Workflow {
   std::vector<ParamSpec> params;  // in file order
   std::vector<StageSpec> stages;  // topological order, ties broken by file order
   NotifySpec notify;              // the `notify:` block; empty when there is none
+  RetentionSpec retention;        // the `retention:` block; empty when there is none
 
   // nullptr when there is no such stage / param.
   const StageSpec* FindStage(std::string_view name) const;

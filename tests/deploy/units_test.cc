@@ -6,45 +6,16 @@
 
 #include <map>
 #include <regex>
-#include <sstream>
 
 #include "core/fs.h"
 #include "core/strings.h"
+#include "tests/deploy/units.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-// The unit file's "Key=value" lines of section [Service] (a key given twice keeps the last).
-std::map<std::string, std::string> ServiceKeys(const std::string& unit) {
-  std::string text = ReadTextFile(SourceDir() + "/deploy/systemd/" + unit);
-  EXPECT_FALSE(text.empty()) << unit;
-  std::map<std::string, std::string> keys;
-  bool service = false;
-  for (const std::string& line : SplitLines(text)) {
-    if (!line.empty() && line[0] == '[') service = line == "[Service]";
-    auto eq = line.find('=');
-    if (service && eq != std::string::npos && line[0] != '#') {
-      keys[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-  }
-  return keys;
-}
-
-// ExecStart split on spaces, with /usr/local/bin/ -> the build's bin dir and the config
-// path -> `config`.
-std::vector<std::string> ExecStart(const std::string& unit, const std::string& config) {
-  std::vector<std::string> argv;
-  std::istringstream in(ServiceKeys(unit)["ExecStart"]);
-  for (std::string word; in >> word;) {
-    if (word.rfind("/usr/local/bin/", 0) == 0) word = BinDir() + word.substr(14);
-    if (word.rfind("/etc/longhaul/", 0) == 0) word = config;
-    argv.push_back(word);
-  }
-  return argv;
-}
 
 TEST(UnitsTest, UnitsStartDaemonsThatRunAWorkflow) {
   auto coordinator_keys = ServiceKeys("longhauld.service");

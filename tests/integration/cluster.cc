@@ -124,10 +124,10 @@ std::string Cluster::Binary(const std::string& name) const {
 Status Cluster::StartCoordinator(const std::string& listen) {
   std::string addr_file = state_dir_ + "/coordinator.addr";
   std::remove(addr_file.c_str());
-  std::vector<std::string> argv = {Binary("longhauld")};
   // An empty config file, so that a machine's /etc/longhaul/longhauld.yaml never applies.
-  AddFlags(argv, {{"--config", "/dev/null"},
-                  {"--state-dir", state_dir_},
+  std::vector<std::string> argv = options_.coordinator_command;
+  if (argv.empty()) argv = {Binary("longhauld"), "--config", "/dev/null"};
+  AddFlags(argv, {{"--state-dir", state_dir_},
                   {"--listen", listen},
                   {"--agent-timeout", options_.agent_timeout},
                   {"--lost-after", options_.lost_after},
@@ -181,9 +181,9 @@ void Cluster::Connect() {
 Status Cluster::StartAgent(int i) {
   Agent& a = agents_.at(static_cast<size_t>(i));
   a.suspended = false;
-  std::vector<std::string> argv = {Binary("longhaul-agent")};
-  AddFlags(argv, {{"--config", "/dev/null"},  // as longhauld's
-                  {"--coordinator", agent_address_},
+  std::vector<std::string> argv = options_.agent_command;
+  if (argv.empty()) argv = {Binary("longhaul-agent"), "--config", "/dev/null"};  // as longhauld's
+  AddFlags(argv, {{"--coordinator", agent_address_},
                   {"--state-dir", a.state_dir},
                   {"--id", a.id},
                   {"--cpus", StrCat(options_.cpus)},

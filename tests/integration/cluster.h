@@ -54,6 +54,11 @@ struct ClusterOptions {
   // shim and the stage binaries beside itself. Cluster::set_bin_dir changes it for later
   // (re)starts: a binary upgrade.
   std::string bin_dir;
+  // The command lines that start longhauld and each agent, in place of `BINARY --config
+  // /dev/null` (e.g. a systemd unit's ExecStart with its config file: tests/deploy/units.h);
+  // the harness's flags follow them and win over the config file.
+  std::vector<std::string> coordinator_command;
+  std::vector<std::string> agent_command;
 };
 
 class Cluster {

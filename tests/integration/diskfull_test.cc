@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -15,6 +17,8 @@
 
 #include "core/strings.h"
 #include "proto/state_names.h"
+#include "tests/http/exposition.h"
+#include "tests/http/http_client.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/fault_util.h"
 #include "tests/integration/journal.h"
@@ -117,6 +121,85 @@ TEST(DiskFullTest, StageExitSurvivesAFullStateDirAndTheAgentShowsItUntilSpaceRet
   while (std::getline(lines, line)) {
     EXPECT_TRUE(std::regex_match(line, whole)) << "a cut or odd line: " << line;
   }
+}
+
+// longhauld's state dir on a small tmpfs, filled while a stage streams events: the store
+// answers SQLITE_FULL, /readyz says 503 with the reason and longhaul_store_disk_full is 1, the
+// log says so once; when space returns it goes on by itself, and every event the stage wrote
+// is stored exactly once.
+TEST(DiskFullTest, CoordinatorStoreOnAFullDiskLosesNothingAndResumesWhenSpaceReturns) {
+  TmpfsMount fs(32 << 20);  // before the cluster: unmounted after its processes are gone
+  if (!fs.ok()) GTEST_SKIP() << fs.error();
+  Cluster c;
+  std::filesystem::remove(c.coordinator_state_dir());  // made empty by the constructor
+  ASSERT_EQ(::symlink(fs.path().c_str(), c.coordinator_state_dir().c_str()), 0);
+  Status st = c.Start();
+  ASSERT_TRUE(st.ok()) << st.message() << "\n" << c.Logs();
+
+  std::string stop = c.dir().Join("stop");
+  std::string stream =
+      "i=0; while [ ! -e " + stop + " ]; do i=$((i+1)); "
+      "echo \"{\\\"progress\\\": {\\\"done\\\": $i}}\" >> \"$LONGHAUL_EVENTS\"; done; exit 0";
+  Result<int64_t> id = c.Submit("name: stream\nstages:\n" + StageYaml("stream", RunList(stream)));
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  ASSERT_TRUE(c.WaitForRun(*id, [](const v1::Run& r) {
+                 const v1::Attempt* a = FindAttempt(r, "stream", 1);
+                 return a != nullptr && a->events() > 0;
+               }).ok())
+      << c.Logs();
+
+  auto ready = [&] {
+    Result<HttpResult> r = HttpGet(c.http_address(), "/readyz");
+    return r.ok() ? *r : HttpResult{};
+  };
+  auto full_gauge = [&] {
+    Result<HttpResult> r = HttpGet(c.http_address(), "/metrics");
+    if (!r.ok() || r->status != 200) return -1.0;
+    Exposition e;
+    ParseExposition(r->body, e);
+    return SeriesValue(e, "longhaul_store_disk_full");
+  };
+  EXPECT_EQ(full_gauge(), 0);
+  ASSERT_EQ(fs.Fill("filler"), ENOSPC);
+  HttpResult not_ready;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        not_ready = ready();
+        return not_ready.status == 503;
+      },
+      30'000))
+      << not_ready.status << " " << not_ready.body << c.Logs();
+  EXPECT_NE(not_ready.body.find("the store's disk is full: "), std::string::npos)
+      << not_ready.body;
+  EXPECT_EQ(full_gauge(), 1);
+
+  // Space returns: it goes on by itself.
+  std::filesystem::remove(fs.Join("filler"));
+  ASSERT_TRUE(WaitFor([&] { return ready().status == 200; }, 30'000)) << ready().body << c.Logs();
+  EXPECT_EQ(full_gauge(), 0);
+  ASSERT_EQ(::close(::creat(stop.c_str(), 0644)), 0);
+  Result<v1::Run> run = c.WaitForRunEnd(*id, 60'000);
+  ASSERT_TRUE(run.ok()) << run.status().message() << c.Logs();
+  EXPECT_EQ(run->status(), v1::RUN_SUCCEEDED) << DescribeRun(*run);
+
+  // Every line of the attempt's events file is stored, once.
+  const v1::Attempt* attempt = FindAttempt(*run, "stream", 1);
+  ASSERT_NE(attempt, nullptr);
+  std::string file = StrCat(c.AgentStateDir(0), "/attempts/", attempt->id(), "/events.jsonl");
+  int lines = CountLines(ReadTextFile(file), "\n");
+  ASSERT_GT(lines, 0) << file;
+  std::string of_attempt = StrCat(" FROM events WHERE attempt_id = ", attempt->id());
+  ASSERT_TRUE(WaitFor(
+      [&] { return c.Query("SELECT count(*)" + of_attempt).value_or("") == std::to_string(lines); },
+      30'000))
+      << c.Query("SELECT count(*)" + of_attempt).value_or("?") << " stored of " << lines;
+  EXPECT_EQ(c.Query("SELECT count(DISTINCT seq)" + of_attempt).value_or(""), std::to_string(lines));
+
+  // One line when the episode started, one when it ended.
+  std::string log = ReadTextFile(c.dir().Join("logs/longhauld.log"));
+  EXPECT_EQ(CountLines(log, "store full: "), 1) << log.substr(0, 4000);
+  EXPECT_EQ(CountLines(log, "store writable again after"), 1);
+  EXPECT_EQ(c.IntegrityCheck().value_or(""), "ok");
 }
 
 }  // namespace

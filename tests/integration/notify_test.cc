@@ -127,5 +127,51 @@ TEST_F(NotifyTest, APendingNotificationIsSentAgainAfterARestart) {
   EXPECT_EQ(got[1].body, got[0].body);
 }
 
+// https webhooks: a TLS receiver with a certificate from a CA made now (deploy/gen-certs.sh),
+// trusted through --notify-ca, gets the event after refusing the first try, with SNI set; one
+// whose certificate is from another CA gets nothing, and its try says why.
+TEST_F(NotifyTest, HttpsWebhooksVerifyTheCertificateAgainstTheConfiguredCa) {
+  TempDir certs;
+  for (const char* ca : {"ca", "other"}) {
+    CommandResult r = RunCommand({SourceDir() + "/deploy/gen-certs.sh", certs.Join(ca)});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  WebhookReceiver trusted(1, certs.Join("ca/coordinator.crt"), certs.Join("ca/coordinator.key"));
+  WebhookReceiver stranger(0, certs.Join("other/coordinator.crt"),
+                           certs.Join("other/coordinator.key"));
+  ASSERT_EQ(trusted.url().rfind("https://localhost:", 0), 0u) << trusted.url();
+  ClusterOptions options;
+  options.coordinator_flags = {"--notify-webhook", trusted.url(),  "--notify-webhook",
+                               stranger.url(),     "--notify-ca",    certs.Join("ca/ca.crt"),
+                               "--notify-on",      "run_failed",     "--notify-backoff",
+                               "100ms",            "--notify-max-backoff", "200ms"};
+  ASSERT_NO_FATAL_FAILURE(StartCluster(options));
+  Result<int64_t> run = cluster().Submit(
+      "name: tls\nstages:\n  bad: {run: [lh-testjob, --exit, \"1\"], retry: {limit: 0}}\n");
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE(WaitFor([&] { return trusted.requests().size() >= 2; }, 30'000))
+      << trusted.requests().size() << " requests";
+  auto got = trusted.requests();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].answered, 500);
+  EXPECT_EQ(got[1].answered, 200);
+  EXPECT_EQ(got[1].server_name, "localhost");
+  EXPECT_EQ(got[1].target, "/hook");
+  EXPECT_EQ(Kind(got[1]), "run_failed");
+  EXPECT_EQ(nlohmann::json::parse(got[1].body)["run_id"], *run);
+
+  // The stranger's certificate does not chain to --notify-ca: each try fails the handshake.
+  std::string sql = StrCat("SELECT state || ' ' || (tries > 0) || ' ' || last_error FROM "
+                           "notifications WHERE sink LIKE '%", stranger.port(), "%'");
+  ASSERT_TRUE(WaitFor([&] { return cluster().Query(sql).value_or("").rfind("pending 1 ", 0) == 0; },
+                      30'000))
+      << cluster().Query(sql).value_or("?");
+  EXPECT_NE(cluster().Query(sql)->find("certificate verify failed"), std::string::npos)
+      << *cluster().Query(sql);
+  EXPECT_TRUE(stranger.requests().empty());
+  ASSERT_TRUE(WaitFor([&] { return Webhooks().rfind("run_failed 2 delivered", 0) == 0; }, 10'000))
+      << Webhooks();
+}
+
 }  // namespace
 }  // namespace longhaul::testing

@@ -161,5 +161,38 @@ TEST_F(RetentionTest, NothingIsCollectedWithoutAPolicyAndARunningRunIsNeverChose
   EXPECT_NE(by_age.out.find("nothing to collect"), std::string::npos) << by_age.out;
 }
 
+TEST_F(RetentionTest, AWorkflowsRetentionBlockOverridesTheDaemonsPolicy) {
+  ClusterOptions options;
+  options.coordinator_flags = {"--retention-keep", "5"};
+  ASSERT_NO_FATAL_FAILURE(StartCluster(options));
+  // The daemon keeps 5 runs of each workflow; this one says 1.
+  std::string file = cluster().WriteFile(
+      "short.yaml", "name: short\nretention: {keep: 1}\nstages:\n  a: {run: [lh-testjob]}\n");
+  std::string other =
+      cluster().WriteFile("other.yaml", "name: other\nstages:\n  a: {run: [lh-testjob]}\n");
+  int64_t first = SubmitAndFinish({"submit", file});
+  int64_t second = SubmitAndFinish({"submit", file, "--no-cache"});
+  SubmitAndFinish({"submit", other});
+  SubmitAndFinish({"submit", other, "--no-cache"});
+  CommandResult dry = cluster().Cli({"gc", "--dry-run"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.out << dry.err;
+  EXPECT_NE(dry.out.find(StrCat(first, "  short")), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("beyond the newest 1 of short (its retention block)"), std::string::npos)
+      << dry.out;
+  EXPECT_NE(dry.out.find("(1 run(s); policy: runs beyond the newest 5 of their workflow; "
+                         "short's own: keep 1)"),
+            std::string::npos)
+      << dry.out;
+  EXPECT_EQ(dry.out.find(StrCat(second, "  short")), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.out.find("other "), std::string::npos) << dry.out;
+  // `longhaul gc --keep N` by hand wins over the block.
+  CommandResult by_hand = cluster().Cli({"gc", "--dry-run", "--keep", "2"});
+  ASSERT_EQ(by_hand.exit_code, 0) << by_hand.out << by_hand.err;
+  EXPECT_NE(by_hand.out.find("nothing to collect (policy: runs beyond the newest 2 of their "
+                             "workflow)"),
+            std::string::npos)
+      << by_hand.out;
+}
+
 }  // namespace
 }  // namespace longhaul::testing

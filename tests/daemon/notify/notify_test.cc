@@ -4,6 +4,7 @@
 
 #include "core/clock.h"
 #include "core/fs.h"
+#include "daemon/notify/https_post.h"
 #include "daemon/notify/notifier.h"
 #include "daemon/notify/outbox.h"
 #include "daemon/notify/sink.h"
@@ -229,6 +230,33 @@ TEST(DelivererTest, ACommandGetsTheEventOnStdinAndItsKindInTheEnvironment) {
   Status failed = deliverer.Deliver(Sink{"", "json", {"/bin/sh", "-c", "echo nope >&2; exit 3"}},
                                     "k", "{}");
   EXPECT_EQ(failed.message(), "exit 3: nope");
+}
+
+TEST(HttpsUrlTest, HostPortAndPathAreSplitAndBadOnesNamed) {
+  Result<HttpsUrl> u = ParseHttpsUrl("https://hooks.example.com/services/T0/B1?x=1");
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->host, "hooks.example.com");
+  EXPECT_EQ(u->port, 443);
+  EXPECT_EQ(u->target, "/services/T0/B1?x=1");
+  u = ParseHttpsUrl("https://[::1]:8443");
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->host, "::1");
+  EXPECT_EQ(u->port, 8443);
+  EXPECT_EQ(u->target, "/");
+  EXPECT_EQ(ParseHttpsUrl("https://h:99999/x").status().message(),
+            "webhook 'https://h:99999/x': port '99999' is not a number from 1 to 65535");
+  EXPECT_EQ(ParseHttpsUrl("http://h/x").status().message(),
+            "webhook 'http://h/x': expected an https:// URL");
+  EXPECT_EQ(ParseHttpsUrl("https:///x").status().message(), "webhook 'https:///x': no host");
+}
+
+TEST(HttpsUrlTest, APlaintextServerAtAnHttpsUrlFailsTheHandshake) {
+  testing::WebhookReceiver plaintext;
+  std::string url = "https://127.0.0.1:" + std::to_string(plaintext.port()) + "/hook";
+  HttpCommandDeliverer deliverer(10'000);
+  Status st = deliverer.Deliver(Sink{url, "json", {}}, "test", "{}");
+  EXPECT_TRUE(absl::IsUnavailable(st)) << st;
+  EXPECT_NE(st.message().find("TLS handshake with 127.0.0.1:"), std::string::npos) << st;
 }
 
 }  // namespace

@@ -400,9 +400,11 @@ TEST(WorkflowNotifyTest, BadNotifyBlocksSayWhatAndWhere) {
             "wf.yaml:3:8: notify.on: unknown event 'run_faild' (did you mean 'run_failed'?); "
             "the events are run_succeeded, run_failed, run_cancelled, stage_failed, "
             "stage_stalled, service_lost, agent_lost");
-  EXPECT_THAT(OnlyError("name: w\nnotify:\n  webhook: https://h/x\nstages:\n  a: {run: [x]}\n"),
-              HasSubstr("wf.yaml:3:12: notify.webhook: 'https://h/x': https webhooks are not "
-                        "supported yet"));
+  EXPECT_EQ(OnlyError("name: w\nnotify:\n  webhook: ftp://h/x\nstages:\n  a: {run: [x]}\n"),
+            "wf.yaml:3:12: notify.webhook: 'ftp://h/x': expected an http:// or https:// URL");
+  EXPECT_TRUE(ParseWorkflow("name: w\nnotify:\n  webhook: https://h/x\nstages:\n  a: {run: [x]}\n",
+                            "wf.yaml")
+                  .ok());
   EXPECT_EQ(OnlyError("name: w\nnotify:\n  webhook: [http://h/x]\n  format: teams\n"
                       "stages:\n  a: {run: [x]}\n"),
             "wf.yaml:4:11: notify.format: expected json or slack, got 'teams'");
