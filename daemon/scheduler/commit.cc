@@ -96,7 +96,11 @@ void Scheduler::AfterCommit() {
     dirty_stages_.shrink_to_fit();
     dirty_attempts_.shrink_to_fit();
     ended_attempts_.shrink_to_fit();
+    store_->ReleaseMemory();
     ReturnFreedMemory();
+    // Once more at the next tick: the answers and snapshots about the run that were still
+    // being sent are freed by then.
+    return_memory_at_tick_ = true;
   }
 }
 

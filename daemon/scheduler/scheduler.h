@@ -306,6 +306,7 @@ class Scheduler {
   std::vector<std::pair<uint64_t, v1::CoordinatorMessage>> outbox_;
   std::map<int64_t, std::vector<std::shared_ptr<Watcher>>> watchers_;
   std::set<int64_t> ended_runs_;  // to evict after the commit
+  bool return_memory_at_tick_ = false;  // a big run left memory: trim again at the next tick
   int64_t next_request_id_ = 1;
   struct PendingLog {
     LogCallback done;

@@ -7,12 +7,14 @@
 #include <CLI/CLI.hpp>
 
 #include "core/logging.h"
+#include "core/memory.h"
 #include "core/strings.h"
 #include "daemon/server/coordinator.h"
 #include "daemon/server/coordinator_flags.h"
 #include "daemon/store/backup.h"
 
 int main(int argc, char** argv) {
+  longhaul::FixMallocThresholds();
   CLI::App app{"longhauld: the longhaul coordinator. Schedules workflow runs onto agents and "
                "keeps their history in SQLite."};
   longhaul::server::CoordinatorFlags flags;

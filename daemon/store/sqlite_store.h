@@ -179,6 +179,11 @@ class SqliteStore {
   Result<std::vector<NotificationRow>> ListNotifications(int64_t run_id, int64_t before_id,
                                                          int limit);
 
+  // Frees what SQLite's page caches hold beyond the pages in use, on the writer and on the idle
+  // pooled readers (sqlite3_db_release_memory): after a big run leaves memory, so that its
+  // cached pages do not pin the heap pages around them. The writer's caller's thread only.
+  void ReleaseMemory();
+
   // PRAGMA integrity_check; "ok" when healthy.
   Result<std::string> IntegrityCheck();
   // How many runs there are in each status (by its stored name), for /metrics.

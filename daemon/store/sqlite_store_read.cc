@@ -13,6 +13,12 @@ namespace longhaul::store {
 
 using namespace internal;  // NOLINT
 
+void SqliteStore::ReleaseMemory() {
+  sqlite3_db_release_memory(writer_->raw());
+  std::lock_guard lock(pool_mu_);
+  for (auto& reader : pool_) sqlite3_db_release_memory(reader->raw());
+}
+
 Result<std::unique_ptr<Db>> SqliteStore::OpenReader() {
   return Db::Open(path_, /*create=*/false, /*read_only=*/true);
 }
