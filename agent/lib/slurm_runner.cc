@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include "core/command.h"
 #include "core/fs.h"
@@ -31,10 +32,14 @@ std::string Trim(std::string s) {
   return s.substr(i);
 }
 
+// Unavailable when the command could not reach the controller (try again later), otherwise
+// FailedPrecondition (Slurm answered no).
 Status CommandFailed(const std::vector<std::string>& argv, const CommandResult& r) {
   std::string err = Trim(r.err.empty() ? r.out : r.err);
-  return absl::UnavailableError(
-      StrCat(CommandLine(argv), ": exit ", r.exit_code, err.empty() ? "" : ": ", err));
+  std::string what =
+      StrCat(CommandLine(argv), ": exit ", r.exit_code, err.empty() ? "" : ": ", err);
+  if (SlurmUnreachable(err)) return absl::UnavailableError(what);
+  return absl::FailedPreconditionError(what);
 }
 
 // "KEY=VALUE" of `scontrol -o show job`'s one line.
@@ -91,6 +96,36 @@ std::map<std::string, NativeState> ParseSqueue(const std::string& text) {
     out[parts[0]] = MakeState(parts[1], parts[2], parts.size() > 3 ? parts[3] : "");
   }
   return out;
+}
+
+bool SlurmUnreachable(const std::string& err) {
+  // What 22.05's commands print when slurmctld is down, restarting or overloaded (errno
+  // texts of slurm_strerror), and a signal from our own deadline.
+  static const char* const kTransient[] = {
+      "Unable to contact slurm controller", "Socket timed out", "Connection refused",
+      "connection failure", "Zero Bytes were transmitted or received",
+      "Slurm backup controller in standby mode", "Resource temporarily unavailable",
+      "Communication connection failure"};
+  for (const char* t : kTransient) {
+    if (err.find(t) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::map<std::string, NativeState> ParseSacct(const std::string& text) {
+  std::map<std::string, NativeState> out;
+  for (const auto& raw : StrSplit(text, '\n')) {
+    auto parts = StrSplit(Trim(raw), '|');
+    if (parts.size() < 4 || parts[0].empty()) continue;
+    // "None assigned" is the node list of a job that never ran.
+    std::string node = parts[2] == "None assigned" ? "" : parts[2];
+    out[parts[0]] = MakeState(parts[1], parts[3], node);
+  }
+  return out;
+}
+
+bool SacctAccountingOff(const std::string& err) {
+  return err.find("accounting storage is disabled") != std::string::npos;
 }
 
 Result<std::string> ParseSbatch(const std::string& text) {
@@ -196,6 +231,22 @@ Result<NativeState> SlurmRunner::ShowJob(const std::string& id) {
   return MakeState(state, Field(r->out, "Reason"), Field(r->out, "NodeList"));
 }
 
+Result<std::map<std::string, NativeState>> SlurmRunner::Sacct(
+    const std::vector<std::string>& ids) {
+  std::vector<std::string> argv = {"sacct", "-n", "-P", "-X", "-j", StrJoin(ids, ","),
+                                   "-o", "JobID,State,NodeList,Reason"};
+  auto r = RunCommand(argv, options_.command_timeout_ms);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) {
+    if (SacctAccountingOff(r->err + r->out)) {
+      accounting_off_ = true;
+      return absl::FailedPreconditionError(StrCat(CommandLine(argv), ": accounting is off"));
+    }
+    return CommandFailed(argv, *r);
+  }
+  return ParseSacct(r->out);
+}
+
 Result<std::map<std::string, NativeState>> SlurmRunner::Reconcile(
     const std::vector<std::string>& native_ids) {
   std::map<std::string, NativeState> out;
@@ -205,16 +256,37 @@ Result<std::map<std::string, NativeState>> SlurmRunner::Reconcile(
   if (!r.ok()) return r.status();
   if (r->exit_code != 0) return CommandFailed(argv, *r);
   auto listed = ParseSqueue(r->out);
-  int shows_left = kMaxShowJobsPerReconcile;
+  std::vector<std::string> gone;  // ended long enough ago for squeue to drop them
   for (const auto& id : native_ids) {
     auto it = listed.find(id);
     if (it != listed.end()) {
       out[id] = it->second;
-      continue;
+    } else {
+      gone.push_back(id);
     }
-    // Ended long enough ago for squeue to drop it (or a job of another user): ask scontrol,
-    // a few per call, so that an empty squeue answer cannot turn into a storm of scontrols.
-    if (shows_left-- <= 0) continue;  // unknown this time
+  }
+  if (gone.empty()) return out;
+  // One sacct for all of them, where the cluster keeps accounting.
+  if (!accounting_off_) {
+    auto acct = Sacct(gone);
+    if (acct.ok()) {
+      std::vector<std::string> left;
+      for (const auto& id : gone) {
+        auto it = acct->find(id);
+        if (it != acct->end() && it->second.phase != NativePhase::kUnknown) {
+          out[id] = it->second;
+        } else {
+          left.push_back(id);  // not (yet) in the database
+        }
+      }
+      gone = std::move(left);
+    }
+  }
+  // scontrol knows a job until MinJobAge: a few per call, so that an empty squeue answer
+  // cannot turn into a storm of scontrols. The others are unknown this time.
+  int shows_left = kMaxShowJobsPerReconcile;
+  for (const auto& id : gone) {
+    if (shows_left-- <= 0) break;
     auto shown = ShowJob(id);
     if (shown.ok()) out[id] = *shown;
   }

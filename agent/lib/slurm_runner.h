@@ -8,10 +8,17 @@
 //   Find       `squeue --me --name=lh-<attempt id>`
 //   Cancel     a running shim: `scancel --batch --signal=USR1` (the shim stops the stage with
 //              its grace; the stage itself never gets USR1); a queued job: `scancel`
-//   Reconcile  one `squeue --me -t all` for every job; `scontrol show job` for jobs it no
-//              longer lists (at most 8 per call; the others are unknown until the next)
+//   Reconcile  one `squeue --me -t all` for every job; for the jobs it no longer lists, one
+//              `sacct -j ID,ID,...` for all of them, then `scontrol show job` for those sacct
+//              does not know (at most 8 per call; the others are unknown until the next).
+//              Once sacct says accounting is disabled, only scontrol is used.
+//
+// Errors: Unavailable when the command could not reach slurmctld (down, restarting): nothing
+// is known, ask again later; FailedPrecondition when Slurm refused (sbatch's "Requested node
+// configuration is not available"); DeadlineExceeded when it did not answer in time.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,8 +54,10 @@ class SlurmRunner : public AttemptRunner {
 
  private:
   Result<NativeState> ShowJob(const std::string& id);
+  Result<std::map<std::string, NativeState>> Sacct(const std::vector<std::string>& ids);
 
   const SlurmOptions options_;
+  std::atomic<bool> accounting_off_{false};  // sacct said so: scontrol only from then on
 };
 
 // "lh-<attempt id>".
@@ -59,6 +68,15 @@ NativePhase SlurmPhase(const std::string& state);
 // Parses `squeue -h -o '%i|%T|%r|%N'` lines (the node list is optional) into states by job
 // id; lines that do not parse are skipped.
 std::map<std::string, NativeState> ParseSqueue(const std::string& text);
+// Parses `sacct -n -P -X -o JobID,State,NodeList,Reason` lines ("CANCELLED by 0" is
+// CANCELLED, the node list "None assigned" is empty).
+std::map<std::string, NativeState> ParseSacct(const std::string& text);
+// Whether sacct's error output says the cluster keeps no accounting (AccountingStorageType=
+// accounting_storage/none: "Slurm accounting storage is disabled"), so scontrol must answer.
+bool SacctAccountingOff(const std::string& err);
+// Whether a Slurm command's error output means it could not reach slurmctld ("Unable to
+// contact slurm controller (connect failure)", "Socket timed out ..."): try again later.
+bool SlurmUnreachable(const std::string& err);
 // `sbatch --parsable` prints "ID" or "ID;CLUSTER".
 Result<std::string> ParseSbatch(const std::string& text);
 

@@ -77,5 +77,41 @@ TEST(SlurmRunnerTest, ParsesSqueueAndSbatch) {
   EXPECT_EQ(SlurmPhase("WHATEVER"), NativePhase::kUnknown);
 }
 
+// sacct -n -P -X -o JobID,State,NodeList,Reason, in the format of 22.05's man page (the
+// local test cluster keeps no accounting, so these lines are not recorded from it).
+TEST(SlurmRunnerTest, ParsesSacct) {
+  auto m = ParseSacct(
+      "40|COMPLETED|vm|None\n41|CANCELLED by 0|vm|None\n42|NODE_FAIL|gpu-a1|None\n"
+      "43|PENDING|None assigned|Resources\n44|TIMEOUT|vm|None\nnot a line\n");
+  ASSERT_EQ(m.size(), 5u);
+  EXPECT_EQ(m["40"].phase, NativePhase::kEnded);
+  EXPECT_EQ(m["41"].state, "CANCELLED");
+  EXPECT_EQ(m["42"].node, "gpu-a1");
+  EXPECT_EQ(m["43"].phase, NativePhase::kPending);
+  EXPECT_EQ(m["43"].node, "");
+  EXPECT_EQ(m["43"].reason, "Resources");
+  EXPECT_EQ(m["44"].reason, "");
+  EXPECT_TRUE(ParseSacct("").empty());
+}
+
+// What 22.05's commands printed on the local cluster (deploy/slurm-local.sh): sacct with
+// AccountingStorageType=accounting_storage/none, and every command while slurmctld was killed.
+TEST(SlurmRunnerTest, TellsAccountingOffAndAnUnreachableControllerFromARefusal) {
+  EXPECT_TRUE(SacctAccountingOff("Slurm accounting storage is disabled\n"));
+  EXPECT_FALSE(SacctAccountingOff(
+      "sacct: error: Problem talking to the database: Connection refused"));
+  EXPECT_TRUE(SlurmUnreachable(
+      "sbatch: error: Batch job submission failed: Unable to contact slurm controller "
+      "(connect failure)\n"));
+  EXPECT_TRUE(
+      SlurmUnreachable("slurm_load_jobs error: Unable to contact slurm controller (connect "
+                       "failure)\n"));
+  EXPECT_TRUE(SlurmUnreachable("squeue: error: Socket timed out on send/recv operation"));
+  EXPECT_FALSE(SlurmUnreachable(
+      "sbatch: error: Batch job submission failed: Requested node configuration is not "
+      "available"));
+  EXPECT_FALSE(SlurmUnreachable("slurm_load_jobs error: Invalid job id specified"));
+}
+
 }  // namespace
 }  // namespace longhaul::agent
