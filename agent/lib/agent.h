@@ -143,7 +143,7 @@ class Agent {
 
   // agent_native.cc: attempts of a polled executor (Slurm).
   void SubmitNative(Attempt& a, RunRequest req);
-  void OnNativeSubmitted(int64_t id, Result<Started> started);
+  void OnNativeSubmitted(int64_t id, const RunRequest& req, Result<Started> started);
   void AdoptNative(int64_t id, const AttemptDir& dir);
   void PollNative();
   void OnNativeStates(Result<std::map<std::string, NativeState>> states,

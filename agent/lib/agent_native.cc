@@ -14,27 +14,60 @@ namespace longhaul::agent {
 void Agent::SubmitNative(Attempt& a, RunRequest req) {
   a.native_busy = true;
   AttemptRunner* runner = runner_;
+  // Again after an answer that never came (slurmctld down): the first sbatch may have
+  // submitted all the same, so look first. A cancelled attempt is not submitted again.
+  const bool again = a.native_resubmit.has_value();
+  const bool cancelled = a.cancel.has_value();
+  a.native_resubmit.reset();
   OnWorker<Result<Started>>(
-      [runner, req = std::move(req)]() -> Result<Started> {
+      [runner, req, again, cancelled]() -> Result<Started> {
+        // Found by name: recorded as if sbatch had answered.
+        auto find = [&]() -> Result<Started> {
+          auto found = runner->Find(req.attempt_id);
+          if (!found.ok()) return found.status();
+          RETURN_IF_ERROR(WriteFileAtomic(req.attempt_dir + "/job_id", *found + "\n"));
+          return Started{*found, 0};
+        };
+        if (again) {
+          auto found = find();
+          if (!absl::IsNotFound(found.status())) return found;
+          if (cancelled) return absl::CancelledError("cancelled before it was submitted");
+        }
         auto started = runner->Start(req);
         if (!absl::IsDeadlineExceeded(started.status())) return started;
         // sbatch did not answer in time: it may have submitted all the same. Look before
         // submitting again, so that one attempt is never two jobs.
-        auto found = runner->Find(req.attempt_id);
-        if (found.ok()) {
-          RETURN_IF_ERROR(WriteFileAtomic(req.attempt_dir + "/job_id", *found + "\n"));
-          return Started{*found, 0};
-        }
-        if (!absl::IsNotFound(found.status())) return found.status();
+        auto found = find();
+        if (!absl::IsNotFound(found.status())) return found;
         return runner->Start(req);
       },
-      [this, id = a.id](Result<Started> started) { OnNativeSubmitted(id, std::move(started)); });
+      [this, id = a.id, req](Result<Started> started) {
+        OnNativeSubmitted(id, req, std::move(started));
+      });
 }
 
-void Agent::OnNativeSubmitted(int64_t id, Result<Started> started) {
+void Agent::OnNativeSubmitted(int64_t id, const RunRequest& req, Result<Started> started) {
   Attempt* a = Find(id);
   if (a == nullptr) return;
   a->native_busy = false;
+  if (!started.ok() && (absl::IsUnavailable(started.status()) ||
+                        absl::IsDeadlineExceeded(started.status()))) {
+    // Slurm could not be reached, or did not answer: the state is unknown, not failed.
+    log_->warn("attempt {}: {} unreachable, trying again at the next poll: {}", id,
+               runner_->executor(), ToStd(started.status().message()));
+    a->native_resubmit = req;
+    std::string key = "UNSUBMITTED|slurmctld unreachable";
+    if (key != a->native_reported) {
+      a->native_reported = key;
+      v1::AgentMessage m;
+      v1::AttemptQueued* q = m.mutable_queued();
+      q->set_attempt_id(a->id);
+      q->set_state("UNSUBMITTED");
+      q->set_reason(StrCat(runner_->executor(), " unreachable, trying again"));
+      Send(std::move(m));
+    }
+    return;
+  }
   if (!started.ok()) {
     std::string why =
         StrCat("cannot submit to ", runner_->executor(), ": ", ToStd(started.status().message()));
@@ -73,7 +106,11 @@ void Agent::AdoptNative(int64_t id, const AttemptDir& dir) {
 }
 
 void Agent::PollNative() {
-  if (poll_in_flight_ || shut_down_) return;
+  if (shut_down_) return;
+  for (auto& [id, a] : attempts_) {
+    if (a->native_resubmit && !a->native_busy && !a->exit) SubmitNative(*a, *a->native_resubmit);
+  }
+  if (poll_in_flight_) return;
   std::vector<std::string> ids;
   std::vector<int64_t> to_find;
   for (const auto& [id, a] : attempts_) {
