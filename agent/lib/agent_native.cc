@@ -23,7 +23,7 @@ void Agent::SubmitNative(Attempt& a, RunRequest req) {
       [runner, req, again, cancelled]() -> Result<Started> {
         // Found by name: recorded as if sbatch had answered.
         auto find = [&]() -> Result<Started> {
-          auto found = runner->Find(req.attempt_id);
+          auto found = runner->Find(req.attempt_id, req.attempt_dir);
           if (!found.ok()) return found.status();
           RETURN_IF_ERROR(WriteFileAtomic(req.attempt_dir + "/job_id", *found + "\n"));
           return Started{*found, 0};
@@ -112,11 +112,11 @@ void Agent::PollNative() {
   }
   if (poll_in_flight_) return;
   std::vector<std::string> ids;
-  std::vector<int64_t> to_find;
+  std::vector<std::pair<int64_t, std::string>> to_find;  // attempt id, dir
   for (const auto& [id, a] : attempts_) {
     if (a->exit) continue;
     if (!a->native_id.empty()) ids.push_back(a->native_id);
-    if (a->native_find) to_find.push_back(id);
+    if (a->native_find) to_find.emplace_back(id, a->dir.path());
   }
   for (auto& [id, a] : attempts_) Pump(*a);
   if (ids.empty() && to_find.empty()) return;
@@ -127,7 +127,7 @@ void Agent::PollNative() {
   OnWorker<Answer>(
       [runner, ids = std::move(ids), to_find = std::move(to_find)]() -> Answer {
         std::map<int64_t, Result<std::string>> found;
-        for (int64_t id : to_find) found.emplace(id, runner->Find(id));
+        for (const auto& [id, dir] : to_find) found.emplace(id, runner->Find(id, dir));
         return {runner->Reconcile(ids), std::move(found)};
       },
       [this](Answer answer) { OnNativeStates(std::move(answer.first), std::move(answer.second)); });

@@ -193,15 +193,27 @@ Result<Started> SlurmRunner::Start(const RunRequest& req) {
   return Started{*id, 0};
 }
 
-Result<std::string> SlurmRunner::Find(int64_t attempt_id) {
-  std::vector<std::string> argv = {
-      "squeue", "--me", "-h", "-t", "all", StrCat("--name=", SlurmJobName(attempt_id)), "-o", "%i"};
+std::string JobInDir(const std::string& text, const std::string& dir) {
+  for (const auto& raw : StrSplit(text, '\n')) {
+    std::string line = Trim(raw);
+    size_t bar = line.find('|');
+    if (bar != std::string::npos && bar > 0 && line.substr(bar + 1) == dir) {
+      return line.substr(0, bar);
+    }
+  }
+  return "";
+}
+
+Result<std::string> SlurmRunner::Find(int64_t attempt_id, const std::string& attempt_dir) {
+  std::vector<std::string> argv = {"squeue", "--me", "-h", "-t", "all",
+                                   StrCat("--name=", SlurmJobName(attempt_id)), "-o", "%i|%Z"};
   auto r = RunCommand(argv, options_.command_timeout_ms);
   if (!r.ok()) return r.status();
   if (r->exit_code != 0) return CommandFailed(argv, *r);
-  std::string id = Trim(r->out.substr(0, r->out.find('\n')));
+  std::string id = JobInDir(r->out, attempt_dir);
   if (id.empty()) {
-    return absl::NotFoundError(StrCat("no Slurm job named ", SlurmJobName(attempt_id)));
+    return absl::NotFoundError(
+        StrCat("no Slurm job named ", SlurmJobName(attempt_id), " in ", attempt_dir));
   }
   return id;
 }

@@ -5,7 +5,8 @@
 //
 //   Start      writes ATTEMPT_DIR/job.sh, runs `sbatch --parsable` and writes the job id to
 //              ATTEMPT_DIR/job_id atomically as soon as sbatch answers
-//   Find       `squeue --me --name=lh-<attempt id>`
+//   Find       `squeue --me --name=lh-<attempt id>`, the job whose working directory is the
+//              attempt dir (the same name may be another coordinator's attempt)
 //   Cancel     a running shim: `scancel --batch --signal=USR1` (the shim stops the stage with
 //              its grace; the stage itself never gets USR1); a queued job: `scancel`
 //   Reconcile  one `squeue --me -t all` for every job; for the jobs it no longer lists, one
@@ -43,7 +44,7 @@ class SlurmRunner : public AttemptRunner {
   std::string executor() const override { return "slurm"; }
   bool watches_processes() const override { return false; }
   Result<Started> Start(const RunRequest& req) override;
-  Result<std::string> Find(int64_t attempt_id) override;
+  Result<std::string> Find(int64_t attempt_id, const std::string& attempt_dir) override;
   Status Cancel(const std::string& native_id, bool running) override;
   Result<std::map<std::string, NativeState>> Reconcile(
       const std::vector<std::string>& native_ids) override;
@@ -77,6 +78,9 @@ bool SacctAccountingOff(const std::string& err);
 // Whether a Slurm command's error output means it could not reach slurmctld ("Unable to
 // contact slurm controller (connect failure)", "Socket timed out ..."): try again later.
 bool SlurmUnreachable(const std::string& err);
+// Of `squeue -h -o '%i|%Z'` lines, the id of the job whose working directory is `dir`; ""
+// when none.
+std::string JobInDir(const std::string& text, const std::string& dir);
 // `sbatch --parsable` prints "ID" or "ID;CLUSTER".
 Result<std::string> ParseSbatch(const std::string& text);
 

@@ -70,6 +70,9 @@ TEST(SlurmRunnerTest, ParsesSqueueAndSbatch) {
   EXPECT_EQ(with_node["15"].node, "gpu-a1");
   EXPECT_EQ(with_node["15"].state, "NODE_FAIL");
   EXPECT_EQ(with_node["16"].node, "");
+  // lh-7 of another coordinator (its own dir) is not this agent's attempt 7.
+  EXPECT_EQ(JobInDir("30|/other/attempts/7\n31|/state/attempts/7\n", "/state/attempts/7"), "31");
+  EXPECT_EQ(JobInDir("30|/other/attempts/7\n", "/state/attempts/7"), "");
   EXPECT_EQ(*ParseSbatch("123\n"), "123");
   EXPECT_EQ(*ParseSbatch("124;cluster\n"), "124");
   EXPECT_FALSE(ParseSbatch("sbatch: error: oops").ok());
