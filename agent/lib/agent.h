@@ -150,6 +150,8 @@ class Agent {
                       std::map<int64_t, Result<std::string>> found);
   void CheckNative(Attempt& a, const NativeState* state);
   void CancelNative(Attempt& a);
+  // AttemptQueued with `state` and `reason`, unless that is what was last sent.
+  void ReportQueued(Attempt& a, const std::string& state, const std::string& reason);
   // Runs `work` on the worker thread, then `done` with its result on the event loop, unless
   // the agent has shut down meanwhile.
   template <typename T>

@@ -56,16 +56,7 @@ void Agent::OnNativeSubmitted(int64_t id, const RunRequest& req, Result<Started>
     log_->warn("attempt {}: {} unreachable, trying again at the next poll: {}", id,
                runner_->executor(), ToStd(started.status().message()));
     a->native_resubmit = req;
-    std::string key = "UNSUBMITTED|slurmctld unreachable";
-    if (key != a->native_reported) {
-      a->native_reported = key;
-      v1::AgentMessage m;
-      v1::AttemptQueued* q = m.mutable_queued();
-      q->set_attempt_id(a->id);
-      q->set_state("UNSUBMITTED");
-      q->set_reason(StrCat(runner_->executor(), " unreachable, trying again"));
-      Send(std::move(m));
-    }
+    ReportQueued(*a, "UNSUBMITTED", StrCat(runner_->executor(), " unreachable, trying again"));
     return;
   }
   if (!started.ok()) {
@@ -173,17 +164,7 @@ void Agent::CheckNative(Attempt& a, const NativeState* state) {
   CheckPidFile(a);  // AttemptStarted, once the shim has written pid.json
   if (state != nullptr && state->phase != NativePhase::kUnknown) a.native = *state;
   if (a.native.phase == NativePhase::kPending && !a.pid) {
-    std::string key = StrCat(a.native.state, "|", a.native.reason);
-    if (key != a.native_reported) {
-      a.native_reported = key;
-      v1::AgentMessage m;
-      v1::AttemptQueued* q = m.mutable_queued();
-      q->set_attempt_id(a.id);
-      q->set_native_id(a.native_id);
-      q->set_state(a.native.state);
-      q->set_reason(a.native.reason);
-      Send(std::move(m));
-    }
+    ReportQueued(a, a.native.state, a.native.reason);
   }
   auto shim_exit = a.dir.ReadExit();
   bool over = a.native.phase == NativePhase::kEnded || a.native.phase == NativePhase::kGone;
@@ -208,6 +189,19 @@ void Agent::CheckNative(Attempt& a, const NativeState* state) {
     RecordExit(a, *exit, write);
   }
   Pump(a);
+}
+
+void Agent::ReportQueued(Attempt& a, const std::string& state, const std::string& reason) {
+  std::string key = StrCat(state, "|", reason);
+  if (key == a.native_reported) return;
+  a.native_reported = key;
+  v1::AgentMessage m;
+  v1::AttemptQueued* q = m.mutable_queued();
+  q->set_attempt_id(a.id);
+  q->set_native_id(a.native_id);
+  q->set_state(state);
+  q->set_reason(reason);
+  Send(std::move(m));
 }
 
 void Agent::CancelNative(Attempt& a) {
