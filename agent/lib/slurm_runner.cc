@@ -49,7 +49,7 @@ std::string Field(const std::string& line, const std::string& key) {
   while ((pos = line.find(needle, pos)) != std::string::npos) {
     if (pos == 0 || line[pos - 1] == ' ') {
       size_t start = pos + needle.size();
-      size_t end = line.find(' ', start);
+      size_t end = line.find_first_of(" \n", start);
       return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
     }
     pos += needle.size();

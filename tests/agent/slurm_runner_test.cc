@@ -4,6 +4,14 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "core/fs.h"
+#include "core/strings.h"
+#include "tests/testing/test_util.h"
 
 namespace longhaul::agent {
 namespace {
@@ -114,6 +122,69 @@ TEST(SlurmRunnerTest, TellsAccountingOffAndAnUnreachableControllerFromARefusal) 
       "sbatch: error: Batch job submission failed: Requested node configuration is not "
       "available"));
   EXPECT_FALSE(SlurmUnreachable("slurm_load_jobs error: Invalid job id specified"));
+}
+
+// Reconcile with squeue, sacct and scontrol replaced by scripts first on PATH (a unit test's
+// double; against the real commands: tests/slurm/). Job 10 is in squeue, 11 in sacct only,
+// 12 in scontrol only.
+class ReconcileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Script("squeue", "echo '10|RUNNING|None|vm'");
+    Script("sacct",
+           StrCat("echo \"$*\" >> ", dir_.Join("sacct.calls"), "\n",
+                  "if [ -e ", dir_.Join("off"), " ]; then\n",
+                  // What 22.05's sacct printed on the local cluster, whose accounting is off.
+                  "  echo 'Slurm accounting storage is disabled' >&2; exit 1\nfi\n",
+                  "echo '11|COMPLETED|vm|None'"));
+    Script("scontrol", StrCat("echo \"$4\" >> ", dir_.Join("scontrol.calls"), "\n",
+                              "echo \"JobId=$4 JobName=lh-1 JobState=TIMEOUT Reason=TimeLimit "
+                              "NodeList=vm\""));
+    old_path_ = std::getenv("PATH");
+    ::setenv("PATH", StrCat(dir_.path(), ":", old_path_).c_str(), 1);
+  }
+  void TearDown() override { ::setenv("PATH", old_path_.c_str(), 1); }
+
+  void Script(const std::string& name, const std::string& body) {
+    std::ofstream(dir_.Join(name)) << "#!/bin/sh\n" << body << "\n";
+    ::chmod(dir_.Join(name).c_str(), 0755);
+  }
+  std::vector<std::string> Calls(const std::string& name) {
+    auto text = ReadFile(dir_.Join(name + ".calls"));
+    std::vector<std::string> lines;
+    for (const auto& l : StrSplit(text.ok() ? *text : "", '\n')) {
+      if (!l.empty()) lines.push_back(l);
+    }
+    return lines;
+  }
+
+  testing::TempDir dir_;
+  std::string old_path_;
+};
+
+TEST_F(ReconcileTest, OneSacctForAllGoneJobsThenScontrolForTheRest) {
+  SlurmRunner runner({});
+  auto states = runner.Reconcile({"10", "11", "12"});
+  ASSERT_TRUE(states.ok()) << states.status().message();
+  EXPECT_EQ((*states)["10"].state, "RUNNING");
+  EXPECT_EQ((*states)["11"].state, "COMPLETED");
+  EXPECT_EQ((*states)["12"].state, "TIMEOUT");
+  EXPECT_EQ((*states)["12"].node, "vm");
+  EXPECT_THAT(Calls("sacct"), ::testing::ElementsAre(HasSubstr("-j 11,12 ")));
+  EXPECT_THAT(Calls("scontrol"), ::testing::ElementsAre("12"));
+}
+
+TEST_F(ReconcileTest, AccountingOffMeansScontrolOnlyFromThenOn) {
+  std::ofstream(dir_.Join("off")) << "";
+  SlurmRunner runner({});
+  for (int i = 0; i < 3; ++i) {
+    auto states = runner.Reconcile({"10", "11", "12"});
+    ASSERT_TRUE(states.ok()) << states.status().message();
+    EXPECT_EQ((*states)["11"].state, "TIMEOUT") << "from scontrol";
+    EXPECT_EQ((*states)["12"].state, "TIMEOUT");
+  }
+  EXPECT_EQ(Calls("sacct").size(), 1u) << "asked once, then never again";
+  EXPECT_EQ(Calls("scontrol").size(), 6u);
 }
 
 }  // namespace
