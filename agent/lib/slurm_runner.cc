@@ -1,5 +1,6 @@
 #include "agent/lib/slurm_runner.h"
 
+#include <chrono>
 #include <cmath>
 #include <set>
 #include <utility>
@@ -12,6 +13,9 @@ namespace longhaul::agent {
 namespace {
 
 constexpr int kMaxShowJobsPerReconcile = 8;
+// How often the partitions' limits are read again: after a success, after a failure.
+constexpr int64_t kPartitionsRefreshMs = 10 * 60'000;
+constexpr int64_t kPartitionsRetryMs = 60'000;
 
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
@@ -40,21 +44,6 @@ Status CommandFailed(const std::vector<std::string>& argv, const CommandResult& 
       StrCat(CommandLine(argv), ": exit ", r.exit_code, err.empty() ? "" : ": ", err);
   if (SlurmUnreachable(err)) return absl::UnavailableError(what);
   return absl::FailedPreconditionError(what);
-}
-
-// "KEY=VALUE" of `scontrol -o show job`'s one line.
-std::string Field(const std::string& line, const std::string& key) {
-  std::string needle = key + "=";
-  size_t pos = 0;
-  while ((pos = line.find(needle, pos)) != std::string::npos) {
-    if (pos == 0 || line[pos - 1] == ' ') {
-      size_t start = pos + needle.size();
-      size_t end = line.find_first_of(" \n", start);
-      return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    }
-    pos += needle.size();
-  }
-  return "";
 }
 
 NativeState MakeState(const std::string& state, const std::string& reason,
@@ -165,7 +154,16 @@ std::vector<std::string> SlurmRunner::SbatchArgs(const RunRequest& req) const {
     // Slurm's limit is a backstop behind longhaul's own timeout: the stage's limit, its grace
     // and the USR1 lead, in whole minutes.
     int64_t s = (req.timeout_ms + req.grace_ms) / 1000 + options_.signal_lead_s;
-    a.push_back(StrCat("--time=", (s + 59) / 60));
+    int64_t minutes = (s + 59) / 60;
+    // Over the partition's MaxTime the job would stay PENDING (PartitionTimeLimit) for ever:
+    // run it up to the limit instead (it ends `timeout` there and resumes from a checkpoint).
+    std::optional<int64_t> cap;
+    {
+      std::lock_guard<std::mutex> lock(partitions_mu_);
+      cap = partitions_.MaxMinutes(options_.partition);
+    }
+    if (cap && *cap > 0 && minutes > *cap) minutes = *cap;
+    a.push_back(StrCat("--time=", minutes));
   }
   if (!options_.partition.empty()) a.push_back(StrCat("--partition=", options_.partition));
   if (!options_.account.empty()) a.push_back(StrCat("--account=", options_.account));
@@ -180,7 +178,26 @@ std::vector<std::string> SlurmRunner::SbatchArgs(const RunRequest& req) const {
   return a;
 }
 
+void SlurmRunner::RefreshPartitions() {
+  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                    .count();
+  {
+    std::lock_guard<std::mutex> lock(partitions_mu_);
+    if (partitions_next_ms_ != 0 && now < partitions_next_ms_) return;
+    partitions_next_ms_ = now + kPartitionsRetryMs;  // unless it works
+  }
+  std::vector<std::string> argv = {"scontrol", "-o", "show", "partition"};
+  auto r = RunCommand(argv, options_.command_timeout_ms);
+  if (!r.ok() || r->exit_code != 0) return;  // no cap known until it works
+  SlurmPartitions parsed = ParsePartitions(r->out);
+  std::lock_guard<std::mutex> lock(partitions_mu_);
+  partitions_ = std::move(parsed);
+  partitions_next_ms_ = now + kPartitionsRefreshMs;
+}
+
 Result<Started> SlurmRunner::Start(const RunRequest& req) {
+  if (req.timeout_ms > 0) RefreshPartitions();
   std::string script = req.attempt_dir + "/job.sh";
   RETURN_IF_ERROR(WriteFileAtomic(script, BatchScript(req)));
   auto argv = SbatchArgs(req);
@@ -238,9 +255,9 @@ Result<NativeState> SlurmRunner::ShowJob(const std::string& id) {
     }
     return CommandFailed(argv, *r);
   }
-  std::string state = Field(r->out, "JobState");
+  std::string state = ScontrolField(r->out, "JobState");
   if (state.empty()) return absl::InternalError(StrCat(CommandLine(argv), ": no JobState"));
-  return MakeState(state, Field(r->out, "Reason"), Field(r->out, "NodeList"));
+  return MakeState(state, ScontrolField(r->out, "Reason"), ScontrolField(r->out, "NodeList"));
 }
 
 Result<std::map<std::string, NativeState>> SlurmRunner::Sacct(

@@ -4,7 +4,10 @@
 // scancel, found on PATH), each with a deadline.
 //
 //   Start      writes ATTEMPT_DIR/job.sh, runs `sbatch --parsable` and writes the job id to
-//              ATTEMPT_DIR/job_id atomically as soon as sbatch answers
+//              ATTEMPT_DIR/job_id atomically as soon as sbatch answers. A stage with a timeout
+//              gets --time capped at its partition's MaxTime, read with `scontrol -o show
+//              partition` at the first such Start and every 10 minutes after (every minute
+//              while it fails; meanwhile no cap is known and --time is not capped)
 //   Find       `squeue --me --name=lh-<attempt id>`, the job whose working directory is the
 //              attempt dir (the same name may be another coordinator's attempt)
 //   Cancel     a running shim: `scancel --batch --signal=USR1` (the shim stops the stage with
@@ -20,11 +23,13 @@
 #pragma once
 
 #include <atomic>
+#include <mutex>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "agent/lib/attempt_runner.h"
+#include "agent/lib/slurm_partitions.h"
 
 namespace longhaul::agent {
 
@@ -52,6 +57,8 @@ class SlurmRunner : public AttemptRunner {
   // The batch script for `req` and the sbatch command line that submits it (exposed for tests).
   static std::string BatchScript(const RunRequest& req);
   std::vector<std::string> SbatchArgs(const RunRequest& req) const;
+  // Reads the partitions' limits again when it is time to (see Start).
+  void RefreshPartitions();
 
  private:
   Result<NativeState> ShowJob(const std::string& id);
@@ -59,6 +66,9 @@ class SlurmRunner : public AttemptRunner {
 
   const SlurmOptions options_;
   std::atomic<bool> accounting_off_{false};  // sacct said so: scontrol only from then on
+  mutable std::mutex partitions_mu_;
+  SlurmPartitions partitions_;      // guarded by partitions_mu_
+  int64_t partitions_next_ms_ = 0;  // steady clock; 0: never read; guarded by partitions_mu_
 };
 
 // "lh-<attempt id>".

@@ -187,5 +187,72 @@ TEST_F(ReconcileTest, AccountingOffMeansScontrolOnlyFromThenOn) {
   EXPECT_EQ(Calls("scontrol").size(), 6u);
 }
 
+// What `scontrol -o show partition` printed on the local cluster (deploy/slurm-local.sh),
+// shortened; plus a 1-day partition.
+constexpr char kPartitions[] =
+    "PartitionName=low AllowGroups=ALL Default=YES QoS=N/A DefaultTime=NONE MaxNodes=UNLIMITED "
+    "MaxTime=UNLIMITED MinNodes=0 Nodes=vm State=UP\n"
+    "PartitionName=short AllowGroups=ALL Default=NO QoS=N/A DefaultTime=00:01:00 "
+    "MaxNodes=UNLIMITED MaxTime=00:01:00 MinNodes=0 Nodes=vm State=UP\n"
+    "PartitionName=day AllowGroups=ALL Default=NO MaxTime=1-00:00:00 Nodes=vm State=UP\n";
+
+TEST(SlurmPartitionsTest, ParsesMaxTimes) {
+  EXPECT_EQ(ParseSlurmMinutes("00:01:00"), 1);
+  EXPECT_EQ(ParseSlurmMinutes("1-00:00:00"), 24 * 60);
+  EXPECT_EQ(ParseSlurmMinutes("2-03:04:59"), 2 * 24 * 60 + 3 * 60 + 4);
+  EXPECT_EQ(ParseSlurmMinutes("1-12"), 36 * 60);
+  EXPECT_EQ(ParseSlurmMinutes("30"), 30);
+  EXPECT_EQ(ParseSlurmMinutes("30:59"), 30);
+  EXPECT_EQ(ParseSlurmMinutes("UNLIMITED"), std::nullopt);
+  EXPECT_EQ(ParseSlurmMinutes("INFINITE"), std::nullopt);
+  EXPECT_EQ(ParseSlurmMinutes(""), std::nullopt);
+  EXPECT_EQ(ParseSlurmMinutes("1:2:3:4"), std::nullopt);
+  SlurmPartitions p = ParsePartitions(kPartitions);
+  EXPECT_EQ(p.default_partition, "low");
+  EXPECT_EQ(p.MaxMinutes("short"), 1);
+  EXPECT_EQ(p.MaxMinutes("day"), 24 * 60);
+  EXPECT_EQ(p.MaxMinutes(""), std::nullopt) << "the default, low, is unlimited";
+  EXPECT_EQ(p.MaxMinutes("nosuch"), std::nullopt);
+}
+
+std::string TimeArg(const std::vector<std::string>& args) {
+  for (const auto& a : args) {
+    if (a.rfind("--time=", 0) == 0) return a;
+  }
+  return "";
+}
+
+TEST_F(ReconcileTest, TimeIsCappedAtThePartitionsMaxTime) {
+  Script("scontrol", StrCat("echo \"$*\" >> ", dir_.Join("scontrol.calls"), "\n",
+                            "[ -e ", dir_.Join("down"), " ] && { echo 'slurm_load_partitions: "
+                            "Unable to contact slurm controller (connect failure)' >&2; exit 1; }\n",
+                            "printf '", kPartitions, "'"));
+  RunRequest r = Request();
+  r.timeout_ms = 3 * 24 * 3600'000LL;  // a 3-day stage
+  SlurmOptions day;
+  day.partition = "day";
+  SlurmRunner on_day(day);
+  EXPECT_EQ(TimeArg(on_day.SbatchArgs(r)), "--time=4322") << "no limit known yet";
+  on_day.RefreshPartitions();
+  EXPECT_EQ(TimeArg(on_day.SbatchArgs(r)), "--time=1440") << "capped at 1 day";
+  on_day.RefreshPartitions();
+  EXPECT_THAT(Calls("scontrol"), ::testing::ElementsAre("-o show partition"))
+      << "read again only after 10 minutes";
+  r.timeout_ms = 60'000;
+  EXPECT_EQ(TimeArg(on_day.SbatchArgs(r)), "--time=3") << "under the limit: 1 min + grace + lead";
+
+  SlurmRunner on_default({});  // low, unlimited
+  on_default.RefreshPartitions();
+  r.timeout_ms = 3 * 24 * 3600'000LL;
+  EXPECT_EQ(TimeArg(on_default.SbatchArgs(r)), "--time=4322");
+
+  std::ofstream(dir_.Join("down")) << "";
+  SlurmOptions short_options;
+  short_options.partition = "short";
+  SlurmRunner unreachable(short_options);
+  unreachable.RefreshPartitions();  // fails: no cap, no crash
+  EXPECT_EQ(TimeArg(unreachable.SbatchArgs(r)), "--time=4322");
+}
+
 }  // namespace
 }  // namespace longhaul::agent

@@ -1,6 +1,7 @@
 // Faults of the real local Slurm (deploy/slurm-local.sh) under longhaul-agent --executor slurm
 // (docs/slurm.md, "Faults"):
-//   - Slurm's time limit ends an attempt that checkpoints: `timeout`, and the next attempt
+//   - Slurm's time limit (the stage's longer timeout capped at the partition's MaxTime) ends
+//     an attempt that checkpoints: `timeout`, and the next attempt
 //     resumes (LONGHAUL_RESUME=1) where the checkpoint says;
 //   - `kill -9 slurmd`: no second job while Slurm still says the first runs; once the node is
 //     DOWN the attempt ends node_fail and is retried outside retry.limit;
@@ -130,6 +131,8 @@ TEST_F(SlurmFaultTest, SlurmTimeLimitEndsAnAttemptAsTimeoutAndTheNextResumesFrom
   // Partition `short` gives every job 1 minute; USR1 comes 40 s before it, at slurmctld's
   // first time-limit check (every 30 s) past 20 s: attempt 1 is cut after 20 to 50 s. The
   // work takes 55 s, so at least one cut happens and at most three attempts finish it.
+  // The stage's own timeout, 5 minutes, is over the partition's MaxTime: the agent caps
+  // --time at 1 minute, or the job would stay PENDING (PartitionTimeLimit) and never run.
   ASSERT_NO_FATAL_FAILURE(
       StartSlurmCluster({"--slurm-partition", "short", "--slurm-signal-lead", "40s"}));
   constexpr int kItems = 110;
@@ -138,7 +141,7 @@ TEST_F(SlurmFaultTest, SlurmTimeLimitEndsAnAttemptAsTimeoutAndTheNextResumesFrom
       StageYaml("train",
                 YamlList({BinPath("lh-testjob"), "--work", std::to_string(kItems), "--step-ms",
                           "500", "--checkpoint-every", "5"}),
-                {}, {"resume: true", "retry: {limit: 4, backoff: 1s}"}));
+                {}, {"timeout: 5m", "resume: true", "retry: {limit: 4, backoff: 1s}"}));
   ASSERT_TRUE(id.ok()) << id.status().message();
   Result<v1::Run> run = cluster().WaitForRunEnd(*id, 300'000);
   ASSERT_TRUE(run.ok()) << run.status().message();
