@@ -183,6 +183,8 @@ void Agent::CheckNative(Attempt& a, const NativeState* state) {
   in.ambiguous_for_ms = a.native_since_ms == 0 ? 0 : now - a.native_since_ms;
   in.now_ms = now;
   if (auto exit = DecideNativeExit(in)) {
+    // Still queued (a reason that never clears): take it off Slurm's queue.
+    if (a.native.phase == NativePhase::kPending && !a.pid) CancelNative(a);
     // Written (again) when the agent knows more than the shim did, so a restart reports the same.
     bool write = !shim_exit.ok() || exit->failure_kind != shim_exit->failure_kind ||
                  exit->reason != shim_exit->reason;
