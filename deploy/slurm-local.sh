@@ -76,6 +76,9 @@ KillWait=5
 # default 300 s, so that the node failure test (tests/slurm/slurm_fault_test.cc) is quick.
 SlurmdTimeout=10
 MinJobAge=600
+# Jobs the controller holds at once, ended ones included until MinJobAge: the default 10000
+# would refuse sbatch during bench/slurm/queued.sh's 10,000 attempts.
+MaxJobCount=50000
 ReturnToService=2
 MpiDefault=none
 NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
