@@ -2,13 +2,17 @@
 # A one-node Slurm on this machine, from Debian's packages (deploy/install-deps.sh --with-slurm),
 # for longhaul-agent --executor slurm and its tests (docs/slurm.md).
 #
-#   deploy/slurm-local.sh start|stop|status
+#   deploy/slurm-local.sh start|revive|stop|status
+#
+# `revive` starts whichever daemon is not running (after a test killed it) with the same
+# slurm.conf, keeping the controller's saved jobs, and resumes the node if it is down.
 #
 # Everything lives under $LONGHAUL_SLURM_DIR (default /var/tmp/longhaul-slurm): slurm.conf,
 # state, spool, logs, pid files. Client commands need SLURM_CONF=$DIR/etc/slurm.conf, which
 # `start` prints. The node is this host with its real CPUs and memory, no GPUs. Two partitions:
 # `low` (default, PriorityTier=1) and `high` (PriorityTier=2); PreemptType=preempt/partition_prio
 # with PreemptMode=CANCEL, so a `high` job cancels a `low` one, whose state becomes PREEMPTED.
+# `short` gives every job a 1-minute time limit (the time limit test).
 # No accounting daemon: ended jobs are read with `scontrol show job` while the controller
 # remembers them (MinJobAge=600 s), and a line per ended job goes to $DIR/log/jobcomp.txt
 # (JobCompType=jobcomp/filetxt). Needs root (SlurmUser=root, munged).
@@ -68,12 +72,19 @@ SchedulerType=sched/backfill
 PreemptType=preempt/partition_prio
 PreemptMode=CANCEL
 KillWait=5
+# A node whose slurmd stops answering is DOWN (and its jobs NODE_FAIL) after 10 s, not the
+# default 300 s, so that the node failure test (tests/slurm/slurm_fault_test.cc) is quick.
+SlurmdTimeout=10
 MinJobAge=600
+# Jobs the controller holds at once, ended ones included until MinJobAge: the default 10000
+# would refuse sbatch during bench/slurm/queued.sh's 10,000 attempts.
+MaxJobCount=50000
 ReturnToService=2
 MpiDefault=none
 NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=low Nodes=$NODE Default=YES PriorityTier=1 MaxTime=INFINITE State=UP
 PartitionName=high Nodes=$NODE PriorityTier=2 MaxTime=INFINITE State=UP
+PartitionName=short Nodes=$NODE PriorityTier=1 DefaultTime=1 MaxTime=1 State=UP
 EOF
   mv "$CONF.tmp" "$CONF"
 }
@@ -92,13 +103,18 @@ start_munge() {
 
 node_state() { sinfo -h -n "$NODE" -o %T 2>/dev/null | head -1; }
 
-cmd_start() {
+cmd_start() {  # $1: "revive": keep slurm.conf and the controller's saved jobs
   command -v slurmctld >/dev/null || die "slurmctld not found: run deploy/install-deps.sh --with-slurm"
   [ "$(id -u)" -eq 0 ] || die "needs root (SlurmUser=root)"
+  local clear=-c
+  if [ "${1:-}" = revive ]; then
+    [ -f "$CONF" ] || die "$CONF is missing: use start"
+    clear=""
+  fi
   if ! alive "$DIR/run/slurmctld.pid" || ! alive "$DIR/run/slurmd.pid"; then
-    write_conf
+    [ -n "$clear" ] && write_conf
     start_munge
-    alive "$DIR/run/slurmctld.pid" || slurmctld -c -f "$CONF" || die "slurmctld did not start; see $DIR/log/slurmctld.log"
+    alive "$DIR/run/slurmctld.pid" || slurmctld $clear -f "$CONF" || die "slurmctld did not start; see $DIR/log/slurmctld.log"
     alive "$DIR/run/slurmd.pid" || slurmd -f "$CONF" || die "slurmd did not start; see $DIR/log/slurmd.log"
   fi
   local deadline=$((SECONDS + WAIT_S)) state=""
@@ -142,7 +158,8 @@ cmd_status() {
 
 case "${1:-}" in
   start) cmd_start ;;
+  revive) cmd_start revive ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 start|revive|stop|status" >&2; exit 2 ;;
 esac

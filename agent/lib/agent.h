@@ -143,13 +143,15 @@ class Agent {
 
   // agent_native.cc: attempts of a polled executor (Slurm).
   void SubmitNative(Attempt& a, RunRequest req);
-  void OnNativeSubmitted(int64_t id, Result<Started> started);
+  void OnNativeSubmitted(int64_t id, const RunRequest& req, Result<Started> started);
   void AdoptNative(int64_t id, const AttemptDir& dir);
   void PollNative();
   void OnNativeStates(Result<std::map<std::string, NativeState>> states,
                       std::map<int64_t, Result<std::string>> found);
   void CheckNative(Attempt& a, const NativeState* state);
   void CancelNative(Attempt& a);
+  // AttemptQueued with `state` and `reason`, unless that is what was last sent.
+  void ReportQueued(Attempt& a, const std::string& state, const std::string& reason);
   // Runs `work` on the worker thread, then `done` with its result on the event loop, unless
   // the agent has shut down meanwhile.
   template <typename T>

@@ -14,27 +14,51 @@ namespace longhaul::agent {
 void Agent::SubmitNative(Attempt& a, RunRequest req) {
   a.native_busy = true;
   AttemptRunner* runner = runner_;
+  // Again after an answer that never came (slurmctld down): the first sbatch may have
+  // submitted all the same, so look first. A cancelled attempt is not submitted again.
+  const bool again = a.native_resubmit.has_value();
+  const bool cancelled = a.cancel.has_value();
+  a.native_resubmit.reset();
   OnWorker<Result<Started>>(
-      [runner, req = std::move(req)]() -> Result<Started> {
+      [runner, req, again, cancelled]() -> Result<Started> {
+        // Found by name: recorded as if sbatch had answered.
+        auto find = [&]() -> Result<Started> {
+          auto found = runner->Find(req.attempt_id, req.attempt_dir);
+          if (!found.ok()) return found.status();
+          RETURN_IF_ERROR(WriteFileAtomic(req.attempt_dir + "/job_id", *found + "\n"));
+          return Started{*found, 0};
+        };
+        if (again) {
+          auto found = find();
+          if (!absl::IsNotFound(found.status())) return found;
+          if (cancelled) return absl::CancelledError("cancelled before it was submitted");
+        }
         auto started = runner->Start(req);
         if (!absl::IsDeadlineExceeded(started.status())) return started;
         // sbatch did not answer in time: it may have submitted all the same. Look before
         // submitting again, so that one attempt is never two jobs.
-        auto found = runner->Find(req.attempt_id);
-        if (found.ok()) {
-          RETURN_IF_ERROR(WriteFileAtomic(req.attempt_dir + "/job_id", *found + "\n"));
-          return Started{*found, 0};
-        }
-        if (!absl::IsNotFound(found.status())) return found.status();
+        auto found = find();
+        if (!absl::IsNotFound(found.status())) return found;
         return runner->Start(req);
       },
-      [this, id = a.id](Result<Started> started) { OnNativeSubmitted(id, std::move(started)); });
+      [this, id = a.id, req](Result<Started> started) {
+        OnNativeSubmitted(id, req, std::move(started));
+      });
 }
 
-void Agent::OnNativeSubmitted(int64_t id, Result<Started> started) {
+void Agent::OnNativeSubmitted(int64_t id, const RunRequest& req, Result<Started> started) {
   Attempt* a = Find(id);
   if (a == nullptr) return;
   a->native_busy = false;
+  if (!started.ok() && (absl::IsUnavailable(started.status()) ||
+                        absl::IsDeadlineExceeded(started.status()))) {
+    // Slurm could not be reached, or did not answer: the state is unknown, not failed.
+    log_->warn("attempt {}: {} unreachable, trying again at the next poll: {}", id,
+               runner_->executor(), ToStd(started.status().message()));
+    a->native_resubmit = req;
+    ReportQueued(*a, "UNSUBMITTED", StrCat(runner_->executor(), " unreachable, trying again"));
+    return;
+  }
   if (!started.ok()) {
     std::string why =
         StrCat("cannot submit to ", runner_->executor(), ": ", ToStd(started.status().message()));
@@ -73,13 +97,17 @@ void Agent::AdoptNative(int64_t id, const AttemptDir& dir) {
 }
 
 void Agent::PollNative() {
-  if (poll_in_flight_ || shut_down_) return;
+  if (shut_down_) return;
+  for (auto& [id, a] : attempts_) {
+    if (a->native_resubmit && !a->native_busy && !a->exit) SubmitNative(*a, *a->native_resubmit);
+  }
+  if (poll_in_flight_) return;
   std::vector<std::string> ids;
-  std::vector<int64_t> to_find;
+  std::vector<std::pair<int64_t, std::string>> to_find;  // attempt id, dir
   for (const auto& [id, a] : attempts_) {
     if (a->exit) continue;
     if (!a->native_id.empty()) ids.push_back(a->native_id);
-    if (a->native_find) to_find.push_back(id);
+    if (a->native_find) to_find.emplace_back(id, a->dir.path());
   }
   for (auto& [id, a] : attempts_) Pump(*a);
   if (ids.empty() && to_find.empty()) return;
@@ -90,7 +118,7 @@ void Agent::PollNative() {
   OnWorker<Answer>(
       [runner, ids = std::move(ids), to_find = std::move(to_find)]() -> Answer {
         std::map<int64_t, Result<std::string>> found;
-        for (int64_t id : to_find) found.emplace(id, runner->Find(id));
+        for (const auto& [id, dir] : to_find) found.emplace(id, runner->Find(id, dir));
         return {runner->Reconcile(ids), std::move(found)};
       },
       [this](Answer answer) { OnNativeStates(std::move(answer.first), std::move(answer.second)); });
@@ -136,17 +164,7 @@ void Agent::CheckNative(Attempt& a, const NativeState* state) {
   CheckPidFile(a);  // AttemptStarted, once the shim has written pid.json
   if (state != nullptr && state->phase != NativePhase::kUnknown) a.native = *state;
   if (a.native.phase == NativePhase::kPending && !a.pid) {
-    std::string key = StrCat(a.native.state, "|", a.native.reason);
-    if (key != a.native_reported) {
-      a.native_reported = key;
-      v1::AgentMessage m;
-      v1::AttemptQueued* q = m.mutable_queued();
-      q->set_attempt_id(a.id);
-      q->set_native_id(a.native_id);
-      q->set_state(a.native.state);
-      q->set_reason(a.native.reason);
-      Send(std::move(m));
-    }
+    ReportQueued(a, a.native.state, a.native.reason);
   }
   auto shim_exit = a.dir.ReadExit();
   bool over = a.native.phase == NativePhase::kEnded || a.native.phase == NativePhase::kGone;
@@ -165,12 +183,27 @@ void Agent::CheckNative(Attempt& a, const NativeState* state) {
   in.ambiguous_for_ms = a.native_since_ms == 0 ? 0 : now - a.native_since_ms;
   in.now_ms = now;
   if (auto exit = DecideNativeExit(in)) {
+    // Still queued (a reason that never clears): take it off Slurm's queue.
+    if (a.native.phase == NativePhase::kPending && !a.pid) CancelNative(a);
     // Written (again) when the agent knows more than the shim did, so a restart reports the same.
     bool write = !shim_exit.ok() || exit->failure_kind != shim_exit->failure_kind ||
                  exit->reason != shim_exit->reason;
     RecordExit(a, *exit, write);
   }
   Pump(a);
+}
+
+void Agent::ReportQueued(Attempt& a, const std::string& state, const std::string& reason) {
+  std::string key = StrCat(state, "|", reason);
+  if (key == a.native_reported) return;
+  a.native_reported = key;
+  v1::AgentMessage m;
+  v1::AttemptQueued* q = m.mutable_queued();
+  q->set_attempt_id(a.id);
+  q->set_native_id(a.native_id);
+  q->set_state(state);
+  q->set_reason(reason);
+  Send(std::move(m));
 }
 
 void Agent::CancelNative(Attempt& a) {

@@ -42,6 +42,9 @@ struct Attempt {
   std::string native_id;
   bool native_busy = false;     // a submission is in flight on the worker
   bool native_find = false;     // adopted without job_id: look for the job by name
+  // The submission could not reach the scheduler (slurmctld down): submitted again, after a
+  // look by name, at the next poll.
+  std::optional<RunRequest> native_resubmit;
   NativeState native;           // as last heard
   std::string native_reported;  // "STATE|reason" last sent as AttemptQueued
   int64_t native_since_ms = 0;  // when the picture became ambiguous (native_outcome.h)

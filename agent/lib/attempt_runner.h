@@ -69,8 +69,9 @@ class AttemptRunner {
   // the caller then asks Find before starting again.
   virtual Result<Started> Start(const RunRequest& req) = 0;
   // An attempt started earlier (by an earlier agent, or a Start that timed out): its native
-  // id, or NotFound.
-  virtual Result<std::string> Find(int64_t attempt_id) = 0;
+  // id, or NotFound. `attempt_dir` tells it from another attempt of the same id (another
+  // coordinator's, or one of a coordinator whose database was replaced).
+  virtual Result<std::string> Find(int64_t attempt_id, const std::string& attempt_dir) = 0;
   // Asks the attempt to stop. `running`: the shim runs and gets the cancel signal (it reads
   // cancel.json and stops the stage with its grace); otherwise it is taken off the queue.
   virtual Status Cancel(const std::string& native_id, bool running) = 0;

@@ -28,7 +28,7 @@ Result<Started> LocalRunner::Start(const RunRequest& req) {
   return Started{std::to_string(*pid), *pid};
 }
 
-Result<std::string> LocalRunner::Find(int64_t attempt_id) {
+Result<std::string> LocalRunner::Find(int64_t attempt_id, const std::string& /*attempt_dir*/) {
   return absl::NotFoundError(StrCat("attempt ", attempt_id, ": no local process is looked up"));
 }
 

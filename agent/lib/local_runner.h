@@ -15,7 +15,7 @@ class LocalRunner : public AttemptRunner {
   bool watches_processes() const override { return true; }
   Result<Started> Start(const RunRequest& req) override;
   // Nothing outlives the request that could be found again: the pid is known at once.
-  Result<std::string> Find(int64_t attempt_id) override;
+  Result<std::string> Find(int64_t attempt_id, const std::string& attempt_dir) override;
   // SIGTERM to the pid (the agent itself signals through its pidfd instead).
   Status Cancel(const std::string& native_id, bool running) override;
   // Running while the pid exists, else gone; the agent's pidfds tell it more.

@@ -24,9 +24,25 @@ std::optional<Kind> KindOf(const std::string& state) {
 
 }  // namespace
 
+bool SlurmReasonNeverClears(const std::string& reason) {
+  static const char* const kNever[] = {
+      "PartitionTimeLimit", "PartitionNodeLimit", "BadConstraints",
+      "InvalidAccount",     "InvalidQOS",         "QOSMaxWallDurationPerJobLimit"};
+  for (const char* r : kNever) {
+    if (reason == r) return true;
+  }
+  return false;
+}
+
 std::optional<ExitInfo> DecideNativeExit(const NativeOutcomeInput& in) {
   const bool over = in.state.phase == NativePhase::kEnded || in.state.phase == NativePhase::kGone;
   const std::string job = StrCat("Slurm job ", in.native_id);
+  if (!in.shim_exit && !in.cancel && in.state.phase == NativePhase::kPending &&
+      SlurmReasonNeverClears(in.state.reason)) {
+    return StartFailure(StrCat(job, " cannot run: ", in.state.state, " (", in.state.reason,
+                               "), a reason that does not clear by itself"),
+                        in.now_ms);
+  }
   if (in.shim_exit) {
     const ExitInfo& e = *in.shim_exit;
     // The stage ended by itself, or longhaul stopped it: exit.json says it all.

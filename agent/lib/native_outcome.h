@@ -8,6 +8,9 @@
 //   PREEMPTED -> preempted, NODE_FAIL -> node_fail, OUT_OF_MEMORY -> oom,
 //   TIMEOUT/DEADLINE (or the shim's "time limit near" stop) -> timeout,
 //   CANCELLED with no cancel from longhaul -> cancelled_outside ("cancelled outside longhaul")
+//
+// A job still queued for a reason that never clears by itself (SlurmReasonNeverClears) fails
+// to start at once, with that reason; the caller then takes the job off the queue.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +37,12 @@ struct NativeOutcomeInput {
   int64_t ambiguous_for_ms = 0;       // how long the picture has been as it is (see above)
   int64_t now_ms = 0;
 };
+
+// Whether a pending job's reason (squeue's %r) means it will never run as submitted:
+// PartitionTimeLimit, PartitionNodeLimit, BadConstraints, InvalidAccount, InvalidQOS,
+// QOSMaxWallDurationPerJobLimit. Resources, Priority, ReqNodeNotAvail (a node may come back),
+// Dependency, ... clear by themselves.
+bool SlurmReasonNeverClears(const std::string& reason);
 
 // The exit to report, or nullopt while the agent should wait for more.
 std::optional<ExitInfo> DecideNativeExit(const NativeOutcomeInput& in);

@@ -1,7 +1,9 @@
 #include "agent/lib/slurm_runner.h"
 
+#include <chrono>
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include "core/command.h"
 #include "core/fs.h"
@@ -11,6 +13,9 @@ namespace longhaul::agent {
 namespace {
 
 constexpr int kMaxShowJobsPerReconcile = 8;
+// How often the partitions' limits are read again: after a success, after a failure.
+constexpr int64_t kPartitionsRefreshMs = 10 * 60'000;
+constexpr int64_t kPartitionsRetryMs = 60'000;
 
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
@@ -31,25 +36,14 @@ std::string Trim(std::string s) {
   return s.substr(i);
 }
 
+// Unavailable when the command could not reach the controller (try again later), otherwise
+// FailedPrecondition (Slurm answered no).
 Status CommandFailed(const std::vector<std::string>& argv, const CommandResult& r) {
   std::string err = Trim(r.err.empty() ? r.out : r.err);
-  return absl::UnavailableError(
-      StrCat(CommandLine(argv), ": exit ", r.exit_code, err.empty() ? "" : ": ", err));
-}
-
-// "KEY=VALUE" of `scontrol -o show job`'s one line.
-std::string Field(const std::string& line, const std::string& key) {
-  std::string needle = key + "=";
-  size_t pos = 0;
-  while ((pos = line.find(needle, pos)) != std::string::npos) {
-    if (pos == 0 || line[pos - 1] == ' ') {
-      size_t start = pos + needle.size();
-      size_t end = line.find(' ', start);
-      return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    }
-    pos += needle.size();
-  }
-  return "";
+  std::string what =
+      StrCat(CommandLine(argv), ": exit ", r.exit_code, err.empty() ? "" : ": ", err);
+  if (SlurmUnreachable(err)) return absl::UnavailableError(what);
+  return absl::FailedPreconditionError(what);
 }
 
 NativeState MakeState(const std::string& state, const std::string& reason,
@@ -93,6 +87,36 @@ std::map<std::string, NativeState> ParseSqueue(const std::string& text) {
   return out;
 }
 
+bool SlurmUnreachable(const std::string& err) {
+  // What 22.05's commands print when slurmctld is down, restarting or overloaded (errno
+  // texts of slurm_strerror), and a signal from our own deadline.
+  static const char* const kTransient[] = {
+      "Unable to contact slurm controller", "Socket timed out", "Connection refused",
+      "connection failure", "Zero Bytes were transmitted or received",
+      "Slurm backup controller in standby mode", "Resource temporarily unavailable",
+      "Communication connection failure"};
+  for (const char* t : kTransient) {
+    if (err.find(t) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::map<std::string, NativeState> ParseSacct(const std::string& text) {
+  std::map<std::string, NativeState> out;
+  for (const auto& raw : StrSplit(text, '\n')) {
+    auto parts = StrSplit(Trim(raw), '|');
+    if (parts.size() < 4 || parts[0].empty()) continue;
+    // "None assigned" is the node list of a job that never ran.
+    std::string node = parts[2] == "None assigned" ? "" : parts[2];
+    out[parts[0]] = MakeState(parts[1], parts[3], node);
+  }
+  return out;
+}
+
+bool SacctAccountingOff(const std::string& err) {
+  return err.find("accounting storage is disabled") != std::string::npos;
+}
+
 Result<std::string> ParseSbatch(const std::string& text) {
   std::string id = Trim(text.substr(0, text.find(';')));
   if (id.empty() || id.find_first_not_of("0123456789_") != std::string::npos) {
@@ -130,7 +154,16 @@ std::vector<std::string> SlurmRunner::SbatchArgs(const RunRequest& req) const {
     // Slurm's limit is a backstop behind longhaul's own timeout: the stage's limit, its grace
     // and the USR1 lead, in whole minutes.
     int64_t s = (req.timeout_ms + req.grace_ms) / 1000 + options_.signal_lead_s;
-    a.push_back(StrCat("--time=", (s + 59) / 60));
+    int64_t minutes = (s + 59) / 60;
+    // Over the partition's MaxTime the job would stay PENDING (PartitionTimeLimit) for ever:
+    // run it up to the limit instead (it ends `timeout` there and resumes from a checkpoint).
+    std::optional<int64_t> cap;
+    {
+      std::lock_guard<std::mutex> lock(partitions_mu_);
+      cap = partitions_.MaxMinutes(options_.partition);
+    }
+    if (cap && *cap > 0 && minutes > *cap) minutes = *cap;
+    a.push_back(StrCat("--time=", minutes));
   }
   if (!options_.partition.empty()) a.push_back(StrCat("--partition=", options_.partition));
   if (!options_.account.empty()) a.push_back(StrCat("--account=", options_.account));
@@ -145,7 +178,26 @@ std::vector<std::string> SlurmRunner::SbatchArgs(const RunRequest& req) const {
   return a;
 }
 
+void SlurmRunner::RefreshPartitions() {
+  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                    .count();
+  {
+    std::lock_guard<std::mutex> lock(partitions_mu_);
+    if (partitions_next_ms_ != 0 && now < partitions_next_ms_) return;
+    partitions_next_ms_ = now + kPartitionsRetryMs;  // unless it works
+  }
+  std::vector<std::string> argv = {"scontrol", "-o", "show", "partition"};
+  auto r = RunCommand(argv, options_.command_timeout_ms);
+  if (!r.ok() || r->exit_code != 0) return;  // no cap known until it works
+  SlurmPartitions parsed = ParsePartitions(r->out);
+  std::lock_guard<std::mutex> lock(partitions_mu_);
+  partitions_ = std::move(parsed);
+  partitions_next_ms_ = now + kPartitionsRefreshMs;
+}
+
 Result<Started> SlurmRunner::Start(const RunRequest& req) {
+  if (req.timeout_ms > 0) RefreshPartitions();
   std::string script = req.attempt_dir + "/job.sh";
   RETURN_IF_ERROR(WriteFileAtomic(script, BatchScript(req)));
   auto argv = SbatchArgs(req);
@@ -158,15 +210,27 @@ Result<Started> SlurmRunner::Start(const RunRequest& req) {
   return Started{*id, 0};
 }
 
-Result<std::string> SlurmRunner::Find(int64_t attempt_id) {
-  std::vector<std::string> argv = {
-      "squeue", "--me", "-h", "-t", "all", StrCat("--name=", SlurmJobName(attempt_id)), "-o", "%i"};
+std::string JobInDir(const std::string& text, const std::string& dir) {
+  for (const auto& raw : StrSplit(text, '\n')) {
+    std::string line = Trim(raw);
+    size_t bar = line.find('|');
+    if (bar != std::string::npos && bar > 0 && line.substr(bar + 1) == dir) {
+      return line.substr(0, bar);
+    }
+  }
+  return "";
+}
+
+Result<std::string> SlurmRunner::Find(int64_t attempt_id, const std::string& attempt_dir) {
+  std::vector<std::string> argv = {"squeue", "--me", "-h", "-t", "all",
+                                   StrCat("--name=", SlurmJobName(attempt_id)), "-o", "%i|%Z"};
   auto r = RunCommand(argv, options_.command_timeout_ms);
   if (!r.ok()) return r.status();
   if (r->exit_code != 0) return CommandFailed(argv, *r);
-  std::string id = Trim(r->out.substr(0, r->out.find('\n')));
+  std::string id = JobInDir(r->out, attempt_dir);
   if (id.empty()) {
-    return absl::NotFoundError(StrCat("no Slurm job named ", SlurmJobName(attempt_id)));
+    return absl::NotFoundError(
+        StrCat("no Slurm job named ", SlurmJobName(attempt_id), " in ", attempt_dir));
   }
   return id;
 }
@@ -191,9 +255,25 @@ Result<NativeState> SlurmRunner::ShowJob(const std::string& id) {
     }
     return CommandFailed(argv, *r);
   }
-  std::string state = Field(r->out, "JobState");
+  std::string state = ScontrolField(r->out, "JobState");
   if (state.empty()) return absl::InternalError(StrCat(CommandLine(argv), ": no JobState"));
-  return MakeState(state, Field(r->out, "Reason"), Field(r->out, "NodeList"));
+  return MakeState(state, ScontrolField(r->out, "Reason"), ScontrolField(r->out, "NodeList"));
+}
+
+Result<std::map<std::string, NativeState>> SlurmRunner::Sacct(
+    const std::vector<std::string>& ids) {
+  std::vector<std::string> argv = {"sacct", "-n", "-P", "-X", "-j", StrJoin(ids, ","),
+                                   "-o", "JobID,State,NodeList,Reason"};
+  auto r = RunCommand(argv, options_.command_timeout_ms);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) {
+    if (SacctAccountingOff(r->err + r->out)) {
+      accounting_off_ = true;
+      return absl::FailedPreconditionError(StrCat(CommandLine(argv), ": accounting is off"));
+    }
+    return CommandFailed(argv, *r);
+  }
+  return ParseSacct(r->out);
 }
 
 Result<std::map<std::string, NativeState>> SlurmRunner::Reconcile(
@@ -205,16 +285,37 @@ Result<std::map<std::string, NativeState>> SlurmRunner::Reconcile(
   if (!r.ok()) return r.status();
   if (r->exit_code != 0) return CommandFailed(argv, *r);
   auto listed = ParseSqueue(r->out);
-  int shows_left = kMaxShowJobsPerReconcile;
+  std::vector<std::string> gone;  // ended long enough ago for squeue to drop them
   for (const auto& id : native_ids) {
     auto it = listed.find(id);
     if (it != listed.end()) {
       out[id] = it->second;
-      continue;
+    } else {
+      gone.push_back(id);
     }
-    // Ended long enough ago for squeue to drop it (or a job of another user): ask scontrol,
-    // a few per call, so that an empty squeue answer cannot turn into a storm of scontrols.
-    if (shows_left-- <= 0) continue;  // unknown this time
+  }
+  if (gone.empty()) return out;
+  // One sacct for all of them, where the cluster keeps accounting.
+  if (!accounting_off_) {
+    auto acct = Sacct(gone);
+    if (acct.ok()) {
+      std::vector<std::string> left;
+      for (const auto& id : gone) {
+        auto it = acct->find(id);
+        if (it != acct->end() && it->second.phase != NativePhase::kUnknown) {
+          out[id] = it->second;
+        } else {
+          left.push_back(id);  // not (yet) in the database
+        }
+      }
+      gone = std::move(left);
+    }
+  }
+  // scontrol knows a job until MinJobAge: a few per call, so that an empty squeue answer
+  // cannot turn into a storm of scontrols. The others are unknown this time.
+  int shows_left = kMaxShowJobsPerReconcile;
+  for (const auto& id : gone) {
+    if (shows_left-- <= 0) break;
     auto shown = ShowJob(id);
     if (shown.ok()) out[id] = *shown;
   }

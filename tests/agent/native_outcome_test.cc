@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include "agent/lib/slurm_runner.h"
 #include "agent/shim/shim.h"
+#include "core/strings.h"
 
 namespace longhaul::agent {
 namespace {
@@ -133,6 +135,34 @@ TEST(NativeOutcomeTest, JobGoneWithoutExitJsonIsUnknown) {
 TEST(NativeOutcomeTest, PendingOrUnknownWaits) {
   EXPECT_FALSE(DecideNativeExit(Input(State(NativePhase::kPending, "PENDING"))));
   EXPECT_FALSE(DecideNativeExit(Input(State(NativePhase::kUnknown, ""))));
+}
+
+TEST(NativeOutcomeTest, PendingForAReasonThatNeverClearsFailsTheStartWithIt) {
+  // squeue -h -t all -o '%i|%T|%r|%N' lines; 51's as the local cluster showed `sbatch -p short
+  // --time=5`.
+  auto states = ParseSqueue(
+      "51|PENDING|PartitionTimeLimit|\n52|PENDING|BadConstraints|\n53|PENDING|Resources|\n"
+      "54|PENDING|ReqNodeNotAvail, UnavailableNodes:vm|\n");
+  for (const char* id : {"51", "52"}) {
+    auto in = Input(states[id]);
+    in.native_id = id;
+    in.stage_started = false;
+    auto e = DecideNativeExit(in);
+    ASSERT_TRUE(e) << id;
+    EXPECT_TRUE(e->start_failed);
+    EXPECT_EQ(e->reason, StrCat("Slurm job ", id, " cannot run: PENDING (", states[id].reason,
+                                "), a reason that does not clear by itself"));
+  }
+  for (const char* id : {"53", "54"}) {
+    auto in = Input(states[id]);
+    in.stage_started = false;
+    EXPECT_FALSE(DecideNativeExit(in)) << id << ": may still run";
+  }
+  // Cancelled by longhaul meanwhile: the cancel's reason, once Slurm says it is over.
+  auto in = Input(states["51"]);
+  in.stage_started = false;
+  in.cancel = CancelInfo{};
+  EXPECT_FALSE(DecideNativeExit(in));
 }
 
 }  // namespace

@@ -4,6 +4,14 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "core/fs.h"
+#include "core/strings.h"
+#include "tests/testing/test_util.h"
 
 namespace longhaul::agent {
 namespace {
@@ -70,11 +78,180 @@ TEST(SlurmRunnerTest, ParsesSqueueAndSbatch) {
   EXPECT_EQ(with_node["15"].node, "gpu-a1");
   EXPECT_EQ(with_node["15"].state, "NODE_FAIL");
   EXPECT_EQ(with_node["16"].node, "");
+  // lh-7 of another coordinator (its own dir) is not this agent's attempt 7.
+  EXPECT_EQ(JobInDir("30|/other/attempts/7\n31|/state/attempts/7\n", "/state/attempts/7"), "31");
+  EXPECT_EQ(JobInDir("30|/other/attempts/7\n", "/state/attempts/7"), "");
   EXPECT_EQ(*ParseSbatch("123\n"), "123");
   EXPECT_EQ(*ParseSbatch("124;cluster\n"), "124");
   EXPECT_FALSE(ParseSbatch("sbatch: error: oops").ok());
   EXPECT_EQ(SlurmPhase("CONFIGURING"), NativePhase::kPending);
   EXPECT_EQ(SlurmPhase("WHATEVER"), NativePhase::kUnknown);
+}
+
+// sacct -n -P -X -o JobID,State,NodeList,Reason, in the format of 22.05's man page (the
+// local test cluster keeps no accounting, so these lines are not recorded from it).
+TEST(SlurmRunnerTest, ParsesSacct) {
+  auto m = ParseSacct(
+      "40|COMPLETED|vm|None\n41|CANCELLED by 0|vm|None\n42|NODE_FAIL|gpu-a1|None\n"
+      "43|PENDING|None assigned|Resources\n44|TIMEOUT|vm|None\nnot a line\n");
+  ASSERT_EQ(m.size(), 5u);
+  EXPECT_EQ(m["40"].phase, NativePhase::kEnded);
+  EXPECT_EQ(m["41"].state, "CANCELLED");
+  EXPECT_EQ(m["42"].node, "gpu-a1");
+  EXPECT_EQ(m["43"].phase, NativePhase::kPending);
+  EXPECT_EQ(m["43"].node, "");
+  EXPECT_EQ(m["43"].reason, "Resources");
+  EXPECT_EQ(m["44"].reason, "");
+  EXPECT_TRUE(ParseSacct("").empty());
+}
+
+// What 22.05's commands printed on the local cluster (deploy/slurm-local.sh): sacct with
+// AccountingStorageType=accounting_storage/none, and every command while slurmctld was killed.
+TEST(SlurmRunnerTest, TellsAccountingOffAndAnUnreachableControllerFromARefusal) {
+  EXPECT_TRUE(SacctAccountingOff("Slurm accounting storage is disabled\n"));
+  EXPECT_FALSE(SacctAccountingOff(
+      "sacct: error: Problem talking to the database: Connection refused"));
+  EXPECT_TRUE(SlurmUnreachable(
+      "sbatch: error: Batch job submission failed: Unable to contact slurm controller "
+      "(connect failure)\n"));
+  EXPECT_TRUE(
+      SlurmUnreachable("slurm_load_jobs error: Unable to contact slurm controller (connect "
+                       "failure)\n"));
+  EXPECT_TRUE(SlurmUnreachable("squeue: error: Socket timed out on send/recv operation"));
+  EXPECT_FALSE(SlurmUnreachable(
+      "sbatch: error: Batch job submission failed: Requested node configuration is not "
+      "available"));
+  EXPECT_FALSE(SlurmUnreachable("slurm_load_jobs error: Invalid job id specified"));
+}
+
+// Reconcile with squeue, sacct and scontrol replaced by scripts first on PATH (a unit test's
+// double; against the real commands: tests/slurm/). Job 10 is in squeue, 11 in sacct only,
+// 12 in scontrol only.
+class ReconcileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Script("squeue", "echo '10|RUNNING|None|vm'");
+    Script("sacct",
+           StrCat("echo \"$*\" >> ", dir_.Join("sacct.calls"), "\n",
+                  "if [ -e ", dir_.Join("off"), " ]; then\n",
+                  // What 22.05's sacct printed on the local cluster, whose accounting is off.
+                  "  echo 'Slurm accounting storage is disabled' >&2; exit 1\nfi\n",
+                  "echo '11|COMPLETED|vm|None'"));
+    Script("scontrol", StrCat("echo \"$4\" >> ", dir_.Join("scontrol.calls"), "\n",
+                              "echo \"JobId=$4 JobName=lh-1 JobState=TIMEOUT Reason=TimeLimit "
+                              "NodeList=vm\""));
+    old_path_ = std::getenv("PATH");
+    ::setenv("PATH", StrCat(dir_.path(), ":", old_path_).c_str(), 1);
+  }
+  void TearDown() override { ::setenv("PATH", old_path_.c_str(), 1); }
+
+  void Script(const std::string& name, const std::string& body) {
+    std::ofstream(dir_.Join(name)) << "#!/bin/sh\n" << body << "\n";
+    ::chmod(dir_.Join(name).c_str(), 0755);
+  }
+  std::vector<std::string> Calls(const std::string& name) {
+    auto text = ReadFile(dir_.Join(name + ".calls"));
+    std::vector<std::string> lines;
+    for (const auto& l : StrSplit(text.ok() ? *text : "", '\n')) {
+      if (!l.empty()) lines.push_back(l);
+    }
+    return lines;
+  }
+
+  testing::TempDir dir_;
+  std::string old_path_;
+};
+
+TEST_F(ReconcileTest, OneSacctForAllGoneJobsThenScontrolForTheRest) {
+  SlurmRunner runner({});
+  auto states = runner.Reconcile({"10", "11", "12"});
+  ASSERT_TRUE(states.ok()) << states.status().message();
+  EXPECT_EQ((*states)["10"].state, "RUNNING");
+  EXPECT_EQ((*states)["11"].state, "COMPLETED");
+  EXPECT_EQ((*states)["12"].state, "TIMEOUT");
+  EXPECT_EQ((*states)["12"].node, "vm");
+  EXPECT_THAT(Calls("sacct"), ::testing::ElementsAre(HasSubstr("-j 11,12 ")));
+  EXPECT_THAT(Calls("scontrol"), ::testing::ElementsAre("12"));
+}
+
+TEST_F(ReconcileTest, AccountingOffMeansScontrolOnlyFromThenOn) {
+  std::ofstream(dir_.Join("off")) << "";
+  SlurmRunner runner({});
+  for (int i = 0; i < 3; ++i) {
+    auto states = runner.Reconcile({"10", "11", "12"});
+    ASSERT_TRUE(states.ok()) << states.status().message();
+    EXPECT_EQ((*states)["11"].state, "TIMEOUT") << "from scontrol";
+    EXPECT_EQ((*states)["12"].state, "TIMEOUT");
+  }
+  EXPECT_EQ(Calls("sacct").size(), 1u) << "asked once, then never again";
+  EXPECT_EQ(Calls("scontrol").size(), 6u);
+}
+
+// What `scontrol -o show partition` printed on the local cluster (deploy/slurm-local.sh),
+// shortened; plus a 1-day partition.
+constexpr char kPartitions[] =
+    "PartitionName=low AllowGroups=ALL Default=YES QoS=N/A DefaultTime=NONE MaxNodes=UNLIMITED "
+    "MaxTime=UNLIMITED MinNodes=0 Nodes=vm State=UP\n"
+    "PartitionName=short AllowGroups=ALL Default=NO QoS=N/A DefaultTime=00:01:00 "
+    "MaxNodes=UNLIMITED MaxTime=00:01:00 MinNodes=0 Nodes=vm State=UP\n"
+    "PartitionName=day AllowGroups=ALL Default=NO MaxTime=1-00:00:00 Nodes=vm State=UP\n";
+
+TEST(SlurmPartitionsTest, ParsesMaxTimes) {
+  EXPECT_EQ(ParseSlurmMinutes("00:01:00"), 1);
+  EXPECT_EQ(ParseSlurmMinutes("1-00:00:00"), 24 * 60);
+  EXPECT_EQ(ParseSlurmMinutes("2-03:04:59"), 2 * 24 * 60 + 3 * 60 + 4);
+  EXPECT_EQ(ParseSlurmMinutes("1-12"), 36 * 60);
+  EXPECT_EQ(ParseSlurmMinutes("30"), 30);
+  EXPECT_EQ(ParseSlurmMinutes("30:59"), 30);
+  EXPECT_EQ(ParseSlurmMinutes("UNLIMITED"), std::nullopt);
+  EXPECT_EQ(ParseSlurmMinutes("INFINITE"), std::nullopt);
+  EXPECT_EQ(ParseSlurmMinutes(""), std::nullopt);
+  EXPECT_EQ(ParseSlurmMinutes("1:2:3:4"), std::nullopt);
+  SlurmPartitions p = ParsePartitions(kPartitions);
+  EXPECT_EQ(p.default_partition, "low");
+  EXPECT_EQ(p.MaxMinutes("short"), 1);
+  EXPECT_EQ(p.MaxMinutes("day"), 24 * 60);
+  EXPECT_EQ(p.MaxMinutes(""), std::nullopt) << "the default, low, is unlimited";
+  EXPECT_EQ(p.MaxMinutes("nosuch"), std::nullopt);
+}
+
+std::string TimeArg(const std::vector<std::string>& args) {
+  for (const auto& a : args) {
+    if (a.rfind("--time=", 0) == 0) return a;
+  }
+  return "";
+}
+
+TEST_F(ReconcileTest, TimeIsCappedAtThePartitionsMaxTime) {
+  Script("scontrol", StrCat("echo \"$*\" >> ", dir_.Join("scontrol.calls"), "\n",
+                            "[ -e ", dir_.Join("down"), " ] && { echo 'slurm_load_partitions: "
+                            "Unable to contact slurm controller (connect failure)' >&2; exit 1; }\n",
+                            "printf '", kPartitions, "'"));
+  RunRequest r = Request();
+  r.timeout_ms = 3 * 24 * 3600'000LL;  // a 3-day stage
+  SlurmOptions day;
+  day.partition = "day";
+  SlurmRunner on_day(day);
+  EXPECT_EQ(TimeArg(on_day.SbatchArgs(r)), "--time=4322") << "no limit known yet";
+  on_day.RefreshPartitions();
+  EXPECT_EQ(TimeArg(on_day.SbatchArgs(r)), "--time=1440") << "capped at 1 day";
+  on_day.RefreshPartitions();
+  EXPECT_THAT(Calls("scontrol"), ::testing::ElementsAre("-o show partition"))
+      << "read again only after 10 minutes";
+  r.timeout_ms = 60'000;
+  EXPECT_EQ(TimeArg(on_day.SbatchArgs(r)), "--time=3") << "under the limit: 1 min + grace + lead";
+
+  SlurmRunner on_default({});  // low, unlimited
+  on_default.RefreshPartitions();
+  r.timeout_ms = 3 * 24 * 3600'000LL;
+  EXPECT_EQ(TimeArg(on_default.SbatchArgs(r)), "--time=4322");
+
+  std::ofstream(dir_.Join("down")) << "";
+  SlurmOptions short_options;
+  short_options.partition = "short";
+  SlurmRunner unreachable(short_options);
+  unreachable.RefreshPartitions();  // fails: no cap, no crash
+  EXPECT_EQ(TimeArg(unreachable.SbatchArgs(r)), "--time=4322");
 }
 
 }  // namespace
