@@ -21,7 +21,7 @@ void ReturnFreedMemory() { (void)malloc_trim(0); }
 
 void FixMallocThresholds() {
   // Setting either one turns glibc's dynamic adjustment of both off.
-  (void)mallopt(M_MMAP_THRESHOLD, 4 << 20);
+  (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
   (void)mallopt(M_TRIM_THRESHOLD, 1 << 20);
 }
 

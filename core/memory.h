@@ -22,7 +22,7 @@ inline constexpr size_t kReturnMemoryAfterStages = 1000;
 // few milliseconds; call it once per such event, never per stage.
 void ReturnFreedMemory();
 
-// For a daemon that lives for months: fixes glibc's mmap and trim thresholds (4 MiB, 1 MiB),
+// For a daemon that lives for months: fixes glibc's mmap and trim thresholds (32 MiB, 1 MiB),
 // which otherwise rise after the first big block is freed, up to a 64 MiB trim threshold. With
 // them raised, the free top of a thread's arena (where a gRPC thread parsed a 100,000-stage
 // workflow) stays resident for good, since malloc_trim does not trim those tops. Call once,
