@@ -34,21 +34,7 @@ constexpr char kWorkflow[] =
     "    run: [lh-testjob, --print, 'tag ${params.tag}', --exit, '${params.code}']\n"
     "    retry: {limit: 0}\n";
 
-class WalkthroughTest : public ClusterTest {
- protected:
-  // `longhaul ARGS` (submit or pivot) and the run's end; its id, 0 on failure.
-  int64_t RunToEnd(const std::vector<std::string>& args, v1::RunStatus expected) {
-    CommandResult r = cluster().Cli(args, 60'000);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    if (r.exit_code != 0) return 0;
-    int64_t id = std::stoll(r.out);
-    Result<v1::Run> run = cluster().WaitForRunEnd(id, 60'000);
-    EXPECT_TRUE(run.ok()) << run.status().message();
-    EXPECT_EQ(run.ok() ? run->status() : v1::RUN_STATUS_UNSPECIFIED, expected)
-        << (run.ok() ? DescribeRun(*run) : "");
-    return id;
-  }
-};
+class WalkthroughTest : public ClusterTest {};
 
 TEST_F(WalkthroughTest, FailureIsNotifiedAndCountedGcKeepsPivotsAndABackupRestores) {
   WebhookReceiver receiver(1);  // the first delivery gets HTTP 500
@@ -76,13 +62,13 @@ TEST_F(WalkthroughTest, FailureIsNotifiedAndCountedGcKeepsPivotsAndABackupRestor
   std::string file = cluster().WriteFile("walk.yaml", kWorkflow);
 
   // Two good runs; the second makes `make` anew, so the cache reuses its result from now on.
-  int64_t first = RunToEnd({"submit", file}, v1::RUN_SUCCEEDED);
-  int64_t second = RunToEnd({"submit", file, "--no-cache"}, v1::RUN_SUCCEEDED);
+  int64_t first = CliRunToEnd({"submit", file}, v1::RUN_SUCCEEDED);
+  int64_t second = CliRunToEnd({"submit", file, "--no-cache"}, v1::RUN_SUCCEEDED);
   ASSERT_GT(first, 0);
   ASSERT_GT(second, 0);
 
   // A stage fails: the webhook refuses the first delivery and takes the second try.
-  int64_t failed = RunToEnd({"submit", file, "--set", "code=3"}, v1::RUN_FAILED);
+  int64_t failed = CliRunToEnd({"submit", file, "--set", "code=3"}, v1::RUN_FAILED);
   ASSERT_GT(failed, 0);
   ASSERT_TRUE(WaitFor([&] { return receiver.requests().size() >= 2; }, 30'000))
       << receiver.requests().size() << " requests";
@@ -125,7 +111,7 @@ TEST_F(WalkthroughTest, FailureIsNotifiedAndCountedGcKeepsPivotsAndABackupRestor
   for (const auto& d : old_dirs) EXPECT_FALSE(std::filesystem::exists(d)) << d;
   EXPECT_GT(cluster().GetRun(first)->collected_at_ms(), 0);
   // A pivot of the collected run reuses `make` and runs `use` anew.
-  int64_t pivot = RunToEnd({"pivot", std::to_string(first), "--set", "tag=b"}, v1::RUN_SUCCEEDED);
+  int64_t pivot = CliRunToEnd({"pivot", std::to_string(first), "--set", "tag=b"}, v1::RUN_SUCCEEDED);
   ASSERT_GT(pivot, 0);
   Result<v1::Run> p = cluster().GetRun(pivot);
   ASSERT_TRUE(p.ok()) << p.status();
@@ -151,11 +137,7 @@ TEST_F(WalkthroughTest, FailureIsNotifiedAndCountedGcKeepsPivotsAndABackupRestor
   CommandResult made = cluster().Cli({"admin", "backup", backup});
   ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
   EXPECT_NE((made.out + made.err).find("integrity_check ok"), std::string::npos) << made.out;
-  cluster().KillCoordinator(SIGTERM);
-  std::string db = cluster().db_path();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
-  std::filesystem::copy_file(backup, db);
-  Status restarted = cluster().RestartCoordinator();
+  Status restarted = cluster().RestoreCoordinatorFrom(backup);
   ASSERT_TRUE(restarted.ok()) << restarted.message();
   WriteTextFile(gate, "");
   Result<v1::Run> end = cluster().WaitForRunEnd(*held, 60'000);

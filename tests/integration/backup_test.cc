@@ -149,12 +149,7 @@ TEST_F(BackupTest, CoordinatorRestoredFromABackupReadoptsTheRunningAttempt) {
   ASSERT_EQ(made.exit_code, 0) << (made.out + made.err);
   EXPECT_NE((made.out + made.err).find("integrity_check ok"), std::string::npos)
       << (made.out + made.err);
-  cluster().KillCoordinator(SIGTERM);
-  std::string db = cluster().db_path();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
-  std::filesystem::copy_file(backup, db);
-
-  Status restarted = cluster().RestartCoordinator();
+  Status restarted = cluster().RestoreCoordinatorFrom(backup);
   ASSERT_TRUE(restarted.ok()) << restarted.message();
   Result<v1::Run> end = cluster().WaitForRunEnd(*id, 60'000);
   ASSERT_TRUE(end.ok()) << end.status().message();

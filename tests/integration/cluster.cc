@@ -210,6 +210,16 @@ void Cluster::KillCoordinator(int sig) {
   ExpectNoCrash(coordinator_.get(), "longhauld", coordinator_log_);
 }
 
+Status Cluster::RestoreCoordinatorFrom(const std::string& backup) {
+  KillCoordinator(SIGTERM);
+  std::string db = db_path();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
+  std::error_code ec;
+  std::filesystem::copy_file(backup, db, ec);
+  if (ec) return absl::InternalError(StrCat("copy ", backup, " to ", db, ": ", ec.message()));
+  return RestartCoordinator();
+}
+
 Status Cluster::RestartCoordinator() {
   if (CoordinatorRunning()) KillCoordinator(SIGTERM);
   // The port of the first start: agents dial the address they were given.

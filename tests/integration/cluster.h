@@ -78,6 +78,9 @@ class Cluster {
   // if it still runs), then waits until every agent that runs and is not suspended has
   // reconnected.
   Status RestartCoordinator();
+  // Stops longhauld (SIGTERM), replaces its database (and WAL files) with a copy of `backup`,
+  // and starts it again as RestartCoordinator does: a restore as docs/operations.md gives it.
+  Status RestoreCoordinatorFrom(const std::string& backup);
   void SuspendCoordinator();  // SIGSTOP
   void ResumeCoordinator();   // SIGCONT
   bool CoordinatorRunning();
@@ -182,6 +185,10 @@ class ClusterTest : public ::testing::Test {
   void StartCluster(ClusterOptions options = {});
   void TearDown() override;
   Cluster& cluster() { return *cluster_; }
+  // Runs `longhaul ARGS` (a submit or a pivot), waits for the run's end and expects `expected`;
+  // the run's id, 0 when the command failed.
+  int64_t CliRunToEnd(const std::vector<std::string>& args,
+                      v1::RunStatus expected = v1::RUN_SUCCEEDED);
 
   std::unique_ptr<Cluster> cluster_;
 };

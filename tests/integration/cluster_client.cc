@@ -181,6 +181,19 @@ void ClusterTest::StartCluster(ClusterOptions options) {
   ASSERT_TRUE(st.ok()) << st.message() << "\n" << cluster_->Logs();
 }
 
+int64_t ClusterTest::CliRunToEnd(const std::vector<std::string>& args,
+                                 v1::RunStatus expected) {
+  CommandResult r = cluster().Cli(args, 60'000);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (r.exit_code != 0) return 0;
+  int64_t id = std::stoll(r.out);
+  Result<v1::Run> run = cluster().WaitForRunEnd(id, 60'000);
+  EXPECT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run.ok() ? run->status() : v1::RUN_STATUS_UNSPECIFIED, expected)
+      << (run.ok() ? DescribeRun(*run) : "");
+  return id;
+}
+
 void ClusterTest::TearDown() {
   if (cluster_ == nullptr) return;
   Result<std::string> check = cluster_->IntegrityCheck();

@@ -27,18 +27,6 @@ constexpr char kWorkflow[] =
 
 class RetentionTest : public ClusterTest {
  protected:
-  int64_t SubmitAndFinish(const std::vector<std::string>& args) {
-    CommandResult r = cluster().Cli(args, 60'000);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    if (r.exit_code != 0) return 0;
-    int64_t id = std::stoll(r.out);
-    Result<v1::Run> run = cluster().WaitForRunEnd(id, 60'000);
-    EXPECT_TRUE(run.ok()) << run.status().message();
-    EXPECT_EQ(run.ok() ? run->status() : v1::RUN_FAILED, v1::RUN_SUCCEEDED)
-        << (run.ok() ? DescribeRun(*run) : "");
-    return id;
-  }
-
   int64_t Count(const std::string& sql) {
     Result<std::string> out = cluster().Query(sql);
     EXPECT_TRUE(out.ok()) << out.status().message();
@@ -60,8 +48,8 @@ TEST_F(RetentionTest, GcRemovesOldRunsFilesAndEventsButKeepsWhatTheCacheReuses) 
   std::string file = cluster().WriteFile("keep.yaml", kWorkflow);
   // Run 1, then run 2 of the same stages with --no-cache: run 2's results are the ones the
   // cache reuses from now on, so run 1 may go entirely.
-  int64_t first = SubmitAndFinish({"submit", file});
-  int64_t second = SubmitAndFinish({"submit", file, "--no-cache"});
+  int64_t first = CliRunToEnd({"submit", file});
+  int64_t second = CliRunToEnd({"submit", file, "--no-cache"});
   ASSERT_GT(first, 0);
   ASSERT_GT(second, 0);
   Result<v1::Run> old_run = cluster().GetRun(first);
@@ -118,7 +106,7 @@ TEST_F(RetentionTest, GcRemovesOldRunsFilesAndEventsButKeepsWhatTheCacheReuses) 
   CommandResult retry = cluster().Cli({"retry", std::to_string(first)});
   EXPECT_NE(retry.exit_code, 0);
   EXPECT_NE(retry.err.find("collected by retention"), std::string::npos) << retry.err;
-  int64_t pivot = SubmitAndFinish({"pivot", std::to_string(first), "--set", "tag=b"});
+  int64_t pivot = CliRunToEnd({"pivot", std::to_string(first), "--set", "tag=b"});
   ASSERT_GT(pivot, 0);
   Result<v1::Run> p = cluster().GetRun(pivot);
   ASSERT_TRUE(p.ok());
@@ -170,10 +158,10 @@ TEST_F(RetentionTest, AWorkflowsRetentionBlockOverridesTheDaemonsPolicy) {
       "short.yaml", "name: short\nretention: {keep: 1}\nstages:\n  a: {run: [lh-testjob]}\n");
   std::string other =
       cluster().WriteFile("other.yaml", "name: other\nstages:\n  a: {run: [lh-testjob]}\n");
-  int64_t first = SubmitAndFinish({"submit", file});
-  int64_t second = SubmitAndFinish({"submit", file, "--no-cache"});
-  SubmitAndFinish({"submit", other});
-  SubmitAndFinish({"submit", other, "--no-cache"});
+  int64_t first = CliRunToEnd({"submit", file});
+  int64_t second = CliRunToEnd({"submit", file, "--no-cache"});
+  CliRunToEnd({"submit", other});
+  CliRunToEnd({"submit", other, "--no-cache"});
   CommandResult dry = cluster().Cli({"gc", "--dry-run"});
   ASSERT_EQ(dry.exit_code, 0) << dry.out << dry.err;
   EXPECT_NE(dry.out.find(StrCat(first, "  short")), std::string::npos) << dry.out;
