@@ -111,6 +111,19 @@ cmd_start() {  # $1: "revive": keep slurm.conf and the controller's saved jobs
     [ -f "$CONF" ] || die "$CONF is missing: use start"
     clear=""
   fi
+  # Daemons left running by an older version of this script run with its slurm.conf: when the
+  # file this version writes differs, restart them with it (a missing partition would fail
+  # the tests that use it).
+  if [ -n "$clear" ] && [ -f "$CONF" ] && alive "$DIR/run/slurmctld.pid" &&
+    alive "$DIR/run/slurmd.pid"; then
+    cp "$CONF" "$CONF.running"
+    write_conf
+    if ! cmp -s "$CONF" "$CONF.running"; then
+      echo "slurm-local: slurm.conf changed; restarting slurmctld and slurmd"
+      cmd_stop
+    fi
+    rm -f "$CONF.running"
+  fi
   if ! alive "$DIR/run/slurmctld.pid" || ! alive "$DIR/run/slurmd.pid"; then
     [ -n "$clear" ] && write_conf
     start_munge
