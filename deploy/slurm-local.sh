@@ -9,7 +9,11 @@
 #
 # Everything lives under $LONGHAUL_SLURM_DIR (default /var/tmp/longhaul-slurm): slurm.conf,
 # state, spool, logs, pid files. Client commands need SLURM_CONF=$DIR/etc/slurm.conf, which
-# `start` prints. The node is this host with its real CPUs and memory, no GPUs. Two partitions:
+# `start` prints. The node is this host with its real CPUs and memory and two GPUs as gres
+# that are not GPUs: character devices under $DIR/dev (like /dev/null), so that Slurm hands
+# them out and sets CUDA_VISIBLE_DEVICES (skipped where mknod is not allowed). Where the cgroup
+# v1 memory controller is mounted, jobs run under task/cgroup with their memory enforced, so a
+# job over its --mem ends OUT_OF_MEMORY (task/none otherwise). Two partitions:
 # `low` (default, PriorityTier=1) and `high` (PriorityTier=2); PreemptType=preempt/partition_prio
 # with PreemptMode=CANCEL, so a `high` job cancels a `low` one, whose state becomes PREEMPTED.
 # `short` gives every job a 1-minute time limit (the time limit test).
@@ -21,6 +25,10 @@
 # jobs queued by an earlier start, whose processes died with its slurmd, are forgotten instead
 # of sitting ahead of new jobs in the queue (they would show `PENDING (Priority)` for ever).
 # `start` while the daemons run keeps them and their queue.
+#
+# LONGHAUL_SLURM_CPUS=N makes the node claim N CPUs (SlurmdParameters=config_overrides), so
+# that N one-CPU jobs run at once: bench/slurm/queued.sh uses it for trivial jobs. A later plain
+# `start` writes the real count again and restarts the daemons.
 set -euo pipefail
 
 DIR="${LONGHAUL_SLURM_DIR:-/var/tmp/longhaul-slurm}"
@@ -38,12 +46,45 @@ alive() {  # pid file -> running? (the daemon the file is named after: a pid lef
     [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$(basename "$1" .pid)" ]
 }
 
+# The fake GPUs: character devices, since slurmd refuses gres files that are not devices.
+make_gpus() {
+  mkdir -p "$DIR/dev"
+  local i
+  for i in 0 1; do
+    [ -c "$DIR/dev/gpu$i" ] || mknod "$DIR/dev/gpu$i" c 1 3 2>/dev/null || return 1
+  done
+}
+
+# task/cgroup with the v1 memory controller (Slurm 22.05's cgroup/v2 needs slurmd under
+# systemd, which a container does not have); LONGHAUL_SLURM_CGROUP=0 turns it off.
+cgroup_v1_memory() {
+  [ "${LONGHAUL_SLURM_CGROUP:-1}" != 0 ] && [ -w /sys/fs/cgroup/memory ] &&
+    [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]
+}
+
 write_conf() {
-  local cpus mem
+  local cpus mem task=task/none gres="" overrides=""
   cpus="$(nproc)"
+  if [ -n "${LONGHAUL_SLURM_CPUS:-}" ]; then
+    cpus="$LONGHAUL_SLURM_CPUS"
+    overrides="SlurmdParameters=config_overrides"
+  fi
   # Leave a tenth of the memory to the system; slurmd refuses a node that claims more than it has.
   mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 * 9 / 10 ))
   mkdir -p "$DIR/etc" "$DIR/state" "$DIR/spool" "$DIR/log" "$DIR/run"
+  if make_gpus; then
+    gres="Gres=gpu:2 "
+    echo "NodeName=$NODE Name=gpu File=$DIR/dev/gpu[0-1]" >"$DIR/etc/gres.conf"
+  else
+    rm -f "$DIR/etc/gres.conf"
+  fi
+  if cgroup_v1_memory; then
+    task=task/cgroup
+    printf '%s\n' CgroupPlugin=cgroup/v1 CgroupMountpoint=/sys/fs/cgroup ConstrainRAMSpace=yes \
+      ConstrainSwapSpace=yes AllowedSwapSpace=0 >"$DIR/etc/cgroup.conf"
+  else
+    rm -f "$DIR/etc/cgroup.conf"
+  fi
   cat >"$CONF.tmp" <<EOF
 # Written by deploy/slurm-local.sh; rewritten at every start.
 ClusterName=longhaul
@@ -60,15 +101,21 @@ SlurmdLogFile=$DIR/log/slurmd.log
 SlurmctldDebug=info
 SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=$task
+${gres:+GresTypes=gpu}
+$overrides
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/filetxt
 JobCompLoc=$DIR/log/jobcomp.txt
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
-DefMemPerCPU=256
+# A job's memory when it does not ask (--mem); enforced under task/cgroup.
+DefMemPerCPU=1024
 SchedulerType=sched/backfill
+# Jobs start at the next second's scheduling pass, not up to 3 s after a submit or an end (the
+# default batch_sched_delay), which held the node to about 0.7 trivial jobs a second.
+SchedulerParameters=batch_sched_delay=0
 PreemptType=preempt/partition_prio
 PreemptMode=CANCEL
 KillWait=5
@@ -81,7 +128,7 @@ MinJobAge=600
 MaxJobCount=50000
 ReturnToService=2
 MpiDefault=none
-NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
+NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem ${gres}State=UNKNOWN
 PartitionName=low Nodes=$NODE Default=YES PriorityTier=1 MaxTime=INFINITE State=UP
 PartitionName=high Nodes=$NODE PriorityTier=2 MaxTime=INFINITE State=UP
 PartitionName=short Nodes=$NODE PriorityTier=1 DefaultTime=1 MaxTime=1 State=UP
