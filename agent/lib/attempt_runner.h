@@ -30,8 +30,8 @@ struct RunRequest {
   std::string attempt_dir;
   LaunchSpec shim;  // the shim's command line, environment and working directory
   v1::Resources resources;
-  int64_t timeout_ms = 0;  // the stage's wall-time limit; 0: none
-  int64_t grace_ms = 0;    // SIGTERM -> SIGKILL
+  int64_t timeout_ms = 0;                  // the stage's wall-time limit; 0: none
+  int64_t grace_ms = 0;                    // SIGTERM -> SIGKILL
   std::vector<std::string> exclude_nodes;  // nodes where earlier attempts failed (node_fail)
 };
 
@@ -75,6 +75,14 @@ class AttemptRunner {
   // Asks the attempt to stop. `running`: the shim runs and gets the cancel signal (it reads
   // cancel.json and stops the stage with its grace); otherwise it is taken off the queue.
   virtual Status Cancel(const std::string& native_id, bool running) = 0;
+  // Cancel for many at once, in as few commands as the executor allows (the first error).
+  virtual Status CancelMany(const std::vector<std::string>& native_ids, bool running) {
+    Status first;
+    for (const auto& id : native_ids) {
+      if (Status s = Cancel(id, running); !s.ok() && first.ok()) first = s;
+    }
+    return first;
+  }
   // The state of each of `native_ids`, in as few queries as the executor allows. An error
   // means nothing is known this time; ids missing from the answer are unknown.
   virtual Result<std::map<std::string, NativeState>> Reconcile(

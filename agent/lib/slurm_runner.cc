@@ -90,11 +90,14 @@ std::map<std::string, NativeState> ParseSqueue(const std::string& text) {
 bool SlurmUnreachable(const std::string& err) {
   // What 22.05's commands print when slurmctld is down, restarting or overloaded (errno
   // texts of slurm_strerror), and a signal from our own deadline.
-  static const char* const kTransient[] = {
-      "Unable to contact slurm controller", "Socket timed out", "Connection refused",
-      "connection failure", "Zero Bytes were transmitted or received",
-      "Slurm backup controller in standby mode", "Resource temporarily unavailable",
-      "Communication connection failure"};
+  static const char* const kTransient[] = {"Unable to contact slurm controller",
+                                           "Socket timed out",
+                                           "Connection refused",
+                                           "connection failure",
+                                           "Zero Bytes were transmitted or received",
+                                           "Slurm backup controller in standby mode",
+                                           "Resource temporarily unavailable",
+                                           "Communication connection failure"};
   for (const char* t : kTransient) {
     if (err.find(t) != std::string::npos) return true;
   }
@@ -126,11 +129,19 @@ Result<std::string> ParseSbatch(const std::string& text) {
   return id;
 }
 
-std::string SlurmRunner::BatchScript(const RunRequest& req) {
+std::string SlurmRunner::BatchScript(const RunRequest& req, bool slurm_gpus) {
   std::string s = StrCat("#!/bin/sh\n# longhaul attempt ", req.attempt_id,
                          ": the shim runs the stage (docs/slurm.md).\n",
                          "exec /usr/bin/env -i \"SLURM_JOB_ID=$SLURM_JOB_ID\" \\\n");
-  for (const auto& kv : req.shim.env) s += StrCat("  ", ShellQuote(kv), " \\\n");
+  static constexpr std::string_view kCvd = "CUDA_VISIBLE_DEVICES=";
+  for (const auto& kv : req.shim.env) {
+    if (slurm_gpus && std::string_view(kv).substr(0, kCvd.size()) == kCvd) continue;
+    s += StrCat("  ", ShellQuote(kv), " \\\n");
+  }
+  // Slurm's own choice of devices, when it set one (${VAR+word}: nothing when unset).
+  if (slurm_gpus) {
+    s += "  ${CUDA_VISIBLE_DEVICES+\"CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES\"} \\\n";
+  }
   s += StrCat("  ", ShellQuote(req.shim.program));
   for (const auto& a : req.shim.args) s += StrCat(" ", ShellQuote(a));
   return s + "\n";
@@ -199,7 +210,8 @@ void SlurmRunner::RefreshPartitions() {
 Result<Started> SlurmRunner::Start(const RunRequest& req) {
   if (req.timeout_ms > 0) RefreshPartitions();
   std::string script = req.attempt_dir + "/job.sh";
-  RETURN_IF_ERROR(WriteFileAtomic(script, BatchScript(req)));
+  RETURN_IF_ERROR(
+      WriteFileAtomic(script, BatchScript(req, options_.gres_gpus && req.resources.gpus() > 0)));
   auto argv = SbatchArgs(req);
   auto r = RunCommand(argv, options_.command_timeout_ms);
   if (!r.ok()) return r.status();  // DeadlineExceeded: maybe submitted; the caller Finds
@@ -222,8 +234,9 @@ std::string JobInDir(const std::string& text, const std::string& dir) {
 }
 
 Result<std::string> SlurmRunner::Find(int64_t attempt_id, const std::string& attempt_dir) {
-  std::vector<std::string> argv = {"squeue", "--me", "-h", "-t", "all",
-                                   StrCat("--name=", SlurmJobName(attempt_id)), "-o", "%i|%Z"};
+  std::vector<std::string> argv = {"squeue", "--me", "-h",
+                                   "-t",     "all",  StrCat("--name=", SlurmJobName(attempt_id)),
+                                   "-o",     "%i|%Z"};
   auto r = RunCommand(argv, options_.command_timeout_ms);
   if (!r.ok()) return r.status();
   if (r->exit_code != 0) return CommandFailed(argv, *r);
@@ -236,13 +249,23 @@ Result<std::string> SlurmRunner::Find(int64_t attempt_id, const std::string& att
 }
 
 Status SlurmRunner::Cancel(const std::string& native_id, bool running) {
-  std::vector<std::string> argv = {"scancel"};
-  if (running) argv.insert(argv.end(), {"--batch", "--signal=USR1"});
-  argv.push_back(native_id);
-  auto r = RunCommand(argv, options_.command_timeout_ms);
-  if (!r.ok()) return r.status();
-  if (r->exit_code != 0) return CommandFailed(argv, *r);
-  return OkStatus();
+  return CancelMany({native_id}, running);
+}
+
+Status SlurmRunner::CancelMany(const std::vector<std::string>& native_ids, bool running) {
+  constexpr size_t kPerCommand = 200;
+  Status first;
+  for (size_t i = 0; i < native_ids.size(); i += kPerCommand) {
+    std::vector<std::string> argv = {"scancel"};
+    if (running) argv.insert(argv.end(), {"--batch", "--signal=USR1"});
+    size_t end = std::min(native_ids.size(), i + kPerCommand);
+    argv.insert(argv.end(), native_ids.begin() + i, native_ids.begin() + end);
+    // A job that ended meanwhile makes scancel complain and exit 1; the others are cancelled.
+    auto r = RunCommand(argv, options_.command_timeout_ms);
+    Status s = !r.ok() ? r.status() : r->exit_code != 0 ? CommandFailed(argv, *r) : OkStatus();
+    if (!s.ok() && first.ok()) first = s;
+  }
+  return first;
 }
 
 Result<NativeState> SlurmRunner::ShowJob(const std::string& id) {
@@ -260,10 +283,9 @@ Result<NativeState> SlurmRunner::ShowJob(const std::string& id) {
   return MakeState(state, ScontrolField(r->out, "Reason"), ScontrolField(r->out, "NodeList"));
 }
 
-Result<std::map<std::string, NativeState>> SlurmRunner::Sacct(
-    const std::vector<std::string>& ids) {
-  std::vector<std::string> argv = {"sacct", "-n", "-P", "-X", "-j", StrJoin(ids, ","),
-                                   "-o", "JobID,State,NodeList,Reason"};
+Result<std::map<std::string, NativeState>> SlurmRunner::Sacct(const std::vector<std::string>& ids) {
+  std::vector<std::string> argv = {
+      "sacct", "-n", "-P", "-X", "-j", StrJoin(ids, ","), "-o", "JobID,State,NodeList,Reason"};
   auto r = RunCommand(argv, options_.command_timeout_ms);
   if (!r.ok()) return r.status();
   if (r->exit_code != 0) {

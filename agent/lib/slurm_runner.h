@@ -23,8 +23,8 @@
 #pragma once
 
 #include <atomic>
-#include <mutex>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -51,11 +51,15 @@ class SlurmRunner : public AttemptRunner {
   Result<Started> Start(const RunRequest& req) override;
   Result<std::string> Find(int64_t attempt_id, const std::string& attempt_dir) override;
   Status Cancel(const std::string& native_id, bool running) override;
+  // One scancel per 200 jobs.
+  Status CancelMany(const std::vector<std::string>& native_ids, bool running) override;
   Result<std::map<std::string, NativeState>> Reconcile(
       const std::vector<std::string>& native_ids) override;
 
   // The batch script for `req` and the sbatch command line that submits it (exposed for tests).
-  static std::string BatchScript(const RunRequest& req);
+  // `slurm_gpus`: the job asks Slurm for GPUs (--gres), so the stage sees the devices Slurm
+  // gave the job (its CUDA_VISIBLE_DEVICES), not the indices the coordinator counted with.
+  static std::string BatchScript(const RunRequest& req, bool slurm_gpus = false);
   std::vector<std::string> SbatchArgs(const RunRequest& req) const;
   // Reads the partitions' limits again when it is time to (see Start).
   void RefreshPartitions();

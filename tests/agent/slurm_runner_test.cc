@@ -43,6 +43,19 @@ TEST(SlurmRunnerTest, ScriptExecsTheShimWithExactlyTheStageEnvironment) {
                            "'it'\\''s'"));
 }
 
+TEST(SlurmRunnerTest, ScriptKeepsSlurmsGpusWhenTheJobAsksSlurmForThem) {
+  RunRequest r = Request();
+  r.shim.env.push_back("CUDA_VISIBLE_DEVICES=0,1");  // the coordinator's count, not devices
+  std::string agents = SlurmRunner::BatchScript(r);
+  EXPECT_THAT(agents, HasSubstr("'CUDA_VISIBLE_DEVICES=0,1'"));
+  EXPECT_THAT(agents, Not(HasSubstr("$CUDA_VISIBLE_DEVICES")));
+  std::string slurms = SlurmRunner::BatchScript(r, /*slurm_gpus=*/true);
+  EXPECT_THAT(slurms, Not(HasSubstr("'CUDA_VISIBLE_DEVICES=0,1'")));
+  EXPECT_THAT(slurms,
+              HasSubstr("${CUDA_VISIBLE_DEVICES+\"CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES\"}"));
+  EXPECT_THAT(slurms, HasSubstr("'X=a b'"));
+}
+
 TEST(SlurmRunnerTest, SbatchArguments) {
   SlurmOptions o;
   o.partition = "low";
@@ -109,8 +122,8 @@ TEST(SlurmRunnerTest, ParsesSacct) {
 // AccountingStorageType=accounting_storage/none, and every command while slurmctld was killed.
 TEST(SlurmRunnerTest, TellsAccountingOffAndAnUnreachableControllerFromARefusal) {
   EXPECT_TRUE(SacctAccountingOff("Slurm accounting storage is disabled\n"));
-  EXPECT_FALSE(SacctAccountingOff(
-      "sacct: error: Problem talking to the database: Connection refused"));
+  EXPECT_FALSE(
+      SacctAccountingOff("sacct: error: Problem talking to the database: Connection refused"));
   EXPECT_TRUE(SlurmUnreachable(
       "sbatch: error: Batch job submission failed: Unable to contact slurm controller "
       "(connect failure)\n"));
@@ -132,8 +145,8 @@ class ReconcileTest : public ::testing::Test {
   void SetUp() override {
     Script("squeue", "echo '10|RUNNING|None|vm'");
     Script("sacct",
-           StrCat("echo \"$*\" >> ", dir_.Join("sacct.calls"), "\n",
-                  "if [ -e ", dir_.Join("off"), " ]; then\n",
+           StrCat("echo \"$*\" >> ", dir_.Join("sacct.calls"), "\n", "if [ -e ", dir_.Join("off"),
+                  " ]; then\n",
                   // What 22.05's sacct printed on the local cluster, whose accounting is off.
                   "  echo 'Slurm accounting storage is disabled' >&2; exit 1\nfi\n",
                   "echo '11|COMPLETED|vm|None'"));
@@ -187,6 +200,26 @@ TEST_F(ReconcileTest, AccountingOffMeansScontrolOnlyFromThenOn) {
   EXPECT_EQ(Calls("scontrol").size(), 6u);
 }
 
+TEST_F(ReconcileTest, CancelsGoInBatchesOfTwoHundredJobs) {
+  Script("scancel", StrCat("echo \"$*\" >> ", dir_.Join("scancel.calls")));
+  SlurmRunner runner({});
+  std::vector<std::string> ids;
+  for (int i = 1; i <= 450; ++i) ids.push_back(std::to_string(i));
+  ASSERT_TRUE(runner.CancelMany(ids, /*running=*/false).ok());
+  ASSERT_TRUE(runner.CancelMany({"7", "8"}, /*running=*/true).ok());
+  std::vector<std::string> calls = Calls("scancel");
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_THAT(calls[0], ::testing::StartsWith("1 2 3 "));
+  EXPECT_THAT(calls[0], ::testing::EndsWith(" 199 200"));
+  EXPECT_THAT(calls[2], ::testing::StartsWith("401 "));
+  EXPECT_THAT(calls[2], ::testing::EndsWith(" 450"));
+  EXPECT_EQ(calls[3], "--batch --signal=USR1 7 8");
+  // A job that ended meanwhile: scancel complains, the cancel of the others stands.
+  Script("scancel",
+         "echo 'scancel: error: Kill job error on job id 9: Invalid job id' >&2; exit 1");
+  EXPECT_FALSE(runner.CancelMany({"9", "10"}, false).ok());
+}
+
 // What `scontrol -o show partition` printed on the local cluster (deploy/slurm-local.sh),
 // shortened; plus a 1-day partition.
 constexpr char kPartitions[] =
@@ -223,10 +256,11 @@ std::string TimeArg(const std::vector<std::string>& args) {
 }
 
 TEST_F(ReconcileTest, TimeIsCappedAtThePartitionsMaxTime) {
-  Script("scontrol", StrCat("echo \"$*\" >> ", dir_.Join("scontrol.calls"), "\n",
-                            "[ -e ", dir_.Join("down"), " ] && { echo 'slurm_load_partitions: "
-                            "Unable to contact slurm controller (connect failure)' >&2; exit 1; }\n",
-                            "printf '", kPartitions, "'"));
+  Script("scontrol",
+         StrCat("echo \"$*\" >> ", dir_.Join("scontrol.calls"), "\n", "[ -e ", dir_.Join("down"),
+                " ] && { echo 'slurm_load_partitions: "
+                "Unable to contact slurm controller (connect failure)' >&2; exit 1; }\n",
+                "printf '", kPartitions, "'"));
   RunRequest r = Request();
   r.timeout_ms = 3 * 24 * 3600'000LL;  // a 3-day stage
   SlurmOptions day;
