@@ -56,6 +56,11 @@ struct AgentConfig {
   int64_t disk_usage_interval_ms = 0;
   // Below this many free bytes the state dir counts as full (disk_watch.h).
   int64_t disk_min_free_bytes = 16 << 20;
+  // A polled executor's status query (squeue): this long after a submit or a change of state,
+  // then twice as long each time nothing changed, up to the max. The attempt files are read at
+  // every heartbeat regardless, and an exit.json brings the next query forward.
+  int64_t native_poll_ms = 15'000;
+  int64_t native_poll_max_ms = 120'000;
 };
 
 class Agent {
@@ -145,7 +150,10 @@ class Agent {
   void SubmitNative(Attempt& a, RunRequest req);
   void OnNativeSubmitted(int64_t id, const RunRequest& req, Result<Started> started);
   void AdoptNative(int64_t id, const AttemptDir& dir);
-  void PollNative();
+  // Submits what waits to be, reads the attempt files, and queries the executor when due (or
+  // `now`).
+  void PollNative(bool now = false);
+  void FlushNativeCancels();
   void OnNativeStates(Result<std::map<std::string, NativeState>> states,
                       std::map<int64_t, Result<std::string>> found);
   void CheckNative(Attempt& a, const NativeState* state);
@@ -202,8 +210,13 @@ class Agent {
   AgentMetrics metrics_;
   bool shut_down_ = false;
   bool poll_in_flight_ = false;
+  int64_t native_poll_at_ms_ = 0;               // the next status query is due then
+  int64_t native_poll_every_ms_ = 0;            // the current wait between two (0: not started)
+  bool native_submitted_ = false;               // a job was submitted since the last query
+  std::vector<std::string> native_cancels_[2];  // jobs to cancel: [0] queued, [1] running
+  bool native_cancel_posted_ = false;           // FlushNativeCancels is on its way
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the worker's callbacks
-  boost::asio::thread_pool worker_{1};  // Slurm commands, one at a time, off the event loop
+  boost::asio::thread_pool worker_{1};       // Slurm commands, one at a time, off the event loop
   boost::asio::thread_pool disk_worker_{1};  // retention's removals, off the event loop
 };
 

@@ -45,6 +45,11 @@ void AddAgentFlags(CLI::App& app, AgentFlags* f) {
   app.add_option("--slurm-arg", f->slurm.extra_args, "an extra sbatch argument (repeatable)");
   app.add_option("--slurm-signal-lead", f->signal_lead,
                  "USR1 to the shim this long before Slurm's time limit (default 60s)");
+  app.add_option("--slurm-poll", f->poll,
+                 "squeue this long after a submit or a change of state, doubling while nothing "
+                 "changes (default 15s)");
+  app.add_option("--slurm-poll-max", f->poll_max,
+                 "the longest wait between two squeue calls (default 2m)");
   app.add_flag("--slurm-gres-gpus", f->slurm.gres_gpus,
                "the cluster has GPUs as gres: ask for them with --gres=gpu:N");
   app.add_option("--metrics-listen", f->metrics_listen,
@@ -130,6 +135,16 @@ std::vector<std::string> CheckAgentFlags(AgentFlags* f, const config::CliConfig&
     f->disk_min_free_bytes = *bytes;
   } else {
     check("disk-min-free", bytes.status());
+  }
+  auto poll_ms = ParseDurationMs(f->poll);
+  auto poll_max_ms = ParseDurationMs(f->poll_max);
+  if (!poll_ms.ok() || *poll_ms <= 0) {
+    fail("slurm-poll", "'" + f->poll + "': expected a positive duration");
+  } else if (!poll_max_ms.ok() || *poll_max_ms < *poll_ms) {
+    fail("slurm-poll-max", "'" + f->poll_max + "': expected a duration of at least --slurm-poll");
+  } else {
+    f->poll_ms = *poll_ms;
+    f->poll_max_ms = *poll_max_ms;
   }
   auto lead_ms = ParseDurationMs(f->signal_lead);
   if (!lead_ms.ok() || *lead_ms < 0 || *lead_ms > 65'535'000) {

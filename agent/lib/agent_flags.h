@@ -22,6 +22,7 @@ struct AgentFlags {
   // As given (the coordinator defaults to $LONGHAUL_COORDINATOR).
   std::string coordinator, state_dir, data_dir, id, memory, shim;
   std::string heartbeat = "1s", keepalive = "30s", signal_lead = "60s";
+  std::string poll = "15s", poll_max = "2m";  // --slurm-poll, --slurm-poll-max
   std::string disk_min_free = "16M";
   std::string log_level = "info", log_file;
   std::optional<double> cpus;
@@ -39,6 +40,7 @@ struct AgentFlags {
   int64_t heartbeat_ms = 0;
   int64_t keepalive_ms = 0;
   int64_t metrics_disk_interval_ms = 0;
+  int64_t poll_ms = 0, poll_max_ms = 0;
   int64_t disk_min_free_bytes = 0;
   InventoryOverrides overrides;
   std::map<std::string, std::string> label_map;

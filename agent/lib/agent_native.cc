@@ -1,6 +1,10 @@
 // Agent: attempts of a polled executor (Slurm): submitting, polling their states in one batch
-// per heartbeat, cancelling, re-adopting (docs/slurm.md). The runner's commands run on the
-// worker thread; their answers come back to the event loop.
+// (15 s after a submit or a change, backing off to 2 min while nothing changes), cancelling,
+// re-adopting (docs/slurm.md). The runner's commands run on the worker thread; their answers
+// come back to the event loop.
+#include <unistd.h>
+
+#include <algorithm>
 #include <boost/asio/post.hpp>
 
 #include "agent/lib/agent.h"
@@ -50,8 +54,8 @@ void Agent::OnNativeSubmitted(int64_t id, const RunRequest& req, Result<Started>
   Attempt* a = Find(id);
   if (a == nullptr) return;
   a->native_busy = false;
-  if (!started.ok() && (absl::IsUnavailable(started.status()) ||
-                        absl::IsDeadlineExceeded(started.status()))) {
+  if (!started.ok() &&
+      (absl::IsUnavailable(started.status()) || absl::IsDeadlineExceeded(started.status()))) {
     // Slurm could not be reached, or did not answer: the state is unknown, not failed.
     log_->warn("attempt {}: {} unreachable, trying again at the next poll: {}", id,
                runner_->executor(), ToStd(started.status().message()));
@@ -69,6 +73,9 @@ void Agent::OnNativeSubmitted(int64_t id, const RunRequest& req, Result<Started>
   }
   a->native_id = started->native_id;
   log_->info("attempt {}: submitted as {} job {}", id, runner_->executor(), a->native_id);
+  // Its first status query comes at most one short wait later.
+  native_submitted_ = true;
+  native_poll_at_ms_ = std::min(native_poll_at_ms_, clock_->NowMs() + config_.native_poll_ms);
   if (a->cancel) CancelNative(*a);
 }
 
@@ -96,12 +103,30 @@ void Agent::AdoptNative(int64_t id, const AttemptDir& dir) {
   Pump(a);
 }
 
-void Agent::PollNative() {
+void Agent::PollNative(bool now) {
   if (shut_down_) return;
   for (auto& [id, a] : attempts_) {
     if (a->native_resubmit && !a->native_busy && !a->exit) SubmitNative(*a, *a->native_resubmit);
   }
-  if (poll_in_flight_) return;
+  // Files first, at every heartbeat: on a shared file system inotify does not see what other
+  // nodes write, so pid.json and exit.json are looked for here too. An exit.json decides a
+  // stage's own end without Slurm; one that may need Slurm's word (the stage was killed by
+  // something other than longhaul) makes the status query due.
+  bool due = now || clock_->NowMs() >= native_poll_at_ms_;
+  std::vector<int64_t> ended;
+  for (auto& [id, a] : attempts_) {
+    if (a->exit) continue;
+    if (!a->pid) CheckPidFile(*a);
+    if (a->native_find) due = true;
+    if (!a->native_id.empty() && ::access(a->dir.File("exit.json").c_str(), F_OK) == 0)
+      ended.push_back(id);
+  }
+  for (int64_t id : ended) {
+    if (Attempt* a = Find(id); a != nullptr && !a->exit) CheckNative(*a, nullptr);
+    if (Attempt* a = Find(id); a != nullptr && !a->exit) due = true;
+  }
+  for (auto& [id, a] : attempts_) Pump(*a);
+  if (poll_in_flight_ || !due) return;
   std::vector<std::string> ids;
   std::vector<std::pair<int64_t, std::string>> to_find;  // attempt id, dir
   for (const auto& [id, a] : attempts_) {
@@ -109,7 +134,6 @@ void Agent::PollNative() {
     if (!a->native_id.empty()) ids.push_back(a->native_id);
     if (a->native_find) to_find.emplace_back(id, a->dir.path());
   }
-  for (auto& [id, a] : attempts_) Pump(*a);
   if (ids.empty() && to_find.empty()) return;
   poll_in_flight_ = true;
   using Answer =
@@ -131,6 +155,24 @@ void Agent::OnNativeStates(Result<std::map<std::string, NativeState>> states,
     log_->warn("{} status unknown this time: {}", runner_->executor(),
                ToStd(states.status().message()));
   }
+  // The next query: soon after a submit or a change, later and later while nothing changes
+  // (or while the executor does not answer).
+  bool changed = native_submitted_;
+  native_submitted_ = false;
+  if (states.ok()) {
+    for (const auto& [id, a] : attempts_) {
+      if (a->exit || a->native_id.empty()) continue;
+      auto it = states->find(a->native_id);
+      if (it == states->end()) continue;
+      const NativeState& s = it->second;
+      if (s.phase != a->native.phase || s.state != a->native.state || s.reason != a->native.reason)
+        changed = true;
+    }
+  }
+  native_poll_every_ms_ = changed || native_poll_every_ms_ == 0
+                              ? config_.native_poll_ms
+                              : std::min(config_.native_poll_max_ms, native_poll_every_ms_ * 2);
+  native_poll_at_ms_ = clock_->NowMs() + native_poll_every_ms_;
   for (auto& [id, job] : found) {
     Attempt* a = Find(id);
     if (a == nullptr || !a->native_find) continue;
@@ -208,13 +250,32 @@ void Agent::ReportQueued(Attempt& a, const std::string& state, const std::string
 
 void Agent::CancelNative(Attempt& a) {
   if (a.native_id.empty()) return;  // submission in flight: cancelled once it answers
-  AttemptRunner* runner = runner_;
-  OnWorker<Status>([runner, job = a.native_id,
-                    running = a.pid.has_value()] { return runner->Cancel(job, running); },
-                   [this, id = a.id](Status s) {
-                     if (!s.ok()) log_->warn("attempt {}: cancel: {}", id, ToStd(s.message()));
-                   });
+  // Cancels made in one turn of the event loop (a run's cancel reaches thousands of attempts)
+  // go to the executor together: one scancel per 200 jobs, not one per attempt.
+  native_cancels_[a.pid.has_value() ? 1 : 0].push_back(a.native_id);
   a.cancel_signalled = true;
+  if (!native_cancel_posted_) {
+    native_cancel_posted_ = true;
+    boost::asio::post(io_, [this] { FlushNativeCancels(); });
+  }
+}
+
+void Agent::FlushNativeCancels() {
+  native_cancel_posted_ = false;
+  AttemptRunner* runner = runner_;
+  for (int running = 0; running < 2; ++running) {
+    std::vector<std::string> jobs = std::move(native_cancels_[running]);
+    native_cancels_[running].clear();
+    if (jobs.empty()) continue;
+    size_t n = jobs.size();
+    OnWorker<Status>(
+        [runner, jobs = std::move(jobs), running] { return runner->CancelMany(jobs, running); },
+        [this, n](Status s) {
+          if (!s.ok()) log_->warn("cancel of {} job(s): {}", n, ToStd(s.message()));
+          // A queued job leaves no exit.json: the next query confirms the cancel.
+          native_poll_at_ms_ = 0;
+        });
+  }
 }
 
 }  // namespace longhaul::agent

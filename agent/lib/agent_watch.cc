@@ -198,7 +198,9 @@ void Agent::OnFileEvent(int64_t key, const std::string& name) {
     // With a watched shim, its pidfd reports the end; otherwise (a shim that was starting
     // when we were restarted) the file is all we get.
     if (native_) {
-      if (!a->exit) PollNative();  // how it ended may need the executor's word
+      // The stage's own end needs nothing more; an end by someone else needs Slurm's word.
+      if (!a->exit && !a->native_id.empty()) CheckNative(*a, nullptr);
+      if (Attempt* b = Find(key); b != nullptr && !b->exit) PollNative(/*now=*/true);
     } else if (!a->watched && !a->exit) {
       CheckProgress(*a);
     }

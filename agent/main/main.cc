@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
   config.bin_dir = SelfBinDir();
   config.shim_path = flags.shim.empty() ? config.bin_dir + "/longhaul-shim" : flags.shim;
   config.heartbeat_ms = flags.heartbeat_ms;
+  config.native_poll_ms = flags.poll_ms;
+  config.native_poll_max_ms = flags.poll_max_ms;
   config.event_window = flags.event_window;
   config.max_event_rate = flags.max_event_rate;
   if (!flags.metrics_listen.empty()) config.disk_usage_interval_ms = flags.metrics_disk_interval_ms;
@@ -102,9 +104,9 @@ int main(int argc, char** argv) {
   so.target = coordinator;
   so.keepalive_ms = flags.keepalive_ms;
   so.keepalive_timeout_ms = std::min<int64_t>(10'000, flags.keepalive_ms);
-  for (auto [path, pem] : {std::pair{&flags.tls_ca, &so.tls_ca_pem},
-                           std::pair{&flags.tls_cert, &so.tls_cert_pem},
-                           std::pair{&flags.tls_key, &so.tls_key_pem}}) {
+  for (auto [path, pem] :
+       {std::pair{&flags.tls_ca, &so.tls_ca_pem}, std::pair{&flags.tls_cert, &so.tls_cert_pem},
+        std::pair{&flags.tls_key, &so.tls_key_pem}}) {
     if (path->empty()) continue;
     auto text = ReadFile(*path);
     if (!text.ok()) return Fail(ToStd(text.status().message()));
