@@ -6,8 +6,11 @@
 #   bench/slurm/queued.sh [--n 10000] [--only local,slurm]
 #
 # Workload: one run of N independent stages `run: [/bin/true]`, `resources: {cpus: 0.01}`; the
-# agent offers --cpus N*0.01+1, so the coordinator hands it all N at once and they queue (in
-# Slurm: 1 CPU a job, 2 at a time on the 2-CPU node). Prints, per executor:
+# agent offers --cpus N*0.01+1, so the coordinator hands it all N at once and they queue. In
+# Slurm each job takes one CPU; the local Slurm is started with LONGHAUL_SLURM_CPUS=64 (the node
+# claims 64 CPUs, so up to 64 of these trivial jobs run at once, not 2) and the agent adds
+# --slurm-arg=--mem=64M (the default 1 GB a CPU would allow only 21 at once). A plain
+# `deploy/slurm-local.sh start` at the end restores the real node. Prints, per executor:
 #   wall        from `longhaul submit` to the run's end
 #   submit/s    attempts submitted (sbatch) or started (local) per second: (count-1) over the
 #               time from the agent's first to its last "submitted"/"started" log line
@@ -108,7 +111,7 @@ run_one() {  # $1: local | slurm
   for _ in $(seq 1 100); do [ -s "$d/coord/coordinator.addr" ] && break; sleep 0.1; done
   local addr; addr=$(cat "$d/coord/coordinator.addr")
   PATH="$WORK/wrap:$PATH" "$BIN/longhaul-agent" --config /dev/null --coordinator "$addr" \
-    --state-dir "$d/agent" --id "$ex" --executor "$ex" --cpus "$CPUS" \
+    --state-dir "$d/agent" --id "$ex" --executor "$ex" --cpus "$CPUS" "${AGENT_EXTRA[@]}" \
     --log-file "$d/logs/agent.log" >"$d/logs/agent.out" 2>&1 </dev/null &
   PIDS+=($!)
   for _ in $(seq 1 100); do
@@ -141,11 +144,14 @@ run_one() {  # $1: local | slurm
 
 wanted() { [[ ",$ONLY," == *",$1,"* ]]; }
 echo "bench/slurm/queued.sh --n $N; $(nproc) CPUs; work in $WORK"
+AGENT_EXTRA=()
 wanted local && run_one local
 if wanted slurm; then
-  "$ROOT/deploy/slurm-local.sh" start >"$WORK/slurm-start.out" 2>&1 ||
+  AGENT_EXTRA=(--slurm-arg=--mem=64M)
+  trap 'cleanup; "$ROOT/deploy/slurm-local.sh" start >/dev/null 2>&1 || true' EXIT
+  LONGHAUL_SLURM_CPUS=${QUEUED_SLURM_CPUS:-64} "$ROOT/deploy/slurm-local.sh" start >"$WORK/slurm-start.out" 2>&1 ||
     { echo "slurm: skipped: deploy/slurm-local.sh start failed: $(tail -1 "$WORK/slurm-start.out")"; exit 0; }
   export SLURM_CONF="${LONGHAUL_SLURM_DIR:-/var/tmp/longhaul-slurm}/etc/slurm.conf"
-  echo "       MaxJobCount $(scontrol show config | awk '/^MaxJobCount/ {print $3}'), $(sbatch --version)"
+  echo "       MaxJobCount $(scontrol show config | awk '/^MaxJobCount/ {print $3}'), node CPUs $(sinfo -h -o %c), $(sbatch --version)"
   run_one slurm
 fi

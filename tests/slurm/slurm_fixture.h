@@ -65,13 +65,22 @@ class SlurmTest : public ClusterTest {
     ClusterTest::TearDown();
   }
 
-  // `cpus`: what the agent offers; by default more than the node has, so that the coordinator
-  // sends everything and Slurm queues what does not fit.
-  void StartSlurmCluster(std::vector<std::string> extra_agent_flags = {}, double cpus = 32) {
+  // `cpus`, `gpus`: what the agent offers; by default more CPUs than the node has, so that the
+  // coordinator sends everything and Slurm queues what does not fit.
+  void StartSlurmCluster(std::vector<std::string> extra_agent_flags = {}, double cpus = 32,
+                         int gpus = 0) {
     ClusterOptions o;
     o.cpus = cpus;
+    o.gpus = gpus;
     o.heartbeat = "500ms";
     o.agent_flags = {"--executor", "slurm"};
+    // Status queries 1 s after a submit or a change, backing off to 5 s (the defaults, 15 s and
+    // 2 min, would make every test wait minutes for what Slurm alone knows).
+    bool poll_given = false;
+    for (const auto& f : extra_agent_flags)
+      poll_given = poll_given || StartsWith(f, "--slurm-poll");
+    if (!poll_given)
+      o.agent_flags.insert(o.agent_flags.end(), {"--slurm-poll", "1s", "--slurm-poll-max", "5s"});
     o.agent_flags.insert(o.agent_flags.end(), extra_agent_flags.begin(), extra_agent_flags.end());
     ASSERT_NO_FATAL_FAILURE(StartCluster(o));
   }

@@ -1,7 +1,14 @@
 // longhaul-agent --executor slurm against the real local Slurm of deploy/slurm-local.sh: a
 // workflow runs through sbatch, a job scancelled outside longhaul is reported so, a preempted
-// one as preempted (and retried), a queued one shows Slurm's reason, and 20 queued attempts cost one squeue
-// per poll. Skipped (with the reason) when no slurmctld answers. Faults: slurm_fault_test.cc.
+// one as preempted (and retried), a queued one shows Slurm's reason, 20 queued attempts cost one
+// squeue per poll, GPUs asked as gres reach the stage as Slurm assigned them, and a stage over
+// its memory ends `oom`. Skipped (with the reason) when no slurmctld answers. Faults:
+// slurm_fault_test.cc.
+#include <gmock/gmock.h>
+#include <sys/stat.h>
+
+#include <map>
+
 #include "tests/slurm/slurm_fixture.h"
 
 namespace longhaul::testing {
@@ -106,8 +113,8 @@ TEST_F(SlurmTest, PreemptedJobIsReportedAsPreemptedAndRetriedOnTheInfraBudget) {
   EXPECT_TRUE(cluster().WaitForRunEnd(id, 60'000).ok());
 }
 
-TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndCostOneSqueuePerPoll) {
-  // squeue through a wrapper that counts its calls.
+TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndSqueueBacksOffWhileNothingChanges) {
+  // squeue through a wrapper that logs the time of each call (ms).
   TempDir wrap;
   std::string count = wrap.Join("squeue.calls");
   std::string real = RunCommand({"/bin/sh", "-c", "command -v squeue"}).out;
@@ -115,7 +122,8 @@ TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndCostOneSqueuePerPoll) {
   ASSERT_FALSE(real.empty());
   {
     std::ofstream w(wrap.Join("squeue"));
-    w << "#!/bin/sh\necho x >> '" << count << "'\nexec '" << real << "' \"$@\"\n";
+    w << "#!/bin/sh\necho $(($(date +%s%N) / 1000000)) >> '" << count << "'\nexec '" << real
+      << "' \"$@\"\n";
   }
   ::chmod(wrap.Join("squeue").c_str(), 0755);
   std::string old_path = std::getenv("PATH");
@@ -125,7 +133,8 @@ TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndCostOneSqueuePerPoll) {
     std::string path;
     ~RestorePath() { ::setenv("PATH", path.c_str(), 1); }
   } restore{old_path};
-  ASSERT_NO_FATAL_FAILURE(StartSlurmCluster());
+  // One query 1 s after a submit or a change, then 2 s, 4 s, 4 s ... while nothing changes.
+  ASSERT_NO_FATAL_FAILURE(StartSlurmCluster({"--slurm-poll", "1s", "--slurm-poll-max", "4s"}));
 
   std::string yaml = "name: crowd\nstages:\n";
   for (int i = 0; i < 20; ++i) {
@@ -154,28 +163,98 @@ TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndCostOneSqueuePerPoll) {
   CommandResult pending = cluster().Cli({"show", std::to_string(*id)});
   EXPECT_NE(pending.out.find("PENDING (Resources)"), std::string::npos) << pending.out;
 
-  // Over the next polls, nothing ends: one squeue per poll, whatever the number of attempts.
-  auto calls = [&] { return StrSplit(ReadText(count), '\n').size() - 1; };
-  size_t before = calls();
-  auto now_ms = [] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+  // Nothing changes from here on: one squeue per query, whatever the number of attempts, and
+  // the queries back off to the 4 s cap.
+  auto calls = [&] {
+    std::vector<int64_t> t;
+    for (const auto& l : StrSplit(ReadText(count), '\n')) {
+      if (!l.empty()) t.push_back(std::stoll(l));
+    }
+    return t;
   };
-  int64_t t0 = now_ms();
-  // An explicit wait with a deadline: at least 6 polls (500 ms apart) must happen.
-  WaitFor([&] { return calls() >= before + 6; }, 30'000, 100);
-  int64_t elapsed = now_ms() - t0;
-  size_t made = calls() - before;
-  EXPECT_GE(made, 6u) << "the agent did not poll";
-  // At most one per 500 ms heartbeat (and one more for the tick in progress).
-  EXPECT_LE(made, static_cast<size_t>(elapsed / 500 + 1))
-      << made << " squeue calls in " << elapsed << " ms for 20 attempts";
+  size_t before = calls().size();
+  // An explicit wait with a deadline: five more queries take about 1+2+4+4+4 s.
+  WaitFor([&] { return calls().size() >= before + 5; }, 60'000, 100);
+  std::vector<int64_t> t = calls();
+  ASSERT_GE(t.size(), before + 5) << "the agent stopped querying Slurm";
+  for (size_t k = before + 1; k < t.size(); ++k) {
+    EXPECT_GE(t[k] - t[k - 1], 900) << "query " << k << " came " << t[k] - t[k - 1]
+                                    << " ms after the one before, for 20 attempts";
+  }
+  EXPECT_GE(t.back() - t[t.size() - 2], 3'500) << "no back-off to the 4 s cap";
   CommandResult cancel = cluster().Cli({"cancel", std::to_string(*id)});
   EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
   run = cluster().WaitForRunEnd(*id, 90'000);
   ASSERT_TRUE(run.ok()) << run.status().message();
   EXPECT_EQ(run->status(), v1::RUN_CANCELLED) << DescribeRun(*run);
+}
+
+// deploy/slurm-local.sh gives the node two GPUs as gres (character devices that are not GPUs).
+// A stage asking for a GPU gets one from Slurm, and sees Slurm's CUDA_VISIBLE_DEVICES, not the
+// index the coordinator counted it with: the agent offers 3 GPUs, Slurm has 2, so one stage is
+// counted as GPU 2 by the coordinator, waits in Slurm's queue, and then runs on 0 or 1.
+TEST_F(SlurmTest, GpusAsGresReachTheStageAsSlurmAssignedThem) {
+  CommandResult gres = RunCommand({"/usr/bin/env", "sinfo", "-h", "-o", "%G"}, {}, 10'000);
+  if (gres.out.find("gpu:2") == std::string::npos) {
+    GTEST_SKIP() << "the local Slurm's node has no gpu gres (sinfo %G: " << gres.out
+                 << "); deploy/slurm-local.sh makes two where mknod is allowed";
+  }
+  ASSERT_NO_FATAL_FAILURE(StartSlurmCluster({"--slurm-gres-gpus"}, 32, 3));
+  std::string dir = cluster().dir().Join("gpus");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  // a and b wait for each other (so they hold both GPUs at once, up to 120 s); c does not.
+  auto stage = [&](const std::string& name, bool barrier) {
+    std::string script = StrCat("echo \"$CUDA_VISIBLE_DEVICES\" > ", dir, "/", name, ".cvd");
+    if (barrier) {
+      script +=
+          StrCat("; touch ", dir, "/", name, ".up; i=0; while [ ! -e ", dir, "/a.up ] || [ ! -e ",
+                 dir, "/b.up ]; do i=$((i+1)); [ $i -gt 1200 ] && exit 3; sleep 0.1; done");
+    }
+    return StageYaml(name, YamlList({"/bin/sh", "-c", script}), {}, {"resources: {gpus: 1}"});
+  };
+  Result<int64_t> id = cluster().Submit("name: gpus\nstages:\n" + stage("a", true) +
+                                        stage("b", true) + stage("c", false));
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  Result<v1::Run> run = cluster().WaitForRunEnd(*id, 180'000);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  ASSERT_EQ(run->status(), v1::RUN_SUCCEEDED) << DescribeRun(*run);
+  std::map<std::string, std::string> cvd;
+  for (const char* name : {"a", "b", "c"}) {
+    std::string v = ReadText(StrCat(dir, "/", name, ".cvd"));
+    while (!v.empty() && v.back() == '\n') v.pop_back();
+    EXPECT_TRUE(v == "0" || v == "1") << name << " saw CUDA_VISIBLE_DEVICES='" << v << "'";
+    cvd[name] = v;
+  }
+  EXPECT_NE(cvd["a"], cvd["b"]) << "a and b ran at the same time on the same GPU";
+}
+
+// Under task/cgroup (deploy/slurm-local.sh uses it where the cgroup v1 memory controller is
+// mounted) a stage over its memory is killed by the kernel, Slurm ends the job OUT_OF_MEMORY,
+// and the attempt fails `oom`, which the default retry policy does not retry.
+TEST_F(SlurmTest, AStageOverItsMemoryEndsOutOfMemoryAndIsNotRetried) {
+  CommandResult config = RunCommand({"/usr/bin/env", "scontrol", "show", "config"}, {}, 10'000);
+  if (config.out.find("task/cgroup") == std::string::npos) {
+    GTEST_SKIP() << "the local Slurm does not enforce memory (TaskPlugin is not task/cgroup; "
+                    "deploy/slurm-local.sh uses it only with the cgroup v1 memory controller)";
+  }
+  ASSERT_NO_FATAL_FAILURE(StartSlurmCluster());
+  Result<int64_t> id = cluster().Submit(
+      "name: hungry\nstages:\n" +
+      StageYaml(
+          "hungry",
+          YamlList({"python3", "-c", "import time; b = bytearray(400 << 20); time.sleep(30)"}), {},
+          {"resources: {memory: 64M}", "retry: {limit: 2, backoff: 1s}"}));
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  Result<v1::Run> run = cluster().WaitForRunEnd(*id, 120'000);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->status(), v1::RUN_FAILED) << DescribeRun(*run);
+  const v1::Stage* s = FindStage(*run, "hungry");
+  ASSERT_EQ(s->attempts_size(), 1) << "oom is not in retry.on by default: " << DescribeRun(*run);
+  std::string job = JobIdOf(s->attempts(0).id());
+  EXPECT_EQ(s->attempts(0).reason(), StrCat("out of memory (Slurm job ", job, " OUT_OF_MEMORY)"))
+      << DescribeRun(*run);
+  CommandResult show = RunCommand({"/usr/bin/env", "scontrol", "show", "job", job}, {}, 10'000);
+  EXPECT_THAT(show.out, ::testing::HasSubstr("JobState=OUT_OF_MEMORY"));
 }
 
 }  // namespace
