@@ -150,9 +150,9 @@ class Agent {
   void SubmitNative(Attempt& a, RunRequest req);
   void OnNativeSubmitted(int64_t id, const RunRequest& req, Result<Started> started);
   void AdoptNative(int64_t id, const AttemptDir& dir);
-  // Submits what waits to be, reads the attempt files, and queries the executor when due (or
-  // `now`).
-  void PollNative(bool now = false);
+  // At every heartbeat: submits what waits to be, reads the attempt files, and queries the
+  // executor when due.
+  void PollNative();
   void FlushNativeCancels();
   void OnNativeStates(Result<std::map<std::string, NativeState>> states,
                       std::map<int64_t, Result<std::string>> found);

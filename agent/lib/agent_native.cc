@@ -103,7 +103,7 @@ void Agent::AdoptNative(int64_t id, const AttemptDir& dir) {
   Pump(a);
 }
 
-void Agent::PollNative(bool now) {
+void Agent::PollNative() {
   if (shut_down_) return;
   for (auto& [id, a] : attempts_) {
     if (a->native_resubmit && !a->native_busy && !a->exit) SubmitNative(*a, *a->native_resubmit);
@@ -112,7 +112,7 @@ void Agent::PollNative(bool now) {
   // nodes write, so pid.json and exit.json are looked for here too. An exit.json decides a
   // stage's own end without Slurm; one that may need Slurm's word (the stage was killed by
   // something other than longhaul) makes the status query due.
-  bool due = now || clock_->NowMs() >= native_poll_at_ms_;
+  bool due = clock_->NowMs() >= native_poll_at_ms_;
   std::vector<int64_t> ended;
   for (auto& [id, a] : attempts_) {
     if (a->exit) continue;

@@ -198,9 +198,10 @@ void Agent::OnFileEvent(int64_t key, const std::string& name) {
     // With a watched shim, its pidfd reports the end; otherwise (a shim that was starting
     // when we were restarted) the file is all we get.
     if (native_) {
-      // The stage's own end needs nothing more; an end by someone else needs Slurm's word.
+      // The stage's own end needs nothing more; an end by someone else needs Slurm's word,
+      // asked at the next heartbeat (one query for all such ends, not one per file event).
       if (!a->exit && !a->native_id.empty()) CheckNative(*a, nullptr);
-      if (Attempt* b = Find(key); b != nullptr && !b->exit) PollNative(/*now=*/true);
+      if (Attempt* b = Find(key); b != nullptr && !b->exit) native_poll_at_ms_ = 0;
     } else if (!a->watched && !a->exit) {
       CheckProgress(*a);
     }
