@@ -1,12 +1,14 @@
 #include "core/fs.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "core/rlimit.h"
 #include "core/strings.h"
 
 namespace longhaul {
@@ -22,9 +24,24 @@ Status ErrnoStatus(std::string_view what, std::string_view path, int err) {
     case ENOSPC:
     case EDQUOT:
       return absl::ResourceExhaustedError(msg);
+    case EMFILE:
+    case ENFILE:
+      // Out of descriptors: a state that passes as others are closed.
+      return absl::UnavailableError(msg);
     default:
       return absl::InternalError(msg);
   }
+}
+
+int64_t RaiseOpenFileLimit() {
+  struct rlimit lim;
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return -1;
+  if (lim.rlim_cur < lim.rlim_max) {
+    struct rlimit raised = lim;
+    raised.rlim_cur = lim.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+  }
+  return lim.rlim_cur == RLIM_INFINITY ? INT64_MAX : static_cast<int64_t>(lim.rlim_cur);
 }
 
 Result<std::string> ReadFile(const std::string& path) {

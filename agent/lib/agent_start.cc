@@ -79,7 +79,14 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
   auto fail = [&](const Status& s) {
     if (dir_made) write_spec();
     log_->error("attempt {}: {}", a.id, ToStd(s.message()));
-    RecordExit(a, StartFailure(ToStd(s.message()), clock_->NowMs()), /*write_file=*/true);
+    ExitInfo e = StartFailure(ToStd(s.message()), clock_->NowMs());
+    if (absl::IsUnavailable(s)) {
+      // Out of file descriptors (thousands of attempts at once): the node's state, not the
+      // stage's, so it is retried on the infrastructure's budget, as a lost attempt is.
+      e.failure_kind = "lost";
+      e.reason = StrCat("agent out of file descriptors: ", s.message());
+    }
+    RecordExit(a, e, /*write_file=*/true);
   };
   std::string out_dir = spec.output_dir();
   if (out_dir.empty()) {

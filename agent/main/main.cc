@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/fs.h"
 #include "core/logging.h"
+#include "core/rlimit.h"
 #include "core/net/text_http_server.h"
 #include "core/strings.h"
 
@@ -36,6 +37,7 @@ int Fail(const std::string& what) {
 int main(int argc, char** argv) {
   using namespace longhaul;
   using namespace longhaul::agent;
+  RaiseOpenFileLimit();  // a few descriptors per running attempt
   CLI::App app{"longhaul-agent: runs longhaul stages on this node for a coordinator"};
   AgentFlags flags;
   AddAgentFlags(app, &flags);

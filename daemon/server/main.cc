@@ -8,6 +8,7 @@
 
 #include "core/logging.h"
 #include "core/memory.h"
+#include "core/rlimit.h"
 #include "core/strings.h"
 #include "daemon/server/coordinator.h"
 #include "daemon/server/coordinator_flags.h"
@@ -15,6 +16,7 @@
 
 int main(int argc, char** argv) {
   longhaul::FixMallocThresholds();
+  longhaul::RaiseOpenFileLimit();
   CLI::App app{"longhauld: the longhaul coordinator. Schedules workflow runs onto agents and "
                "keeps their history in SQLite."};
   longhaul::server::CoordinatorFlags flags;
