@@ -42,6 +42,8 @@ struct AgentConfig {
   std::string bin_dir;  // first on the stages' PATH
   v1::Resources resources;
   std::map<std::string, std::string> labels;
+  // Stages get it as LONGHAUL_ADVERTISE_HOST when set (--advertise-host).
+  std::string advertise_host;
   std::vector<v1::GpuInfo> gpus;  // detected GPUs (index, name, memory) for Hello
   int64_t heartbeat_ms = 1000;
   int64_t event_window = 20'000;  // unacknowledged events in flight, over all attempts

@@ -22,6 +22,9 @@ void AddAgentFlags(CLI::App& app, AgentFlags* f) {
   app.add_option("--gpus", f->gpus, "GPUs to offer (default: what nvidia-smi lists)");
   app.add_option("--label", f->labels,
                  "KEY=VALUE label (repeatable); a stage's node_selector picks agents by them");
+  app.add_option("--advertise-host", f->advertise_host,
+                 "this node's address as other nodes reach it, given to stages as "
+                 "$LONGHAUL_ADVERTISE_HOST (lh-serve binds it and puts it in its endpoint)");
   app.add_option("--heartbeat", f->heartbeat, "heartbeat interval (default 1s)");
   app.add_option("--keepalive", f->keepalive,
                  "HTTP/2 keepalive ping interval, 0 = off (default 30s)");

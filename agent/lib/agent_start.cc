@@ -161,6 +161,13 @@ std::vector<std::string> Agent::StageEnv(const v1::StartAttempt& spec, const std
   env["LONGHAUL_RUN_ID"] = std::to_string(spec.run_id());
   env["LONGHAUL_STAGE"] = spec.stage();
   env["LONGHAUL_ATTEMPT"] = std::to_string(spec.attempt());
+  // Where other nodes reach this one: a service binds it and puts it in its endpoint, so that
+  // its dependents may run on other agents. Never inherited from the agent's own environment.
+  if (config_.advertise_host.empty()) {
+    env.erase("LONGHAUL_ADVERTISE_HOST");
+  } else {
+    env["LONGHAUL_ADVERTISE_HOST"] = config_.advertise_host;
+  }
   if (spec.gpus_size() > 0) {
     std::vector<std::string> ids;
     for (int g : spec.gpus()) ids.push_back(std::to_string(g));

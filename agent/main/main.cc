@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
   if (!flags.metrics_listen.empty()) config.disk_usage_interval_ms = flags.metrics_disk_interval_ms;
   config.disk_min_free_bytes = flags.disk_min_free_bytes;
   for (const auto& [k, v] : flags.label_map) config.labels[k] = v;
+  config.advertise_host = flags.advertise_host;
   Inventory inv = DetectInventory(flags.overrides);
   for (const auto& note : inv.notes) log->warn("{}", note);
   for (const auto& g : inv.gpu_list) {

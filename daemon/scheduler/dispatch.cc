@@ -34,12 +34,34 @@ void Scheduler::Dispatch() {
     most.set_gpus(std::max(most.gpus(), a->free.gpus()));
   }
   if (!any) return;
+  // Gang reservation. A stage that asks for GPUs and finds no room holds back, for the rest of
+  // the pass, what it needs of what is free on the agent it waits for (GangAgent): the younger
+  // stages the pass visits next cannot take it, so as the stages there end, the free GPUs
+  // add up until it fits. Without this, 1-GPU stages that keep arriving take each GPU as it
+  // frees and an 8-GPU stage waits forever. Younger stages still use what it does not need
+  // there (CPUs beyond its own, other agents). Passes visit the oldest stage first, so the
+  // oldest waiting GPU stage reserves first.
+  std::vector<std::pair<AgentState*, v1::Resources>> held;
+  auto reserve = [&](const StageState* s) {
+    AgentState* a = GangAgent(s);
+    if (a == nullptr) return;  // no agent could ever hold it: it reserves nothing
+    const v1::Resources& req = s->row.resources;
+    v1::Resources hold;
+    hold.set_cpus(std::min(a->free.cpus(), req.cpus()));
+    hold.set_memory_bytes(std::min(a->free.memory_bytes(), req.memory_bytes()));
+    hold.set_gpus(std::min(a->free.gpus(), req.gpus()));
+    a->free.set_cpus(a->free.cpus() - hold.cpus());
+    a->free.set_memory_bytes(a->free.memory_bytes() - hold.memory_bytes());
+    a->free.set_gpus(a->free.gpus() - hold.gpus());
+    held.emplace_back(a, std::move(hold));
+  };
   // Stages that find no room keep the reason MarkReady gave them ("waiting for an agent
   // with ... free"); the pass skips the rest of their shape.
   ready_.Pass([&](ReadyQueue::Entry e) {
     StageState* s = runs_.at(e.run_id)->stages[e.index].get();
     AgentState* agent = Fits(most, s->row.resources) ? PickAgent(s) : nullptr;
     if (agent == nullptr) {
+      if (s->row.resources.gpus() > 0) reserve(s);
       // Agents come and go: say whether any could take it at all (node_selector).
       if (!s->spec->node_selector.empty() || s->avoid != nullptr) {
         std::string reason = ReadyReason(s);
@@ -64,6 +86,12 @@ void Scheduler::Dispatch() {
     }
     return ReadyQueue::Outcome::kTaken;
   });
+  // The reservations last one pass: the next one makes them anew from what is free then.
+  for (auto& [a, hold] : held) {
+    a->free.set_cpus(a->free.cpus() + hold.cpus());
+    a->free.set_memory_bytes(a->free.memory_bytes() + hold.memory_bytes());
+    a->free.set_gpus(a->free.gpus() + hold.gpus());
+  }
 }
 
 std::string Scheduler::WaitingReason(const v1::Resources& need) {

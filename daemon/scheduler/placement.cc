@@ -1,4 +1,5 @@
-// Which agent a ready stage goes to: room, node_selector labels, nodes to avoid, locality.
+// Which agent a ready stage goes to: room, node_selector labels, nodes to avoid, locality;
+// which agent a GPU stage without room waits for.
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/scheduler/scheduler.h"
@@ -70,6 +71,20 @@ AgentState* Scheduler::PickAgent(const StageState* s) {
       best = a.get();
       best_local = l;
     }
+  }
+  return best;
+}
+
+AgentState* Scheduler::GangAgent(const StageState* s) {
+  const v1::Resources& req = s->row.resources;
+  AgentState* best = nullptr;
+  for (auto& [id, a] : agents_) {
+    if (!Connected(*a) || !Fits(a->row.resources, req) ||
+        !LabelsMatch(*a, s->spec->node_selector) ||
+        (s->avoid != nullptr && s->avoid->agents.count(a->row.id) != 0)) {
+      continue;
+    }
+    if (best == nullptr || a->free.gpus() > best->free.gpus()) best = a.get();
   }
   return best;
 }

@@ -215,6 +215,10 @@ class Scheduler {
   // among those its resume node, else the one holding most of its upstream stages' outputs,
   // else the one with most free CPUs. Null when none.
   AgentState* PickAgent(const StageState* s);
+  // The agent a stage that asks for GPUs and finds no room waits for (Dispatch reserves what it
+  // needs there): connected, labels matching, not avoided, with the capacity to hold it when
+  // enough has ended; among those the one with most GPUs free. Null when no agent ever could.
+  AgentState* GangAgent(const StageState* s);
   // The ReadyQueue placement key of `s`: "" unless it has a node_selector or avoids agents.
   static std::string PlacementKey(const StageState* s);
   // What a ready stage waits for: "no agent matches node_selector {gpu: h200}" when no

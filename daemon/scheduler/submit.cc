@@ -139,6 +139,9 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, const 
       st->Extras().cached_from_stage = sp.hit->stage_name;
       st->row.outputs = sp.hit->outputs;
       st->row.ended_at_ms = now;
+      // Its node is where the reused artifacts are (they were checked there), so that the
+      // stages that need it are placed there as after a stage that ran (PickAgent's locality).
+      if (!sp.hit->artifacts.empty()) st->row.agent_id = sp.hit->artifacts.front().agent_id;
     } else if (sp.action == "skip") {
       st->row.status = v1::STAGE_STOPPED;
       st->row.reason = sp.reason;

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "core/event_writer.h"
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "debug | info | warn | error");
   CLI11_PARSE(app, argc, argv);
   o.echo = !quiet;
+  if (const char* node = std::getenv("LONGHAUL_ADVERTISE_HOST")) o.node_host = node;
 
   SetupLogging(log_level);
   EventWriter events = EventWriter::FromEnv();

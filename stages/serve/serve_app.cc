@@ -22,6 +22,13 @@ namespace {
 
 bool IsWildcard(const std::string& host) { return host == "0.0.0.0" || host == "::"; }
 
+bool IsIpAddress(const std::string& host) {
+  in6_addr a6;
+  in_addr a4;
+  return ::inet_pton(AF_INET, host.c_str(), &a4) == 1 ||
+         ::inet_pton(AF_INET6, host.c_str(), &a6) == 1;
+}
+
 std::string HostForUrl(const std::string& host) {
   return host.find(':') != std::string::npos ? StrCat("[", host, "]") : host;
 }
@@ -89,6 +96,11 @@ Result<SupervisorConfig> PrepareServe(const ServeOptions& o, const std::string& 
   TemplateVars vars = profile.defaults;
   const std::set<std::string> builtins = {"model", "drafter", "host", "port"};
   for (const auto& b : builtins) vars.emplace(b, "");
+  // On an agent with --advertise-host, bind where other nodes reach this one, so that the
+  // service's dependents may run on other agents.
+  if (vars["host"].empty() && !o.node_host.empty()) {
+    vars["host"] = IsIpAddress(o.node_host) ? o.node_host : "0.0.0.0";
+  }
   if (vars["host"].empty()) vars["host"] = "127.0.0.1";
   if (!o.model.empty()) vars["model"] = o.model;
   if (!o.drafter.empty()) {
@@ -167,7 +179,9 @@ Result<SupervisorConfig> PrepareServe(const ServeOptions& o, const std::string& 
   std::string advertise = o.advertise_host;
   if (advertise.empty()) {
     advertise = host;
-    if (IsWildcard(host)) {
+    if (IsWildcard(host) && !o.node_host.empty()) {
+      advertise = o.node_host;
+    } else if (IsWildcard(host)) {
       char name[256] = {0};
       if (::gethostname(name, sizeof name - 1) == 0) advertise = name;
     }

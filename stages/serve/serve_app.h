@@ -18,6 +18,8 @@ struct ServeOptions {
   std::string drafter;
   std::string host;               // bind address; default the profile's or 127.0.0.1
   std::string advertise_host;     // host in the endpoint; default: see PrepareServe
+  // The agent's --advertise-host ($LONGHAUL_ADVERTISE_HOST): where other nodes reach this one.
+  std::string node_host;
   std::vector<std::string> sets;  // "key=value"
   std::vector<std::string> profiles_dirs;
   std::string log_dir = ".";
@@ -29,9 +31,11 @@ struct ServeOptions {
   std::string stop_grace;
 };
 
-// The supervisor's configuration. The endpoint's host is --advertise-host, else the bind
-// host, else (for 0.0.0.0 / ::) this machine's host name. Errors name the flag or the
-// profile file and the variable.
+// The supervisor's configuration. The bind host is --host, else the profile's, else the node's
+// address (`node_host`: itself when it is an IP address, 0.0.0.0 when it is a name), else
+// 127.0.0.1. The endpoint's host is --advertise-host, else the bind host, else (for 0.0.0.0 /
+// ::) the node's address or this machine's host name. Errors name the flag or the profile file
+// and the variable.
 Result<SupervisorConfig> PrepareServe(const ServeOptions& options, const std::string& exe_dir);
 
 // A free TCP port on `host` (bound to port 0, then released).

@@ -1,5 +1,6 @@
 // Placement and infrastructure failures: retry.infra_limit, avoiding a failed node,
-// node_selector labels, GPUs of one agent, upstream locality.
+// node_selector labels, GPUs of one agent and the gang reservation, upstream locality (also
+// after a cached stage).
 #include <gmock/gmock.h>
 
 #include "core/strings.h"
@@ -201,6 +202,82 @@ stages:
   Exit(zone_b, starts[0].attempt_id(), 0);
   ASSERT_EQ(TakeStarts().size(), 1u);
   EXPECT_EQ(GetStage(run, "use").agent_id(), "zone-b") << "its input is there";
+}
+
+TEST_F(SchedulerTest, AGangStageReservesItsAgentSoSmallerOnesDoNotStarveIt) {
+  uint64_t eight = Connect("eight", 16, 8);
+  std::string small = "stages:\n  a: {run: [prog], resources: {gpus: 1}}\n"
+                      "  b: {run: [prog], resources: {gpus: 1}}\n"
+                      "  c: {run: [prog], resources: {gpus: 1}}\n"
+                      "  d: {run: [prog], resources: {gpus: 1}}\n";
+  Submit("name: early\n" + small);
+  std::vector<v1::StartAttempt> early = TakeStarts();
+  ASSERT_EQ(early.size(), 4u);
+  int64_t gang = Submit("name: gang\nstages:\n  all: {run: [prog], resources: {gpus: 8}}\n");
+  EXPECT_TRUE(TakeStarts().empty()) << "4 of 8 GPUs are held";
+  // Younger 1-GPU stages find 4 GPUs free, but the gang stage holds what is free for itself;
+  // a CPU-only stage still gets one of the CPUs the gang stage does not need.
+  int64_t late = Submit("name: late\n" + small + "  cpu: {run: [prog]}\n");
+  std::vector<v1::StartAttempt> starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].stage(), "cpu");
+  EXPECT_EQ(GetStage(late, "a").status(), v1::STAGE_READY);
+  // As the early stages end, their GPUs go to no one until the gang stage fits.
+  for (size_t i = 0; i + 1 < early.size(); ++i) {
+    Exit(eight, early[i].attempt_id(), 0);
+    EXPECT_TRUE(TakeStarts().empty()) << i;
+  }
+  Exit(eight, early.back().attempt_id(), 0);
+  starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].stage(), "all");
+  EXPECT_THAT(starts[0].gpus(), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7));
+  EXPECT_EQ(GetStage(gang, "all").agent_id(), "eight");
+  Exit(eight, starts[0].attempt_id(), 0);
+  EXPECT_EQ(TakeStarts().size(), 4u) << "then the small ones";
+}
+
+TEST_F(SchedulerTest, AGangStageThatNoAgentCanHoldReservesNothing) {
+  Connect("two", 16, 2);
+  int64_t run = Submit(R"(
+name: never
+stages:
+  huge: {run: [prog], resources: {gpus: 8}}
+  one: {run: [prog], resources: {gpus: 1}}
+)");
+  std::vector<v1::StartAttempt> starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].stage(), "one");
+  EXPECT_EQ(GetStage(run, "huge").reason(), "waiting for an agent with 1 cpus, 8 GPUs free");
+}
+
+TEST_F(SchedulerTest, AStageAfterACachedOneGoesWhereTheCachedArtifactsAre) {
+  Connect("roomy", 16);
+  uint64_t zone_b = ConnectLabeled("zone-b", 4, 0, {{"zone", "b"}});
+  const std::string yaml = R"(
+name: pivot
+stages:
+  make: {run: [prog], node_selector: {zone: b}}
+  use: {run: [prog], needs: [make], cache: false}
+)";
+  int64_t first = Submit(yaml);
+  auto starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  Events(zone_b, starts[0].attempt_id(),
+         {R"({"artifact": {"name": "model", "path": "model.bin", "bytes": 3}})"});
+  Exit(zone_b, starts[0].attempt_id(), 0);
+  starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  Exit(zone_b, starts[0].attempt_id(), 0);
+  ASSERT_EQ(GetRun(first).status(), v1::RUN_SUCCEEDED);
+  int64_t second = Submit(yaml);
+  starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].stage(), "use");
+  v1::Stage make = GetStage(second, "make");
+  EXPECT_EQ(make.status(), v1::STAGE_CACHED);
+  EXPECT_EQ(make.agent_id(), "zone-b") << "where its artifact is";
+  EXPECT_EQ(GetStage(second, "use").agent_id(), "zone-b") << "not roomy, which has more CPUs";
 }
 
 }  // namespace

@@ -48,12 +48,12 @@ FakeOpenAiServer::FakeOpenAiServer(FakeOpenAiOptions options)
 
 FakeOpenAiServer::~FakeOpenAiServer() { Stop(); }
 
-int FakeOpenAiServer::Start(int port) {
+int FakeOpenAiServer::Start(int port, const std::string& host) {
   int n = std::max(1, impl_->options_.threads);
   for (int i = 0; i < n; ++i) {
     impl_->ios_.push_back(std::make_unique<asio::io_context>(1));
     auto acc = std::make_unique<tcp::acceptor>(*impl_->ios_.back());
-    tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), static_cast<uint16_t>(port));
+    tcp::endpoint ep(asio::ip::make_address(host), static_cast<uint16_t>(port));
     acc->open(ep.protocol());
     acc->set_option(asio::socket_base::reuse_address(true));
     int one = 1;

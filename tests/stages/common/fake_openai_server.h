@@ -51,8 +51,9 @@ class FakeOpenAiServer {
   explicit FakeOpenAiServer(FakeOpenAiOptions options = {});
   ~FakeOpenAiServer();  // stops
 
-  // Binds 127.0.0.1:`port` (0 = pick) and starts serving. Returns the port.
-  int Start(int port = 0);
+  // Binds `host`:`port` (0 = pick) and starts serving. Returns the port. url() names
+  // 127.0.0.1 whatever `host` is.
+  int Start(int port = 0, const std::string& host = "127.0.0.1");
   void Stop();
   int port() const { return port_; }
   std::string url() const;  // "http://127.0.0.1:PORT"

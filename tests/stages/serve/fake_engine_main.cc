@@ -104,9 +104,10 @@ int main(int argc, char** argv) {
     });
   }
   server.SetHang(hang);
-  (void)host;  // the fake server listens on loopback only
-  int bound = server.Start(port);
-  std::printf("listening on 127.0.0.1:%d\n", bound);
+  // An address other than 127.0.0.1 is bound as given (another loopback address, in tests of
+  // services reached from other agents).
+  int bound = server.Start(port, host);
+  std::printf("listening on %s:%d\n", host.c_str(), bound);
   if (!ready_line.empty()) std::printf("%s\n", ready_line.c_str());
   std::fflush(stdout);
   for (;;) ::pause();

@@ -210,5 +210,28 @@ TEST_F(LhServeTest, DryRunRendersAndBadInputIsNamed) {
   EXPECT_NE(r.out.find("argv: vllm\nargv: serve\nargv: /models/t"), std::string::npos) << r.out;
 }
 
+TEST_F(LhServeTest, OnAnAgentWithAnAdvertisedAddressItBindsAndAdvertisesThatAddress) {
+  auto serve = [&](const std::string& node, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {BinPath("lh-serve"), "--profile", "fake", "--profiles-dir",
+                                     dir_.Join("profiles"), "--dry-run", "--set", "port=4321"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return testing::RunCommand(argv, {{"LONGHAUL_ADVERTISE_HOST", node}});
+  };
+  // An IP address: bound and advertised.
+  auto r = serve("127.0.0.7");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("argv: --host\nargv: 127.0.0.7\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("endpoint: http://127.0.0.7:4321\n"), std::string::npos) << r.out;
+  // A name: every address is bound (a name cannot be), the name is advertised.
+  r = serve("gpu7.example");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("argv: --host\nargv: 0.0.0.0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("endpoint: http://gpu7.example:4321\n"), std::string::npos) << r.out;
+  // --host wins, and the endpoint never names an address the engine does not listen on.
+  r = serve("127.0.0.7", {"--host", "127.0.0.1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("endpoint: http://127.0.0.1:4321\n"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace longhaul
