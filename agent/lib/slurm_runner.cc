@@ -134,10 +134,20 @@ std::string SlurmRunner::BatchScript(const RunRequest& req, bool slurm_gpus) {
                          ": the shim runs the stage (docs/slurm.md).\n",
                          "exec /usr/bin/env -i \"SLURM_JOB_ID=$SLURM_JOB_ID\" \\\n");
   static constexpr std::string_view kCvd = "CUDA_VISIBLE_DEVICES=";
+  static constexpr std::string_view kAdvertise = "LONGHAUL_ADVERTISE_HOST=";
+  bool advertise = false;
   for (const auto& kv : req.shim.env) {
-    if (slurm_gpus && std::string_view(kv).substr(0, kCvd.size()) == kCvd) continue;
+    std::string_view v(kv);
+    if (slurm_gpus && v.substr(0, kCvd.size()) == kCvd) continue;
+    if (v.substr(0, kAdvertise.size()) == kAdvertise) {
+      advertise = true;
+      continue;
+    }
     s += StrCat("  ", ShellQuote(kv), " \\\n");
   }
+  // The agent advertises an address (--advertise-host), but the job runs on a compute node:
+  // its services are reached at that node's name.
+  if (advertise) s += "  \"LONGHAUL_ADVERTISE_HOST=$(hostname)\" \\\n";
   // Slurm's own choice of devices, when it set one (${VAR+word}: nothing when unset).
   if (slurm_gpus) {
     s += "  ${CUDA_VISIBLE_DEVICES+\"CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES\"} \\\n";

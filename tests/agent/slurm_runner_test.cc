@@ -56,6 +56,15 @@ TEST(SlurmRunnerTest, ScriptKeepsSlurmsGpusWhenTheJobAsksSlurmForThem) {
   EXPECT_THAT(slurms, HasSubstr("'X=a b'"));
 }
 
+TEST(SlurmRunnerTest, ServicesAdvertiseTheComputeNodeNotTheAgents) {
+  RunRequest r = Request();
+  EXPECT_THAT(SlurmRunner::BatchScript(r), Not(HasSubstr("LONGHAUL_ADVERTISE_HOST")));
+  r.shim.env.push_back("LONGHAUL_ADVERTISE_HOST=login1");
+  std::string s = SlurmRunner::BatchScript(r);
+  EXPECT_THAT(s, Not(HasSubstr("login1")));
+  EXPECT_THAT(s, HasSubstr("\"LONGHAUL_ADVERTISE_HOST=$(hostname)\""));
+}
+
 TEST(SlurmRunnerTest, SbatchArguments) {
   SlurmOptions o;
   o.partition = "low";
