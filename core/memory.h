@@ -23,11 +23,10 @@ inline constexpr size_t kReturnMemoryAfterStages = 1000;
 void ReturnFreedMemory();
 
 // ReturnFreedMemory about a second from now, on a thread of its own; requests that come before
-// it runs share it. For memory that is freed after the event that made it garbage, on other
-// threads: the answers and reads about a big run that has just ended, or a read that scanned a
-// big run (SQLite's sort and page buffers, freed between blocks that stay live, so that the
-// arena cannot shrink at its top and only a trim gives the pages back). Cheap to call: it only
-// wakes that thread.
+// it runs share it. For memory that other threads free after the event that made it garbage:
+// the reads of a big run that has just ended, or any read that scanned a big run (freed
+// between blocks that stay live, so that the thread's arena cannot shrink at its top and only
+// a trim gives the pages back). Cheap to call: it only wakes that thread.
 void ReturnFreedMemorySoon();
 
 // How many times the deferred return (ReturnFreedMemorySoon) has run: for tests.

@@ -100,7 +100,7 @@ void Scheduler::AfterCommit() {
     ReturnFreedMemory();
     // Once more at the next tick: the answers and snapshots about the run that were still
     // being sent are freed by then. And once more a second later, for what the gRPC threads
-    // free after that (the reply to the cancel, the reads that follow a run's end).
+    // free after that (the reads that follow a run's end).
     return_memory_at_tick_ = true;
     ReturnFreedMemorySoon();
   }
