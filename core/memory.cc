@@ -3,7 +3,12 @@
 #include <malloc.h>
 #include <sys/mman.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
+#include <thread>
 
 namespace longhaul {
 
@@ -18,6 +23,61 @@ void AdviseHugePages(const void* data, size_t bytes) {
 }
 
 void ReturnFreedMemory() { (void)malloc_trim(0); }
+
+namespace {
+
+// The thread behind ReturnFreedMemorySoon. Never destroyed: requests may come from any thread
+// until the process exits.
+class DeferredReturner {
+ public:
+  static DeferredReturner* Get() {
+    static DeferredReturner* returner = new DeferredReturner();
+    return returner;
+  }
+
+  void Request() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (due_) return;
+      due_ = true;
+    }
+    cv_.notify_one();
+  }
+
+  int runs() const { return runs_.load(); }
+
+ private:
+  DeferredReturner() { std::thread([this] { Loop(); }).detach(); }
+
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [this] { return due_; });
+      // Wait a little, so that what the requester's neighbours are still freeing (the answer
+      // being sent, the next page of a read) is freed too, and a burst of requests costs one
+      // trim. A request that comes while the trim runs makes one more.
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      lock.lock();
+      due_ = false;
+      lock.unlock();
+      ReturnFreedMemory();
+      runs_.fetch_add(1);
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool due_ = false;
+  std::atomic<int> runs_{0};
+};
+
+}  // namespace
+
+void ReturnFreedMemorySoon() { DeferredReturner::Get()->Request(); }
+
+int DeferredMemoryReturns() { return DeferredReturner::Get()->runs(); }
 
 void FixMallocThresholds() {
   // Setting either one turns glibc's dynamic adjustment of both off.

@@ -22,6 +22,16 @@ inline constexpr size_t kReturnMemoryAfterStages = 1000;
 // few milliseconds; call it once per such event, never per stage.
 void ReturnFreedMemory();
 
+// ReturnFreedMemory about a second from now, on a thread of its own; requests that come before
+// it runs share it. For memory that other threads free after the event that made it garbage:
+// the reads of a big run that has just ended, or any read that scanned a big run (freed
+// between blocks that stay live, so that the thread's arena cannot shrink at its top and only
+// a trim gives the pages back). Cheap to call: it only wakes that thread.
+void ReturnFreedMemorySoon();
+
+// How many times the deferred return (ReturnFreedMemorySoon) has run: for tests.
+int DeferredMemoryReturns();
+
 // For a daemon that lives for months: fixes glibc's mmap and trim thresholds (32 MiB, 1 MiB),
 // which otherwise rise after the first big block is freed, up to a 64 MiB trim threshold. With
 // them raised, the free top of a thread's arena (where a gRPC thread parsed a 100,000-stage

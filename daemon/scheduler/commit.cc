@@ -99,8 +99,10 @@ void Scheduler::AfterCommit() {
     store_->ReleaseMemory();
     ReturnFreedMemory();
     // Once more at the next tick: the answers and snapshots about the run that were still
-    // being sent are freed by then.
+    // being sent are freed by then. And once more a second later, for what the gRPC threads
+    // free after that (the reads that follow a run's end).
     return_memory_at_tick_ = true;
+    ReturnFreedMemorySoon();
   }
 }
 

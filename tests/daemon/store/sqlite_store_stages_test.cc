@@ -1,6 +1,10 @@
 // GetRun with a stage limit and ListStages: a run's stages a bounded page at a time.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
+#include "core/memory.h"
 #include "core/strings.h"
 #include "daemon/store/sqlite_store.h"
 #include "proto/stage_merge.h"
@@ -67,6 +71,27 @@ TEST_F(StagePagesTest, GetRunGivesCountsAndOnePageAndPagesReachEveryStageOnce) {
   }
   ASSERT_EQ(static_cast<int>(names.size()), n);
   for (int i = 0; i < n; ++i) EXPECT_EQ(names[i], StrCat("s", i));
+}
+
+TEST_F(StagePagesTest, ReadingABigRunHandsItsMemoryBackAndTheConnectionStillReads) {
+  const int n = static_cast<int>(kReturnMemoryAfterStages) + 5;
+  int64_t id = MakeRun(n);
+  int before = DeferredMemoryReturns();
+  v1::GetRunRequest req;
+  req.set_id(id);
+  Result<v1::Run> run = store_->GetRun(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  // The deferred trim that the read asked for runs about a second later.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (DeferredMemoryReturns() == before && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_GT(DeferredMemoryReturns(), before);
+  // The pooled connection whose page cache was emptied answers the same again.
+  Result<v1::Run> again = store_->GetRun(req);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->stage_counts().at("failed") + again->stage_counts().at("ready"), n);
+  EXPECT_EQ(again->stages_size(), run->stages_size());
 }
 
 TEST_F(StagePagesTest, ASmallRunComesWholeWithNoToken) {

@@ -1,0 +1,76 @@
+#include "core/memory.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace longhaul {
+namespace {
+
+// The process's anonymous resident memory, in KiB (RssAnon in /proc/self/status).
+long RssAnonKb() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  long value = 0;
+  while (status >> key) {
+    if (key == "RssAnon:") {
+      status >> value;
+      return value;
+    }
+    status.ignore(1 << 10, '\n');
+  }
+  return -1;
+}
+
+// Waits until `done()` holds, up to `seconds`.
+template <typename F>
+bool WaitFor(F done, int seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+TEST(ReturnFreedMemorySoonTest, ABurstOfRequestsCostsOneTrim) {
+  int before = DeferredMemoryReturns();
+  for (int i = 0; i < 100; ++i) ReturnFreedMemorySoon();
+  ASSERT_TRUE(WaitFor([&] { return DeferredMemoryReturns() > before; }, 10));
+  EXPECT_EQ(DeferredMemoryReturns(), before + 1);
+}
+
+TEST(ReturnFreedMemorySoonTest, HandsBackWhatAnotherThreadFreedBelowALiveBlock) {
+  // 64 MiB in small blocks on a thread of its own (its own malloc arena), then one block that
+  // stays live above them: freeing the rest leaves a free hole that glibc keeps resident,
+  // since the arena cannot shrink at its top.
+  constexpr size_t kBlocks = 128 * 1024;
+  constexpr size_t kBlock = 512;
+  std::vector<std::unique_ptr<char[]>> blocks;
+  std::unique_ptr<char[]> live;
+  std::thread([&] {
+    blocks.reserve(kBlocks);
+    for (size_t i = 0; i < kBlocks; ++i) {
+      blocks.emplace_back(new char[kBlock]);
+      for (size_t j = 0; j < kBlock; j += 64) blocks.back()[j] = 1;  // resident
+    }
+    live.reset(new char[kBlock]);
+    live[0] = 1;
+    blocks.clear();
+    blocks.shrink_to_fit();
+  }).join();
+  long held = RssAnonKb();
+  ASSERT_GT(held, 0);
+  ReturnFreedMemorySoon();
+  EXPECT_TRUE(WaitFor([&] { return RssAnonKb() < held - 32 * 1024; }, 10))
+      << "RssAnon stayed at " << RssAnonKb() << " KiB, from " << held << " KiB";
+  EXPECT_EQ(live[0], 1);
+}
+
+}  // namespace
+}  // namespace longhaul
