@@ -36,7 +36,8 @@ int ListAgents(CommandContext& ctx) {
     return kExitOk;
   }
   Table table(
-      {"ID", "HOST", "STATE", "CPUS", "MEMORY", "GPUS", "RUNNING", "LAST SEEN", "LABELS"});
+      {"ID", "HOST", "STATE", "CPUS", "MEMORY", "GPUS", "RUNNING", "LAST SEEN", "LABELS",
+       "SHARED PATHS"});
   table.AlignRight(3);
   table.AlignRight(4);
   table.AlignRight(5);
@@ -52,7 +53,10 @@ int ListAgents(CommandContext& ctx) {
                   StrCat(FormatNumber(free.cpus()), "/", FormatNumber(total.cpus())),
                   StrCat(GiB(free.memory_bytes()), "/", GiB(total.memory_bytes()), " GiB"),
                   StrCat(free.gpus(), "/", total.gpus()), std::to_string(a.running_attempts()),
-                  FormatAgo(a.last_seen_ms(), now), Labels(a)});
+                  FormatAgo(a.last_seen_ms(), now), Labels(a),
+                  a.shared_paths().empty()
+                      ? "-"
+                      : StrJoin({a.shared_paths().begin(), a.shared_paths().end()}, ",")});
   }
   table.Render(ctx.out());
   return kExitOk;

@@ -122,6 +122,7 @@ v1::AgentMessage Agent::MakeHello() const {
   h->set_hostname(config_.hostname);
   *h->mutable_resources() = config_.resources;
   for (const auto& [k, v] : config_.labels) (*h->mutable_labels())[k] = v;
+  for (const auto& p : config_.shared_paths) h->add_shared_paths(p);
   h->set_version(config_.version);
   h->set_protocol_version(kAgentProtocolVersion);
   h->set_data_dir(config_.data_dir);

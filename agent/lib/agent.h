@@ -44,6 +44,8 @@ struct AgentConfig {
   std::map<std::string, std::string> labels;
   // Stages get it as LONGHAUL_ADVERTISE_HOST when set (--advertise-host).
   std::string advertise_host;
+  // Path prefixes shared with other agents (--shared-path), for the coordinator's placement.
+  std::vector<std::string> shared_paths;
   std::vector<v1::GpuInfo> gpus;  // detected GPUs (index, name, memory) for Hello
   int64_t heartbeat_ms = 1000;
   int64_t event_window = 20'000;  // unacknowledged events in flight, over all attempts

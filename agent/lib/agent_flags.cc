@@ -25,6 +25,10 @@ void AddAgentFlags(CLI::App& app, AgentFlags* f) {
   app.add_option("--advertise-host", f->advertise_host,
                  "this node's address as other nodes reach it, given to stages as "
                  "$LONGHAUL_ADVERTISE_HOST (lh-serve binds it and puts it in its endpoint)");
+  app.add_option("--shared-path", f->shared_paths,
+                 "a path prefix mounted here as on the other agents that declare it, e.g. a "
+                 "cluster file system (repeatable): outputs under it may be read by stages on "
+                 "those agents, other outputs keep their consumers on this agent");
   app.add_option("--heartbeat", f->heartbeat, "heartbeat interval (default 1s)");
   app.add_option("--keepalive", f->keepalive,
                  "HTTP/2 keepalive ping interval, 0 = off (default 30s)");
@@ -162,6 +166,13 @@ std::vector<std::string> CheckAgentFlags(AgentFlags* f, const config::CliConfig&
     } else {
       check("label", kv.status());
     }
+  }
+  for (std::string& p : f->shared_paths) {
+    if (p.empty() || p[0] != '/') {
+      fail("shared-path", "'" + p + "': expected an absolute path such as /lustre");
+      continue;
+    }
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
   }
   check("log-level", CheckLogLevel(f->log_level));
   return errors;

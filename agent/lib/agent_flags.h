@@ -29,6 +29,7 @@ struct AgentFlags {
   std::optional<int> gpus;
   std::vector<std::string> labels;
   std::string advertise_host;  // empty: stages get no LONGHAUL_ADVERTISE_HOST
+  std::vector<std::string> shared_paths;  // normalized by CheckAgentFlags
   int64_t event_window = 20'000;
   int64_t max_event_rate = 5'000;
   std::string tls_cert, tls_key, tls_ca;

@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
   config.disk_min_free_bytes = flags.disk_min_free_bytes;
   for (const auto& [k, v] : flags.label_map) config.labels[k] = v;
   config.advertise_host = flags.advertise_host;
+  config.shared_paths = flags.shared_paths;
   Inventory inv = DetectInventory(flags.overrides);
   for (const auto& note : inv.notes) log->warn("{}", note);
   for (const auto& g : inv.gpu_list) {

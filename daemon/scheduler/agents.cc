@@ -3,6 +3,7 @@
 #include "core/duration.h"
 #include "core/logging.h"
 #include "core/strings.h"
+#include "daemon/scheduler/resources.h"
 #include "daemon/scheduler/scheduler.h"
 #include "proto/agent_protocol.h"
 #include "proto/state_names.h"
@@ -59,6 +60,13 @@ void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
   agent->row.version = hello.version();
   agent->row.executor = hello.executor().empty() ? "local" : hello.executor();
   agent->row.data_dir = hello.data_dir();
+  // Absolute prefixes without a trailing slash ("/lustre/" is "/lustre"), as the agent's flag
+  // check leaves them; a relative one could mean anything and is dropped.
+  agent->row.shared_paths.clear();
+  for (std::string p : hello.shared_paths()) {
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    if (!p.empty() && p[0] == '/') agent->row.shared_paths.push_back(std::move(p));
+  }
   NoteAgentDisk(agent, hello.disk_full(), hello.state_free_bytes());
   agent->row.state = v1::AGENT_CONNECTED;
   agent->row.connected_at_ms = now;
@@ -70,9 +78,7 @@ void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
   for (int64_t id : agent->attempts) {
     AttemptState* a = FindAttempt(id);
     if (a == nullptr || !a->holds_resources) continue;
-    agent->free.set_cpus(agent->free.cpus() - a->held.cpus());
-    agent->free.set_memory_bytes(agent->free.memory_bytes() - a->held.memory_bytes());
-    agent->free.set_gpus(agent->free.gpus() - a->held.gpus());
+    SubtractResources(&agent->free, a->held);
     for (int g : a->gpus) {
       if (g >= 0 && g < static_cast<int>(agent->gpu_busy.size())) agent->gpu_busy[g] = true;
     }

@@ -1,6 +1,7 @@
 // Placing ready stages on agents and building their StartAttempt.
 #include "core/logging.h"
 #include "core/strings.h"
+#include "daemon/scheduler/resources.h"
 #include "daemon/scheduler/scheduler.h"
 #include "daemon/workflow/template.h"
 #include "proto/state_names.h"
@@ -26,13 +27,15 @@ void Scheduler::Dispatch() {
   // which is a cheap test to make before looking at every agent.
   v1::Resources most;
   bool any = false;
-  for (auto& [id, a] : agents_) {
-    if (a->session == 0 || !a->reachable) continue;
-    any = true;
-    most.set_cpus(std::max(most.cpus(), a->free.cpus()));
-    most.set_memory_bytes(std::max(most.memory_bytes(), a->free.memory_bytes()));
-    most.set_gpus(std::max(most.gpus(), a->free.gpus()));
-  }
+  auto roomiest = [&] {
+    most = v1::Resources();
+    for (auto& [id, a] : agents_) {
+      if (a->session == 0 || !a->reachable) continue;
+      any = true;
+      MaxInto(&most, a->free);
+    }
+  };
+  roomiest();
   if (!any) return;
   // Gang reservation. A stage that asks for GPUs and finds no room holds back, for the rest of
   // the pass, what it needs of what is free on the agent it waits for (GangAgent): the younger
@@ -41,34 +44,46 @@ void Scheduler::Dispatch() {
   // frees and an 8-GPU stage waits forever. Younger stages still use what it does not need
   // there (CPUs beyond its own, other agents). Passes visit the oldest stage first, so the
   // oldest waiting GPU stage reserves first.
-  std::vector<std::pair<AgentState*, v1::Resources>> held;
+  struct Held {
+    AgentState* agent;
+    v1::Resources hold;
+    const StageState* by;
+  };
+  std::vector<Held> held;
   auto reserve = [&](const StageState* s) {
     AgentState* a = GangAgent(s);
     if (a == nullptr) return;  // no agent could ever hold it: it reserves nothing
-    const v1::Resources& req = s->row.resources;
-    v1::Resources hold;
-    hold.set_cpus(std::min(a->free.cpus(), req.cpus()));
-    hold.set_memory_bytes(std::min(a->free.memory_bytes(), req.memory_bytes()));
-    hold.set_gpus(std::min(a->free.gpus(), req.gpus()));
-    a->free.set_cpus(a->free.cpus() - hold.cpus());
-    a->free.set_memory_bytes(a->free.memory_bytes() - hold.memory_bytes());
-    a->free.set_gpus(a->free.gpus() - hold.gpus());
-    held.emplace_back(a, std::move(hold));
+    v1::Resources hold = MinResources(a->free, s->row.resources);
+    SubtractResources(&a->free, hold);
+    held.push_back({a, std::move(hold), s});
   };
-  // Stages that find no room keep the reason MarkReady gave them ("waiting for an agent
-  // with ... free"); the pass skips the rest of their shape.
+  // For the reason of a stage that finds no room: " (n2's free GPUs are held for ...)" when an
+  // agent it may go to would have room but for a reservation.
+  auto held_for = [&](const StageState* s) -> std::string {
+    for (const Held& h : held) {
+      v1::Resources would = h.agent->free;
+      AddResources(&would, h.hold);
+      if (!Fits(would, s->row.resources) || !MayGoTo(s, *h.agent)) continue;
+      return StrCat(" (", h.agent->row.id, "'s free resources are held for run ", h.by->run->row.id,
+                    " stage ", h.by->row.name, ", which asks for ", h.by->row.resources.gpus(),
+                    " GPUs and waits first)");
+    }
+    return "";
+  };
+  // A stage that finds no room gets its reason anew; the pass skips the rest of its shape,
+  // which keep the reason they had.
   ready_.Pass([&](ReadyQueue::Entry e) {
     StageState* s = runs_.at(e.run_id)->stages[e.index].get();
     AgentState* agent = Fits(most, s->row.resources) ? PickAgent(s) : nullptr;
     if (agent == nullptr) {
+      std::string behind = held_for(s);
       if (s->row.resources.gpus() > 0) reserve(s);
-      // Agents come and go: say whether any could take it at all (node_selector).
-      if (!s->spec->node_selector.empty() || s->avoid != nullptr) {
-        std::string reason = ReadyReason(s);
-        if (reason != s->row.reason) {
-          s->row.reason = std::move(reason);
-          MarkChanged(s);
-        }
+      // Agents come and go: say whether any could take it at all (node_selector, inputs), and
+      // whether a reservation keeps it back. One stage per shape a pass, the oldest.
+      std::string reason = ReadyReason(s) + behind;
+      if (reason != s->row.reason) {
+        s->row.reason = std::move(reason);
+        MarkChanged(s);
       }
       return ReadyQueue::Outcome::kNoRoom;
     }
@@ -77,21 +92,11 @@ void Scheduler::Dispatch() {
       GetLogger("scheduler")->warn("run {} stage {}: {}", e.run_id, s->row.name,
                                    ToStd(st.message()));
     }
-    most = v1::Resources();
-    for (auto& [id, a] : agents_) {
-      if (a->session == 0 || !a->reachable) continue;
-      most.set_cpus(std::max(most.cpus(), a->free.cpus()));
-      most.set_memory_bytes(std::max(most.memory_bytes(), a->free.memory_bytes()));
-      most.set_gpus(std::max(most.gpus(), a->free.gpus()));
-    }
+    roomiest();
     return ReadyQueue::Outcome::kTaken;
   });
   // The reservations last one pass: the next one makes them anew from what is free then.
-  for (auto& [a, hold] : held) {
-    a->free.set_cpus(a->free.cpus() + hold.cpus());
-    a->free.set_memory_bytes(a->free.memory_bytes() + hold.memory_bytes());
-    a->free.set_gpus(a->free.gpus() + hold.gpus());
-  }
+  for (const Held& h : held) AddResources(&h.agent->free, h.hold);
 }
 
 std::string Scheduler::WaitingReason(const v1::Resources& need) {
@@ -157,9 +162,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
 
   // Resources and GPUs held until the attempt ends.
   a->held = s->row.resources;
-  agent->free.set_cpus(agent->free.cpus() - a->held.cpus());
-  agent->free.set_memory_bytes(agent->free.memory_bytes() - a->held.memory_bytes());
-  agent->free.set_gpus(agent->free.gpus() - a->held.gpus());
+  SubtractResources(&agent->free, a->held);
   for (size_t g = 0; g < agent->gpu_busy.size() && static_cast<int>(a->gpus.size()) < a->held.gpus();
        ++g) {
     if (!agent->gpu_busy[g]) {
@@ -210,9 +213,7 @@ void Scheduler::ReleaseResources(AttemptState* a) {
   auto it = agents_.find(a->row.agent_id);
   if (it == agents_.end()) return;
   AgentState* agent = it->second.get();
-  agent->free.set_cpus(agent->free.cpus() + a->held.cpus());
-  agent->free.set_memory_bytes(agent->free.memory_bytes() + a->held.memory_bytes());
-  agent->free.set_gpus(agent->free.gpus() + a->held.gpus());
+  AddResources(&agent->free, a->held);
   for (int g : a->gpus) {
     if (g >= 0 && g < static_cast<int>(agent->gpu_busy.size())) agent->gpu_busy[g] = false;
   }

@@ -1,5 +1,8 @@
 // Which agent a ready stage goes to: room, node_selector labels, nodes to avoid, locality;
 // which agent a GPU stage without room waits for.
+#include <map>
+#include <set>
+
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/scheduler/scheduler.h"
@@ -23,6 +26,37 @@ std::string AgentList(const Avoidance& avoid, std::string_view sep) {
   return StrJoin(std::vector<std::string>(avoid.agents.begin(), avoid.agents.end()), sep);
 }
 
+// True when `path` is `prefix` or lies below it ("/data" holds "/data/x", not "/database").
+bool Under(std::string_view path, std::string_view prefix) {
+  if (prefix == "/") return !path.empty() && path[0] == '/';
+  return path.size() >= prefix.size() && path.compare(0, prefix.size(), prefix) == 0 &&
+         (path.size() == prefix.size() || path[prefix.size()] == '/');
+}
+
+bool SharedOn(const AgentState& a, std::string_view path) {
+  for (const std::string& prefix : a.row.shared_paths) {
+    if (Under(path, prefix)) return true;
+  }
+  return false;
+}
+
+// Calls f(dep, path) for each file a stage reads from the stages it needs: each output of a
+// finished or cached task that is an absolute path, where that task has an agent (the node it
+// ran on, or for a cached one the node of its artifacts). A service's outputs are endpoints,
+// reached over the network (--advertise-host), and bind nothing.
+template <typename F>
+void ForEachFileInput(const StageState* s, F f) {
+  for (int d : s->deps) {
+    const StageState* dep = s->run->stages[d].get();
+    v1::StageStatus st = dep->row.status;
+    if (st != v1::STAGE_SUCCEEDED && st != v1::STAGE_CACHED) continue;
+    if (std::string_view(dep->row.agent_id).empty()) continue;
+    for (const auto& [name, value] : dep->row.outputs) {
+      if (!value.empty() && value[0] == '/') f(dep, value);
+    }
+  }
+}
+
 }  // namespace
 
 bool Scheduler::Fits(const v1::Resources& free, const v1::Resources& req) {
@@ -32,20 +66,44 @@ bool Scheduler::Fits(const v1::Resources& free, const v1::Resources& req) {
 }
 
 std::string Scheduler::PlacementKey(const StageState* s) {
+  // The agents its file inputs are on. Two stages whose inputs are on the same agents are one
+  // shape even if only one of them may go elsewhere (its paths are shared): the key must stay
+  // what it was while the stage is ready, and the agents' shared paths may change meanwhile.
+  std::set<std::string_view> near;
+  ForEachFileInput(s, [&](const StageState* dep, const std::string&) {
+    near.insert(std::string_view(dep->row.agent_id));
+  });
   const workflow::NodeSelector& selector = s->spec->node_selector;
-  if (selector.empty() && s->avoid == nullptr) return "";
+  if (selector.empty() && s->avoid == nullptr && near.empty()) return "";
   std::string key = workflow::FormatNodeSelector(selector);
   if (s->avoid != nullptr) key += StrCat(" not ", AgentList(*s->avoid, ","));
+  if (!near.empty()) {
+    key += StrCat(" near ", StrJoin(std::vector<std::string>(near.begin(), near.end()), ","));
+  }
   return key;
+}
+
+bool Scheduler::MayGoTo(const StageState* s, const AgentState& a) const {
+  return Connected(a) && LabelsMatch(a, s->spec->node_selector) &&
+         (s->avoid == nullptr || s->avoid->agents.count(a.row.id) == 0) && CanReadInputs(s, a);
+}
+
+bool Scheduler::CanReadInputs(const StageState* s, const AgentState& a) const {
+  bool ok = true;
+  ForEachFileInput(s, [&](const StageState* dep, const std::string& path) {
+    if (!ok) return;
+    std::string_view producer_id = dep->row.agent_id;
+    if (producer_id == a.row.id) return;
+    auto it = agents_.find(std::string(producer_id));
+    if (it != agents_.end() && SharedOn(*it->second, path) && SharedOn(a, path)) return;
+    ok = false;
+  });
+  return ok;
 }
 
 AgentState* Scheduler::PickAgent(const StageState* s) {
   const v1::Resources& req = s->row.resources;
-  const workflow::NodeSelector& selector = s->spec->node_selector;
-  auto usable = [&](const AgentState* a) {
-    return Connected(*a) && Fits(a->free, req) && LabelsMatch(*a, selector) &&
-           (s->avoid == nullptr || s->avoid->agents.count(a->row.id) == 0);
-  };
+  auto usable = [&](const AgentState* a) { return Fits(a->free, req) && MayGoTo(s, *a); };
   // A resumable stage goes back to the node that holds its output dir when it can.
   if (s->spec->resume && s->extras && !s->extras->previous_agent.empty()) {
     auto it = agents_.find(s->extras->previous_agent);
@@ -79,11 +137,7 @@ AgentState* Scheduler::GangAgent(const StageState* s) {
   const v1::Resources& req = s->row.resources;
   AgentState* best = nullptr;
   for (auto& [id, a] : agents_) {
-    if (!Connected(*a) || !Fits(a->row.resources, req) ||
-        !LabelsMatch(*a, s->spec->node_selector) ||
-        (s->avoid != nullptr && s->avoid->agents.count(a->row.id) != 0)) {
-      continue;
-    }
+    if (!Fits(a->row.resources, req) || !MayGoTo(s, *a)) continue;
     if (best == nullptr || a->free.gpus() > best->free.gpus()) best = a.get();
   }
   return best;
@@ -101,10 +155,66 @@ std::string Scheduler::ReadyReason(const StageState* s) const {
     }
   }
   std::string reason = WaitingReason(s->row.resources);
+  if (std::string where = LocalityReason(s); !where.empty()) {
+    if (where[0] != ' ') return where;  // no agent could ever read its inputs
+    reason += where;
+  }
   if (s->avoid != nullptr && !s->avoid->agents.empty()) {
     reason += StrCat(" (not on ", AgentList(*s->avoid, ", "), ": its node failed)");
   }
   return reason;
+}
+
+std::string Scheduler::LocalityReason(const StageState* s) const {
+  bool bound = false;
+  ForEachFileInput(s, [&](const StageState*, const std::string&) { bound = true; });
+  if (!bound) return "";
+  std::vector<std::string> can;  // the agents it may go to, inputs aside, that can read them
+  size_t candidates = 0;
+  for (const auto& [id, a] : agents_) {
+    if (!Connected(*a) || !LabelsMatch(*a, s->spec->node_selector) ||
+        (s->avoid != nullptr && s->avoid->agents.count(id) != 0)) {
+      continue;
+    }
+    ++candidates;
+    if (CanReadInputs(s, *a)) can.push_back(id);
+  }
+  if (!can.empty()) {
+    if (can.size() == candidates) return "";
+    return StrCat(" on ", StrJoin(can, " or "), " (where the outputs it needs are)");
+  }
+  // No agent it may go to can read them: name the agents that hold them.
+  std::map<std::string, std::string> held_on;  // agent -> "stage (path)"
+  ForEachFileInput(s, [&](const StageState* dep, const std::string& path) {
+    auto it = agents_.find(std::string(std::string_view(dep->row.agent_id)));
+    if (it != agents_.end() && SharedOn(*it->second, path)) return;
+    held_on.emplace(std::string(std::string_view(dep->row.agent_id)),
+                    StrCat(dep->row.name, " (", path, ")"));
+  });
+  if (held_on.size() > 1) {
+    std::vector<std::string> parts;
+    for (const auto& [agent, what] : held_on) parts.push_back(StrCat(what, " on ", agent));
+    return StrCat("the outputs it needs are on different agents and not under a path they ",
+                  "share (--shared-path): ", StrJoin(parts, ", "));
+  }
+  if (held_on.empty()) {
+    return "the outputs it needs are under shared paths that no agent it may go to declares";
+  }
+  const auto& [agent, what] = *held_on.begin();
+  auto it = agents_.find(agent);
+  std::string why;
+  if (it == agents_.end() || !Connected(*it->second)) {
+    why = "which is not connected";
+  } else if (!LabelsMatch(*it->second, s->spec->node_selector)) {
+    why = StrCat("which does not match its node_selector ",
+                 workflow::FormatNodeSelector(s->spec->node_selector));
+  } else if (s->avoid != nullptr && s->avoid->agents.count(agent) != 0) {
+    why = "which it avoids after a node_fail";
+  } else {
+    why = "which cannot read its other inputs (not under a path both agents declare)";
+  }
+  return StrCat("waiting for agent ", agent, ", which holds the outputs of ", what,
+                " (not under a --shared-path), ", why);
 }
 
 void Scheduler::AvoidFailedNode(StageState* s, const AgentState& agent, const std::string& node) {

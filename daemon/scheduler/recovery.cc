@@ -2,6 +2,7 @@
 // manual retry brings an ended run back.
 #include "core/logging.h"
 #include "core/strings.h"
+#include "daemon/scheduler/resources.h"
 #include "daemon/scheduler/scheduler.h"
 #include "proto/state_names.h"
 
@@ -151,9 +152,7 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
       if (agent_it != agents_.end()) {
         AgentState* agent = agent_it->second.get();
         agent->attempts.insert(a->row.id);
-        agent->free.set_cpus(agent->free.cpus() - a->held.cpus());
-        agent->free.set_memory_bytes(agent->free.memory_bytes() - a->held.memory_bytes());
-        agent->free.set_gpus(agent->free.gpus() - a->held.gpus());
+        SubtractResources(&agent->free, a->held);
         for (int g : a->gpus) {
           if (g >= 0 && g < static_cast<int>(agent->gpu_busy.size())) agent->gpu_busy[g] = true;
         }

@@ -11,14 +11,6 @@
 #include "proto/state_names.h"
 
 namespace longhaul::scheduler {
-namespace {
-
-bool IsLive(v1::StageStatus s) {
-  return s == v1::STAGE_WAITING || s == v1::STAGE_READY || s == v1::STAGE_RUNNING ||
-         s == v1::STAGE_STARTING || s == v1::STAGE_SERVING;
-}
-
-}  // namespace
 
 Scheduler::Scheduler(store::SqliteStore* store, Clock* clock, AgentLink* link,
                      SchedulerOptions options)
@@ -399,6 +391,7 @@ std::vector<v1::AgentInfo> Scheduler::ListAgents() const {
     info.set_connected_at_ms(a->row.connected_at_ms);
     info.set_running_attempts(static_cast<int32_t>(a->attempts.size()));
     for (const auto& [k, v] : a->row.labels) (*info.mutable_labels())[k] = v;
+    for (const std::string& p : a->row.shared_paths) info.add_shared_paths(p);
     info.set_version(a->row.version);
     info.set_executor(a->row.executor);
     info.set_disk_full(a->disk_full);

@@ -219,8 +219,20 @@ class Scheduler {
   // needs there): connected, labels matching, not avoided, with the capacity to hold it when
   // enough has ended; among those the one with most GPUs free. Null when no agent ever could.
   AgentState* GangAgent(const StageState* s);
-  // The ReadyQueue placement key of `s`: "" unless it has a node_selector or avoids agents.
+  // The ReadyQueue placement key of `s`: "" unless it has a node_selector, avoids agents, or
+  // reads files that stages it needs left on some agent.
   static std::string PlacementKey(const StageState* s);
+  // Data locality: whether a stage on `a` can read every file its needs left (each output that
+  // is an absolute path). One left on another agent can be read only under a path prefix that
+  // both agents declare shared (--shared-path).
+  bool CanReadInputs(const StageState* s, const AgentState& a) const;
+  // Whether `s` may go to `a`, room aside: connected, labels matching, not avoided, inputs
+  // readable.
+  bool MayGoTo(const StageState* s, const AgentState& a) const;
+  // For ReadyReason: "" when its inputs do not narrow where it may go; " on n1 (...)" to append
+  // when they do; a whole reason, not starting with a space, when no agent it may go to can
+  // read them ("waiting for agent n1, which holds the outputs of extract (...)").
+  std::string LocalityReason(const StageState* s) const;
   // What a ready stage waits for: "no agent matches node_selector {gpu: h200}" when no
   // connected agent has its labels, else WaitingReason (plus the agents it avoids).
   std::string ReadyReason(const StageState* s) const;

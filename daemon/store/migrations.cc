@@ -202,6 +202,11 @@ CREATE TABLE notifications (
 CREATE INDEX notifications_by_state ON notifications(state, id);
 CREATE INDEX notifications_by_run ON notifications(run_id, id);
 )sql",
+      // 10: the path prefixes each agent shares with others (--shared-path), for placement
+      // by locality after a restart, before the agent says them again.
+      R"sql(
+ALTER TABLE agents ADD COLUMN shared_paths_json TEXT NOT NULL DEFAULT '[]';
+)sql",
   };
   return kMigrations;
 }

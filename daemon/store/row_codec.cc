@@ -25,6 +25,20 @@ std::map<std::string, std::string> JsonToMap(const std::string& text) {
   return out;
 }
 
+std::string StringsToJson(const std::vector<std::string>& v) {
+  return v.empty() ? std::string("[]") : json(v).dump();
+}
+
+std::vector<std::string> JsonToStrings(const std::string& text) {
+  std::vector<std::string> out;
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const auto& e : j) {
+    if (e.is_string()) out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
 std::string ProgressToJson(const ProgressRow& p) {
   json j = {{"done", p.done}, {"total", p.total},        {"unit", p.unit},
             {"rate", p.rate}, {"eta", p.eta_seconds}, {"updated", p.updated_at_ms}};
@@ -119,12 +133,7 @@ StageRow ReadStage(const Stmt& st) {
   s.agent_id = st.Text(21);
   s.malformed = st.Int(22);
   s.last_malformed = st.Text(23);
-  json needs = json::parse(st.Text(24), nullptr, false);
-  if (needs.is_array()) {
-    for (const auto& n : needs) {
-      if (n.is_string()) s.needs.push_back(n.get<std::string>());
-    }
-  }
+  s.needs = JsonToStrings(st.Text(24));
   s.resources = JsonToResources(st.Text(25));
   s.plan_action = st.Text(26);
   s.plan_reason = st.Text(27);
@@ -162,7 +171,7 @@ AttemptRow ReadAttempt(const Stmt& st) {
 
 const char kAgentColumns[] =
     "id, hostname, resources_blob, labels_json, version, executor, data_dir, state, "
-    "first_seen_ms, last_seen_ms, connected_at_ms";
+    "first_seen_ms, last_seen_ms, connected_at_ms, shared_paths_json";
 
 AgentRow ReadAgent(const Stmt& st) {
   AgentRow a;
@@ -181,6 +190,7 @@ AgentRow ReadAgent(const Stmt& st) {
   a.first_seen_ms = st.Int(8);
   a.last_seen_ms = st.Int(9);
   a.connected_at_ms = st.Int(10);
+  a.shared_paths = JsonToStrings(st.Text(11));
   return a;
 }
 

@@ -13,6 +13,10 @@ namespace longhaul::store::internal {
 
 std::string MapToJson(const std::map<std::string, std::string>& m);
 std::map<std::string, std::string> JsonToMap(const std::string& json);
+// A JSON array of strings; elements that are not strings are skipped, and text that is not an
+// array reads as none.
+std::string StringsToJson(const std::vector<std::string>& v);
+std::vector<std::string> JsonToStrings(const std::string& json);
 std::string ProgressToJson(const ProgressRow& p);
 std::optional<ProgressRow> JsonToProgress(const std::string& json);
 std::string ResourcesToJson(const v1::Resources& r);

@@ -137,6 +137,7 @@ struct AgentRow {
   std::string version;
   std::string executor;
   std::string data_dir;
+  std::vector<std::string> shared_paths;  // --shared-path prefixes, as its last Hello said
   v1::AgentState state = v1::AGENT_CONNECTED;
   int64_t first_seen_ms = 0;
   int64_t last_seen_ms = 0;

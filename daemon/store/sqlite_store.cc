@@ -133,7 +133,7 @@ void BindStageFields(Stmt* st, const StageRow& s) {
       .Bind(21, s.agent_id)
       .Bind(22, s.malformed)
       .Bind(23, s.last_malformed)
-      .Bind(24, s.needs.empty() ? std::string("[]") : nlohmann::json(s.needs).dump())
+      .Bind(24, StringsToJson(s.needs))
       .Bind(25, ResourcesToJson(s.resources))
       .Bind(26, s.plan_action)
       .Bind(27, s.plan_reason)
@@ -274,11 +274,11 @@ Status SqliteStore::InsertArtifact(const ArtifactRow& a) {
 Status SqliteStore::UpsertAgent(const AgentRow& a) {
   ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
       "INSERT INTO agents(", kAgentColumns,
-      ") VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET hostname = excluded.hostname, "
+      ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET hostname = excluded.hostname, "
       "resources_blob = excluded.resources_blob, labels_json = excluded.labels_json, "
       "version = excluded.version, executor = excluded.executor, data_dir = excluded.data_dir, "
       "state = excluded.state, last_seen_ms = excluded.last_seen_ms, "
-      "connected_at_ms = excluded.connected_at_ms")));
+      "connected_at_ms = excluded.connected_at_ms, shared_paths_json = excluded.shared_paths_json")));
   st->Bind(1, a.id)
       .Bind(2, a.hostname)
       .Bind(3, ResourcesToJson(a.resources))
@@ -289,7 +289,8 @@ Status SqliteStore::UpsertAgent(const AgentRow& a) {
       .Bind(8, AgentStateName(a.state))
       .Bind(9, a.first_seen_ms)
       .Bind(10, a.last_seen_ms)
-      .Bind(11, a.connected_at_ms);
+      .Bind(11, a.connected_at_ms)
+      .Bind(12, StringsToJson(a.shared_paths));
   return st->Run();
 }
 

@@ -1,8 +1,8 @@
 // Placement with real daemons on three agents of different GPU counts (0, 2 and 8 fake GPUs)
 // and labels: node_selector among three, the gang reservation of an 8-GPU stage against a
 // stream of 1-GPU stages, data locality (after a stage that ran and after a cached one in a
-// pivot), and a service reached from a dependent on another agent through the agents'
-// --advertise-host. placement_test.cc has the two-agent basics.
+// pivot; as a rule when the input's path is not under a --shared-path the agents declare), and a
+// service reached from a dependent on another agent through the agents' --advertise-host. placement_test.cc has the two-agent basics.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -246,6 +246,83 @@ TEST_F(Placement3Test, AConsumerRunsWhereItsInputIsAlsoAfterAPivotThatReusesIt) 
   const v1::Stage* consume = FindStage(*run, "consume");
   EXPECT_EQ(consume->status(), v1::STAGE_SUCCEEDED);
   EXPECT_EQ(consume->agent_id(), "n1") << "where the cached artifact is";
+}
+
+// Data locality as a rule. Each agent's data dir is under one directory, the stand-in for a
+// cluster file system. `produce` writes model.bin on n1 and reports its dir; `hold` keeps 15 of
+// n1's 16 CPUs; `consume` asks for 2 CPUs and reads the file.
+//  - Without --shared-path, `consume` waits for n1, though n0 and n2 are idle, and says so;
+//    it runs there once `hold` ends.
+//  - When every agent declares that directory with --shared-path, `consume` runs at once on
+//    another agent and reads the file there.
+class DataLocalityTest : public Placement3Test {
+ protected:
+  void Start(bool shared) {
+    std::vector<std::vector<std::string>> extra;
+    for (int i = 0; i < 3; ++i) {
+      std::string data = lustre_.Join(StrCat("n", i));
+      ASSERT_EQ(mkdir(data.c_str(), 0755), 0) << data;
+      extra.push_back({"--data-dir", data});
+      if (shared) extra.back().insert(extra.back().end(), {"--shared-path", lustre_.path()});
+    }
+    ASSERT_NO_FATAL_FAILURE(StartCluster(ThreeAgents(extra)));
+    release_ = cluster().dir().path() + "/release-hold";
+    Result<int64_t> run = cluster().Submit(
+        "name: rule\nstages:\n" +
+        StageYaml("produce",
+                  YamlList({BinPath("lh-testjob"), "--artifact", "model=model.bin", "--output",
+                            "dir=${output_dir}"}),
+                  {}, {"node_selector: {gpu: small}"}) +
+        StageYaml("hold", UntilFileExists(release_), {},
+                  {"node_selector: {gpu: small}", "resources: {cpus: 15}"}) +
+        StageYaml("consume",
+                  YamlList({"/bin/sh", "-c", "test -f \"$0/model.bin\"", "${produce.outputs.dir}"}),
+                  {"produce"}, {"resources: {cpus: 2}"}));
+    ASSERT_TRUE(run.ok()) << run.status().message();
+    run_ = *run;
+  }
+
+  TempDir lustre_;
+  std::string release_;
+  int64_t run_ = 0;
+};
+
+TEST_F(DataLocalityTest, WithoutASharedPathTheConsumerWaitsForTheAgentWithItsInput) {
+  ASSERT_NO_FATAL_FAILURE(Start(/*shared=*/false));
+  Result<v1::Run> r = cluster().WaitForRun(run_, [](const v1::Run& r) {
+    const v1::Stage* c = FindStage(r, "consume");
+    return Is(r, "produce", v1::STAGE_SUCCEEDED) && c != nullptr &&
+           c->reason().find(" on n1 ") != std::string::npos;
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const v1::Stage* consume = FindStage(*r, "consume");
+  EXPECT_EQ(consume->status(), v1::STAGE_READY);
+  EXPECT_EQ(consume->reason(),
+            "waiting for an agent with 2 cpus free on n1 (where the outputs it needs are)");
+  EXPECT_TRUE(Is(*r, "hold", v1::STAGE_RUNNING));
+  WriteTextFile(release_, "");
+  Result<v1::Run> end = cluster().WaitForRunEnd(run_);
+  ASSERT_TRUE(end.ok()) << end.status().message();
+  EXPECT_EQ(end->status(), v1::RUN_SUCCEEDED) << DescribeRun(*end);
+  EXPECT_EQ(FindStage(*end, "consume")->agent_id(), "n1");
+}
+
+TEST_F(DataLocalityTest, UnderAPathEveryAgentSharesTheConsumerRunsElsewhereAtOnce) {
+  ASSERT_NO_FATAL_FAILURE(Start(/*shared=*/true));
+  Result<v1::Run> r = cluster().WaitForRun(
+      run_, [](const v1::Run& r) { return Is(r, "consume", v1::STAGE_SUCCEEDED); });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(Is(*r, "hold", v1::STAGE_RUNNING)) << "n1 is still full";
+  EXPECT_NE(FindStage(*r, "consume")->agent_id(), "n1");
+  Result<std::vector<v1::AgentInfo>> agents = cluster().ListAgents();
+  ASSERT_TRUE(agents.ok());
+  for (const v1::AgentInfo& a : *agents) {
+    EXPECT_THAT(a.shared_paths(), ::testing::ElementsAre(lustre_.path())) << a.id();
+  }
+  WriteTextFile(release_, "");
+  Result<v1::Run> end = cluster().WaitForRunEnd(run_);
+  ASSERT_TRUE(end.ok()) << end.status().message();
+  EXPECT_EQ(end->status(), v1::RUN_SUCCEEDED) << DescribeRun(*end);
 }
 
 // Services across nodes: with --advertise-host on the agents, lh-serve binds the address of

@@ -33,7 +33,9 @@ TEST_F(SchedulerTest, DiamondRunsEachStageOnceInDependencyOrder) {
   starts = TakeStarts();
   ASSERT_EQ(Names(starts), (std::vector<std::string>{"b", "c"}));
   for (const auto& s : starts) {
-    if (s.stage() == "b") EXPECT_EQ(s.argv(2), "t 1");  // one argv element, spaces and all
+    if (s.stage() == "b") {
+      EXPECT_EQ(s.argv(2), "t 1");  // one argv element, spaces and all
+    }
     Exit(n1, s.attempt_id(), 0);
   }
   starts = TakeStarts();

@@ -66,10 +66,16 @@ uint64_t SchedulerTest::ConnectLabeled(const std::string& id, double cpus, int g
   return ConnectHello(id, cpus, gpus, {}, std::move(labels), executor);
 }
 
+uint64_t SchedulerTest::ConnectShared(const std::string& id, double cpus,
+                                      std::vector<std::string> shared) {
+  return ConnectHello(id, cpus, 0, {}, {}, "local", std::move(shared));
+}
+
 uint64_t SchedulerTest::ConnectHello(const std::string& id, double cpus, int gpus,
                                      std::vector<v1::OwnedAttempt> owned,
                                      std::map<std::string, std::string> labels,
-                                     const std::string& executor) {
+                                     const std::string& executor,
+                                     std::vector<std::string> shared_paths) {
   uint64_t session = next_session_++;
   session_agent_[session] = id;
   v1::Hello hello;
@@ -82,6 +88,7 @@ uint64_t SchedulerTest::ConnectHello(const std::string& id, double cpus, int gpu
   hello.set_executor(executor);
   for (const auto& [k, v] : labels) (*hello.mutable_labels())[k] = v;
   for (auto& o : owned) *hello.add_attempts() = o;
+  for (auto& p : shared_paths) hello.add_shared_paths(p);
   Batch([&] { scheduler_->OnAgentConnected(session, hello); });
   return session;
 }

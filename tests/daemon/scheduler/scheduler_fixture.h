@@ -59,9 +59,13 @@ class SchedulerTest : public ::testing::Test {
   v1::Run GetRun(int64_t id);
   v1::Stage GetStage(int64_t run, const std::string& name);
 
+  // Connects agent `id` with --shared-path prefixes.
+  uint64_t ConnectShared(const std::string& id, double cpus, std::vector<std::string> shared);
+
   uint64_t ConnectHello(const std::string& id, double cpus, int gpus,
                         std::vector<v1::OwnedAttempt> owned,
-                        std::map<std::string, std::string> labels, const std::string& executor);
+                        std::map<std::string, std::string> labels, const std::string& executor,
+                        std::vector<std::string> shared_paths = {});
 
   testing::TempDir dir_;
   FakeClock clock_;

@@ -1,6 +1,6 @@
 // Placement and infrastructure failures: retry.infra_limit, avoiding a failed node,
 // node_selector labels, GPUs of one agent and the gang reservation, upstream locality (also
-// after a cached stage).
+// after a cached stage), and data locality: outputs not under a shared path pin their readers.
 #include <gmock/gmock.h>
 
 #include "core/strings.h"
@@ -222,6 +222,10 @@ TEST_F(SchedulerTest, AGangStageReservesItsAgentSoSmallerOnesDoNotStarveIt) {
   ASSERT_EQ(starts.size(), 1u);
   EXPECT_EQ(starts[0].stage(), "cpu");
   EXPECT_EQ(GetStage(late, "a").status(), v1::STAGE_READY);
+  EXPECT_EQ(GetStage(late, "a").reason(),
+            StrCat("waiting for an agent with 1 cpus, 1 GPUs free (eight's free resources are held "
+                   "for run ",
+                   gang, " stage all, which asks for 8 GPUs and waits first)"));
   // As the early stages end, their GPUs go to no one until the gang stage fits.
   for (size_t i = 0; i + 1 < early.size(); ++i) {
     Exit(eight, early[i].attempt_id(), 0);
@@ -235,6 +239,7 @@ TEST_F(SchedulerTest, AGangStageReservesItsAgentSoSmallerOnesDoNotStarveIt) {
   EXPECT_EQ(GetStage(gang, "all").agent_id(), "eight");
   Exit(eight, starts[0].attempt_id(), 0);
   EXPECT_EQ(TakeStarts().size(), 4u) << "then the small ones";
+  EXPECT_EQ(GetStage(late, "a").reason(), "");
 }
 
 TEST_F(SchedulerTest, AGangStageThatNoAgentCanHoldReservesNothing) {
@@ -278,6 +283,134 @@ stages:
   EXPECT_EQ(make.status(), v1::STAGE_CACHED);
   EXPECT_EQ(make.agent_id(), "zone-b") << "where its artifact is";
   EXPECT_EQ(GetStage(second, "use").agent_id(), "zone-b") << "not roomy, which has more CPUs";
+}
+
+// Data locality. `make` reports a file it made as an output; `use` reads it and asks for both
+// of zone-b's CPUs, so it cannot start there while `f` (another run) holds one.
+const char kMakeUse[] = R"(
+name: files
+stages:
+  make: {run: [prog], node_selector: {zone: b}}
+  use: {run: [prog], needs: [make], resources: {cpus: 2}}
+)";
+const char kFiller[] = "name: filler\nstages:\n  f: {run: [prog], node_selector: {zone: b}}\n";
+
+TEST_F(SchedulerTest, AnOutputNotUnderASharedPathKeepsItsReaderOnTheProducersAgent) {
+  Connect("roomy", 16);
+  uint64_t zone_b = ConnectLabeled("zone-b", 2, 0, {{"zone", "b"}});
+  int64_t run = Submit(kMakeUse);
+  auto starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  int64_t make = starts[0].attempt_id();
+  int64_t filler = Submit(kFiller);
+  starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  int64_t f = starts[0].attempt_id();
+  Events(zone_b, make,
+         {R"({"output": {"name": "data", "value": "/data/zone-b/runs/1/make/attempt-1/x.jsonl"}})",
+          R"({"output": {"name": "rows", "value": "100"}})"});
+  Exit(zone_b, make, 0);
+  EXPECT_TRUE(TakeStarts().empty()) << "roomy has room but not the file";
+  v1::Stage use = GetStage(run, "use");
+  EXPECT_EQ(use.status(), v1::STAGE_READY);
+  EXPECT_EQ(use.reason(),
+            "waiting for an agent with 2 cpus free on zone-b (where the outputs it needs are)");
+  Exit(zone_b, f, 0);
+  starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].stage(), "use");
+  EXPECT_EQ(GetStage(run, "use").agent_id(), "zone-b");
+  EXPECT_EQ(GetRun(filler).status(), v1::RUN_SUCCEEDED);
+}
+
+TEST_F(SchedulerTest, AnOutputUnderAPathBothAgentsShareMayBeReadElsewhere) {
+  ConnectShared("roomy", 16, {"/scratch", "/lustre/"});
+  uint64_t zone_b = ConnectHello("zone-b", 2, 0, {}, {{"zone", "b"}}, "local", {"/lustre"});
+  int64_t run = Submit(kMakeUse);
+  auto starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  int64_t make = starts[0].attempt_id();
+  Submit(kFiller);
+  ASSERT_EQ(TakeStarts().size(), 1u);
+  Events(zone_b, make, {R"({"output": {"name": "data", "value": "/lustre/runs/1/make"}})"});
+  Exit(zone_b, make, 0);
+  starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].stage(), "use");
+  EXPECT_EQ(GetStage(run, "use").agent_id(), "roomy") << "both agents share /lustre";
+}
+
+TEST_F(SchedulerTest, AStageWhoseInputsAreOnAnAgentThatLeftWaitsForItAndSaysSo) {
+  ConnectShared("roomy", 16, {"/lustre"});
+  // zone-b shares /lustre too, but the output is not under it ("/lustrex" is another path).
+  uint64_t zone_b = ConnectHello("zone-b", 2, 0, {}, {{"zone", "b"}}, "local", {"/lustre"});
+  int64_t run = Submit(kMakeUse);
+  auto starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  int64_t make = starts[0].attempt_id();
+  Submit(kFiller);
+  starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  int64_t f = starts[0].attempt_id();
+  Events(zone_b, make, {R"({"output": {"name": "data", "value": "/lustrex/make/x.jsonl"}})"});
+  Exit(zone_b, make, 0);
+  Batch([&] { scheduler_->OnAgentDisconnected(zone_b); });
+  Connect("another", 16);  // a dispatch pass with zone-b gone
+  EXPECT_TRUE(TakeStarts().empty());
+  EXPECT_EQ(GetStage(run, "use").reason(),
+            "waiting for agent zone-b, which holds the outputs of make (/lustrex/make/x.jsonl) "
+            "(not under a --shared-path), which is not connected");
+  // zone-b comes back, and f ends there: use runs there.
+  v1::OwnedAttempt running;
+  running.set_attempt_id(f);
+  running.set_running(true);
+  zone_b = ConnectHello("zone-b", 2, 0, {running}, {{"zone", "b"}}, "local", {"/lustre"});
+  EXPECT_TRUE(TakeStarts().empty());
+  Exit(zone_b, f, 0);
+  starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].stage(), "use");
+  EXPECT_EQ(GetStage(run, "use").agent_id(), "zone-b");
+}
+
+TEST_F(SchedulerTest, InputsOnTwoAgentsThatShareNothingAreNamedInTheReason) {
+  uint64_t za = ConnectLabeled("za", 4, 0, {{"zone", "a"}});
+  uint64_t zb = ConnectLabeled("zb", 4, 0, {{"zone", "b"}});
+  int64_t run = Submit(R"(
+name: join
+stages:
+  a: {run: [prog], node_selector: {zone: a}}
+  b: {run: [prog], node_selector: {zone: b}}
+  join: {run: [prog], needs: [a, b]}
+)");
+  auto starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 2u);
+  for (const auto& st : starts) {
+    uint64_t session = st.stage() == "a" ? za : zb;
+    Events(session, st.attempt_id(),
+           {StrCat(R"({"output": {"name": "out", "value": "/data/)", st.stage(), R"("}})")});
+    Exit(session, st.attempt_id(), 0);
+  }
+  EXPECT_TRUE(TakeStarts().empty());
+  EXPECT_EQ(GetStage(run, "join").reason(),
+            "the outputs it needs are on different agents and not under a path they share "
+            "(--shared-path): a (/data/a) on za, b (/data/b) on zb");
+}
+
+TEST_F(SchedulerTest, AgentsSharedPathsAreListedAndKeptOverARestart) {
+  ConnectShared("n1", 4, {"/lustre", "/nfs/home"});
+  auto listed = [&] {
+    std::vector<std::string> out;
+    Batch([&] {
+      for (const v1::AgentInfo& a : scheduler_->ListAgents()) {
+        for (const std::string& p : a.shared_paths()) out.push_back(StrCat(a.id(), ":", p));
+      }
+    });
+    return out;
+  };
+  EXPECT_THAT(listed(), ElementsAre("n1:/lustre", "n1:/nfs/home"));
+  NewScheduler();
+  EXPECT_THAT(listed(), ElementsAre("n1:/lustre", "n1:/nfs/home")) << "before n1 says it again";
 }
 
 }  // namespace

@@ -101,6 +101,13 @@ TEST(SchemaFixtures, EachFixtureOpensAndMigratesWithItsRunIntact) {
     ASSERT_EQ((*hit)->artifacts.size(), 1u);
     EXPECT_EQ((*hit)->artifacts[0].path, "/data/runs/1/prep/table.parquet");
     EXPECT_EQ((*hit)->artifacts[0].bytes.value_or(-1), 4096);
+    // The agent, with the shared paths version 10 added (none before).
+    Result<std::vector<AgentRow>> agents = store.LoadAgents();
+    ASSERT_TRUE(agents.ok()) << agents.status().message();
+    ASSERT_EQ(agents->size(), 1u);
+    EXPECT_EQ((*agents)[0].data_dir, "/data");
+    EXPECT_EQ((*agents)[0].shared_paths,
+              v >= 10 ? std::vector<std::string>{"/lustre"} : std::vector<std::string>{});
     opened->reset();
 
     EXPECT_EQ(UserVersion(*path).value_or(-1), LatestSchemaVersion());

@@ -121,6 +121,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("DROP TABLE audit").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE notifications").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
+    ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
     for (const char* index : {"stages_by_run_status", "metrics_by_stage_id", "runs_by_parent",
                               "runs_by_workflow_status", "stages_by_run_position",
                               "stages_by_cached_from"}) {
@@ -137,7 +138,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto rows = store_->ReadStages(run.id);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
-  EXPECT_EQ(LatestSchemaVersion(), 9);
+  EXPECT_EQ(LatestSchemaVersion(), 10);
   // Migration 9's table is there and works.
   ASSERT_TRUE(store_->Begin().ok());
   NotificationRow n;
@@ -487,6 +488,7 @@ TEST_F(SqliteStoreTest, AgentsRoundTrip) {
   a.resources.set_cpus(64);
   a.resources.set_gpus(8);
   a.labels = {{"rack", "b"}};
+  a.shared_paths = {"/lustre", "/nfs/home"};
   a.first_seen_ms = 1;
   a.last_seen_ms = 2;
   ASSERT_TRUE(store_->UpsertAgent(a).ok());
@@ -498,6 +500,7 @@ TEST_F(SqliteStoreTest, AgentsRoundTrip) {
   EXPECT_EQ((*agents)[0].resources.gpus(), 8);
   EXPECT_EQ((*agents)[0].last_seen_ms, 3);
   EXPECT_EQ((*agents)[0].labels.at("rack"), "b");
+  EXPECT_EQ((*agents)[0].shared_paths, (std::vector<std::string>{"/lustre", "/nfs/home"}));
 }
 
 TEST_F(SqliteStoreTest, AuditTrailListsNewestFirstAndPages) {

@@ -61,7 +61,10 @@ describe("convert", () => {
     expect(a.gpus[0].run_id).toBe(3);
     expect(a.free).toBeNull();
     expect(a.disk_full).toBe(false);
-    const full = toAgent({ id: "n2", disk_full: true, state_free_bytes: "4096" });
+    expect(a.shared_paths).toEqual([]);
+    const full = toAgent({ id: "n2", disk_full: true, state_free_bytes: "4096",
+      shared_paths: ["/lustre", "/nfs/home"] });
+    expect(full.shared_paths).toEqual(["/lustre", "/nfs/home"]);
     expect(full.disk_full).toBe(true);
     expect(full.state_free_bytes).toBe(4096);
     const p = toSubmitResponse({ plan: [{ stage: "datagen", action: "reuse", reuse_run_id: "3",

@@ -117,6 +117,7 @@ export const toAgent = (j: Json): AgentInfo => ({
   running_attempts: num(j.running_attempts), labels: strMap(j.labels), version: str(j.version),
   executor: str(j.executor), gpus: arr(j.gpus, toGpu),
   disk_full: j.disk_full === true, state_free_bytes: num(j.state_free_bytes),
+  shared_paths: Array.isArray(j.shared_paths) ? j.shared_paths.map(str) : [],
 });
 
 export const toPlanEntry = (j: Json): PlanEntry => ({

@@ -74,6 +74,8 @@ export interface AgentInfo {
   labels: Record<string, string>; version: string; executor: string; gpus: GpuInfo[];
   /** Its state dir is full, as it last reported; state_free_bytes: free there then. */
   disk_full: boolean; state_free_bytes: number;
+  /** Its --shared-path prefixes: outputs under them may be read from other agents. */
+  shared_paths: string[];
 }
 
 export interface PlanEntry {

@@ -40,6 +40,7 @@ function AgentCard({ a }: { a: AgentInfo }) {
         {a.disk_full && <div><span class="k">state dir</span>full: {formatBytes(a.state_free_bytes)} free</div>}
         <div><span class="k">executor</span>{a.executor || "local"}{a.version ? ` · ${a.version}` : ""}</div>
         {labels.length > 0 && <div><span class="k">labels</span>{labels.map(([k, v]) => `${k}=${v}`).join(" ")}</div>}
+        {a.shared_paths.length > 0 && <div><span class="k">shared paths</span>{a.shared_paths.join(" ")}</div>}
       </div>
       {a.gpus.length > 0 ? (
         <table class="grid gpus">
