@@ -75,6 +75,7 @@ void Agent::Shutdown() {
   shut_down_ = true;
   *alive_ = false;
   worker_.join();  // a Slurm command in flight ends by its deadline
+  query_worker_.join();
   disk_worker_.join();  // a removal in flight finishes; its answer is dropped
   heartbeat_timer_.cancel();
   rate_timer_.cancel();

@@ -139,8 +139,8 @@ void Agent::PollNative() {
   using Answer =
       std::pair<Result<std::map<std::string, NativeState>>, std::map<int64_t, Result<std::string>>>;
   AttemptRunner* runner = runner_;
-  OnWorker<Answer>(
-      [runner, ids = std::move(ids), to_find = std::move(to_find)]() -> Answer {
+  OnPool<Answer>(
+      query_worker_, [runner, ids = std::move(ids), to_find = std::move(to_find)]() -> Answer {
         std::map<int64_t, Result<std::string>> found;
         for (const auto& [id, dir] : to_find) found.emplace(id, runner->Find(id, dir));
         return {runner->Reconcile(ids), std::move(found)};

@@ -114,18 +114,31 @@ TEST_F(SlurmTest, PreemptedJobIsReportedAsPreemptedAndRetriedOnTheInfraBudget) {
 }
 
 TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndSqueueBacksOffWhileNothingChanges) {
-  // squeue through a wrapper that logs the time of each call (ms).
+  // squeue through a wrapper that logs the time of each call (ms); sbatch through one that
+  // logs when each call began and ended, and takes 200 ms more, as a busy slurmctld would.
   TempDir wrap;
   std::string count = wrap.Join("squeue.calls");
-  std::string real = RunCommand({"/bin/sh", "-c", "command -v squeue"}).out;
-  while (!real.empty() && real.back() == '\n') real.pop_back();
-  ASSERT_FALSE(real.empty());
+  std::string submits = wrap.Join("sbatch.calls");
+  auto real = [](const std::string& name) {
+    std::string path = RunCommand({"/bin/sh", "-c", "command -v " + name}).out;
+    while (!path.empty() && path.back() == '\n') path.pop_back();
+    return path;
+  };
+  ASSERT_FALSE(real("squeue").empty());
+  ASSERT_FALSE(real("sbatch").empty());
+  const char kNowMs[] = "$(($(date +%s%N) / 1000000))";
   {
     std::ofstream w(wrap.Join("squeue"));
-    w << "#!/bin/sh\necho $(($(date +%s%N) / 1000000)) >> '" << count << "'\nexec '" << real
+    w << "#!/bin/sh\necho " << kNowMs << " >> '" << count << "'\nexec '" << real("squeue")
       << "' \"$@\"\n";
   }
+  {
+    std::ofstream w(wrap.Join("sbatch"));
+    w << "#!/bin/sh\nstart=" << kNowMs << "\nsleep 0.2\n'" << real("sbatch")
+      << "' \"$@\"\nrc=$?\necho $start " << kNowMs << " >> '" << submits << "'\nexit $rc\n";
+  }
   ::chmod(wrap.Join("squeue").c_str(), 0755);
+  ::chmod(wrap.Join("sbatch").c_str(), 0755);
   std::string old_path = std::getenv("PATH");
   std::string path = StrCat(wrap.path(), ":", old_path);
   ::setenv("PATH", path.c_str(), 1);
@@ -163,8 +176,6 @@ TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndSqueueBacksOffWhileNothingCha
   CommandResult pending = cluster().Cli({"show", std::to_string(*id)});
   EXPECT_NE(pending.out.find("PENDING (Resources)"), std::string::npos) << pending.out;
 
-  // Nothing changes from here on: one squeue per query, whatever the number of attempts, and
-  // the queries back off to the 4 s cap.
   auto calls = [&] {
     std::vector<int64_t> t;
     for (const auto& l : StrSplit(ReadText(count), '\n')) {
@@ -172,6 +183,25 @@ TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndSqueueBacksOffWhileNothingCha
     }
     return t;
   };
+  // Status queries do not wait behind submissions: one ran between the first sbatch's end and
+  // the last one's start (the agent submits one at a time, 200+ ms each here).
+  {
+    int64_t first_end = INT64_MAX, last_start = 0;
+    for (const auto& l : StrSplit(ReadText(submits), '\n')) {
+      std::vector<std::string> f = StrSplit(l, ' ');
+      if (f.size() != 2) continue;
+      first_end = std::min<int64_t>(first_end, std::stoll(f[1]));
+      last_start = std::max<int64_t>(last_start, std::stoll(f[0]));
+    }
+    std::vector<int64_t> q = calls();
+    EXPECT_TRUE(std::any_of(q.begin(), q.end(),
+                            [&](int64_t t) { return t > first_end && t < last_start; }))
+        << "no squeue between " << first_end << " and " << last_start << " ms ("
+        << ReadText(count) << ")";
+  }
+
+  // Nothing changes from here on: one squeue per query, whatever the number of attempts, and
+  // the queries back off to the 4 s cap.
   size_t before = calls().size();
   // An explicit wait with a deadline: five more queries take about 1+2+4+4+4 s.
   WaitFor([&] { return calls().size() >= before + 5; }, 60'000, 100);
