@@ -375,6 +375,8 @@ TEST_F(CliE2eTest, AgentsTable) {
   a.set_last_seen_ms(1);  // long ago
   (*a.mutable_labels())["zone"] = "a";
   (*a.mutable_labels())["gpu"] = "h200";
+  a.add_shared_paths("/lustre");
+  a.add_shared_paths("/nfs/home");
   service_.agents = {a};
   CommandResult r = Run({"agents"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -382,8 +384,8 @@ TEST_F(CliE2eTest, AgentsTable) {
   ASSERT_GE(lines.size(), 2u);
   EXPECT_THAT(lines[0],
               HasSubstr("ID      HOST   STATE         CPUS           MEMORY  GPUS  RUNNING  LAST SEEN"));
-  EXPECT_THAT(lines[0], ::testing::EndsWith("LABELS"));
-  EXPECT_THAT(lines[1], ::testing::EndsWith(" ago  gpu=h200,zone=a"));
+  EXPECT_THAT(lines[0], ::testing::EndsWith("LABELS           SHARED PATHS"));
+  EXPECT_THAT(lines[1], ::testing::EndsWith(" ago  gpu=h200,zone=a  /lustre,/nfs/home"));
   EXPECT_THAT(lines[1],
               HasSubstr("node-a  gpu01  connected  60.5/64  480.0/512.0 GiB   7/8        1  "));
   EXPECT_THAT(lines[1], HasSubstr(" ago"));
