@@ -1,6 +1,6 @@
 // longhaul-agent --executor slurm against the real local Slurm of deploy/slurm-local.sh: a
 // workflow runs through sbatch, a job scancelled outside longhaul is reported so, a preempted
-// one as preempted (and retried), a queued one shows Slurm's reason, 20 queued attempts cost one
+// one as preempted (and retried), a queued one shows Slurm's reason, 50 queued attempts cost one
 // squeue per poll, GPUs asked as gres reach the stage as Slurm assigned them, and a stage over
 // its memory ends `oom`. Skipped (with the reason) when no slurmctld answers. Faults:
 // slurm_fault_test.cc.
@@ -147,21 +147,24 @@ TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndSqueueBacksOffWhileNothingCha
     ~RestorePath() { ::setenv("PATH", path.c_str(), 1); }
   } restore{old_path};
   // One query 1 s after a submit or a change, then 2 s, 4 s, 4 s ... while nothing changes.
-  ASSERT_NO_FATAL_FAILURE(StartSlurmCluster({"--slurm-poll", "1s", "--slurm-poll-max", "4s"}));
+  // The agent offers room for all of them at once.
+  constexpr int kQueued = 50;
+  ASSERT_NO_FATAL_FAILURE(
+      StartSlurmCluster({"--slurm-poll", "1s", "--slurm-poll-max", "4s"}, /*cpus=*/kQueued + 8));
 
   std::string yaml = "name: crowd\nstages:\n";
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < kQueued; ++i) {
     yaml += StageYaml(StrCat("s", i), YamlList({BinPath("lh-testjob"), "--sleep", "300"}));
   }
   Result<int64_t> id = cluster().Submit(yaml);
   ASSERT_TRUE(id.ok()) << id.status().message();
-  // All 20 submitted; most wait for the node's CPUs, and say so.
+  // All submitted; most wait for the node's CPUs, and say so.
   Result<v1::Run> run = cluster().WaitForRun(
       *id,
       [](const v1::Run& r) {
         int queued = 0;
         bool resources = false;  // Slurm's next job in line waits for the node's CPUs
-        for (int i = 0; i < 20; ++i) {
+        for (int i = 0; i < kQueued; ++i) {
           const v1::Attempt* a = Current(r, StrCat("s", i));
           if (a != nullptr && a->state() == v1::ATTEMPT_STARTING &&
               StartsWith(a->reason(), "PENDING")) {
@@ -169,7 +172,7 @@ TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndSqueueBacksOffWhileNothingCha
             resources = resources || a->reason() == "PENDING (Resources)";
           }
         }
-        return queued >= 10 && resources;
+        return queued >= kQueued / 2 && resources;
       },
       90'000);
   ASSERT_TRUE(run.ok()) << run.status().message();
@@ -183,6 +186,15 @@ TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndSqueueBacksOffWhileNothingCha
     }
     return t;
   };
+  // Every sbatch has answered (a query made after a submit comes 1 s later, whatever the
+  // back-off had reached, so the back-off is checked once they are all done).
+  auto submitted = [&] {
+    size_t n = 0;
+    for (const auto& l : StrSplit(ReadText(submits), '\n')) n += l.empty() ? 0 : 1;
+    return n;
+  };
+  ASSERT_TRUE(WaitFor([&] { return submitted() >= static_cast<size_t>(kQueued); }, 60'000, 100))
+      << submitted() << " of " << kQueued << " sbatch calls made";
   // Status queries do not wait behind submissions: one ran between the first sbatch's end and
   // the last one's start (the agent submits one at a time, 200+ ms each here).
   {
@@ -209,9 +221,11 @@ TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndSqueueBacksOffWhileNothingCha
   ASSERT_GE(t.size(), before + 5) << "the agent stopped querying Slurm";
   for (size_t k = before + 1; k < t.size(); ++k) {
     EXPECT_GE(t[k] - t[k - 1], 900) << "query " << k << " came " << t[k] - t[k - 1]
-                                    << " ms after the one before, for 20 attempts";
+                                    << " ms after the one before, for " << kQueued << " attempts";
   }
-  EXPECT_GE(t.back() - t[t.size() - 2], 3'500) << "no back-off to the 4 s cap";
+  std::string gaps;
+  for (size_t k = before + 1; k < t.size(); ++k) gaps += StrCat(" ", t[k] - t[k - 1]);
+  EXPECT_GE(t.back() - t[t.size() - 2], 3'500) << "no back-off to the 4 s cap; gaps (ms):" << gaps;
   CommandResult cancel = cluster().Cli({"cancel", std::to_string(*id)});
   EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
   run = cluster().WaitForRunEnd(*id, 90'000);
