@@ -6,6 +6,7 @@
 #include "core/config/config_checks.h"
 #include "core/duration.h"
 #include "core/net/listen_address.h"
+#include "core/path_prefix.h"
 #include "core/strings.h"
 
 namespace longhaul::agent {
@@ -172,7 +173,7 @@ std::vector<std::string> CheckAgentFlags(AgentFlags* f, const config::CliConfig&
       fail("shared-path", "'" + p + "': expected an absolute path such as /lustre");
       continue;
     }
-    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    p = TrimTrailingSlashes(std::move(p));
   }
   check("log-level", CheckLogLevel(f->log_level));
   return errors;

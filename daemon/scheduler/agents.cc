@@ -2,6 +2,7 @@
 // requests. docs/architecture.md "Reconciliation after (re)connect" states the rules.
 #include "core/duration.h"
 #include "core/logging.h"
+#include "core/path_prefix.h"
 #include "core/strings.h"
 #include "daemon/scheduler/resources.h"
 #include "daemon/scheduler/scheduler.h"
@@ -63,9 +64,8 @@ void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
   // Absolute prefixes without a trailing slash ("/lustre/" is "/lustre"), as the agent's flag
   // check leaves them; a relative one could mean anything and is dropped.
   agent->row.shared_paths.clear();
-  for (std::string p : hello.shared_paths()) {
-    while (p.size() > 1 && p.back() == '/') p.pop_back();
-    if (!p.empty() && p[0] == '/') agent->row.shared_paths.push_back(std::move(p));
+  for (const std::string& p : hello.shared_paths()) {
+    if (!p.empty() && p[0] == '/') agent->row.shared_paths.push_back(TrimTrailingSlashes(p));
   }
   NoteAgentDisk(agent, hello.disk_full(), hello.state_free_bytes());
   agent->row.state = v1::AGENT_CONNECTED;

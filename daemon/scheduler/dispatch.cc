@@ -57,8 +57,8 @@ void Scheduler::Dispatch() {
     SubtractResources(&a->free, hold);
     held.push_back({a, std::move(hold), s});
   };
-  // For the reason of a stage that finds no room: " (n2's free GPUs are held for ...)" when an
-  // agent it may go to would have room but for a reservation.
+  // For the reason of a stage that finds no room: " (n2's free resources are held for ...)"
+  // when an agent it may go to would have room but for a reservation.
   auto held_for = [&](const StageState* s) -> std::string {
     for (const Held& h : held) {
       v1::Resources would = h.agent->free;

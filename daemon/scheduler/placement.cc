@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/logging.h"
+#include "core/path_prefix.h"
 #include "core/strings.h"
 #include "daemon/scheduler/scheduler.h"
 
@@ -22,20 +23,20 @@ bool LabelsMatch(const AgentState& a, const workflow::NodeSelector& selector) {
 
 bool Connected(const AgentState& a) { return a.session != 0 && a.reachable; }
 
+// Whether `s` may go to `a`, room and file inputs aside: connected, labels matching, not
+// avoided after a node_fail.
+bool Eligible(const StageState* s, const AgentState& a) {
+  return Connected(a) && LabelsMatch(a, s->spec->node_selector) &&
+         (s->avoid == nullptr || s->avoid->agents.count(a.row.id) == 0);
+}
+
 std::string AgentList(const Avoidance& avoid, std::string_view sep) {
   return StrJoin(std::vector<std::string>(avoid.agents.begin(), avoid.agents.end()), sep);
 }
 
-// True when `path` is `prefix` or lies below it ("/data" holds "/data/x", not "/database").
-bool Under(std::string_view path, std::string_view prefix) {
-  if (prefix == "/") return !path.empty() && path[0] == '/';
-  return path.size() >= prefix.size() && path.compare(0, prefix.size(), prefix) == 0 &&
-         (path.size() == prefix.size() || path[prefix.size()] == '/');
-}
-
 bool SharedOn(const AgentState& a, std::string_view path) {
   for (const std::string& prefix : a.row.shared_paths) {
-    if (Under(path, prefix)) return true;
+    if (UnderPrefix(path, prefix)) return true;
   }
   return false;
 }
@@ -84,8 +85,7 @@ std::string Scheduler::PlacementKey(const StageState* s) {
 }
 
 bool Scheduler::MayGoTo(const StageState* s, const AgentState& a) const {
-  return Connected(a) && LabelsMatch(a, s->spec->node_selector) &&
-         (s->avoid == nullptr || s->avoid->agents.count(a.row.id) == 0) && CanReadInputs(s, a);
+  return Eligible(s, a) && CanReadInputs(s, a);
 }
 
 bool Scheduler::CanReadInputs(const StageState* s, const AgentState& a) const {
@@ -172,10 +172,7 @@ std::string Scheduler::LocalityReason(const StageState* s) const {
   std::vector<std::string> can;  // the agents it may go to, inputs aside, that can read them
   size_t candidates = 0;
   for (const auto& [id, a] : agents_) {
-    if (!Connected(*a) || !LabelsMatch(*a, s->spec->node_selector) ||
-        (s->avoid != nullptr && s->avoid->agents.count(id) != 0)) {
-      continue;
-    }
+    if (!Eligible(s, *a)) continue;
     ++candidates;
     if (CanReadInputs(s, *a)) can.push_back(id);
   }

@@ -158,7 +158,8 @@ TEST(DaemonFlagsTest, AgentListsEveryProblemWithWhereItCameFrom) {
   std::string path = tmp.Join("agent.yaml");
   ASSERT_TRUE(WriteFileAtomic(path,
                               "coordinator: nohost\nheartbeat: soon\n"
-                              "tls-cert: /nonexistent.pem\nmemory: lots\n")
+                              "tls-cert: /nonexistent.pem\nmemory: lots\n"
+                              "shared-path: [/lustre/, scratch]\n")
                   .ok());
   CLI::App app{"longhaul-agent"};
   agent::AgentFlags flags;
@@ -175,6 +176,8 @@ TEST(DaemonFlagsTest, AgentListsEveryProblemWithWhereItCameFrom) {
   EXPECT_THAT(all, HasSubstr(path + ":3: --tls-cert, --tls-key and --tls-ca go together"));
   EXPECT_THAT(all, HasSubstr(path + ":3: cannot read /nonexistent.pem"));
   EXPECT_THAT(all, HasSubstr(path + ":4: "));
+  EXPECT_THAT(all, HasSubstr(path + ":5: 'scratch': expected an absolute path such as /lustre"));
+  EXPECT_EQ(flags.shared_paths[0], "/lustre") << "the trailing slash dropped";
 }
 
 TEST(DaemonFlagsTest, CoordinatorChecksDurationsAddressesAndSecurity) {

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "core/path_prefix.h"
 #include "core/rlimit.h"
 #include "tests/testing/test_util.h"
 
@@ -54,6 +55,17 @@ TEST(OpenFileLimitTest, RunningOutOfDescriptorsIsATransientError) {
   EXPECT_TRUE(absl::IsUnavailable(ErrnoStatus("open", "/x", EMFILE)));
   EXPECT_TRUE(absl::IsUnavailable(ErrnoStatus("open", "/x", ENFILE)));
   EXPECT_TRUE(absl::IsResourceExhausted(ErrnoStatus("write", "/x", ENOSPC)));
+}
+
+TEST(PathPrefixTest, PrefixesHoldWholeComponents) {
+  EXPECT_EQ(TrimTrailingSlashes("/lustre//"), "/lustre");
+  EXPECT_EQ(TrimTrailingSlashes("//"), "/");
+  EXPECT_TRUE(UnderPrefix("/lustre", "/lustre"));
+  EXPECT_TRUE(UnderPrefix("/lustre/runs/3", "/lustre"));
+  EXPECT_FALSE(UnderPrefix("/lustrex/runs", "/lustre"));
+  EXPECT_FALSE(UnderPrefix("/lus", "/lustre"));
+  EXPECT_TRUE(UnderPrefix("/anything", "/"));
+  EXPECT_FALSE(UnderPrefix("relative/x", "/"));
 }
 
 }  // namespace
