@@ -207,6 +207,14 @@ CREATE INDEX notifications_by_run ON notifications(run_id, id);
       R"sql(
 ALTER TABLE agents ADD COLUMN shared_paths_json TEXT NOT NULL DEFAULT '[]';
 )sql",
+      // 11: the cache index holds only the stages a cache hit can be (their result made,
+      // newest first by id), so a submission's rows and each status change of a waiting,
+      // ready or running stage do not write it; a lookup is one seek and no sort.
+      R"sql(
+DROP INDEX stages_by_cache_key;
+CREATE INDEX stages_by_cache_hit ON stages(cache_key, id)
+  WHERE status IN ('succeeded', 'stopped');
+)sql",
   };
   return kMigrations;
 }

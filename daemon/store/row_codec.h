@@ -26,6 +26,10 @@ extern const char kRunColumns[];
 extern const char kStageColumns[];
 extern const char kAttemptColumns[];
 extern const char kAgentColumns[];
+// A cache hit for a key: the newest stage with the key that made its result itself, outside a
+// run (?2). Its WHERE repeats the partial index stages_by_cache_hit's, which SQLite needs to
+// use that index.
+extern const char kCacheHitQuery[];
 
 // Decode a row selected with the matching column list (starting at column 0).
 RunRow ReadRun(const Stmt& st);

@@ -10,16 +10,19 @@ namespace longhaul::store {
 
 using namespace internal;  // NOLINT
 
+const char internal::kCacheHitQuery[] =
+    "SELECT id, run_id, name, outputs_json, fingerprint_json FROM stages "
+    "WHERE cache_key = ?1 AND status IN ('succeeded', 'stopped') AND run_id != ?2 "
+    "ORDER BY id DESC LIMIT 1";
+
 namespace {
 
 // The most recent stage with `cache_key` that produced its result itself, outside
 // `exclude_run_id`, with its outputs and artifacts.
 Result<std::optional<CacheHit>> FindHit(Db* db, std::string_view cache_key,
                                         int64_t exclude_run_id) {
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
-      "SELECT id, run_id, name, outputs_json, fingerprint_json FROM stages "
-      "WHERE cache_key = ? AND status IN ('succeeded', 'stopped') AND run_id != ? "
-      "ORDER BY id DESC LIMIT 1"));
+  static const std::string kQuery = kCacheHitQuery;
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(kQuery));
   st->Bind(1, cache_key).Bind(2, exclude_run_id);
   ASSIGN_OR_RETURN(bool row, st->Step());
   if (!row) {

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "daemon/store/migrations.h"
+#include "daemon/store/row_codec.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::store {
@@ -122,6 +123,8 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("DROP TABLE notifications").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
+    ASSERT_TRUE((*db)->Exec("DROP INDEX stages_by_cache_hit").ok());
+    ASSERT_TRUE((*db)->Exec("CREATE INDEX stages_by_cache_key ON stages(cache_key, status)").ok());
     for (const char* index : {"stages_by_run_status", "metrics_by_stage_id", "runs_by_parent",
                               "runs_by_workflow_status", "stages_by_run_position",
                               "stages_by_cached_from"}) {
@@ -138,7 +141,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto rows = store_->ReadStages(run.id);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
-  EXPECT_EQ(LatestSchemaVersion(), 10);
+  EXPECT_EQ(LatestSchemaVersion(), 11);
   // Migration 9's table is there and works.
   ASSERT_TRUE(store_->Begin().ok());
   NotificationRow n;
@@ -427,6 +430,29 @@ TEST_F(SqliteStoreTest, FindsTheLatestSucceededStageByCacheKey) {
   EXPECT_EQ((*hit)->outputs.at("endpoint"), "http://x");
   EXPECT_FALSE(store_->FindCacheHit("k1", r1.id)->has_value());
   EXPECT_FALSE(store_->FindCacheHit("nope", r2.id)->has_value());
+}
+
+// A cache lookup is one seek of the partial index that holds only finished stages (a
+// submission's 100,000 lookups each cost that), and migration 11 put that index in place of
+// the one over every stage.
+TEST_F(SqliteStoreTest, ACacheLookupSeeksThePartialIndexOfFinishedStages) {
+  MakeRun();
+  auto db = Db::Open(dir_.Join("longhaul.db"), false, /*read_only=*/true);
+  ASSERT_TRUE(db.ok()) << db.status();
+  auto plan = (*db)->Prepare(std::string("EXPLAIN QUERY PLAN ") + internal::kCacheHitQuery);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  std::string steps;
+  while ((*plan)->Step().value_or(false)) steps += (*plan)->Text(3) + "\n";
+  (*plan)->Reset();
+  EXPECT_EQ(steps, "SEARCH stages USING INDEX stages_by_cache_hit (cache_key=?)\n");
+
+  auto indexes = (*db)->Prepare(
+      "SELECT group_concat(name) FROM sqlite_master WHERE type = 'index' AND name LIKE "
+      "'stages_by_cache\\_%' ESCAPE '\\'");
+  ASSERT_TRUE(indexes.ok());
+  ASSERT_TRUE((*indexes)->Step().value_or(false));
+  EXPECT_EQ((*indexes)->Text(0), "stages_by_cache_hit");
+  (*indexes)->Reset();
 }
 
 // What planning reads in bulk answers as the one-at-a-time reads do.
