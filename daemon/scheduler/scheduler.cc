@@ -68,7 +68,8 @@ void Scheduler::SetStageStatus(StageState* s, v1::StageStatus status, const std:
   --s->run->status_count[s->row.status];
   ++s->run->status_count[status];
   s->row.status = status;
-  s->row.reason = reason;
+  if (last_reason_ != reason) last_reason_ = reason;
+  s->row.reason = last_reason_;
   int64_t now = clock_->NowMs();
   if (status == v1::STAGE_RUNNING || status == v1::STAGE_STARTING) {
     if (!s->row.started_at_ms) s->row.started_at_ms = now;

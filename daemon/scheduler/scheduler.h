@@ -318,6 +318,9 @@ class Scheduler {
   std::vector<AttemptState*> ended_attempts_;
   std::set<int64_t> changed_runs_;  // for watchers
   bool dispatch_needed_ = false;
+  // The reason SetStageStatus gave last: stages given the same text share it (LeanString), so
+  // 100,000 stages waiting for the same room hold their reason once.
+  LeanString last_reason_;
 
   std::vector<std::pair<uint64_t, v1::CoordinatorMessage>> outbox_;
   std::map<int64_t, std::vector<std::shared_ptr<Watcher>>> watchers_;

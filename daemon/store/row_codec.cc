@@ -60,7 +60,17 @@ std::optional<ProgressRow> JsonToProgress(const std::string& text) {
 }
 
 std::string ResourcesToJson(const v1::Resources& r) {
-  return json{{"cpus", r.cpus()}, {"memory_bytes", r.memory_bytes()}, {"gpus", r.gpus()}}.dump();
+  // The stages of a run mostly ask for the same: the last answer is kept per thread, so a
+  // 100,000-stage submission builds the JSON once, not once per stage.
+  thread_local v1::Resources last;
+  thread_local std::string last_json;
+  if (last_json.empty() || r.cpus() != last.cpus() || r.memory_bytes() != last.memory_bytes() ||
+      r.gpus() != last.gpus()) {
+    last_json =
+        json{{"cpus", r.cpus()}, {"memory_bytes", r.memory_bytes()}, {"gpus", r.gpus()}}.dump();
+    last = r;
+  }
+  return last_json;
 }
 
 v1::Resources JsonToResources(const std::string& text) {

@@ -49,7 +49,7 @@ struct StageRow {
   int64_t id = 0;
   int64_t run_id = 0;
   std::string name;
-  std::string kind = "task";
+  InternedString kind = "task";
   int position = 0;  // topological index in the workflow
   v1::StageStatus status = v1::STAGE_WAITING;
   int attempt_count = 0;
@@ -60,22 +60,22 @@ struct StageRow {
   LeanString reason;
   LeanString cache_key;
   LeanString fingerprint_json = "{}";
-  std::optional<int64_t> cached_from_stage_id;
-  std::map<std::string, std::string> outputs;
+  OptInt64 cached_from_stage_id;
+  HeapMap<std::string, std::string> outputs;
   HeapOptional<ProgressRow> progress;
   LeanString last_message;
   LeanString last_message_level;
-  std::optional<int64_t> next_retry_at_ms;
+  OptInt64 next_retry_at_ms;
   LeanString checkpoint;
-  std::optional<int64_t> checkpoint_step;
-  std::optional<int64_t> started_at_ms;
-  std::optional<int64_t> ended_at_ms;
+  OptInt64 checkpoint_step;
+  OptInt64 started_at_ms;
+  OptInt64 ended_at_ms;
   LeanString agent_id;
   int64_t malformed = 0;
   LeanString last_malformed;
   std::vector<std::string> needs;  // from the workflow, for display
   v1::Resources resources;         // what each attempt asks for
-  std::string plan_action;         // "run" or "reuse", decided at submission
+  InternedString plan_action;      // "run" or "reuse", decided at submission
   LeanString plan_reason;          // why
   LeanString description;          // from the workflow file
 };

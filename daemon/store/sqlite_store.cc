@@ -109,7 +109,7 @@ void BindStageFields(Stmt* st, const StageRow& s) {
   st->Bind(1, s.run_id)
       .Bind(2, s.name)
       .Bind(3, s.position)
-      .Bind(4, s.kind)
+      .Bind(4, s.kind.view())
       .Bind(5, StageStatusName(s.status))
       .Bind(6, s.reason)
       .Bind(7, s.attempt_count)
@@ -135,7 +135,7 @@ void BindStageFields(Stmt* st, const StageRow& s) {
       .Bind(23, s.last_malformed)
       .Bind(24, StringsToJson(s.needs))
       .Bind(25, ResourcesToJson(s.resources))
-      .Bind(26, s.plan_action)
+      .Bind(26, s.plan_action.view())
       .Bind(27, s.plan_reason)
       .Bind(28, s.description)
       .Bind(29, s.infra_retries_used);

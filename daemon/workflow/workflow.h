@@ -119,13 +119,13 @@ struct StageSpec {
   StageKind kind = StageKind::kTask;
   std::vector<std::string> run;            // argv templates; run[0] is the program
   std::vector<std::string> needs;          // as written, in file order
-  std::map<std::string, std::string> env;  // values are templates
+  HeapMap<std::string, std::string> env;   // values are templates
   ResourceRequest resources;
   RetryPolicy retry;
   NodeSelector node_selector;               // empty: any agent
-  std::optional<int64_t> timeout_ms;        // wall time of one attempt
-  std::optional<int64_t> stall_timeout_ms;  // no progress event for this long: stalled
-  std::optional<int64_t> ready_timeout_ms;  // service: no ready event for this long: failed
+  OptInt64 timeout_ms;                      // wall time of one attempt
+  OptInt64 stall_timeout_ms;                // no progress event for this long: stalled
+  OptInt64 ready_timeout_ms;                // service: no ready event for this long: failed
   int64_t grace_ms = 10'000;                // SIGTERM -> SIGKILL when stopping the stage
   bool resume = false;                      // every attempt shares one output dir
   bool cache = true;                        // `cache: false` opts out of reuse
