@@ -14,7 +14,11 @@ using namespace internal;  // NOLINT: the codec is this file's vocabulary
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
   ASSIGN_OR_RETURN(auto writer, Db::Open(path, /*create=*/true, /*read_only=*/false));
   RETURN_IF_ERROR(Migrate(writer.get()));
-  return std::unique_ptr<SqliteStore>(new SqliteStore(path, std::move(writer)));
+  // Checkpoints run on a thread of their own, not inside the writer's commits.
+  ASSIGN_OR_RETURN(auto checkpointer, WalCheckpointer::Start(path));
+  checkpointer->Attach(writer.get());
+  return std::unique_ptr<SqliteStore>(
+      new SqliteStore(path, std::move(checkpointer), std::move(writer)));
 }
 
 SqliteStore::~SqliteStore() {

@@ -17,6 +17,7 @@
 
 #include "core/status.h"
 #include "daemon/store/rows.h"
+#include "daemon/store/checkpointer.h"
 #include "daemon/store/sqlite.h"
 #include "longhaul/v1/client.pb.h"
 #include "longhaul/v1/types.pb.h"
@@ -30,6 +31,7 @@ class SqliteStore {
   ~SqliteStore();
 
   const std::string& path() const { return path_; }
+  WalCheckpointer* checkpointer() { return checkpointer_.get(); }
 
   // --- writer: one thread, inside a transaction ---
   Status Begin();
@@ -190,13 +192,16 @@ class SqliteStore {
   Result<std::map<std::string, int64_t>> CountRunsByStatus();
 
  private:
-  SqliteStore(std::string path, std::unique_ptr<Db> writer)
-      : path_(std::move(path)), writer_(std::move(writer)) {}
+  SqliteStore(std::string path, std::unique_ptr<WalCheckpointer> checkpointer,
+              std::unique_ptr<Db> writer)
+      : path_(std::move(path)), checkpointer_(std::move(checkpointer)), writer_(std::move(writer)) {}
 
   class Reader;  // RAII lease of a pooled read connection
   Result<std::unique_ptr<Db>> OpenReader();
 
   std::string path_;
+  // Before writer_, so that it is destroyed after it: the writer's commits call into it.
+  std::unique_ptr<WalCheckpointer> checkpointer_;
   std::unique_ptr<Db> writer_;
   bool in_tx_ = false;
   std::mutex pool_mu_;
