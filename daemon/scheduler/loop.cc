@@ -149,6 +149,8 @@ void SchedulerLoop::Run() {
     for (auto& t : batch) {
       if (t.done) t.done(OkStatus());
     }
+    // Answered: now copy back what the commit logged, if that is due (SqliteStore).
+    store_->CheckpointIfDue();
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/store/migrations.h"
 #include "daemon/store/row_codec.h"
@@ -14,11 +15,27 @@ using namespace internal;  // NOLINT: the codec is this file's vocabulary
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
   ASSIGN_OR_RETURN(auto writer, Db::Open(path, /*create=*/true, /*read_only=*/false));
   RETURN_IF_ERROR(Migrate(writer.get()));
-  // Checkpoints run on a thread of their own, not inside the writer's commits.
-  ASSIGN_OR_RETURN(auto checkpointer, WalCheckpointer::Start(path));
-  checkpointer->Attach(writer.get());
-  return std::unique_ptr<SqliteStore>(
-      new SqliteStore(path, std::move(checkpointer), std::move(writer)));
+  auto store = std::unique_ptr<SqliteStore>(new SqliteStore(path, std::move(writer)));
+  // Replaces the hook through which SQLite runs its automatic checkpoint (kCheckpointFrames).
+  sqlite3_wal_hook(store->writer_->raw(), &SqliteStore::OnWalCommit, store.get());
+  return store;
+}
+
+int SqliteStore::OnWalCommit(void* self, sqlite3*, const char*, int frames) {
+  static_cast<SqliteStore*>(self)->wal_frames_ = frames;
+  return SQLITE_OK;
+}
+
+void SqliteStore::CheckpointIfDue() {
+  if (in_tx_ || wal_frames_ < kCheckpointFrames) return;
+  wal_frames_ = 0;  // the next commit says how much is left (pages a reader still needed)
+  ++checkpoints_;
+  int rc = sqlite3_wal_checkpoint_v2(writer_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
+                                     nullptr, nullptr);
+  if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+    // Not fatal: the log keeps every commit, and the next transaction tries again.
+    GetLogger("store")->warn("checkpoint of {}: {}", path_, sqlite3_errmsg(writer_->raw()));
+  }
 }
 
 SqliteStore::~SqliteStore() {
@@ -26,6 +43,7 @@ SqliteStore::~SqliteStore() {
 }
 
 Status SqliteStore::Begin() {
+  CheckpointIfDue();  // what the last commits logged, now that their callers have answers
   RETURN_IF_ERROR(writer_->Exec("BEGIN IMMEDIATE"));
   in_tx_ = true;
   return OkStatus();

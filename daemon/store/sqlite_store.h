@@ -17,7 +17,6 @@
 
 #include "core/status.h"
 #include "daemon/store/rows.h"
-#include "daemon/store/checkpointer.h"
 #include "daemon/store/sqlite.h"
 #include "longhaul/v1/client.pb.h"
 #include "longhaul/v1/types.pb.h"
@@ -31,7 +30,21 @@ class SqliteStore {
   ~SqliteStore();
 
   const std::string& path() const { return path_; }
-  WalCheckpointer* checkpointer() { return checkpointer_.get(); }
+
+  // The write-ahead log is copied back into the database file at the start of the writer's
+  // next transaction (Begin), not inside the commit that grew it past this many pages, as
+  // SQLite's automatic checkpoint would: the commit's callers (a 100,000-stage submission
+  // copied some 70 MB back before it could answer) get their answers first. The writer is
+  // the only one that writes, so nothing is appended while it copies and the log starts over
+  // at the next write (a checkpoint on another thread would race the writer and let the log
+  // grow without bound under a steady load).
+  static constexpr int kCheckpointFrames = 1000;  // SQLite's own default
+  // How many checkpoints the writer has run.
+  int64_t checkpoints() const { return checkpoints_; }
+  // Copies the log back now if the last commit left it past kCheckpointFrames (outside a
+  // transaction; Begin calls it too). The scheduler loop calls it once a batch's callers have
+  // their answers.
+  void CheckpointIfDue();
 
   // --- writer: one thread, inside a transaction ---
   Status Begin();
@@ -192,18 +205,19 @@ class SqliteStore {
   Result<std::map<std::string, int64_t>> CountRunsByStatus();
 
  private:
-  SqliteStore(std::string path, std::unique_ptr<WalCheckpointer> checkpointer,
-              std::unique_ptr<Db> writer)
-      : path_(std::move(path)), checkpointer_(std::move(checkpointer)), writer_(std::move(writer)) {}
+  SqliteStore(std::string path, std::unique_ptr<Db> writer)
+      : path_(std::move(path)), writer_(std::move(writer)) {}
+  // The writer's WAL hook: notes the log's size after each commit.
+  static int OnWalCommit(void* self, sqlite3* db, const char* name, int frames);
 
   class Reader;  // RAII lease of a pooled read connection
   Result<std::unique_ptr<Db>> OpenReader();
 
   std::string path_;
-  // Before writer_, so that it is destroyed after it: the writer's commits call into it.
-  std::unique_ptr<WalCheckpointer> checkpointer_;
   std::unique_ptr<Db> writer_;
   bool in_tx_ = false;
+  int wal_frames_ = 0;  // the log's pages after the writer's last commit
+  int64_t checkpoints_ = 0;
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<Db>> pool_;  // idle readers
 };
