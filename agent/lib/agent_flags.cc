@@ -1,6 +1,7 @@
 #include "agent/lib/agent_flags.h"
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "agent/lib/agent_setup.h"
 #include "core/config/config_checks.h"
@@ -82,12 +83,24 @@ std::vector<std::string> CheckAgentFlags(AgentFlags* f, const config::CliConfig&
   } else {
     check("coordinator", CheckHostPort(f->coordinator));
   }
+  // Made absolute here, against the directory the agent was started in: the paths under them
+  // go to the shim and the stages, which run in their own working directories (a relative
+  // --state-dir had every attempt fail to start, the shim exiting with 75).
+  auto absolute = [](std::string* dir) {
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::absolute(*dir, ec);
+    if (!ec) *dir = TrimTrailingSlashes(p.lexically_normal().string());
+  };
   if (f->state_dir.empty()) {
     fail("state-dir", "required: the agent's state directory");
   } else {
     check("state-dir", CheckDirUsable(f->state_dir));
+    absolute(&f->state_dir);
   }
-  if (!f->data_dir.empty()) check("data-dir", CheckDirUsable(f->data_dir));
+  if (!f->data_dir.empty()) {
+    check("data-dir", CheckDirUsable(f->data_dir));
+    absolute(&f->data_dir);
+  }
   auto heartbeat_ms = ParseDurationMs(f->heartbeat);
   if (!heartbeat_ms.ok() || *heartbeat_ms <= 0) {
     fail("heartbeat", "'" + f->heartbeat + "': expected a duration such as 1s");

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "agent/lib/agent_flags.h"
 #include "core/config/cli_config.h"
 #include "core/config/config_checks.h"
@@ -178,6 +180,20 @@ TEST(DaemonFlagsTest, AgentListsEveryProblemWithWhereItCameFrom) {
   EXPECT_THAT(all, HasSubstr(path + ":4: "));
   EXPECT_THAT(all, HasSubstr(path + ":5: 'scratch': expected an absolute path such as /lustre"));
   EXPECT_EQ(flags.shared_paths[0], "/lustre") << "the trailing slash dropped";
+}
+
+TEST(DaemonFlagsTest, AgentDirsGivenRelativeAreMadeAbsolute) {
+  CLI::App app{"longhaul-agent"};
+  agent::AgentFlags flags;
+  agent::AddAgentFlags(app, &flags);
+  CliConfig config(app, agent::kAgentConfigPath);
+  app.parse(std::vector<std::string>{"rel/data/", "--data-dir", "rel/agent", "--state-dir",
+                                     "127.0.0.1:1", "--coordinator"});
+  ASSERT_THAT(config.Apply(), IsEmpty());
+  EXPECT_THAT(agent::CheckAgentFlags(&flags, config), IsEmpty());
+  std::string cwd = std::filesystem::current_path().string();
+  EXPECT_EQ(flags.state_dir, cwd + "/rel/agent");
+  EXPECT_EQ(flags.data_dir, cwd + "/rel/data");
 }
 
 TEST(DaemonFlagsTest, CoordinatorChecksDurationsAddressesAndSecurity) {
