@@ -31,13 +31,13 @@ class SqliteStore {
 
   const std::string& path() const { return path_; }
 
-  // The write-ahead log is copied back into the database file at the start of the writer's
-  // next transaction (Begin), not inside the commit that grew it past this many pages, as
-  // SQLite's automatic checkpoint would: the commit's callers (a 100,000-stage submission
-  // copied some 70 MB back before it could answer) get their answers first. The writer is
-  // the only one that writes, so nothing is appended while it copies and the log starts over
-  // at the next write (a checkpoint on another thread would race the writer and let the log
-  // grow without bound under a steady load).
+  // The write-ahead log is copied back into the database file by CheckpointIfDue, outside
+  // any transaction, not inside the commit that grew it past this many pages, as SQLite's
+  // automatic checkpoint would: the commit's callers (a 100,000-stage submission copied some
+  // 70 MB back before it could answer) get their answers first. The writer is the only one
+  // that writes, so nothing is appended while it copies and the log starts over at the next
+  // write (a checkpoint on another thread would race the writer and let the log grow without
+  // bound under a steady load).
   static constexpr int kCheckpointFrames = 1000;  // SQLite's own default
   // How many checkpoints the writer has run.
   int64_t checkpoints() const { return checkpoints_; }

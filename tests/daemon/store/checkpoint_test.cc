@@ -2,7 +2,9 @@
 // it: a big commit answers first. And the log stays bounded under a steady stream of commits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "core/strings.h"
@@ -29,13 +31,21 @@ void CommitText(SqliteStore* store, int i, size_t bytes) {
   ASSERT_TRUE(store->Commit().ok());
 }
 
-TEST(WalCheckpointTest, ABigCommitLeavesTheCopyToTheWritersNextTransaction) {
+class WalCheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = SqliteStore::Open(path);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    store = std::move(*opened);
+  }
+
   TempDir dir;
   std::string path = dir.Join("longhaul.db");
-  auto store = SqliteStore::Open(path);
-  ASSERT_TRUE(store.ok()) << store.status();
-  SqliteStore* s = store->get();
+  std::unique_ptr<SqliteStore> store;
+};
 
+TEST_F(WalCheckpointTest, ABigCommitLeavesTheCopyToTheWritersNextTransaction) {
+  SqliteStore* s = store.get();
   CommitText(s, 0, 8'000'000);  // some 2,000 pages of 4 KiB, twice SQLite's threshold
   EXPECT_GT(FileSize(path + "-wal"), 8'000'000);
   EXPECT_LT(FileSize(path), 1'000'000) << "the commit itself copied the log back";
@@ -47,13 +57,8 @@ TEST(WalCheckpointTest, ABigCommitLeavesTheCopyToTheWritersNextTransaction) {
   s->Rollback();
 }
 
-TEST(WalCheckpointTest, TheLogStaysBoundedUnderSteadyCommits) {
-  TempDir dir;
-  std::string path = dir.Join("longhaul.db");
-  auto store = SqliteStore::Open(path);
-  ASSERT_TRUE(store.ok()) << store.status();
-  SqliteStore* s = store->get();
-
+TEST_F(WalCheckpointTest, TheLogStaysBoundedUnderSteadyCommits) {
+  SqliteStore* s = store.get();
   // 60 commits of about 100 pages: 6,000 pages, 24 MB, if the log were never started over.
   int64_t largest = 0;
   for (int i = 0; i < 60; ++i) {
