@@ -81,7 +81,7 @@ int DeferredMemoryReturns() { return DeferredReturner::Get()->runs(); }
 
 void FixMallocThresholds() {
   // Setting either one turns glibc's dynamic adjustment of both off.
-  (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  (void)mallopt(M_MMAP_THRESHOLD, static_cast<int>(kOwnMappingBytes));
   (void)mallopt(M_TRIM_THRESHOLD, 1 << 20);
 }
 

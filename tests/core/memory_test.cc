@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -77,6 +79,44 @@ TEST(ReturnFreedMemorySoonTest, HandsBackWhatAnotherThreadFreedBelowALiveBlock) 
   EXPECT_TRUE(WaitFor([&] { return RssAnonKb() < held - 32 * 1024; }, 10))
       << "RssAnon stayed at " << RssAnonKb() << " KiB, from " << held << " KiB";
   EXPECT_EQ(live[0], 1);
+}
+
+// Whether the mapping that holds `address` carries the huge page hint (VmFlags "hg" in
+// /proc/self/smaps). False when no mapping holds it.
+bool HintedForHugePages(const void* address) {
+  auto at = reinterpret_cast<uintptr_t>(address);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(' ') > line.find('-')) {
+      inside = lo <= at && at < hi;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return (line + " ").find(" hg ") != std::string::npos;
+    }
+  }
+  return false;
+}
+
+TEST(FixMallocThresholdsTest, AHintedBufferTakesItsHintWithItWhenFreed) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer has its own allocator";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer has its own allocator";
+#endif
+#endif
+  FixMallocThresholds();
+  // A buffer as the parse of a big workflow makes: 8 MiB, hinted, written.
+  std::vector<char> buffer(8 << 20, 1);
+  AdviseHugePages(buffer.data(), buffer.size());
+  const char* middle = buffer.data() + buffer.size() / 2;
+  if (!HintedForHugePages(middle)) GTEST_SKIP() << "this kernel has no transparent huge pages";
+  buffer = std::vector<char>();
+  // Inside a malloc arena the freed range would keep the hint, and khugepaged would fill it in
+  // again with 2 MiB pages.
+  EXPECT_FALSE(HintedForHugePages(middle));
 }
 
 }  // namespace
