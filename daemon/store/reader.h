@@ -9,18 +9,34 @@
 #include <vector>
 #include <string>
 
+#include <sqlite3.h>
+
+#include "core/memory.h"
 #include "daemon/store/sqlite_store.h"
 
 namespace longhaul::store {
 
 class SqliteStore::Reader {
  public:
+  // What an idle pooled connection may keep in its page cache. A read that scanned more (the
+  // stages of a big run, a filtered list over many runs) empties it before the connection goes
+  // back to the pool, and has the freed pages handed back: otherwise every pooled connection
+  // keeps up to SQLite's 2 MB for good, and the coordinator stays above its idle size after
+  // big runs are read. Small reads (a page of runs, a 10-stage run) keep their hot pages.
+  static constexpr int kIdleCacheBytes = 512 << 10;
+
   explicit Reader(SqliteStore* store) : store_(store) {}
   ~Reader() {
-    if (db_) {
-      std::lock_guard<std::mutex> lock(store_->pool_mu_);
-      store_->pool_.push_back(std::move(db_));
+    if (!db_) return;
+    int used = 0, highwater = 0;
+    if (sqlite3_db_status(db_->raw(), SQLITE_DBSTATUS_CACHE_USED, &used, &highwater, 0) ==
+            SQLITE_OK &&
+        used > kIdleCacheBytes) {
+      sqlite3_db_release_memory(db_->raw());
+      ReturnFreedMemorySoon();
     }
+    std::lock_guard<std::mutex> lock(store_->pool_mu_);
+    store_->pool_.push_back(std::move(db_));
   }
   Status Acquire() {
     {

@@ -198,6 +198,9 @@ class SqliteStore {
   // pooled readers (sqlite3_db_release_memory): after a big run leaves memory, so that its
   // cached pages do not pin the heap pages around them. The writer's caller's thread only.
   void ReleaseMemory();
+  // What the idle pooled readers' page caches hold, in bytes. A read that left more than
+  // 512 KB in its connection's cache empties it when it ends (daemon/store/reader.h).
+  size_t IdleReaderCacheBytes();
 
   // PRAGMA integrity_check; "ok" when healthy.
   Result<std::string> IntegrityCheck();

@@ -19,6 +19,19 @@ void SqliteStore::ReleaseMemory() {
   for (auto& reader : pool_) sqlite3_db_release_memory(reader->raw());
 }
 
+size_t SqliteStore::IdleReaderCacheBytes() {
+  std::lock_guard lock(pool_mu_);
+  size_t bytes = 0;
+  for (auto& reader : pool_) {
+    int used = 0, highwater = 0;
+    if (sqlite3_db_status(reader->raw(), SQLITE_DBSTATUS_CACHE_USED, &used, &highwater, 0) ==
+        SQLITE_OK) {
+      bytes += static_cast<size_t>(used);
+    }
+  }
+  return bytes;
+}
+
 Result<std::unique_ptr<Db>> SqliteStore::OpenReader() {
   return Db::Open(path_, /*create=*/false, /*read_only=*/true);
 }

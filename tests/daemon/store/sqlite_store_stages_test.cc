@@ -94,6 +94,25 @@ TEST_F(StagePagesTest, ReadingABigRunHandsItsMemoryBackAndTheConnectionStillRead
   EXPECT_EQ(again->stages_size(), run->stages_size());
 }
 
+TEST_F(StagePagesTest, AReadThatScannedABigRunLeavesItsConnectionsCacheEmpty) {
+  const int n = 20'000;  // some MB of table and index pages
+  int64_t big = MakeRun(n);
+  int64_t small = MakeRun(3);
+  v1::ListStagesRequest recent;  // as `longhaul show` asks: scans the run's stages
+  recent.set_run_id(big);
+  recent.set_recent_first(true);
+  recent.set_page_size(20);
+  Result<v1::ListStagesResponse> got = store_->ListStages(recent);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->stages_size(), 20);
+  EXPECT_LE(store_->IdleReaderCacheBytes(), size_t{512} << 10);
+  // A small read keeps its hot pages for the next one.
+  v1::GetRunRequest req;
+  req.set_id(small);
+  ASSERT_TRUE(store_->GetRun(req).ok());
+  EXPECT_GT(store_->IdleReaderCacheBytes(), 0u);
+}
+
 TEST_F(StagePagesTest, ASmallRunComesWholeWithNoToken) {
   int64_t id = MakeRun(3);
   v1::GetRunRequest req;
