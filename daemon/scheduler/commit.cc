@@ -96,6 +96,7 @@ void Scheduler::AfterCommit() {
     dirty_stages_.shrink_to_fit();
     dirty_attempts_.shrink_to_fit();
     ended_attempts_.shrink_to_fit();
+    outbox_.shrink_to_fit();  // sent and emptied by now; it held the run's busiest batch
     store_->ReleaseMemory();
     ReturnFreedMemory();
     // Once more at the next tick: the answers and snapshots about the run that were still
