@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 
@@ -78,6 +79,29 @@ class DeferredReturner {
 void ReturnFreedMemorySoon() { DeferredReturner::Get()->Request(); }
 
 int DeferredMemoryReturns() { return DeferredReturner::Get()->runs(); }
+
+HeapStats ReadHeapStats() {
+  struct mallinfo2 info = mallinfo2();
+  HeapStats stats;
+  stats.in_use = info.uordblks + info.hblkhd;
+  stats.free = info.fordblks;
+  stats.mapped = info.hblkhd;
+  return stats;
+}
+
+ResidentMemory ReadResidentMemory() {
+  ResidentMemory m;
+  std::FILE* f = std::fopen("/proc/self/status", "re");
+  if (f == nullptr) return m;
+  char line[256];
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    unsigned long kb = 0;
+    if (std::sscanf(line, "VmRSS: %lu kB", &kb) == 1) m.resident = size_t{kb} << 10;
+    if (std::sscanf(line, "RssAnon: %lu kB", &kb) == 1) m.anonymous = size_t{kb} << 10;
+  }
+  std::fclose(f);
+  return m;
+}
 
 void FixMallocThresholds() {
   // Setting either one turns glibc's dynamic adjustment of both off.

@@ -31,6 +31,24 @@ void ReturnFreedMemory();
 // a trim gives the pages back). Cheap to call: it only wakes that thread.
 void ReturnFreedMemorySoon();
 
+// What glibc's malloc holds (mallinfo2): in use by the program, free in its arenas (resident
+// or not: a trim returns pages but keeps the address range), and in blocks mapped on their own.
+struct HeapStats {
+  size_t in_use = 0;
+  size_t free = 0;
+  size_t mapped = 0;
+};
+// Walks every arena's free lists under its lock: for a scrape, not a hot path.
+HeapStats ReadHeapStats();
+
+// The process's resident memory and its anonymous part (heap, stacks), from /proc/self/status;
+// 0 where it cannot be read.
+struct ResidentMemory {
+  size_t resident = 0;
+  size_t anonymous = 0;
+};
+ResidentMemory ReadResidentMemory();
+
 // How many times the deferred return (ReturnFreedMemorySoon) has run: for tests.
 int DeferredMemoryReturns();
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string_view>
 
+#include "core/memory.h"
 #include "core/strings.h"
 #include "daemon/rpc/client_api.h"
 #include "proto/state_names.h"
@@ -101,6 +102,21 @@ Result<std::string> ClientApi::MetricsText() {
     w.Sample("longhaul_stage_eta_seconds",
              {{"run", StrCat(r.run_id)}, {"stage", r.stage}, {"agent", r.agent}}, r.eta_seconds);
   }
+
+  ResidentMemory rss = ReadResidentMemory();
+  w.Family("process_resident_memory_bytes", "gauge", "Resident memory of longhauld.");
+  w.Sample("process_resident_memory_bytes", {}, static_cast<double>(rss.resident));
+  w.Family("longhaul_anonymous_memory_bytes", "gauge",
+           "The anonymous part of longhauld's resident memory: heap and stacks, without the "
+           "pages of its binary and libraries.");
+  w.Sample("longhaul_anonymous_memory_bytes", {}, static_cast<double>(rss.anonymous));
+  HeapStats heap = ReadHeapStats();
+  w.Family("longhaul_malloc_bytes", "gauge",
+           "What malloc holds: in use, free in its arenas (resident or handed back), and in "
+           "blocks mapped on their own (part of in_use).");
+  w.Sample("longhaul_malloc_bytes", {{"state", "in_use"}}, static_cast<double>(heap.in_use));
+  w.Sample("longhaul_malloc_bytes", {{"state", "free"}}, static_cast<double>(heap.free));
+  w.Sample("longhaul_malloc_bytes", {{"state", "mapped"}}, static_cast<double>(heap.mapped));
 
   if (metrics_ != nullptr) {
     w.Family("longhaul_attempts_started_total", "counter", "Attempts that started on an agent.");

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,21 @@
 
 namespace longhaul::testing {
 namespace {
+
+// VmRSS of `pid` in bytes, from /proc/PID/status; 0 where it cannot be read.
+double ResidentBytes(pid_t pid) {
+  std::ifstream status(StrCat("/proc/", pid, "/status"));
+  std::string key;
+  double kb = 0;
+  while (status >> key) {
+    if (key == "VmRSS:") {
+      status >> kb;
+      return kb * 1024;
+    }
+    status.ignore(1 << 10, '\n');
+  }
+  return 0;
+}
 
 TEST_F(ClusterTest, MetricsAreWellFormedAndCountARunWithARetry) {
   ClusterOptions o;
@@ -58,6 +75,16 @@ TEST_F(ClusterTest, MetricsAreWellFormedAndCountARunWithARetry) {
   EXPECT_EQ(SeriesValue(e, "longhaul_agents{state=\"connected\"}"), 1);
   EXPECT_EQ(SeriesValue(e, "longhaul_gpus{state=\"free\"}"), 2);
   EXPECT_EQ(SeriesValue(e, "longhaul_gpus{state=\"busy\"}"), 0);
+  // longhauld's own memory, as /proc says it at about the same time.
+  double resident = SeriesValue(e, "process_resident_memory_bytes");
+  double proc_rss = ResidentBytes(cluster().coordinator_pid());
+  EXPECT_GT(resident, proc_rss / 2);
+  EXPECT_LT(resident, proc_rss * 2);
+  EXPECT_GT(SeriesValue(e, "longhaul_anonymous_memory_bytes"), 0);
+  EXPECT_LT(SeriesValue(e, "longhaul_anonymous_memory_bytes"), resident);
+  EXPECT_GT(SeriesValue(e, "longhaul_malloc_bytes{state=\"in_use\"}"), 0);
+  EXPECT_GE(SeriesValue(e, "longhaul_malloc_bytes{state=\"in_use\"}"),
+            SeriesValue(e, "longhaul_malloc_bytes{state=\"mapped\"}"));
   // Every attempt had a handoff; the buckets only grow and end at the count.
   for (const char* h : {"longhaul_handoff_seconds", "longhaul_sqlite_commit_seconds"}) {
     EXPECT_EQ(e.types[h], "histogram");
