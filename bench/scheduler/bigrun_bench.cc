@@ -12,11 +12,17 @@
 //   - longhauld's RSS before the submit, at its peak during the run (sampled every 50 ms), and
 //     after the run ended (the lowest of the following 2 s).
 //
+// And at the end, longhauld's RSS --settle seconds after the last run against its idle RSS
+// (after a 10-stage run, before the first measured one): what a daemon keeps once big runs are
+// over, including what the kernel gives back to it later (khugepaged fills hinted ranges in
+// with huge pages seconds after a trim).
+//
 // The attempts' times are read from the coordinator's SQLite file (read-only, WAL) once the run
 // has ended, so no reply has to carry 100,000 stages. State dirs go under $TMPDIR (default /tmp:
 // a disk on this machine; the figures want a disk, not tmpfs).
 //
 //   bigrun_bench [--sizes 1000,10000,100000] [--chain 10000] [--agents 4] [--cpus 64]
+//                [--settle 30]
 //
 // Not a test: nothing here passes or fails.
 #include <grpcpp/grpcpp.h>
@@ -215,6 +221,9 @@ int main(int argc, char** argv) {
   app.add_option("--cpus", cpus, "CPUs each agent offers (each stage takes 1)")
       ->capture_default_str();
   app.add_option("--log-level", log_level, "the daemons' log level")->capture_default_str();
+  int settle_s = 30;
+  app.add_option("--settle", settle_s, "seconds after the last run before the final RSS")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   longhaul::testing::ClusterOptions options;
@@ -228,10 +237,20 @@ int main(int argc, char** argv) {
   std::printf("bigrun_bench: %d agents x %g cpus, state under %s\n", agents, cpus,
               c.dir().path().c_str());
   int slots = static_cast<int>(cpus);
+  // Idle: a daemon that has served a run (the code pages a first run touches stay resident,
+  // whatever the run's size).
+  RunOne(c, "warmup", 10, /*chain=*/false, slots);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  double idle = RssMb(c.coordinator_pid());
   for (const std::string& s : StrSplit(sizes, ',')) {
     int n = std::stoi(s);
     Print(RunOne(c, StrCat("wide-", n), n, /*chain=*/false, slots));
   }
   if (chain > 1) Print(RunOne(c, StrCat("chain-", chain), chain, /*chain=*/true, slots));
+  std::this_thread::sleep_for(std::chrono::seconds(settle_s));
+  double end = RssMb(c.coordinator_pid());
+  std::printf("longhauld RSS idle %.1f MB (after a 10-stage run), %d s after the last run %.1f MB "
+              "(%+.0f %%)\n",
+              idle, settle_s, end, (end / idle - 1) * 100);
   return 0;
 }
