@@ -10,8 +10,26 @@
 #include <cstdio>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace longhaul {
+
+namespace {
+
+// The ranges AdviseHugePages hinted since the last ReturnFreedMemory. Never destroyed, like
+// the deferred returner below: any thread may use them until the process exits.
+struct HintedRanges {
+  std::mutex mu;
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;  // [first, last)
+};
+
+HintedRanges& Hinted() {
+  static HintedRanges* hinted = new HintedRanges();
+  return *hinted;
+}
+
+}  // namespace
 
 void AdviseHugePages(const void* data, size_t bytes) {
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;
@@ -20,10 +38,28 @@ void AdviseHugePages(const void* data, size_t bytes) {
   uintptr_t last = (start + bytes) & ~(kHuge - 1);
   if (data == nullptr || last <= first) return;
   // Failure (EINVAL without THP) changes nothing: the range keeps its small pages.
-  (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  if (madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE) != 0) return;
+  HintedRanges& hinted = Hinted();
+  std::lock_guard<std::mutex> lock(hinted.mu);
+  hinted.ranges.emplace_back(first, last);
 }
 
-void ReturnFreedMemory() { (void)malloc_trim(0); }
+void ReturnFreedMemory() {
+  // Take the hints back first: a hinted range inside a malloc arena keeps its hint after the
+  // buffer is freed, and khugepaged would fill the pages the trim hands back in again. A
+  // buffer still in use keeps the huge pages it has; what it has not touched yet gets small
+  // ones. A range that is no longer mapped, or mapped again for something else, is harmless.
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  {
+    HintedRanges& hinted = Hinted();
+    std::lock_guard<std::mutex> lock(hinted.mu);
+    ranges.swap(hinted.ranges);
+  }
+  for (const auto& [first, last] : ranges) {
+    (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_NOHUGEPAGE);
+  }
+  (void)malloc_trim(0);
+}
 
 namespace {
 

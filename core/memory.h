@@ -10,15 +10,18 @@ namespace longhaul {
 // about 100 MB of freshly allocated vectors; in 4 KiB pages that is 25,000 page faults, which
 // cost as much CPU as the parse itself on a virtual machine. Only a hint: smaller ranges,
 // kernels without THP, or THP set to "never" are no-ops. Memory already touched keeps its pages.
-// Give it only buffers that have a mapping of their own (FixMallocThresholds says why): a
-// range of 2 MiB or more always does in longhauld.
+// The hint belongs to the address range, not to the buffer: inside a malloc arena it outlives
+// the buffer, and khugepaged (which by default collapses a 2 MiB range that has a single page
+// present) fills freed memory back in with huge pages long after a trim. So the next
+// ReturnFreedMemory takes every hint given since back; call it once the buffers are freed.
 void AdviseHugePages(const void* data, size_t bytes);
 
 // How many stages a run must have for its submission or its end to be worth handing freed
 // memory back (ReturnFreedMemory): below it, the pages are reused soon enough.
 inline constexpr size_t kReturnMemoryAfterStages = 1000;
 
-// Hands the free pages of every malloc arena back to the system (glibc's malloc_trim). After
+// Takes back the huge page hints given since the last call (AdviseHugePages), then hands the
+// free pages of every malloc arena back to the system (glibc's malloc_trim). After
 // something big was freed (a 100,000-stage submission's parse and plan, a big run leaving
 // memory), glibc otherwise keeps those pages, and the process's RSS stays at its peak. Costs a
 // few milliseconds; call it once per such event, never per stage.
@@ -53,19 +56,17 @@ ResidentMemory ReadResidentMemory();
 int DeferredMemoryReturns();
 
 // Blocks of this size or more get a mapping of their own from malloc once FixMallocThresholds
-// ran, and go back to the kernel when freed.
+// ran (unless their arena has a free chunk that fits), and go back to the kernel when freed.
 inline constexpr size_t kOwnMappingBytes = size_t{1} << 20;
 
 // For a daemon that lives for months: fixes glibc's mmap and trim thresholds (kOwnMappingBytes,
 // 1 MiB), which otherwise rise after the first big block is freed, up to 32 MiB and a 64 MiB
 // trim threshold. With them raised, the free top of a thread's arena (where a gRPC thread
 // parsed a 100,000-stage workflow) stays resident for good, since malloc_trim does not trim
-// those tops. And the buffers given to AdviseHugePages must not live in an arena: the hint
-// belongs to the address range, not to the buffer, so once the buffer is freed the range
-// stays hinted, and khugepaged (which by default collapses a 2 MiB range that has a single
-// page present) fills the freed memory back in with huge pages long after a trim. A
-// 100,000-stage submission left 4-8 MB resident that way. With its own mapping, such a buffer
-// takes its hint with it when freed. Call once, first thing in main.
+// those tops. A low mmap threshold also gives most big buffers a mapping of their own, which
+// goes back to the kernel, hint and all, when they are freed (an arena still serves a big
+// block from a free chunk it has: hence ReturnFreedMemory's part). Call once, first thing in
+// main.
 void FixMallocThresholds();
 
 }  // namespace longhaul

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -116,6 +117,32 @@ TEST(FixMallocThresholdsTest, AHintedBufferTakesItsHintWithItWhenFreed) {
   buffer = std::vector<char>();
   // Inside a malloc arena the freed range would keep the hint, and khugepaged would fill it in
   // again with 2 MiB pages.
+  EXPECT_FALSE(HintedForHugePages(middle));
+}
+
+TEST(ReturnFreedMemoryTest, TakesBackTheHintOfABufferFreedInsideAnArena) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer has its own allocator";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer has its own allocator";
+#endif
+#endif
+  FixMallocThresholds();
+  // A free hole of 16 MiB in this thread's arena, below a block that stays live: a big block
+  // asked for next is cut from the hole, not given a mapping of its own.
+  std::vector<std::unique_ptr<char[]>> blocks;
+  for (int i = 0; i < 32 * 1024; ++i) blocks.emplace_back(new char[512]);
+  std::unique_ptr<char[]> live(new char[512]);
+  blocks.clear();
+  auto* buffer = static_cast<char*>(std::malloc(8 << 20));
+  ASSERT_NE(buffer, nullptr);
+  AdviseHugePages(buffer, 8 << 20);
+  const char* middle = buffer + (4 << 20);
+  if (!HintedForHugePages(middle)) GTEST_SKIP() << "this kernel has no transparent huge pages";
+  std::free(buffer);
+  if (!HintedForHugePages(middle)) GTEST_SKIP() << "malloc gave the buffer its own mapping";
+  ReturnFreedMemory();
   EXPECT_FALSE(HintedForHugePages(middle));
 }
 
