@@ -15,6 +15,20 @@
 namespace longhaul {
 namespace {
 
+// Whether malloc is AddressSanitizer's (quarantine, its own arenas): glibc's behaviour, which
+// these tests check, does not apply then.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 // The process's anonymous resident memory, in KiB (RssAnon in /proc/self/status).
 long RssAnonKb() {
   std::ifstream status("/proc/self/status");
@@ -49,13 +63,9 @@ TEST(ReturnFreedMemorySoonTest, ABurstOfRequestsCostsOneTrim) {
 }
 
 TEST(ReturnFreedMemorySoonTest, HandsBackWhatAnotherThreadFreedBelowALiveBlock) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "AddressSanitizer's allocator keeps freed memory in quarantine";
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  GTEST_SKIP() << "AddressSanitizer's allocator keeps freed memory in quarantine";
-#endif
-#endif
+  if (kAddressSanitizer) {
+    GTEST_SKIP() << "AddressSanitizer's allocator keeps freed memory in quarantine";
+  }
   // 64 MiB in small blocks on a thread of its own (its own malloc arena), then one block that
   // stays live above them: freeing the rest leaves a free hole that glibc keeps resident,
   // since the arena cannot shrink at its top.
@@ -82,10 +92,9 @@ TEST(ReturnFreedMemorySoonTest, HandsBackWhatAnotherThreadFreedBelowALiveBlock) 
   EXPECT_EQ(live[0], 1);
 }
 
-// Whether the mapping that holds `address` carries the huge page hint (VmFlags "hg" in
+// Whether the mapping that holds address `at` carries the huge page hint (VmFlags "hg" in
 // /proc/self/smaps). False when no mapping holds it.
-bool HintedForHugePages(const void* address) {
-  auto at = reinterpret_cast<uintptr_t>(address);
+bool HintedForHugePages(uintptr_t at) {
   std::ifstream smaps("/proc/self/smaps");
   std::string line;
   bool inside = false;
@@ -101,18 +110,12 @@ bool HintedForHugePages(const void* address) {
 }
 
 TEST(FixMallocThresholdsTest, AHintedBufferTakesItsHintWithItWhenFreed) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "AddressSanitizer has its own allocator";
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  GTEST_SKIP() << "AddressSanitizer has its own allocator";
-#endif
-#endif
+  if (kAddressSanitizer) GTEST_SKIP() << "AddressSanitizer has its own allocator";
   FixMallocThresholds();
   // A buffer as the parse of a big workflow makes: 8 MiB, hinted, written.
   std::vector<char> buffer(8 << 20, 1);
   AdviseHugePages(buffer.data(), buffer.size());
-  const char* middle = buffer.data() + buffer.size() / 2;
+  const uintptr_t middle = reinterpret_cast<uintptr_t>(buffer.data()) + buffer.size() / 2;
   if (!HintedForHugePages(middle)) GTEST_SKIP() << "this kernel has no transparent huge pages";
   buffer = std::vector<char>();
   // Inside a malloc arena the freed range would keep the hint, and khugepaged would fill it in
@@ -121,13 +124,7 @@ TEST(FixMallocThresholdsTest, AHintedBufferTakesItsHintWithItWhenFreed) {
 }
 
 TEST(ReturnFreedMemoryTest, TakesBackTheHintOfABufferFreedInsideAnArena) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "AddressSanitizer has its own allocator";
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  GTEST_SKIP() << "AddressSanitizer has its own allocator";
-#endif
-#endif
+  if (kAddressSanitizer) GTEST_SKIP() << "AddressSanitizer has its own allocator";
   FixMallocThresholds();
   // A free hole of 16 MiB in this thread's arena, below a block that stays live: a big block
   // asked for next is cut from the hole, not given a mapping of its own.
@@ -138,7 +135,7 @@ TEST(ReturnFreedMemoryTest, TakesBackTheHintOfABufferFreedInsideAnArena) {
   auto* buffer = static_cast<char*>(std::malloc(8 << 20));
   ASSERT_NE(buffer, nullptr);
   AdviseHugePages(buffer, 8 << 20);
-  const char* middle = buffer + (4 << 20);
+  const uintptr_t middle = reinterpret_cast<uintptr_t>(buffer) + (4 << 20);
   if (!HintedForHugePages(middle)) GTEST_SKIP() << "this kernel has no transparent huge pages";
   std::free(buffer);
   if (!HintedForHugePages(middle)) GTEST_SKIP() << "malloc gave the buffer its own mapping";
