@@ -16,6 +16,16 @@
 
 namespace longhaul::store {
 
+// What `db`'s page cache holds, in bytes (0 where SQLite cannot say).
+inline size_t PageCacheBytes(Db* db) {
+  int used = 0, highwater = 0;
+  if (sqlite3_db_status(db->raw(), SQLITE_DBSTATUS_CACHE_USED, &used, &highwater, 0) !=
+      SQLITE_OK) {
+    return 0;
+  }
+  return static_cast<size_t>(used);
+}
+
 class SqliteStore::Reader {
  public:
   // What an idle pooled connection may keep in its page cache. A read that scanned more (the
@@ -23,15 +33,12 @@ class SqliteStore::Reader {
   // back to the pool, and has the freed pages handed back: otherwise every pooled connection
   // keeps up to SQLite's 2 MB for good, and the coordinator stays above its idle size after
   // big runs are read. Small reads (a page of runs, a 10-stage run) keep their hot pages.
-  static constexpr int kIdleCacheBytes = 512 << 10;
+  static constexpr size_t kIdleCacheBytes = 512 << 10;
 
   explicit Reader(SqliteStore* store) : store_(store) {}
   ~Reader() {
     if (!db_) return;
-    int used = 0, highwater = 0;
-    if (sqlite3_db_status(db_->raw(), SQLITE_DBSTATUS_CACHE_USED, &used, &highwater, 0) ==
-            SQLITE_OK &&
-        used > kIdleCacheBytes) {
+    if (PageCacheBytes(db_.get()) > kIdleCacheBytes) {
       sqlite3_db_release_memory(db_->raw());
       ReturnFreedMemorySoon();
     }

@@ -22,13 +22,7 @@ void SqliteStore::ReleaseMemory() {
 size_t SqliteStore::IdleReaderCacheBytes() {
   std::lock_guard lock(pool_mu_);
   size_t bytes = 0;
-  for (auto& reader : pool_) {
-    int used = 0, highwater = 0;
-    if (sqlite3_db_status(reader->raw(), SQLITE_DBSTATUS_CACHE_USED, &used, &highwater, 0) ==
-        SQLITE_OK) {
-      bytes += static_cast<size_t>(used);
-    }
-  }
+  for (auto& reader : pool_) bytes += PageCacheBytes(reader.get());
   return bytes;
 }
 
