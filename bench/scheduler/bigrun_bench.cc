@@ -9,6 +9,10 @@
 //     stages, a slot freeing -> the slot taken again: on each agent, the k-th attempt to end ->
 //     the (k + slots)-th attempt to start (p50 / p99);
 //   - SubmitRun's own time;
+//   - the CPU time longhauld and the agents used per stage, from the submit to the run's end
+//     (utime + stime; the agent's shims and stages are other processes and not counted), and
+//     the whole machine's (every process and the kernel, from /proc/stat; the bench's own
+//     polling included, every 500 ms);
 //   - longhauld's RSS before the submit, at its peak during the run (sampled every 50 ms), and
 //     after the run ended (the lowest of the following 2 s).
 //
@@ -26,6 +30,7 @@
 //
 // Not a test: nothing here passes or fails.
 #include <grpcpp/grpcpp.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -77,6 +82,36 @@ double RssMb(pid_t pid) {
   return std::stod(status.substr(at + 6)) / 1024.0;
 }
 
+// CPU time `pid` has used, in ms (utime + stime of /proc/PID/stat); -1 when unreadable.
+double CpuMs(pid_t pid) {
+  std::string stat = testing::ReadTextFile(StrCat("/proc/", pid, "/stat"));
+  size_t close = stat.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return -1;
+  std::vector<std::string> fields = StrSplit(stat.substr(close + 2), ' ');
+  if (fields.size() < 13) return -1;  // fields[11], [12]: utime, stime (the 14th and 15th)
+  double ticks = std::stod(fields[11]) + std::stod(fields[12]);
+  return ticks * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// CPU ms the whole machine has used (every process and the kernel: the first line of
+// /proc/stat, all but idle and iowait); -1 when unreadable.
+double MachineCpuMs() {
+  std::string stat = testing::ReadTextFile("/proc/stat");
+  std::vector<std::string> f = StrSplit(stat.substr(0, stat.find('\n')), ' ');
+  // "cpu  user nice system idle iowait irq softirq steal ...": two spaces after "cpu".
+  if (f.size() < 9) return -1;
+  double ticks = 0;
+  for (size_t i : {2, 3, 4, 7, 8}) ticks += std::stod(f[i]);
+  return ticks * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// CPU ms used by longhauld and by all agents together.
+std::pair<double, double> DaemonCpuMs(Cluster& c) {
+  double agents = 0;
+  for (int i = 0; i < c.agent_count(); ++i) agents += CpuMs(c.agent_pid(i));
+  return {CpuMs(c.coordinator_pid()), agents};
+}
+
 struct Attempt {
   std::string agent;
   int64_t created = 0, started = 0, ended = 0;
@@ -109,6 +144,7 @@ struct Figures {
   double per_s = 0, submit_ms = 0;
   std::vector<double> handoff_ms;
   double rss_before = 0, rss_peak = 0, rss_after = 0;
+  double coordinator_cpu_us = 0, agents_cpu_us = 0, machine_cpu_us = 0;  // per stage
 };
 
 Figures RunOne(Cluster& c, const std::string& name, int n, bool chain, int slots) {
@@ -139,6 +175,8 @@ Figures RunOne(Cluster& c, const std::string& name, int n, bool chain, int slots
   v1::SubmitRunResponse resp;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(300));
+  auto [coordinator_cpu0, agents_cpu0] = DaemonCpuMs(c);
+  double machine_cpu0 = MachineCpuMs();
   int64_t t0 = NowMs();
   grpc::Status st = c.stub().SubmitRun(&ctx, req, &resp);
   f.submit_ms = static_cast<double>(NowMs() - t0);
@@ -156,6 +194,10 @@ Figures RunOne(Cluster& c, const std::string& name, int n, bool chain, int slots
         return IsTerminal(summary.status());
       },
       3'600'000, 500);
+  auto [coordinator_cpu1, agents_cpu1] = DaemonCpuMs(c);
+  f.machine_cpu_us = (MachineCpuMs() - machine_cpu0) * 1e3 / n;
+  f.coordinator_cpu_us = (coordinator_cpu1 - coordinator_cpu0) * 1e3 / n;
+  f.agents_cpu_us = (agents_cpu1 - agents_cpu0) * 1e3 / n;
   running = false;
   sampler.join();
   if (!ended) Fail(c, StrCat("run ", id, " did not end within an hour"));
@@ -196,10 +238,11 @@ Figures RunOne(Cluster& c, const std::string& name, int n, bool chain, int slots
 void Print(const Figures& f) {
   std::printf(
       "%-11s %7d stages: %6.0f stages/s, handoff p50 %4.0f ms p99 %5.0f ms (n=%zu), SubmitRun "
-      "%6.0f ms, longhauld RSS before %6.1f MB, peak %6.1f MB, after %6.1f MB\n",
+      "%6.0f ms, CPU a stage: longhauld %4.0f us, agents %4.0f us, machine %5.0f us, longhauld "
+      "RSS before %6.1f MB, peak %6.1f MB, after %6.1f MB\n",
       f.chain ? "chain" : "independent", f.stages, f.per_s, Percentile(f.handoff_ms, 50),
-      Percentile(f.handoff_ms, 99), f.handoff_ms.size(), f.submit_ms, f.rss_before, f.rss_peak,
-      f.rss_after);
+      Percentile(f.handoff_ms, 99), f.handoff_ms.size(), f.submit_ms, f.coordinator_cpu_us,
+      f.agents_cpu_us, f.machine_cpu_us, f.rss_before, f.rss_peak, f.rss_after);
   std::fflush(stdout);
 }
 
