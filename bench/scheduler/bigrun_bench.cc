@@ -82,17 +82,6 @@ double RssMb(pid_t pid) {
   return std::stod(status.substr(at + 6)) / 1024.0;
 }
 
-// CPU time `pid` has used, in ms (utime + stime of /proc/PID/stat); -1 when unreadable.
-double CpuMs(pid_t pid) {
-  std::string stat = testing::ReadTextFile(StrCat("/proc/", pid, "/stat"));
-  size_t close = stat.rfind(')');  // the command name may hold spaces
-  if (close == std::string::npos) return -1;
-  std::vector<std::string> fields = StrSplit(stat.substr(close + 2), ' ');
-  if (fields.size() < 13) return -1;  // fields[11], [12]: utime, stime (the 14th and 15th)
-  double ticks = std::stod(fields[11]) + std::stod(fields[12]);
-  return ticks * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 // CPU ms the whole machine has used (every process and the kernel: the first line of
 // /proc/stat, all but idle and iowait); -1 when unreadable.
 double MachineCpuMs() {
@@ -108,8 +97,8 @@ double MachineCpuMs() {
 // CPU ms used by longhauld and by all agents together.
 std::pair<double, double> DaemonCpuMs(Cluster& c) {
   double agents = 0;
-  for (int i = 0; i < c.agent_count(); ++i) agents += CpuMs(c.agent_pid(i));
-  return {CpuMs(c.coordinator_pid()), agents};
+  for (int i = 0; i < c.agent_count(); ++i) agents += testing::ProcessCpuSeconds(c.agent_pid(i));
+  return {testing::ProcessCpuSeconds(c.coordinator_pid()) * 1e3, agents * 1e3};
 }
 
 struct Attempt {

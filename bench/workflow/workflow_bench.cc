@@ -108,26 +108,6 @@ void BenchValidate(const Flags& flags, TempDir& dir, const std::string& name,
               Median(cpu), Median(rss));
 }
 
-// utime + stime of process `pid` so far, in seconds (/proc/PID/stat); -1 when unreadable.
-double ProcessCpuSeconds(pid_t pid) {
-  std::FILE* f = std::fopen(StrCat("/proc/", pid, "/stat").c_str(), "r");
-  if (f == nullptr) return -1;
-  char buf[1024];
-  size_t got = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
-  buf[got] = '\0';
-  // Fields after the command name, which is in parentheses and may hold spaces.
-  const char* p = std::strrchr(buf, ')');
-  if (p == nullptr) return -1;
-  unsigned long utime = 0, stime = 0;
-  // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
-  if (std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
-                  &stime) != 2) {
-    return -1;
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 void BenchSubmit(const Flags& flags, int n) {
   ClusterOptions options;
   options.agents = 0;
@@ -148,11 +128,11 @@ void BenchSubmit(const Flags& flags, int n) {
     v1::SubmitRunResponse resp;
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(5));
-    double cpu_before = ProcessCpuSeconds(cluster.coordinator_pid());
+    double cpu_before = testing::ProcessCpuSeconds(cluster.coordinator_pid());
     auto start = std::chrono::steady_clock::now();
     grpc::Status st = cluster.stub().SubmitRun(&ctx, req, &resp);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    double cpu_s = ProcessCpuSeconds(cluster.coordinator_pid()) - cpu_before;
+    double cpu_s = testing::ProcessCpuSeconds(cluster.coordinator_pid()) - cpu_before;
     if (!st.ok()) {
       std::fprintf(stderr, "SubmitRun: %s\n", st.error_message().c_str());
       std::exit(1);
