@@ -83,10 +83,14 @@ v1::Resources JsonToResources(const std::string& text) {
   return r;
 }
 
-const char kRunColumns[] =
-    "r.id, r.workflow_id, r.workflow_name, r.workflow_path, w.text, r.status, r.params_json, "
-    "r.overrides_json, r.parent_run_id, r.from_stage, r.no_cache, r.reason, r.created_at_ms, "
-    "r.started_at_ms, r.ended_at_ms, r.description, r.collected_at_ms";
+// One list, the workflow's text (column 4) given: ReadRun reads both the same way.
+#define LONGHAUL_RUN_COLUMNS(TEXT)                                                          \
+  "r.id, r.workflow_id, r.workflow_name, r.workflow_path, " TEXT ", r.status, r.params_json, " \
+  "r.overrides_json, r.parent_run_id, r.from_stage, r.no_cache, r.reason, r.created_at_ms, "  \
+  "r.started_at_ms, r.ended_at_ms, r.description, r.collected_at_ms"
+const char kRunColumns[] = LONGHAUL_RUN_COLUMNS("w.text");
+const char kShownRunColumns[] = LONGHAUL_RUN_COLUMNS("''");
+#undef LONGHAUL_RUN_COLUMNS
 
 RunRow ReadRun(const Stmt& st) {
   RunRow r;

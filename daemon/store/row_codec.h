@@ -22,7 +22,10 @@ std::optional<ProgressRow> JsonToProgress(const std::string& json);
 std::string ResourcesToJson(const v1::Resources& r);
 v1::Resources JsonToResources(const std::string& json);
 
-extern const char kRunColumns[];
+extern const char kRunColumns[];  // FROM runs r JOIN workflows w ON w.id = r.workflow_id
+// kRunColumns with '' for the workflow's text, FROM runs r alone: for reads that show runs, which
+// never need the text (a sweep's is megabytes, and a page of runs would read each one).
+extern const char kShownRunColumns[];
 extern const char kStageColumns[];
 extern const char kAttemptColumns[];
 extern const char kAgentColumns[];

@@ -137,8 +137,7 @@ Result<v1::ListRunsResponse> SqliteStore::ListRuns(const v1::ListRunsRequest& re
         "unknown run status '", req.status(),
         "' (expected pending, running, succeeded, failed or cancelled)"));
   }
-  std::string sql = StrCat("SELECT ", kRunColumns,
-                           " FROM runs r JOIN workflows w ON w.id = r.workflow_id WHERE 1=1");
+  std::string sql = StrCat("SELECT ", kShownRunColumns, " FROM runs r WHERE 1=1");
   if (!req.status().empty()) sql += " AND r.status = ?1";
   if (!req.workflow().empty()) sql += " AND r.workflow_name = ?2";
   if (before > 0) sql += " AND r.id < ?3";

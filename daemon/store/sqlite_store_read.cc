@@ -96,8 +96,7 @@ Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool incl
 
 Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run) {
   ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
-      "SELECT ", kRunColumns, " FROM runs r JOIN workflows w ON w.id = r.workflow_id "
-      "WHERE r.id = ?")));
+      "SELECT ", kShownRunColumns, " FROM runs r WHERE r.id = ?")));
   st->Bind(1, run_id);
   ASSIGN_OR_RETURN(bool found, st->Step());
   if (!found) {
