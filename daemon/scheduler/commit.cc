@@ -20,10 +20,26 @@ Status Scheduler::FlushToStore() {
   }
   dirty_stages_.clear();
   for (AttemptState* a : dirty_attempts_) {
+    CountGpuUse(a);
     RETURN_IF_ERROR(store_->UpdateAttempt(a->row));
     a->dirty = false;
   }
   dirty_attempts_.clear();
+  // After the attempts: their GPU use goes into their runs' totals.
+  for (RunState* r : dirty_totals_) {
+    store::RunTotals totals;
+    for (int st = 0; st < v1::StageStatus_ARRAYSIZE; ++st) {
+      if (r->status_count[st] == 0) continue;
+      totals.stage_counts[std::string(StageStatusName(static_cast<v1::StageStatus>(st)))] =
+          r->status_count[st];
+    }
+    totals.gpu_ms_ended = r->gpu.ended_ms;
+    totals.gpus_running = r->gpu.running;
+    totals.gpu_start_ms_running = r->gpu.start_ms;
+    RETURN_IF_ERROR(store_->UpdateRunTotals(r->row.id, totals));
+    r->totals_dirty = false;
+  }
+  dirty_totals_.clear();
   for (AgentState* a : dirty_agents_) {
     RETURN_IF_ERROR(store_->UpsertAgent(a->row));
     a->dirty = false;

@@ -24,6 +24,15 @@ namespace longhaul::scheduler {
 struct RunState;
 struct StageState;
 
+// An attempt's share of its run's GPU totals (store::RunTotals): an ended attempt its wall time
+// times its stage's GPUs; a running one its GPUs, and those times its start.
+struct GpuUse {
+  int64_t ended_ms = 0;
+  int64_t running = 0;
+  int64_t start_ms = 0;
+  bool operator==(const GpuUse&) const = default;
+};
+
 struct AttemptState {
   store::AttemptRow row;
   StageState* stage = nullptr;
@@ -37,6 +46,8 @@ struct AttemptState {
   bool release_queued = false;  // ended; released from memory after the next commit
   std::string kill_detail;      // "ran longer than 30s", for the attempt's reason
   bool dirty = false;
+  // What this attempt adds to its run's GPU totals as last written (see RunState).
+  GpuUse counted;
 };
 
 // Where a stage's next attempts must not go, after its node failed (node_fail): agents (a
@@ -99,6 +110,11 @@ struct RunState {
   // How many of its stages are in each status, kept by the scheduler as statuses change, so
   // that "has the run ended?" and the gauges cost O(1), not a walk over every stage.
   std::array<int64_t, v1::StageStatus_ARRAYSIZE> status_count{};
+  // The sum of its attempts' GpuUse. With status_count, written to the run's row as its totals
+  // (store::RunTotals) at the end of each batch that changed either, so reads of the run's
+  // counts and cost never walk its stages.
+  GpuUse gpu;
+  bool totals_dirty = false;
 
   StageState* Find(std::string_view name) {
     auto it =

@@ -21,6 +21,7 @@ Status Scheduler::Recover() {
   ended_runs_.clear();
   // What the failed batch left to write points into the model just dropped.
   dirty_runs_.clear();
+  dirty_totals_.clear();
   dirty_stages_.clear();
   dirty_attempts_.clear();
   dirty_agents_.clear();
@@ -84,6 +85,7 @@ Result<RunState*> Scheduler::LoadRunIntoMemory(int64_t run_id) {
   runs_[run_id] = std::move(run);
   Status built = BuildRunState(raw, std::move(stages), std::move(attempts));
   if (!built.ok()) {
+    std::erase(dirty_totals_, raw);
     runs_.erase(run_id);
     return built;
   }
@@ -131,13 +133,19 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
       if (stage->spec->resume) stage->Extras().previous_agent = row.agent_id;
       if (row.started_at_ms) {
         int64_t end = row.ended_at_ms.value_or(*row.started_at_ms);
-        stage->ended_wall_ms += std::max<int64_t>(0, end - *row.started_at_ms);
+        int64_t wall_ms = std::max<int64_t>(0, end - *row.started_at_ms);
+        stage->ended_wall_ms += wall_ms;
+        run->gpu.ended_ms += wall_ms * stage->row.resources.gpus();
       }
       continue;
     }
     auto a = std::make_unique<AttemptState>();
     a->row = std::move(row);
     a->stage = stage;
+    a->counted = GpuUseOf(*a);
+    run->gpu.ended_ms += a->counted.ended_ms;
+    run->gpu.running += a->counted.running;
+    run->gpu.start_ms += a->counted.start_ms;
     if (stage->spec->resume) stage->Extras().previous_agent = a->row.agent_id;
     if (!IsTerminal(a->row.state)) {
       a->held = stage->row.resources;

@@ -59,6 +59,31 @@ void Scheduler::Touch(AgentState* a) {
 void Scheduler::CountStages(RunState* run) {
   run->status_count.fill(0);
   for (const auto& s : run->stages) ++run->status_count[s->row.status];
+  TouchTotals(run);
+}
+
+void Scheduler::TouchTotals(RunState* run) {
+  if (!run->totals_dirty) dirty_totals_.push_back(run);
+  run->totals_dirty = true;
+}
+
+GpuUse Scheduler::GpuUseOf(const AttemptState& a) {
+  if (a.stage == nullptr || !a.row.started_at_ms) return {};
+  int64_t gpus = a.stage->row.resources.gpus();
+  int64_t start = *a.row.started_at_ms;
+  if (a.row.ended_at_ms) return {gpus * std::max<int64_t>(0, *a.row.ended_at_ms - start), 0, 0};
+  return {0, gpus, gpus * start};
+}
+
+void Scheduler::CountGpuUse(AttemptState* a) {
+  GpuUse now = GpuUseOf(*a);
+  if (now == a->counted || a->stage == nullptr) return;
+  GpuUse& run = a->stage->run->gpu;
+  run.ended_ms += now.ended_ms - a->counted.ended_ms;
+  run.running += now.running - a->counted.running;
+  run.start_ms += now.start_ms - a->counted.start_ms;
+  a->counted = now;
+  TouchTotals(a->stage->run);
 }
 
 void Scheduler::SetStageStatus(StageState* s, v1::StageStatus status, const std::string& reason) {
@@ -67,6 +92,7 @@ void Scheduler::SetStageStatus(StageState* s, v1::StageStatus status, const std:
   }
   --s->run->status_count[s->row.status];
   ++s->run->status_count[status];
+  TouchTotals(s->run);
   s->row.status = status;
   if (last_reason_ != reason) last_reason_ = reason;
   s->row.reason = last_reason_;

@@ -171,7 +171,13 @@ class Scheduler {
   // "waiting for an agent with 1 cpus free": the reason of a ready stage.
   static std::string WaitingReason(const v1::Resources& need);
   // Counts every stage of `run` by status (after its stages were built from rows).
-  static void CountStages(RunState* run);
+  void CountStages(RunState* run);
+  // What attempt `a` adds to its run's GPU totals now (GpuUse).
+  static GpuUse GpuUseOf(const AttemptState& a);
+  // Marks `run`'s totals for writing at the batch's end (FlushToStore).
+  void TouchTotals(RunState* run);
+  // Brings `a`'s share of its run's GPU totals up to date with its row (before it is written).
+  void CountGpuUse(AttemptState* a);
   void MarkReady(StageState* s);
   void StageSucceeded(StageState* s);
   void StageFailed(StageState* s, v1::StageStatus status, const std::string& reason);
@@ -311,6 +317,7 @@ class Scheduler {
   absl::flat_hash_map<int64_t, RunState*> stage_owner_;  // stage id -> run (for retry timers)
 
   std::vector<RunState*> dirty_runs_;
+  std::vector<RunState*> dirty_totals_;
   std::vector<StageState*> dirty_stages_;
   std::vector<AttemptState*> dirty_attempts_;
   std::vector<AgentState*> dirty_agents_;

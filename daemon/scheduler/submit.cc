@@ -89,6 +89,7 @@ void Scheduler::ForgetNewRun(RunState* r) {
   }
   std::erase_if(dirty_stages_, [r](const StageState* s) { return s->run == r; });
   std::erase(dirty_runs_, r);
+  std::erase(dirty_totals_, r);
   changed_runs_.erase(r->row.id);
   ended_runs_.erase(r->row.id);
 }

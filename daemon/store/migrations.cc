@@ -215,6 +215,33 @@ DROP INDEX stages_by_cache_key;
 CREATE INDEX stages_by_cache_hit ON stages(cache_key, id)
   WHERE status IN ('succeeded', 'stopped');
 )sql",
+      // 12: each run's totals (RunTotals: stages per status, GPU milliseconds), kept by the
+      // scheduler, so that listing runs and a run's header read one row, not every stage and
+      // attempt of the run. Filled here for the runs already stored.
+      R"sql(
+ALTER TABLE runs ADD COLUMN stage_counts_json TEXT;
+ALTER TABLE runs ADD COLUMN gpu_ms_ended INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN gpus_running INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN gpu_start_ms_running INTEGER NOT NULL DEFAULT 0;
+CREATE TEMP TABLE run_gpus (run_id INTEGER PRIMARY KEY, ended_ms, running, start_ms);
+INSERT INTO run_gpus
+  SELECT a.run_id,
+         sum(CASE WHEN a.ended_at_ms IS NULL THEN 0
+             ELSE (max(a.ended_at_ms, a.started_at_ms) - a.started_at_ms) * g.gpus END),
+         sum(CASE WHEN a.ended_at_ms IS NULL THEN g.gpus ELSE 0 END),
+         sum(CASE WHEN a.ended_at_ms IS NULL THEN a.started_at_ms * g.gpus ELSE 0 END)
+  FROM attempts a
+  JOIN (SELECT id, coalesce(json_extract(resources_json, '$.gpus'), 0) AS gpus FROM stages) g
+    ON g.id = a.stage_id
+  WHERE a.started_at_ms IS NOT NULL GROUP BY a.run_id;
+UPDATE runs SET
+  stage_counts_json = (SELECT json_group_object(status, n) FROM
+      (SELECT status, count(*) AS n FROM stages WHERE run_id = runs.id GROUP BY status)),
+  gpu_ms_ended = coalesce((SELECT ended_ms FROM run_gpus WHERE run_id = runs.id), 0),
+  gpus_running = coalesce((SELECT running FROM run_gpus WHERE run_id = runs.id), 0),
+  gpu_start_ms_running = coalesce((SELECT start_ms FROM run_gpus WHERE run_id = runs.id), 0);
+DROP TABLE run_gpus;
+)sql",
   };
   return kMigrations;
 }

@@ -100,10 +100,15 @@ void SetRunWallSeconds(int64_t now_ms, v1::Run* run);
 // A page token or cursor as a number; empty is 0. InvalidArgument, naming `what`, when it is
 // not one a page returned.
 Result<int64_t> ParseCursor(const std::string& token, const char* what);
-// The run's own fields (no stages). NotFound for an unknown run.
-Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run);
-// Run.stage_counts: status name -> count over every stage of `run_id`.
-Status ReadStageCounts(Db* db, int64_t run_id, v1::Run* run);
+// The run's own fields (no stages) and, where `totals` is given, its kept totals. NotFound for
+// an unknown run.
+Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run,
+                     std::optional<RunTotals>* totals = nullptr);
+// Run.stage_counts and Run.gpu_hours (running attempts up to `now_ms`): from the run's kept
+// totals, or for a run without them (one the store wrote alone, without the scheduler) from its
+// stages and attempts.
+Status FillRunTotals(Db* db, int64_t run_id, const std::optional<RunTotals>& totals,
+                     int64_t now_ms, v1::Run* run);
 // A stage's cached-from, latest metrics, artifacts and (with include_attempts) attempts.
 Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool include_attempts,
                         v1::Stage* out);

@@ -92,6 +92,35 @@ const char kRunColumns[] = LONGHAUL_RUN_COLUMNS("w.text");
 const char kShownRunColumns[] = LONGHAUL_RUN_COLUMNS("''");
 #undef LONGHAUL_RUN_COLUMNS
 
+const char kRunTotalsColumns[] =
+    "r.stage_counts_json, r.gpu_ms_ended, r.gpus_running, r.gpu_start_ms_running";
+
+std::optional<RunTotals> ReadRunTotals(const Stmt& st, int first) {
+  if (st.IsNull(first)) return std::nullopt;
+  RunTotals t;
+  t.stage_counts = JsonToCounts(st.Text(first));
+  t.gpu_ms_ended = st.Int(first + 1);
+  t.gpus_running = st.Int(first + 2);
+  t.gpu_start_ms_running = st.Int(first + 3);
+  return t;
+}
+
+std::string CountsToJson(const std::map<std::string, int64_t>& counts) {
+  json j = json::object();
+  for (const auto& [status, n] : counts) j[status] = n;
+  return j.dump();
+}
+
+std::map<std::string, int64_t> JsonToCounts(const std::string& text) {
+  std::map<std::string, int64_t> out;
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it->is_number_integer()) out[it.key()] = it->get<int64_t>();
+  }
+  return out;
+}
+
 RunRow ReadRun(const Stmt& st) {
   RunRow r;
   r.id = st.Int(0);
@@ -233,3 +262,13 @@ Result<std::vector<ArtifactRow>> ReadArtifactsOfStage(Db* db, int64_t stage_id) 
 }
 
 }  // namespace longhaul::store::internal
+
+namespace longhaul::store {
+
+double RunTotals::GpuHoursAt(int64_t now_ms) const {
+  // A running attempt that reports a start after now (another host's clock) counts as 0.
+  int64_t running = std::max<int64_t>(0, gpus_running * now_ms - gpu_start_ms_running);
+  return static_cast<double>(gpu_ms_ended + running) / 3'600'000.0;
+}
+
+}  // namespace longhaul::store

@@ -26,7 +26,10 @@ extern const char kRunColumns[];  // FROM runs r JOIN workflows w ON w.id = r.wo
 // kRunColumns with '' for the workflow's text, FROM runs r alone: for reads that show runs, which
 // never need the text (a sweep's is megabytes, and a page of runs would read each one).
 extern const char kShownRunColumns[];
+constexpr int kRunColumnCount = 17;  // in either list
 extern const char kStageColumns[];
+// A run's kept totals (RunTotals), FROM runs r; read with ReadRunTotals.
+extern const char kRunTotalsColumns[];
 extern const char kAttemptColumns[];
 extern const char kAgentColumns[];
 // A cache hit for a key: the newest stage with the key that made its result itself, outside a
@@ -36,6 +39,11 @@ extern const char kCacheHitQuery[];
 
 // Decode a row selected with the matching column list (starting at column 0).
 RunRow ReadRun(const Stmt& st);
+// kRunTotalsColumns from column `first`; nullopt where the run has none kept.
+std::optional<RunTotals> ReadRunTotals(const Stmt& st, int first);
+// {"running":3,"succeeded":5}, and back (text that is not such an object reads as none).
+std::string CountsToJson(const std::map<std::string, int64_t>& counts);
+std::map<std::string, int64_t> JsonToCounts(const std::string& json);
 StageRow ReadStage(const Stmt& st);
 AttemptRow ReadAttempt(const Stmt& st);
 AgentRow ReadAgent(const Stmt& st);

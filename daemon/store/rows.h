@@ -33,6 +33,19 @@ struct RunRow {
   std::optional<int64_t> collected_at_ms;  // retention removed its logs, outputs and events
 };
 
+// A run's totals, kept by the scheduler as its stages and attempts change and written with the
+// batch that changed them, so that listing runs and a run's header cost the same for a run of
+// 100,000 stages as for one of 10 (reading them from the stages and attempts grows with the
+// run). GPU milliseconds: each ended attempt's wall time times its stage's GPUs, plus each
+// running one's up to now, which is `gpus_running * now - gpu_start_ms_running`.
+struct RunTotals {
+  std::map<std::string, int64_t> stage_counts;  // status name -> stages in it
+  int64_t gpu_ms_ended = 0;
+  int64_t gpus_running = 0;
+  int64_t gpu_start_ms_running = 0;  // sum of (start * GPUs) over the running attempts
+  double GpuHoursAt(int64_t now_ms) const;
+};
+
 struct ProgressRow {
   double done = 0;
   double total = 0;  // 0: unknown

@@ -125,6 +125,18 @@ Status SqliteStore::UpdateRun(const RunRow& run) {
   return st->Run();
 }
 
+Status SqliteStore::UpdateRunTotals(int64_t run_id, const RunTotals& totals) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
+      "UPDATE runs SET stage_counts_json = ?, gpu_ms_ended = ?, gpus_running = ?, "
+      "gpu_start_ms_running = ? WHERE id = ?"));
+  st->Bind(1, CountsToJson(totals.stage_counts))
+      .Bind(2, totals.gpu_ms_ended)
+      .Bind(3, totals.gpus_running)
+      .Bind(4, totals.gpu_start_ms_running)
+      .Bind(5, run_id);
+  return st->Run();
+}
+
 namespace {
 
 void BindStageFields(Stmt* st, const StageRow& s) {

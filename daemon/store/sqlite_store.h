@@ -62,6 +62,7 @@ class SqliteStore {
                               const std::string& hash, int64_t now_ms);
   Status InsertRun(RunRow* run);  // sets run->id
   Status UpdateRun(const RunRow& run);
+  Status UpdateRunTotals(int64_t run_id, const RunTotals& totals);
   Status InsertStage(StageRow* stage);  // sets stage->id
   // Writes what changes while a run goes on (status, reason, counters, outputs, progress,
   // messages, retry and checkpoint, times, agent); what the submission decided (name, kind,

@@ -67,7 +67,15 @@ Result<std::map<int64_t, double>> ReadRunGpuHours(Db* db, const std::vector<int6
   return out;
 }
 
-Status ReadStageCounts(Db* db, int64_t run_id, v1::Run* run) {
+Status FillRunTotals(Db* db, int64_t run_id, const std::optional<RunTotals>& totals,
+                     int64_t now_ms, v1::Run* run) {
+  if (totals) {
+    for (const auto& [status, n] : totals->stage_counts) {
+      if (n > 0) (*run->mutable_stage_counts())[status] = static_cast<int32_t>(n);
+    }
+    run->set_gpu_hours(totals->GpuHoursAt(now_ms));
+    return OkStatus();
+  }
   ASSIGN_OR_RETURN(Stmt * counts, db->Prepare(
       "SELECT status, count(*) FROM stages WHERE run_id = ? GROUP BY status"));
   counts->Bind(1, run_id);
@@ -77,6 +85,8 @@ Status ReadStageCounts(Db* db, int64_t run_id, v1::Run* run) {
     (*run->mutable_stage_counts())[counts->Text(0)] = static_cast<int32_t>(counts->Int(1));
   }
   counts->Reset();
+  ASSIGN_OR_RETURN(auto gpu_hours, ReadRunGpuHours(db, {run_id}, now_ms));
+  if (auto it = gpu_hours.find(run_id); it != gpu_hours.end()) run->set_gpu_hours(it->second);
   return OkStatus();
 }
 
@@ -137,7 +147,8 @@ Result<v1::ListRunsResponse> SqliteStore::ListRuns(const v1::ListRunsRequest& re
         "unknown run status '", req.status(),
         "' (expected pending, running, succeeded, failed or cancelled)"));
   }
-  std::string sql = StrCat("SELECT ", kShownRunColumns, " FROM runs r WHERE 1=1");
+  std::string sql =
+      StrCat("SELECT ", kShownRunColumns, ", ", kRunTotalsColumns, " FROM runs r WHERE 1=1");
   if (!req.status().empty()) sql += " AND r.status = ?1";
   if (!req.workflow().empty()) sql += " AND r.workflow_name = ?2";
   if (before > 0) sql += " AND r.id < ?3";
@@ -166,41 +177,24 @@ Result<v1::ListRunsResponse> SqliteStore::ListRuns(const v1::ListRunsRequest& re
     st->Bind(static_cast<int>(8 + 2 * i), params[i].second);
   }
   v1::ListRunsResponse resp;
-  std::vector<RunRow> rows;
+  std::vector<std::pair<RunRow, std::optional<RunTotals>>> rows;
   for (;;) {
     ASSIGN_OR_RETURN(bool r, st->Step());
     if (!r) break;
-    rows.push_back(ReadRun(*st));
+    rows.emplace_back(ReadRun(*st), ReadRunTotals(*st, kRunColumnCount));
   }
   st->Reset();
   if (static_cast<int>(rows.size()) > limit) {
     rows.resize(limit);
-    resp.set_next_page_token(std::to_string(rows.back().id));
+    resp.set_next_page_token(std::to_string(rows.back().first.id));
   }
-  // The page's stage counts (from the stages_by_run_status index) and costs, one query each.
-  std::vector<int64_t> ids;
-  for (const RunRow& row : rows) ids.push_back(row.id);
-  ASSIGN_OR_RETURN(Stmt * counts, db->Prepare(
-      "SELECT run_id, status, count(*) FROM stages "
-      "WHERE run_id IN (SELECT value FROM json_each(?1)) GROUP BY run_id, status"));
-  counts->Bind(1, IdsJson(ids));
-  std::map<int64_t, std::vector<std::pair<std::string, int32_t>>> counts_by_run;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool r, counts->Step());
-    if (!r) break;
-    counts_by_run[counts->Int(0)].emplace_back(counts->Text(1),
-                                               static_cast<int32_t>(counts->Int(2)));
-  }
-  counts->Reset();
+  // Each run's counts and cost from its kept totals: a page costs the same whatever the size
+  // of the runs on it.
   int64_t now = SystemClock::Get()->NowMs();
-  ASSIGN_OR_RETURN(auto gpu_hours, ReadRunGpuHours(db.get(), ids, now));
-  for (const RunRow& row : rows) {
+  for (const auto& [row, totals] : rows) {
     v1::Run* run = resp.add_runs();
     RunRowToProto(row, run);
-    for (const auto& [status, n] : counts_by_run[row.id]) {
-      (*run->mutable_stage_counts())[status] = n;
-    }
-    if (auto it = gpu_hours.find(row.id); it != gpu_hours.end()) run->set_gpu_hours(it->second);
+    RETURN_IF_ERROR(FillRunTotals(db.get(), row.id, totals, now, run));
     SetRunWallSeconds(now, run);
     for (const std::string& name : req.metrics()) {
       ASSIGN_OR_RETURN(std::optional<double> v, LatestMetric(db.get(), row.id, name));

@@ -94,9 +94,9 @@ Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool incl
   return OkStatus();
 }
 
-Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run) {
+Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run, std::optional<RunTotals>* totals) {
   ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
-      "SELECT ", kShownRunColumns, " FROM runs r WHERE r.id = ?")));
+      "SELECT ", kShownRunColumns, ", ", kRunTotalsColumns, " FROM runs r WHERE r.id = ?")));
   st->Bind(1, run_id);
   ASSIGN_OR_RETURN(bool found, st->Step());
   if (!found) {
@@ -104,6 +104,7 @@ Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run) {
     return absl::NotFoundError(StrCat("no run ", run_id));
   }
   RunRow row = ReadRun(*st);
+  if (totals != nullptr) *totals = ReadRunTotals(*st, kRunColumnCount);
   st->Reset();
   RunRowToProto(row, run);
   run->set_workflow_hash("");

@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/clock.h"
-#include "core/memory.h"
 #include "core/strings.h"
 #include "daemon/store/proto_convert.h"
 #include "daemon/store/reader.h"
@@ -97,26 +96,10 @@ Result<v1::Run> SqliteStore::GetRun(const v1::GetRunRequest& req) {
   ReadSnapshot tx(db.get());
   RETURN_IF_ERROR(tx.Begin());
   v1::Run run;
-  RETURN_IF_ERROR(ReadRunFields(db.get(), req.id(), &run));
-  RETURN_IF_ERROR(ReadStageCounts(db.get(), req.id(), &run));
-  // Counting a big run's stages fills this connection's page cache (up to 2 MB), and what the
-  // read frees stays in its thread's malloc arena until a trim. Once the answer is built,
-  // empty the cache and have the free pages handed back, so that reading a big run after it
-  // ended (the CLI's `show`, the web UI) leaves the coordinator at its idle size.
-  size_t stages = 0;
-  for (const auto& [status, n] : run.stage_counts()) stages += static_cast<size_t>(n);
-  struct ReleaseAfterBigRead {
-    Db* db;
-    bool big;
-    ~ReleaseAfterBigRead() {
-      if (!big) return;
-      sqlite3_db_release_memory(db->raw());
-      ReturnFreedMemorySoon();
-    }
-  } release{db.get(), stages >= kReturnMemoryAfterStages};
+  std::optional<RunTotals> totals;
+  RETURN_IF_ERROR(ReadRunFields(db.get(), req.id(), &run, &totals));
   int64_t now = SystemClock::Get()->NowMs();
-  ASSIGN_OR_RETURN(auto costs, ReadStageCosts(db.get(), req.id(), now));
-  for (const auto& [id, cost] : costs) run.set_gpu_hours(run.gpu_hours() + cost.gpu_hours);
+  RETURN_IF_ERROR(FillRunTotals(db.get(), req.id(), totals, now, &run));
   SetRunWallSeconds(now, &run);
   if (req.stage_limit() < 0) {
     if (!run.stage_counts().empty()) run.set_next_stage_page_token("0");

@@ -1,3 +1,4 @@
+#include "daemon/store/reader.h"
 #include "proto/state_names.h"
 #include "tests/daemon/scheduler/scheduler_fixture.h"
 
@@ -103,6 +104,84 @@ stages:
   EXPECT_EQ(starts[0].gpus_size(), 2);
   Exit(g, starts[0].attempt_id(), 0);
   EXPECT_EQ(GetRun(run).status(), v1::RUN_SUCCEEDED);
+}
+
+// The totals the scheduler keeps in the run's row (what ListRuns and GetRun show) against what
+// the run's stages and attempts say, read on a connection of its own at the same instant.
+void ExpectTotalsAsStored(const std::string& db_path, int64_t run_id, int64_t now_ms) {
+  auto db = store::Db::Open(db_path, false, true);
+  ASSERT_TRUE(db.ok()) << db.status();
+  v1::Run kept, counted;
+  std::optional<store::RunTotals> totals;
+  ASSERT_TRUE(store::internal::ReadRunFields(db->get(), run_id, &kept, &totals).ok());
+  ASSERT_TRUE(totals.has_value()) << "run " << run_id << " has no totals kept";
+  ASSERT_TRUE(store::internal::FillRunTotals(db->get(), run_id, totals, now_ms, &kept).ok());
+  ASSERT_TRUE(
+      store::internal::FillRunTotals(db->get(), run_id, std::nullopt, now_ms, &counted).ok());
+  using Counts = std::map<std::string, int32_t>;
+  EXPECT_EQ(Counts(kept.stage_counts().begin(), kept.stage_counts().end()),
+            Counts(counted.stage_counts().begin(), counted.stage_counts().end()));
+  EXPECT_DOUBLE_EQ(kept.gpu_hours(), counted.gpu_hours());
+}
+
+TEST_F(SchedulerTest, RunTotalsFollowStagesAndAttemptsThroughARestart) {
+  uint64_t g = Connect("g", 8, 4);
+  int64_t run = Submit(R"(
+name: totals
+stages:
+  train: {run: [prog], resources: {gpus: 3}}
+  eval: {needs: [train], run: [prog], resources: {gpus: 1}}
+  cpu: {run: [prog]}
+  broken: {run: [prog]}
+  after: {needs: [broken], run: [prog]}
+)");
+  std::string db = dir_.Join("longhaul.db");
+  auto pass = [&](int64_t ms) {  // time goes by, the agent heartbeating
+    for (; ms > 0; ms -= 10'000) {
+      clock_.AdvanceMs(std::min<int64_t>(ms, 10'000));
+      Heartbeat(g);
+    }
+  };
+  ExpectTotalsAsStored(db, run, clock_.NowMs());
+  std::map<std::string, int64_t> ids;
+  for (const auto& s : TakeStarts()) ids[s.stage()] = s.attempt_id();
+  ASSERT_EQ(ids.size(), 3u);
+  for (const auto& [name, id] : ids) Started(g, id);
+  pass(60'000);
+  ExpectTotalsAsStored(db, run, clock_.NowMs());  // three running, one of them on 3 GPUs
+  Exit(g, ids["broken"], 1);
+  Exit(g, ids["cpu"], 0);
+  pass(30'000);
+  Exit(g, ids["train"], 0);
+  auto eval = TakeStarts();
+  ASSERT_EQ(eval.size(), 1u);
+  Started(g, eval[0].attempt_id());
+  pass(5'000);
+  ExpectTotalsAsStored(db, run, clock_.NowMs());
+  // A restart rebuilds the totals from the rows: the running attempt counts on from its start.
+  NewScheduler();
+  g = Connect("g", 8, 4, {[&] {
+                v1::OwnedAttempt o;
+                o.set_attempt_id(eval[0].attempt_id());
+                o.set_running(true);
+                return o;
+              }()});
+  pass(7'000);
+  ExpectTotalsAsStored(db, run, clock_.NowMs());
+  Exit(g, eval[0].attempt_id(), 0);
+  v1::Run done = GetRun(run);
+  EXPECT_EQ(done.status(), v1::RUN_FAILED);
+  ExpectTotalsAsStored(db, run, clock_.NowMs());
+  // 90 s on 3 GPUs, 12 s on 1.
+  v1::ListRunsRequest one;
+  one.set_id(run);
+  auto listed = store_->ListRuns(one);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->runs_size(), 1);
+  EXPECT_NEAR(listed->runs(0).gpu_hours(), (90.0 * 3 + 12.0) / 3600.0, 1e-9);
+  EXPECT_EQ(listed->runs(0).stage_counts().at("succeeded"), 3);
+  EXPECT_EQ(listed->runs(0).stage_counts().at("failed"), 1);
+  EXPECT_EQ(listed->runs(0).stage_counts().at("skipped"), 1);
 }
 
 TEST_F(SchedulerTest, AMissingOutputFailsTheStageWithTheReason) {

@@ -75,6 +75,15 @@ TEST(SchemaFixtures, EachFixtureOpensAndMigratesWithItsRunIntact) {
       EXPECT_EQ(s.attempts(0).exit_code(), 0) << s.name();
     }
     EXPECT_EQ(run->stages(1).attempts(0).pid(), 4343);
+    // The run's totals, kept in its row from version 12 and filled in by the migration before.
+    v1::ListRunsRequest one;
+    one.set_id(1);
+    Result<v1::ListRunsResponse> listed_runs = store.ListRuns(one);
+    ASSERT_TRUE(listed_runs.ok()) << listed_runs.status().message();
+    ASSERT_EQ(listed_runs->runs_size(), 1);
+    EXPECT_EQ(listed_runs->runs(0).stage_counts().size(), 1u);
+    EXPECT_EQ(listed_runs->runs(0).stage_counts().at("succeeded"), 2);
+    EXPECT_EQ(listed_runs->runs(0).gpu_hours(), 0.0);
 
     v1::ListMetricsRequest metrics;
     metrics.set_run_id(1);

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "daemon/store/migrations.h"
+#include "daemon/store/reader.h"
 #include "daemon/store/row_codec.h"
 #include "tests/testing/test_util.h"
 
@@ -123,6 +124,10 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("DROP TABLE notifications").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
+    for (const char* column : {"stage_counts_json", "gpu_ms_ended", "gpus_running",
+                               "gpu_start_ms_running"}) {
+      ASSERT_TRUE((*db)->Exec(std::string("ALTER TABLE runs DROP COLUMN ") + column).ok());
+    }
     ASSERT_TRUE((*db)->Exec("DROP INDEX stages_by_cache_hit").ok());
     ASSERT_TRUE((*db)->Exec("CREATE INDEX stages_by_cache_key ON stages(cache_key, status)").ok());
     for (const char* index : {"stages_by_run_status", "metrics_by_stage_id", "runs_by_parent",
@@ -141,7 +146,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto rows = store_->ReadStages(run.id);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
-  EXPECT_EQ(LatestSchemaVersion(), 11);
+  EXPECT_EQ(LatestSchemaVersion(), 12);
   // Migration 9's table is there and works.
   ASSERT_TRUE(store_->Begin().ok());
   NotificationRow n;
@@ -410,6 +415,47 @@ TEST_F(SqliteStoreTest, MetricPagesFollowTheCursorAndCostsSumAttempts) {
   EXPECT_DOUBLE_EQ(got->stages(1).gpu_hours(), 0.0);
   EXPECT_DOUBLE_EQ(got->gpu_hours(), 2.0);
   EXPECT_DOUBLE_EQ(store_->ListRuns({})->runs(0).gpu_hours(), 2.0);
+}
+
+TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
+  RunRow run = MakeRun("wf", v1::RUN_RUNNING, [](StageRow& s) {
+    if (s.name == "a") s.resources.set_gpus(2);
+    s.status = s.name == "a" ? v1::STAGE_RUNNING : v1::STAGE_WAITING;
+  });
+  ASSERT_TRUE(store_->Begin().ok());
+  AttemptRow ended = InsertAttempt(run, 0, 1, "n1", v1::ATTEMPT_EXITED);
+  ended.started_at_ms = 1'000;
+  ended.ended_at_ms = 1'801'000;  // half an hour on 2 GPUs
+  ASSERT_TRUE(store_->UpdateAttempt(ended).ok());
+  AttemptRow running = InsertAttempt(run, 0, 2, "n1", v1::ATTEMPT_RUNNING);
+  running.started_at_ms = 2'000'000;
+  ASSERT_TRUE(store_->UpdateAttempt(running).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+  store_.reset();
+  {
+    // As the schema was before the totals: no columns for them.
+    auto db = Db::Open(dir_.Join("longhaul.db"), false, false);
+    ASSERT_TRUE(db.ok());
+    for (const char* column : {"stage_counts_json", "gpu_ms_ended", "gpus_running",
+                               "gpu_start_ms_running"}) {
+      ASSERT_TRUE((*db)->Exec(std::string("ALTER TABLE runs DROP COLUMN ") + column).ok());
+    }
+    ASSERT_TRUE((*db)->Exec("PRAGMA user_version=11").ok());
+  }
+  Reopen();
+  auto db = Db::Open(dir_.Join("longhaul.db"), false, true);
+  ASSERT_TRUE(db.ok());
+  v1::Run shown;
+  std::optional<RunTotals> totals;
+  ASSERT_TRUE(internal::ReadRunFields(db->get(), run.id, &shown, &totals).ok());
+  ASSERT_TRUE(totals.has_value());
+  EXPECT_EQ(totals->stage_counts, (std::map<std::string, int64_t>{{"running", 1},
+                                                                  {"waiting", 1}}));
+  EXPECT_EQ(totals->gpu_ms_ended, 2 * 1'800'000);
+  EXPECT_EQ(totals->gpus_running, 2);
+  EXPECT_EQ(totals->gpu_start_ms_running, 2 * 2'000'000);
+  // An hour later the running attempt adds two GPU hours to the ended one's one.
+  EXPECT_DOUBLE_EQ(totals->GpuHoursAt(2'000'000 + 3'600'000), 3.0);
 }
 
 TEST_F(SqliteStoreTest, FindsTheLatestSucceededStageByCacheKey) {
