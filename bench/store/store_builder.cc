@@ -5,6 +5,7 @@
 
 #include "core/strings.h"
 #include "daemon/store/sqlite_store.h"
+#include "proto/state_names.h"
 
 namespace longhaul::bench {
 namespace {
@@ -77,6 +78,7 @@ Status WriteRun(store::SqliteStore* db, const StoreShape& shape, int64_t run_id,
         StrCat("run id ", run.id, " where ", run_id, " was expected: is the database new?"));
   }
   std::string blob(300, 'x');
+  store::RunTotals totals;  // as the scheduler keeps them (no GPUs here)
   for (int s = 0; s < stages; ++s) {
     bool last = s == stages - 1;
     int64_t start = t + 10 + s * 5'000;
@@ -98,6 +100,7 @@ Status WriteRun(store::SqliteStore* db, const StoreShape& shape, int64_t run_id,
     st.plan_action = "run";
     st.plan_reason = "no earlier run has this cache key";
     RETURN_IF_ERROR(db->InsertStage(&st));
+    ++totals.stage_counts[std::string(StageStatusName(st.status))];
     int64_t index = attempts_before + s;
     int64_t n = per_attempt + (index < extra ? 1 : 0);
     store::AttemptRow at;
@@ -123,7 +126,7 @@ Status WriteRun(store::SqliteStore* db, const StoreShape& shape, int64_t run_id,
     *events_written += n;
     RETURN_IF_ERROR(db->InsertMetric({st.id, at.id, 1, "loss", 1.0 / (1 + s), n, start}));
   }
-  return OkStatus();
+  return db->UpdateRunTotals(run.id, totals);
 }
 
 }  // namespace
