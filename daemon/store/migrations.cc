@@ -217,7 +217,8 @@ CREATE INDEX stages_by_cache_hit ON stages(cache_key, id)
 )sql",
       // 12: each run's totals (RunTotals: stages per status, GPU milliseconds), kept by the
       // scheduler, so that listing runs and a run's header read one row, not every stage and
-      // attempt of the run. Filled here for the runs already stored.
+      // attempt of the run. Filled here for the runs already stored: the stages are read once,
+      // the attempts only of stages with GPUs (CROSS JOIN keeps that order).
       R"sql(
 ALTER TABLE runs ADD COLUMN stage_counts_json TEXT;
 ALTER TABLE runs ADD COLUMN gpu_ms_ended INTEGER NOT NULL DEFAULT 0;
@@ -230,10 +231,9 @@ INSERT INTO run_gpus
              ELSE (max(a.ended_at_ms, a.started_at_ms) - a.started_at_ms) * g.gpus END),
          sum(CASE WHEN a.ended_at_ms IS NULL THEN g.gpus ELSE 0 END),
          sum(CASE WHEN a.ended_at_ms IS NULL THEN a.started_at_ms * g.gpus ELSE 0 END)
-  FROM attempts a
-  JOIN (SELECT id, coalesce(json_extract(resources_json, '$.gpus'), 0) AS gpus FROM stages) g
-    ON g.id = a.stage_id
-  WHERE a.started_at_ms IS NOT NULL GROUP BY a.run_id;
+  FROM (SELECT id, coalesce(json_extract(resources_json, '$.gpus'), 0) AS gpus FROM stages) g
+  CROSS JOIN attempts a ON a.stage_id = g.id
+  WHERE g.gpus > 0 AND a.started_at_ms IS NOT NULL GROUP BY a.run_id;
 UPDATE runs SET
   stage_counts_json = (SELECT json_group_object(status, n) FROM
       (SELECT status, count(*) AS n FROM stages WHERE run_id = runs.id GROUP BY status)),
