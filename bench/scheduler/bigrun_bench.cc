@@ -13,6 +13,8 @@
 //     (utime + stime; the agent's shims and stages are other processes and not counted), and
 //     the whole machine's (every process and the kernel, from /proc/stat; the bench's own
 //     polling included, every 500 ms);
+//   - how long each of those polls took (ListRuns, limit 1: the run's counts and cost), p50 and
+//     p99: what `longhaul runs` or the UI's run list costs while a big run goes on;
 //   - longhauld's RSS before the submit, at its peak during the run (sampled every 50 ms), and
 //     after the run ended (the lowest of the following 2 s).
 //
@@ -132,6 +134,7 @@ struct Figures {
   bool chain = false;
   double per_s = 0, submit_ms = 0;
   std::vector<double> handoff_ms;
+  std::vector<double> poll_ms;  // each ListRuns of the bench's polling, while the run goes on
   double rss_before = 0, rss_peak = 0, rss_after = 0;
   double coordinator_cpu_us = 0, agents_cpu_us = 0, machine_cpu_us = 0;  // per stage
 };
@@ -177,7 +180,11 @@ Figures RunOne(Cluster& c, const std::string& name, int n, bool chain, int slots
       [&] {
         v1::ListRunsRequest lr;
         lr.set_limit(1);  // the run being measured is the newest
+        auto poll0 = std::chrono::steady_clock::now();
         auto runs = c.ListRuns(lr);
+        f.poll_ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - poll0)
+                .count());
         if (!runs.ok() || runs->runs_size() == 0 || runs->runs(0).id() != id) return false;
         summary = runs->runs(0);
         return IsTerminal(summary.status());
@@ -228,10 +235,12 @@ void Print(const Figures& f) {
   std::printf(
       "%-11s %7d stages: %6.0f stages/s, handoff p50 %4.0f ms p99 %5.0f ms (n=%zu), SubmitRun "
       "%6.0f ms, CPU a stage: longhauld %4.0f us, agents %4.0f us, machine %5.0f us, longhauld "
-      "RSS before %6.1f MB, peak %6.1f MB, after %6.1f MB\n",
+      "RSS before %6.1f MB, peak %6.1f MB, after %6.1f MB, ListRuns while it runs p50 %.1f ms "
+      "p99 %.1f ms\n",
       f.chain ? "chain" : "independent", f.stages, f.per_s, Percentile(f.handoff_ms, 50),
       Percentile(f.handoff_ms, 99), f.handoff_ms.size(), f.submit_ms, f.coordinator_cpu_us,
-      f.agents_cpu_us, f.machine_cpu_us, f.rss_before, f.rss_peak, f.rss_after);
+      f.agents_cpu_us, f.machine_cpu_us, f.rss_before, f.rss_peak, f.rss_after,
+      Percentile(f.poll_ms, 50), Percentile(f.poll_ms, 99));
   std::fflush(stdout);
 }
 
