@@ -91,10 +91,6 @@ namespace internal {
 // attempts (a running one counts up to `now_ms`), and that times the GPUs the stage asks for.
 Result<std::map<int64_t, SqliteStore::StageCost>> ReadStageCosts(Db* db, int64_t run_id,
                                                                  int64_t now_ms);
-// The same for several runs in one query: GPU hours by run id (runs without started attempts
-// are absent).
-Result<std::map<int64_t, double>> ReadRunGpuHours(Db* db, const std::vector<int64_t>& run_ids,
-                                                  int64_t now_ms);
 // Run.wall_seconds: ended (or now) - started; 0 before it started.
 void SetRunWallSeconds(int64_t now_ms, v1::Run* run);
 // A page token or cursor as a number; empty is 0. InvalidArgument, naming `what`, when it is

@@ -23,13 +23,6 @@ constexpr char kAttemptWallMs[] =
     "(max(coalesce(a.ended_at_ms, ?2), a.started_at_ms) - a.started_at_ms)";
 constexpr char kStageGpus[] = "coalesce(json_extract(s.resources_json, '$.gpus'), 0)";
 
-// "[1,2,3]", for `IN (SELECT value FROM json_each(?))`: one statement for any number of ids.
-std::string IdsJson(const std::vector<int64_t>& ids) {
-  std::string out = "[";
-  for (size_t i = 0; i < ids.size(); ++i) out += StrCat(i ? "," : "", ids[i]);
-  return out + "]";
-}
-
 }  // namespace
 
 Result<std::map<int64_t, SqliteStore::StageCost>> ReadStageCosts(Db* db, int64_t run_id,
@@ -44,24 +37,6 @@ Result<std::map<int64_t, SqliteStore::StageCost>> ReadStageCosts(Db* db, int64_t
     ASSIGN_OR_RETURN(bool r, st->Step());
     if (!r) break;
     out[st->Int(0)] = {st->Double(1) / 1000.0, st->Double(2) / 3'600'000.0};
-  }
-  st->Reset();
-  return out;
-}
-
-Result<std::map<int64_t, double>> ReadRunGpuHours(Db* db, const std::vector<int64_t>& run_ids,
-                                                  int64_t now_ms) {
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
-      "SELECT a.run_id, sum(", kAttemptWallMs, " * ", kStageGpus,
-      ") FROM attempts a JOIN stages s ON s.id = a.stage_id "
-      "WHERE a.run_id IN (SELECT value FROM json_each(?1)) AND a.started_at_ms IS NOT NULL "
-      "GROUP BY a.run_id")));
-  st->Bind(1, IdsJson(run_ids)).Bind(2, now_ms);
-  std::map<int64_t, double> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool r, st->Step());
-    if (!r) break;
-    out[st->Int(0)] = st->Double(1) / 3'600'000.0;
   }
   st->Reset();
   return out;
@@ -85,8 +60,8 @@ Status FillRunTotals(Db* db, int64_t run_id, const std::optional<RunTotals>& tot
     (*run->mutable_stage_counts())[counts->Text(0)] = static_cast<int32_t>(counts->Int(1));
   }
   counts->Reset();
-  ASSIGN_OR_RETURN(auto gpu_hours, ReadRunGpuHours(db, {run_id}, now_ms));
-  if (auto it = gpu_hours.find(run_id); it != gpu_hours.end()) run->set_gpu_hours(it->second);
+  ASSIGN_OR_RETURN(auto costs, ReadStageCosts(db, run_id, now_ms));
+  for (const auto& [id, cost] : costs) run->set_gpu_hours(run->gpu_hours() + cost.gpu_hours);
   return OkStatus();
 }
 
