@@ -13,7 +13,7 @@ JOBS=${LONGHAUL_JOBS:-$(nproc)}
 if [ -z "${LONGHAUL_SKIP_UI:-}" ]; then deploy/build-ui.sh; fi
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   # shellcheck disable=SC2086
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${LONGHAUL_CMAKE_ARGS:-}
+  cmake -S . -B "$BUILD_DIR" -G Ninja ${LONGHAUL_CMAKE_ARGS:-}
 fi
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done

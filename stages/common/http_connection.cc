@@ -10,7 +10,7 @@
 namespace longhaul::stages::http_internal {
 namespace {
 
-std::string ToStd(beast::string_view s) { return std::string(s.data(), s.size()); }
+std::string BeastToStd(beast::string_view s) { return std::string(s.data(), s.size()); }
 
 }  // namespace
 
@@ -112,7 +112,7 @@ void Connection::ReadHeader() {
                               const auto& msg = self->parser_->get();
                               head.status = static_cast<int>(msg.result_int());
                               for (const auto& f : msg)
-                                head.headers.emplace_back(ToStd(f.name_string()), ToStd(f.value()));
+                                head.headers.emplace_back(BeastToStd(f.name_string()), BeastToStd(f.value()));
                               self->cur_.handler.on_head(head);
                               if (!self->LiveCore()) return;
                             }

@@ -9,12 +9,6 @@
 namespace longhaul::inspect {
 namespace {
 
-std::string Fixed(double v, int digits = 3) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 const char kSection[] = "predictions";
 
 }  // namespace

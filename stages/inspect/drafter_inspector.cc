@@ -13,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-const char kSection[] = "drafter";
+const char kDrafterSection[] = "drafter";
 const char kAuxKey[] = "eagle_aux_hidden_state_layer_ids";
 
 std::string List(const std::vector<int64_t>& v) {
@@ -22,7 +22,7 @@ std::string List(const std::vector<int64_t>& v) {
   return StrCat("[", StrJoin(parts, ", "), "]");
 }
 
-std::optional<int64_t> IntKey(const json& j, std::initializer_list<const char*> keys,
+std::optional<int64_t> ConfigIntKey(const json& j, std::initializer_list<const char*> keys,
                               std::string* which = nullptr) {
   for (const char* k : keys) {
     auto it = j.find(k);
@@ -78,17 +78,17 @@ class DrafterChecks {
  private:
   void Add(Severity s, std::string check, std::string text) {
     errors_ += s == Severity::kError;
-    r_.Add(s, kSection, std::move(check), std::move(text));
+    r_.Add(s, kDrafterSection, std::move(check), std::move(text));
   }
 
   void Sizes() {
-    draft_vocab_ = IntKey(f_.config, {"draft_vocab_size"});
-    drafter_target_vocab_ = IntKey(f_.config, {"target_vocab_size", "vocab_size"}, &vocab_key_);
+    draft_vocab_ = ConfigIntKey(f_.config, {"draft_vocab_size"});
+    drafter_target_vocab_ = ConfigIntKey(f_.config, {"target_vocab_size", "vocab_size"}, &vocab_key_);
     if (f_.config.contains("target_hidden_size")) {
-      drafter_target_hidden_ = IntKey(f_.config, {"target_hidden_size"}, &hidden_key_);
+      drafter_target_hidden_ = ConfigIntKey(f_.config, {"target_hidden_size"}, &hidden_key_);
     } else if (f_.format != "refengine") {
       // EAGLE-3 drafters for Llama-style targets share the target's hidden size.
-      drafter_target_hidden_ = IntKey(f_.config, {"hidden_size"}, &hidden_key_);
+      drafter_target_hidden_ = ConfigIntKey(f_.config, {"hidden_size"}, &hidden_key_);
     }
     if (f_.config.contains("target_model_hash") && f_.config["target_model_hash"].is_string()) {
       hash_ = f_.config["target_model_hash"].get<std::string>();
@@ -279,7 +279,7 @@ class DrafterChecks {
   }
 
   void Figures() {
-    json& s = r_.Section(kSection);
+    json& s = r_.Section(kDrafterSection);
     auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
     s["dir"] = f_.dir;
     s["format"] = f_.format;

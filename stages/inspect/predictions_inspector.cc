@@ -21,7 +21,7 @@ using nlohmann::json;
 using stages::ChatMessage;
 using stages::HttpUrl;
 
-const char kSection[] = "predictions";
+const char kPredictionsSection[] = "predictions";
 
 struct Prompt {
   std::string id;
@@ -159,12 +159,6 @@ std::string Near(const std::vector<std::string>& toks, size_t at) {
   }
   if (at >= toks.size()) out += out.empty() ? "[<end>]" : " [<end>]";
   return out;
-}
-
-std::string Fixed(double v, int digits = 3) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 AcceptanceFigures ToFigures(const stages::SpecMetrics& m) {
@@ -408,7 +402,7 @@ Status InspectPredictions(const PredictionOptions& o, Report& report, std::ostre
   AcceptanceFigures fig = ToFigures(m);
   auto cond = ConditionalAcceptance(fig, o.rules.min_support);
 
-  json& sec = report.Section(kSection);
+  json& sec = report.Section(kPredictionsSection);
   sec["target"] = live_target ? json(target.Origin() + target.base) : json(nullptr);
   sec["reference"] = live_target ? json(nullptr) : json(o.reference);
   sec["spec"] = spec.Origin() + spec.base;
@@ -438,28 +432,28 @@ Status InspectPredictions(const PredictionOptions& o, Report& report, std::ostre
   }
 
   if (mismatches > 0) {
-    report.Add(Severity::kError, kSection, "output_mismatch",
+    report.Add(Severity::kError, kPredictionsSection, "output_mismatch",
                StrCat("integration bug: at temperature 0 the speculative server's output differs "
                       "from the target's for ",
                       mismatches, " of ", compared, " prompts; first: ", first_mismatch));
   }
   if (failed > 0) {
-    report.Add(Severity::kWarn, kSection, "failed_requests",
+    report.Add(Severity::kWarn, kPredictionsSection, "failed_requests",
                StrCat(failed, " of ", prompts.size(),
                       " prompts could not be compared; first: ", first_failure));
   }
   if (compared == 0) {
-    report.Add(Severity::kError, kSection, "nothing_compared",
+    report.Add(Severity::kError, kPredictionsSection, "nothing_compared",
                "no prompt got an answer from both servers");
   }
   if (tm.drafts > 0) {
-    report.Add(Severity::kWarn, kSection, "target_drafts",
+    report.Add(Severity::kWarn, kPredictionsSection, "target_drafts",
                StrCat("the --target server counted ", static_cast<int64_t>(tm.drafts),
                       " drafts: it runs speculative decoding too, so it is no target-only "
                       "reference"));
   }
   if (!m.acceptance_rate && !m.acceptance_length && !fig.counters) {
-    report.Add(Severity::kWarn, kSection, "no_acceptance_metrics",
+    report.Add(Severity::kWarn, kPredictionsSection, "no_acceptance_metrics",
                StrCat("no acceptance figures from the speculative server: ", m.note));
   } else if (compared > 0) {
     CheckAcceptance(fig, o.rules, report);

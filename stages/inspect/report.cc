@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
+
 #include "core/fs.h"
 #include "core/strings.h"
 
@@ -105,6 +107,12 @@ Status WriteReport(const Report& report, const std::string& path, EventWriter& e
   RETURN_IF_ERROR(Annotate(WriteFileAtomic(path, text), "write the report"));
   events.Artifact("inspect_report", path, static_cast<int64_t>(text.size()));
   return OkStatus();
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
 }
 
 }  // namespace longhaul::inspect

@@ -63,4 +63,7 @@ class Report {
 // Writes the report as JSON (atomically), emits the artifact event `inspect_report` for it.
 Status WriteReport(const Report& report, const std::string& path, EventWriter& events);
 
+// `v` with `digits` digits after the point, for report texts ("0.153").
+std::string Fixed(double v, int digits = 3);
+
 }  // namespace longhaul::inspect

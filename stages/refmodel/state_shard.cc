@@ -7,7 +7,7 @@
 namespace longhaul::refmodel {
 namespace {
 
-constexpr char kMagic[8] = {'L', 'H', 'S', 'T', 'A', 'T', 'E', 'S'};
+constexpr char kShardMagic[8] = {'L', 'H', 'S', 'T', 'A', 'T', 'E', 'S'};
 constexpr uint32_t kShardVersion = 1;
 constexpr uint32_t kAuxLayers = 3;
 template <typename T>
@@ -32,7 +32,7 @@ int64_t SumComplete(const std::vector<ShardInfo>& shards, int64_t ShardInfo::*co
 
 Status WriteStateShard(const std::string& path, int hidden_size,
                        const std::vector<StateSequence>& seqs) {
-  std::string out(kMagic, sizeof(kMagic));
+  std::string out(kShardMagic, sizeof(kShardMagic));
   Put<uint32_t>(out, kShardVersion);
   Put<uint32_t>(out, static_cast<uint32_t>(hidden_size));
   Put<uint32_t>(out, kAuxLayers);
@@ -57,7 +57,7 @@ Status WriteStateShard(const std::string& path, int hidden_size,
 Result<std::vector<StateSequence>> ReadStateShard(const std::string& path, int hidden_size) {
   ASSIGN_OR_RETURN(std::string data, ReadFile(path));
   ByteReader c(data, path);
-  RETURN_IF_ERROR(c.ExpectMagic(std::string_view(kMagic, sizeof(kMagic)), "hidden-state shard"));
+  RETURN_IF_ERROR(c.ExpectMagic(std::string_view(kShardMagic, sizeof(kShardMagic)), "hidden-state shard"));
   ASSIGN_OR_RETURN(uint32_t version, c.Get<uint32_t>("the version"));
   ASSIGN_OR_RETURN(uint32_t h, c.Get<uint32_t>("the hidden size"));
   ASSIGN_OR_RETURN(uint32_t layers, c.Get<uint32_t>("the aux layer count"));

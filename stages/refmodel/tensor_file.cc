@@ -7,7 +7,7 @@
 namespace longhaul::refmodel {
 namespace {
 
-constexpr char kMagic[8] = {'L', 'H', 'T', 'E', 'N', 'S', 'O', 'R'};
+constexpr char kTensorMagic[8] = {'L', 'H', 'T', 'E', 'N', 'S', 'O', 'R'};
 constexpr uint32_t kVersion = 1;
 
 size_t ElementSize(DType d) {
@@ -71,7 +71,7 @@ uint64_t Tensor::NumElements() const {
 }
 
 Status WriteTensorFile(const std::string& path, const TensorMap& tensors) {
-  std::string out(kMagic, sizeof(kMagic));
+  std::string out(kTensorMagic, sizeof(kTensorMagic));
   Put<uint32_t>(out, kVersion);
   Put<uint32_t>(out, static_cast<uint32_t>(tensors.size()));
   for (const auto& [name, t] : tensors) {
@@ -108,7 +108,7 @@ Status WriteTensorFile(const std::string& path, const TensorMap& tensors) {
 Result<TensorMap> ReadTensorFile(const std::string& path) {
   ASSIGN_OR_RETURN(std::string data, ReadFile(path));
   ByteReader r(data, path);
-  RETURN_IF_ERROR(r.ExpectMagic(std::string_view(kMagic, sizeof(kMagic)), "longhaul tensor file"));
+  RETURN_IF_ERROR(r.ExpectMagic(std::string_view(kTensorMagic, sizeof(kTensorMagic)), "longhaul tensor file"));
   ASSIGN_OR_RETURN(uint32_t version, r.Get<uint32_t>("the version"));
   if (version != kVersion) {
     return absl::InvalidArgumentError(

@@ -12,7 +12,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::Pair;
 
-std::string Errors(const std::string& text) {
+std::string ErrorText(const std::string& text) {
   Result<Workflow> wf = ParseWorkflow(text, "wf.yaml");
   EXPECT_FALSE(wf.ok()) << "parsed, but expected errors:\n" << text;
   return wf.ok() ? "" : ToStd(wf.status().message());
@@ -37,11 +37,11 @@ stages:
 }
 
 TEST(PlacementFieldsTest, NodeSelectorOfTheWrongShapeSaysWhereAndWhat) {
-  EXPECT_EQ(Errors("name: w\nstages:\n  a:\n    run: [x]\n    node_selector: [gpu, h200]\n"),
+  EXPECT_EQ(ErrorText("name: w\nstages:\n  a:\n    run: [x]\n    node_selector: [gpu, h200]\n"),
             "wf.yaml:5:20: node_selector in stage 'a': expected a mapping, got a list");
-  EXPECT_EQ(Errors("name: w\nstages:\n  a:\n    run: [x]\n    node_selector: {gpu: {a: b}}\n"),
+  EXPECT_EQ(ErrorText("name: w\nstages:\n  a:\n    run: [x]\n    node_selector: {gpu: {a: b}}\n"),
             "wf.yaml:5:26: node_selector.gpu in stage 'a': expected a string, got a mapping");
-  EXPECT_EQ(Errors("name: w\nstages:\n  a:\n    run: [x]\n    node_selector: {'a=b': c}\n"),
+  EXPECT_EQ(ErrorText("name: w\nstages:\n  a:\n    run: [x]\n    node_selector: {'a=b': c}\n"),
             "wf.yaml:5:21: node_selector in stage 'a': 'a=b' is not a label key (letters, "
             "digits, _ - . /)");
 }
@@ -61,7 +61,7 @@ stages:
   EXPECT_EQ(wf->FindStage("a")->retry.infra_limit, 5);
   EXPECT_EQ(wf->FindStage("b")->retry.infra_limit, 0);
   EXPECT_EQ(wf->FindStage("b")->retry.limit, 2);
-  EXPECT_EQ(Errors("name: w\nstages:\n  a: {run: [x], retry: {infra_limit: -1}}\n"),
+  EXPECT_EQ(ErrorText("name: w\nstages:\n  a: {run: [x], retry: {infra_limit: -1}}\n"),
             "wf.yaml:3:38: retry.infra_limit in stage 'a': expected an integer from 0 to 1000, "
             "got '-1'");
 }
