@@ -20,9 +20,14 @@ std::string DescribeNeed(const v1::Resources& r) {
 }  // namespace
 
 void Scheduler::Dispatch() {
-  if (!dispatch_needed_) return;
+  if (!dispatch_needed_) {
+    BreakServiceWait();
+    return;
+  }
   dispatch_needed_ = false;
   if (ready_.empty()) return;
+  // Consumers' holds (AdmitService) are not free to anyone else during the passes.
+  ApplyHolds();
   // What the roomiest agent offers in each dimension: a stage that asks for more fits nowhere,
   // which is a cheap test to make before looking at every agent.
   v1::Resources most;
@@ -36,7 +41,10 @@ void Scheduler::Dispatch() {
     }
   };
   roomiest();
-  if (!any) return;
+  if (!any) {
+    UnapplyHolds();
+    return;
+  }
   // Gang reservation. A stage that asks for GPUs and finds no room holds back, for the rest of
   // the pass, what it needs of what is free on the agent it waits for (GangAgent): the younger
   // stages the pass visits next cannot take it, so as the stages there end, the free GPUs
@@ -70,33 +78,62 @@ void Scheduler::Dispatch() {
     }
     return "";
   };
-  // A stage that finds no room gets its reason anew; the pass skips the rest of its shape,
-  // which keep the reason they had.
+  auto no_room = [&](StageState* s, std::string behind) {
+    // Agents come and go: say whether any could take it at all (node_selector, inputs), and
+    // whether a reservation or services keep it back. One stage per shape a pass, the oldest.
+    std::string reason = ReadyReason(s) + behind;
+    if (reason != s->row.reason) {
+      s->row.reason = std::move(reason);
+      MarkChanged(s);
+    }
+    return ReadyQueue::Outcome::kNoRoom;
+  };
+  // First the tasks (and ready consumers before any new service: a consumer of a service that
+  // serves is how that service ends), then the services, each only together with room for a
+  // consumer (AdmitService), and none while a consumer of a running service finds no room.
+  bool consumer_waits = false;
+  bool services_ready = false;
   ready_.Pass([&](ReadyQueue::Entry e) {
     StageState* s = runs_.at(e.run_id)->stages[e.index].get();
+    if (IsService(s)) {
+      services_ready = true;
+      return ReadyQueue::Outcome::kNoRoom;
+    }
+    Unhold(s);
     AgentState* agent = Fits(most, s->row.resources) ? PickAgent(s) : nullptr;
     if (agent == nullptr) {
+      Rehold(s);
+      if (ConsumesLiveService(s)) consumer_waits = true;
       std::string behind = held_for(s);
       if (s->row.resources.gpus() > 0) reserve(s);
-      // Agents come and go: say whether any could take it at all (node_selector, inputs), and
-      // whether a reservation keeps it back. One stage per shape a pass, the oldest.
-      std::string reason = ReadyReason(s) + behind;
-      if (reason != s->row.reason) {
-        s->row.reason = std::move(reason);
-        MarkChanged(s);
-      }
-      return ReadyQueue::Outcome::kNoRoom;
+      return no_room(s, behind + HeldByServices(s));
     }
     Status st = StartAttemptOn(s, agent);
     if (!st.ok()) {
-      GetLogger("scheduler")->warn("run {} stage {}: {}", e.run_id, s->row.name,
-                                   ToStd(st.message()));
+      GetLogger("scheduler")
+          ->warn("run {} stage {}: {}", e.run_id, s->row.name, ToStd(st.message()));
     }
     roomiest();
     return ReadyQueue::Outcome::kTaken;
   });
+  if (services_ready) {
+    ready_.Pass([&](ReadyQueue::Entry e) {
+      StageState* s = runs_.at(e.run_id)->stages[e.index].get();
+      if (!IsService(s)) return ReadyQueue::Outcome::kNoRoom;  // had its turn
+      if (consumer_waits) {
+        return no_room(s, " (a consumer of a running service waits for room, and goes first)");
+      }
+      if (!AdmitService(s)) {
+        return no_room(s, " together with room for a consumer that needs it");
+      }
+      roomiest();
+      return ReadyQueue::Outcome::kTaken;
+    });
+  }
   // The reservations last one pass: the next one makes them anew from what is free then.
   for (const Held& h : held) AddResources(&h.agent->free, h.hold);
+  UnapplyHolds();
+  BreakServiceWait();
 }
 
 std::string Scheduler::WaitingReason(const v1::Resources& need) {
@@ -127,13 +164,15 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   ctx.output_dir = output_dir;
   ctx.run_id = run->row.id;
   const std::string& wf_path = run->row.workflow_path;
-  if (!wf_path.empty() && wf_path[0] == '/') ctx.workflow_dir = wf_path.substr(0, wf_path.rfind('/'));
+  if (!wf_path.empty() && wf_path[0] == '/')
+    ctx.workflow_dir = wf_path.substr(0, wf_path.rfind('/'));
 
   v1::StartAttempt start;
   for (const std::string& arg : s->spec->run) {
     Result<std::string> expanded = workflow::ExpandTemplate(arg, ctx);
     if (!expanded.ok()) {
-      StageFailed(s, v1::STAGE_FAILED, StrCat("cannot start: ", ToStd(expanded.status().message())));
+      StageFailed(s, v1::STAGE_FAILED,
+                  StrCat("cannot start: ", ToStd(expanded.status().message())));
       return expanded.status();
     }
     start.add_argv(*expanded);
@@ -163,8 +202,8 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   // Resources and GPUs held until the attempt ends.
   a->held = s->row.resources;
   SubtractResources(&agent->free, a->held);
-  for (size_t g = 0; g < agent->gpu_busy.size() && static_cast<int>(a->gpus.size()) < a->held.gpus();
-       ++g) {
+  for (size_t g = 0;
+       g < agent->gpu_busy.size() && static_cast<int>(a->gpus.size()) < a->held.gpus(); ++g) {
     if (!agent->gpu_busy[g]) {
       agent->gpu_busy[g] = true;
       a->gpus.push_back(static_cast<int>(g));
@@ -198,6 +237,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   s->attempts.push_back(std::move(attempt));
   attempts_[a->row.id] = a;
   a->last_progress_ms = clock_->NowMs();
+  if (!IsService(s)) ++task_starts_;
   SetStageStatus(s, IsService(s) ? v1::STAGE_STARTING : v1::STAGE_RUNNING, "");
   ArmAttemptTimers(a);
 

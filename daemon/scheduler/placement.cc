@@ -75,8 +75,11 @@ std::string Scheduler::PlacementKey(const StageState* s) {
     near.insert(std::string_view(dep->row.agent_id));
   });
   const workflow::NodeSelector& selector = s->spec->node_selector;
-  if (selector.empty() && s->avoid == nullptr && near.empty()) return "";
+  // Services are a shape of their own: Dispatch offers them in a pass after the tasks.
+  bool service = IsService(s);
+  if (selector.empty() && s->avoid == nullptr && near.empty() && !service) return "";
   std::string key = workflow::FormatNodeSelector(selector);
+  if (service) key += " service";
   if (s->avoid != nullptr) key += StrCat(" not ", AgentList(*s->avoid, ","));
   if (!near.empty()) {
     key += StrCat(" near ", StrJoin(std::vector<std::string>(near.begin(), near.end()), ","));
@@ -221,13 +224,15 @@ void Scheduler::AvoidFailedNode(StageState* s, const AgentState& agent, const st
     if (node.empty()) return;
     std::vector<std::string>& nodes = s->avoid->nodes;
     if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
-    GetLogger("scheduler")->info("run {} stage {}: later attempts exclude node {}",
-                                 s->run->row.id, s->row.name, node);
+    GetLogger("scheduler")
+        ->info("run {} stage {}: later attempts exclude node {}", s->run->row.id, s->row.name,
+               node);
     return;
   }
   s->avoid->agents.insert(agent.row.id);
-  GetLogger("scheduler")->info("run {} stage {}: later attempts avoid agent {}", s->run->row.id,
-                               s->row.name, agent.row.id);
+  GetLogger("scheduler")
+      ->info("run {} stage {}: later attempts avoid agent {}", s->run->row.id, s->row.name,
+             agent.row.id);
 }
 
 }  // namespace longhaul::scheduler

@@ -15,6 +15,8 @@ Status Scheduler::Recover() {
   attempts_.clear();
   agents_.clear();
   ready_.Clear();
+  holds_.clear();
+  yielded_.clear();
   stage_owner_.clear();
   timers_ = TimerQueue();
   outbox_.clear();
@@ -26,7 +28,7 @@ Status Scheduler::Recover() {
   dirty_attempts_.clear();
   dirty_agents_.clear();
   ended_attempts_.clear();
-  notices_.clear();   // their rows went with the transaction that failed
+  notices_.clear();  // their rows went with the transaction that failed
   recorded_.clear();
   for (auto& [id, p] : pending_logs_) p.done(absl::UnavailableError("coordinator state reloaded"));
   pending_logs_.clear();
@@ -54,15 +56,16 @@ Status Scheduler::Recover() {
   for (const auto& run_row : runs) {
     Result<RunState*> loaded = LoadRunIntoMemory(run_row.id);
     if (!loaded.ok()) {
-      GetLogger("scheduler")->error("run {}: cannot recover: {}", run_row.id,
-                                    ToStd(loaded.status().message()));
+      GetLogger("scheduler")
+          ->error("run {}: cannot recover: {}", run_row.id, ToStd(loaded.status().message()));
     }
   }
   for (auto& [id, agent] : agents_) {
     if (!agent->attempts.empty()) ArmAgentTimers(agent.get());
   }
-  GetLogger("scheduler")->info("recovered {} active run(s), {} live attempt(s), {} agent(s)",
-                               runs_.size(), attempts_.size(), agents_.size());
+  GetLogger("scheduler")
+      ->info("recovered {} active run(s), {} live attempt(s), {} agent(s)", runs_.size(),
+             attempts_.size(), agents_.size());
   return OkStatus();
 }
 
@@ -178,8 +181,8 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
         break;
       case v1::STAGE_WAITING:
         if (st->row.next_retry_at_ms) {
-          timers_.Push({*st->row.next_retry_at_ms, TimerKind::kRetry, st->row.id, "",
-                        st->retry_gen});
+          timers_.Push(
+              {*st->row.next_retry_at_ms, TimerKind::kRetry, st->row.id, "", st->retry_gen});
         } else {
           MaybeReady(st.get());
         }

@@ -90,6 +90,8 @@ void Scheduler::SetStageStatus(StageState* s, v1::StageStatus status, const std:
   if (s->row.status == v1::STAGE_READY && status != v1::STAGE_READY) {
     ready_.Remove({s->run->row.id, s->index}, s->row.resources, PlacementKey(s));
   }
+  DropHolds(s, status);
+  service_check_needed_ = true;
   --s->run->status_count[s->row.status];
   ++s->run->status_count[status];
   TouchTotals(s->run);
@@ -188,8 +190,8 @@ Result<v1::Run> Scheduler::Cancel(int64_t run_id) {
   auto it = runs_.find(run_id);
   if (it == runs_.end()) {
     ASSIGN_OR_RETURN(v1::Run stored, store_->GetRun(run_id, false));
-    return absl::FailedPreconditionError(StrCat("run ", run_id, " already ended (",
-                                                RunStatusName(stored.status()), ")"));
+    return absl::FailedPreconditionError(
+        StrCat("run ", run_id, " already ended (", RunStatusName(stored.status()), ")"));
   }
   RunState* run = it->second.get();
   run->cancel_requested = true;
@@ -222,8 +224,10 @@ Result<v1::Run> Scheduler::Retry(int64_t run_id, const std::string& stage_name) 
   if (IsTerminal(run->row.status)) ended_runs_.insert(run_id);
   if (run->row.collected_at_ms) {
     return absl::FailedPreconditionError(
-        StrCat("run ", run_id, " was collected by retention: its logs and outputs are gone; "
-               "pivot it instead (longhaul pivot ", run_id, ")"));
+        StrCat("run ", run_id,
+               " was collected by retention: its logs and outputs are gone; "
+               "pivot it instead (longhaul pivot ",
+               run_id, ")"));
   }
   if (run->cancel_requested && !IsTerminal(run->row.status)) {
     return absl::FailedPreconditionError(
@@ -239,10 +243,10 @@ Result<v1::Run> Scheduler::Retry(int64_t run_id, const std::string& stage_name) 
       return absl::NotFoundError(StrCat("run ", run_id, " has no stage '", stage_name, "'"));
     }
     if (!retryable(s->row.status)) {
-      return absl::FailedPreconditionError(
-          StrCat("stage '", stage_name, "' of run ", run_id, " is ",
-                 StageStatusName(s->row.status), "; only failed, cancelled or skipped stages "
-                 "can be retried"));
+      return absl::FailedPreconditionError(StrCat("stage '", stage_name, "' of run ", run_id,
+                                                  " is ", StageStatusName(s->row.status),
+                                                  "; only failed, cancelled or skipped stages "
+                                                  "can be retried"));
     }
     for (int d : s->deps) {
       StageState* dep = run->stages[d].get();
@@ -380,7 +384,8 @@ SchedulerGauges Scheduler::Gauges() const {
   std::vector<const StageState*> running;  // in run and stage order
   for (const auto& [attempt_id, a] : attempts_) {
     const StageState* s = a->stage;
-    if (s != nullptr && s->current == a && a->row.state == v1::ATTEMPT_RUNNING) running.push_back(s);
+    if (s != nullptr && s->current == a && a->row.state == v1::ATTEMPT_RUNNING)
+      running.push_back(s);
   }
   std::sort(running.begin(), running.end(), [](const StageState* x, const StageState* y) {
     return std::tie(x->run->row.id, x->index) < std::tie(y->run->row.id, y->index);

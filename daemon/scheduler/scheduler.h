@@ -155,8 +155,7 @@ class Scheduler {
  private:
   // submit.cc
   // Inserts the run's row and builds its stages (not inserted yet: InsertStages).
-  Result<std::unique_ptr<RunState>> CreateRun(SubmitInput input, const RunPlan& plan,
-                                              int64_t now);
+  Result<std::unique_ptr<RunState>> CreateRun(SubmitInput input, const RunPlan& plan, int64_t now);
   // Inserts the stages, each with its fingerprint from `plan` (made into text one stage at a
   // time and dropped once stored, so a big run never holds them all), and empties `plan`.
   Status InsertStages(RunState* r, RunPlan* plan);
@@ -246,6 +245,34 @@ class Scheduler {
   // that submits to a cluster) or the agent.
   void AvoidFailedNode(StageState* s, const AgentState& agent, const std::string& node);
 
+  // service_admission.cc: starting services so that they cannot starve their consumers
+  // (docs/architecture.md, "Services and their consumers").
+  // Starts ready service `s` together with the other services of one of its consumers, when
+  // they and that consumer fit together; reserves the consumer's resources (a ConsumerHold)
+  // until it starts. False when no consumer's group fits now.
+  bool AdmitService(StageState* s);
+  // Inside a dispatch pass: takes the holds' resources from their agents' free counts, and
+  // gives them back (at the pass's end, or for the one consumer being placed).
+  void ApplyHolds();
+  void UnapplyHolds();
+  void Unhold(const StageState* consumer);
+  void Rehold(const StageState* consumer);
+  // Drops the hold of `s` (it started or ended), or the holds made for service `s` (it left
+  // the starting and serving states).
+  void DropHolds(const StageState* s, v1::StageStatus status);
+  // Whether `s` needs a service that is starting or serving.
+  bool ConsumesLiveService(const StageState* s) const;
+  // For the reason of a stage that finds no room: " (the room is held by service 'x', which
+  // waits for it)" when, on an agent it may go to, services waiting for their consumers hold
+  // what it lacks.
+  std::string HeldByServices(const StageState* s) const;
+  // The backstop: when nothing runs but services and ready stages wait, stops the service
+  // with no running consumer that frees the most; it becomes ready again (no retry spent).
+  void BreakServiceWait();
+  // Refuses a workflow a stage of which (with the services it needs) can never fit on the
+  // registered agents. Nothing is refused while no agent is registered.
+  Status CheckStagesFit(const workflow::Workflow& wf, const RunPlan& plan) const;
+
   // dispatch.cc
   Status StartAttemptOn(StageState* s, AgentState* agent);
   std::string OutputDir(const StageState* s, const AgentState* agent, int number) const;
@@ -325,13 +352,27 @@ class Scheduler {
   std::vector<AttemptState*> ended_attempts_;
   std::set<int64_t> changed_runs_;  // for watchers
   bool dispatch_needed_ = false;
+  // A consumer's reservation, made when a service started for it (AdmitService), kept until
+  // it starts or no longer can. Keyed by (run id, stage index).
+  struct ConsumerHold {
+    std::string agent_id;
+    v1::Resources need;
+    std::vector<int> services;  // indexes in the consumer's run
+    v1::Resources applied;      // taken from the agent's free count in this pass
+  };
+  std::map<std::pair<int64_t, int>, ConsumerHold> holds_;
+  bool service_check_needed_ = false;  // a stage changed state: look for a service wait
+  // Tasks started so far, and for each service stopped by BreakServiceWait the count when it
+  // was: it starts again only after some task has started since, so stopping makes progress.
+  uint64_t task_starts_ = 0;
+  std::map<std::pair<int64_t, int>, uint64_t> yielded_;
   // The reason SetStageStatus gave last: stages given the same text share it (LeanString), so
   // 100,000 stages waiting for the same room hold their reason once.
   LeanString last_reason_;
 
   std::vector<std::pair<uint64_t, v1::CoordinatorMessage>> outbox_;
   std::map<int64_t, std::vector<std::shared_ptr<Watcher>>> watchers_;
-  std::set<int64_t> ended_runs_;  // to evict after the commit
+  std::set<int64_t> ended_runs_;        // to evict after the commit
   bool return_memory_at_tick_ = false;  // a big run left memory: trim again at the next tick
   int64_t next_request_id_ = 1;
   struct PendingLog {

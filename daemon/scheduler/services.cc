@@ -26,16 +26,16 @@ bool Scheduler::IsService(const StageState* s) {
 }
 
 void Scheduler::MaybeReady(StageState* s) {
-  if (s->row.status != v1::STAGE_WAITING || s->row.next_retry_at_ms ||
-      s->run->cancel_requested) {
+  if (s->row.status != v1::STAGE_WAITING || s->row.next_retry_at_ms || s->run->cancel_requested) {
     return;
   }
   RunState* run = s->run;
   for (int d : s->deps) {
     StageState* dep = run->stages[d].get();
     if (IsBad(dep->row.status)) {
-      SetStageStatus(s, v1::STAGE_SKIPPED,
-                     StrCat("needs '", dep->row.name, "', which ", StageStatusName(dep->row.status)));
+      SetStageStatus(
+          s, v1::STAGE_SKIPPED,
+          StrCat("needs '", dep->row.name, "', which ", StageStatusName(dep->row.status)));
       SkipDependents(s);
       Propagate(s);
       return;
@@ -120,15 +120,22 @@ bool Scheduler::ServiceAttemptEnded(AttemptState* a, const std::string& kind,
     if (IsLive(s->run->stages[d]->row.status)) needed = true;
   }
   if (kind == "cancelled" || s->run->cancel_requested) return false;
-  if (kind == "stopped" || !needed) {
-    SetStageStatus(s, v1::STAGE_STOPPED, kind == "stopped" || kind == "success" ? "" : reason);
+  if (kind == "yielded" && needed) {
+    // Stopped to free room (BreakServiceWait): ready again, no retry spent.
+    SetStageStatus(s, v1::STAGE_WAITING, StrCat("stopped to free room: ", a->kill_detail));
+    MaybeReady(s);
+    return true;
+  }
+  if (kind == "stopped" || kind == "yielded" || !needed) {
+    SetStageStatus(s, v1::STAGE_STOPPED,
+                   kind == "stopped" || kind == "yielded" || kind == "success" ? "" : reason);
     Propagate(s);
     MaybeFinishRun(s->run);
     return true;
   }
   // It ended while dependents needed it: those running lose it now.
-  std::string why = StrCat("service '", s->row.name, "' ended: ",
-                           kind == "success" ? "exit 0" : reason);
+  std::string why =
+      StrCat("service '", s->row.name, "' ended: ", kind == "success" ? "exit 0" : reason);
   GetLogger("scheduler")->warn("run {}: {}", s->run->row.id, why);
   Notice("service_lost", s->run, s, a->row.number, why, a->row.agent_id);
   for (int d : s->dependents) {

@@ -27,6 +27,7 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input, std::optional<RunPlan>
     ASSIGN_OR_RETURN(plan, PlanRun(store_, input));
     FinalizePlan(input.workflow, &plan);
   }
+  RETURN_IF_ERROR(CheckStagesFit(input.workflow, plan));
   int64_t now = clock_->NowMs();
   SubmitOutput out;
   if (input.dry_run) return out;
@@ -55,14 +56,15 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input, std::optional<RunPlan>
   for (auto& st : r->stages) stage_owner_[st->row.id] = r;
   runs_[run_id] = std::move(run);
   changed_runs_.insert(run_id);
-  GetLogger("scheduler")->info("run {} submitted: {} ({} stages)", run_id, r->row.workflow_name,
-                               r->stages.size());
+  GetLogger("scheduler")
+      ->info("run {} submitted: {} ({} stages)", run_id, r->row.workflow_name, r->stages.size());
   store::RunRowToProto(r->row, &out.run);
   out.run.set_description(r->workflow.description);
   for (int st = 0; st < v1::StageStatus_ARRAYSIZE; ++st) {
     if (r->status_count[st] == 0) continue;
-    (*out.run.mutable_stage_counts())[std::string(
-        StageStatusName(static_cast<v1::StageStatus>(st)))] = static_cast<int32_t>(r->status_count[st]);
+    (*out.run
+          .mutable_stage_counts())[std::string(StageStatusName(static_cast<v1::StageStatus>(st)))] =
+        static_cast<int32_t>(r->status_count[st]);
   }
   return out;
 }

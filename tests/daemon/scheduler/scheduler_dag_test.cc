@@ -81,6 +81,10 @@ stages:
 }
 
 TEST_F(SchedulerTest, StagesWaitForRoomAndSayWhy) {
+  // The GPU agent is registered (a workflow no registered agent could hold is refused at
+  // submission) but away for now.
+  uint64_t away = Connect("gpu", 8, 4);
+  Batch([&] { scheduler_->OnAgentDisconnected(away); });
   uint64_t n1 = Connect("n1", /*cpus=*/2, /*gpus=*/0);
   int64_t run = Submit(R"(
 name: room

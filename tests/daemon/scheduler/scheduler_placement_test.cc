@@ -243,6 +243,9 @@ TEST_F(SchedulerTest, AGangStageReservesItsAgentSoSmallerOnesDoNotStarveIt) {
 }
 
 TEST_F(SchedulerTest, AGangStageThatNoAgentCanHoldReservesNothing) {
+  // The one agent that could hold it is registered but not connected.
+  uint64_t away = Connect("eight", 16, 8);
+  Batch([&] { scheduler_->OnAgentDisconnected(away); });
   Connect("two", 16, 2);
   int64_t run = Submit(R"(
 name: never
