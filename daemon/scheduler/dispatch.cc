@@ -99,7 +99,7 @@ void Scheduler::Dispatch() {
       services_ready = true;
       return ReadyQueue::Outcome::kNoRoom;
     }
-    Unhold(s);
+    if (Unhold(s)) roomiest();
     AgentState* agent = Fits(most, s->row.resources) ? PickAgent(s) : nullptr;
     if (agent == nullptr) {
       Rehold(s);

@@ -255,7 +255,7 @@ class Scheduler {
   // gives them back (at the pass's end, or for the one consumer being placed).
   void ApplyHolds();
   void UnapplyHolds();
-  void Unhold(const StageState* consumer);
+  bool Unhold(const StageState* consumer);  // false: it holds nothing
   void Rehold(const StageState* consumer);
   // Drops the hold of `s` (it started or ended), or the holds made for service `s` (it left
   // the starting and serving states).

@@ -131,12 +131,13 @@ void Scheduler::UnapplyHolds() {
   }
 }
 
-void Scheduler::Unhold(const StageState* consumer) {
+bool Scheduler::Unhold(const StageState* consumer) {
   auto it = holds_.find({consumer->run->row.id, consumer->index});
-  if (it == holds_.end()) return;
+  if (it == holds_.end()) return false;
   auto agent = agents_.find(it->second.agent_id);
   if (agent != agents_.end()) AddResources(&agent->second->free, it->second.applied);
   it->second.applied = v1::Resources();
+  return true;
 }
 
 void Scheduler::Rehold(const StageState* consumer) {
@@ -212,9 +213,13 @@ std::string Scheduler::HeldByServices(const StageState* s) const {
         waits_for_it = true;
       }
     }
-    return StrCat(" (on ", id, " the room is held by service", by.size() > 1 ? "s " : " ",
-                  StrJoin(names, ", "),
-                  waits_for_it ? ", which wait for it" : ", waiting for their consumers", ")");
+    bool one = by.size() == 1;
+    return StrCat(
+        " (on ", id, " the room is held by service", one ? " " : "s ", StrJoin(names, ", "),
+        waits_for_it
+            ? (one ? ", which waits for it" : ", which wait for it")
+            : (one ? ", which waits for its consumers" : ", which wait for their consumers"),
+        ")");
   }
   return "";
 }
