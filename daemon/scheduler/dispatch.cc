@@ -93,6 +93,7 @@ void Scheduler::Dispatch() {
   // consumer (AdmitService), and none while a consumer of a running service finds no room.
   bool consumer_waits = false;
   bool services_ready = false;
+  tasks_wait_ = false;
   ready_.Pass([&](ReadyQueue::Entry e) {
     StageState* s = runs_.at(e.run_id)->stages[e.index].get();
     if (IsService(s)) {
@@ -103,6 +104,7 @@ void Scheduler::Dispatch() {
     AgentState* agent = Fits(most, s->row.resources) ? PickAgent(s) : nullptr;
     if (agent == nullptr) {
       Rehold(s);
+      tasks_wait_ = true;
       if (ConsumesLiveService(s)) consumer_waits = true;
       std::string behind = held_for(s);
       if (s->row.resources.gpus() > 0) reserve(s);

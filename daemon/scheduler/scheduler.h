@@ -266,6 +266,9 @@ class Scheduler {
   // waits for it)" when, on an agent it may go to, services waiting for their consumers hold
   // what it lacks.
   std::string HeldByServices(const StageState* s) const;
+  // The services with no running consumer whose room, on one agent `s` may go to, would let it
+  // fit (and that agent); empty when none would.
+  std::vector<const StageState*> ServicesHolding(const StageState* s, std::string* agent_id) const;
   // The backstop: when nothing runs but services and ready stages wait, stops the service
   // with no running consumer that frees the most; it becomes ready again (no retry spent).
   void BreakServiceWait();
@@ -366,6 +369,7 @@ class Scheduler {
   // was: it starts again only after some task has started since, so stopping makes progress.
   uint64_t task_starts_ = 0;
   std::map<std::pair<int64_t, int>, uint64_t> yielded_;
+  bool tasks_wait_ = false;  // in this dispatch, a ready task found no room
   // The reason SetStageStatus gave last: stages given the same text share it (LeanString), so
   // 100,000 stages waiting for the same room hold their reason once.
   LeanString last_reason_;

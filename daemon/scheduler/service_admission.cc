@@ -2,6 +2,8 @@
 // service starts only together with room for one of its consumers, which stays reserved until
 // that consumer starts; the backstop that stops a service when nothing else can move.
 #include <algorithm>
+#include <functional>
+#include <set>
 #include <tuple>
 
 #include "core/logging.h"
@@ -33,9 +35,10 @@ std::string NeedText(const v1::Resources& r) {
 
 bool Scheduler::AdmitService(StageState* s) {
   RunState* run = s->run;
-  // One that was stopped to free room waits until some task has started since.
+  // One that was stopped to free room waits while a ready task still finds none, until some
+  // task has started since: it must not take back the room it was stopped for.
   if (auto y = yielded_.find({run->row.id, s->index}); y != yielded_.end()) {
-    if (y->second == task_starts_) return false;
+    if (y->second == task_starts_ && tasks_wait_) return false;
     yielded_.erase(y);
   }
   Unhold(s);  // a service that is itself a consumer may use what was held for it
@@ -63,26 +66,38 @@ bool Scheduler::AdmitService(StageState* s) {
                      return LargerNeed(a->row.resources, b->row.resources);
                    });
   for (StageState* c : consumers) {
-    // Place its services that are not up yet, then it, on what is free; undo; start for real
-    // only when all of them found room.
-    std::vector<std::pair<StageState*, AgentState*>> placed;
-    bool fits = true;
+    // Its services that are not up yet, placed on what is free (every way, within a bound),
+    // then it beside them; started for real only when all of them found room.
+    std::vector<StageState*> todo;
     for (int x : c->deps) {
       StageState* svc = run->stages[x].get();
       if (!IsService(svc) || ServiceIsUp(svc->row.status)) continue;
       if (svc != s) Unhold(svc);
-      AgentState* a = PickAgent(svc);
-      if (a == nullptr) {
-        fits = false;
-        break;
-      }
-      SubtractResources(&a->free, svc->row.resources);
-      placed.emplace_back(svc, a);
+      todo.push_back(svc);
     }
-    AgentState* room = fits ? PickAgent(c) : nullptr;
-    for (auto& [svc, a] : placed) AddResources(&a->free, svc->row.resources);
-    if (room == nullptr) {
-      for (auto& [svc, a] : placed) {
+    std::vector<std::pair<StageState*, AgentState*>> placed;
+    AgentState* room = nullptr;
+    int budget = 10'000;
+    std::function<bool(size_t)> place = [&](size_t i) -> bool {
+      if (i == todo.size()) {
+        room = PickAgent(c);
+        return room != nullptr;
+      }
+      StageState* svc = todo[i];
+      for (auto& [id, a] : agents_) {
+        if (--budget < 0) return false;
+        if (!Fits(a->free, svc->row.resources) || !MayGoTo(svc, *a)) continue;
+        SubtractResources(&a->free, svc->row.resources);
+        placed.emplace_back(svc, a.get());
+        bool ok = place(i + 1);
+        AddResources(&a->free, svc->row.resources);
+        if (ok) return true;
+        placed.pop_back();
+      }
+      return false;
+    };
+    if (!place(0)) {
+      for (StageState* svc : todo) {
         if (svc != s) Rehold(svc);
       }
       continue;
@@ -183,7 +198,8 @@ bool Scheduler::ConsumesLiveService(const StageState* s) const {
   return false;
 }
 
-std::string Scheduler::HeldByServices(const StageState* s) const {
+std::vector<const StageState*> Scheduler::ServicesHolding(const StageState* s,
+                                                          std::string* agent_id) const {
   for (const auto& [id, agent] : agents_) {
     if (!MayGoTo(s, *agent) || !Fits(agent->row.resources, s->row.resources)) continue;
     v1::Resources would = agent->free;
@@ -202,6 +218,17 @@ std::string Scheduler::HeldByServices(const StageState* s) const {
       by.push_back(svc);
     }
     if (by.empty() || !Fits(would, s->row.resources)) continue;
+    if (agent_id != nullptr) *agent_id = id;
+    return by;
+  }
+  return {};
+}
+
+std::string Scheduler::HeldByServices(const StageState* s) const {
+  std::string id;
+  std::vector<const StageState*> by = ServicesHolding(s, &id);
+  if (by.empty()) return "";
+  {
     std::vector<std::string> names;
     bool waits_for_it = false;
     for (const StageState* svc : by) {
@@ -221,7 +248,6 @@ std::string Scheduler::HeldByServices(const StageState* s) const {
             : (one ? ", which waits for its consumers" : ", which wait for their consumers"),
         ")");
   }
-  return "";
 }
 
 void Scheduler::BreakServiceWait() {
@@ -236,21 +262,28 @@ void Scheduler::BreakServiceWait() {
       return;
     }
   }
-  // Stopping one helps only if a ready stage waits for room that such services hold.
-  bool helps = false;
+  // Stopping one helps only if a ready stage waits for room that it holds, or, for a ready
+  // service, if it is up beside that service for a consumer of both (they are placed anew
+  // together once it is down).
+  std::set<const StageState*> helpful;
   for (const auto& [run_id, run] : runs_) {
     if (run->status_count[v1::STAGE_READY] == 0) continue;
     for (const auto& st : run->stages) {
-      if (st->row.status == v1::STAGE_READY && !HeldByServices(st.get()).empty()) helps = true;
-      if (helps) break;
+      if (st->row.status != v1::STAGE_READY) continue;
+      for (const StageState* svc : ServicesHolding(st.get(), nullptr)) helpful.insert(svc);
+      if (!IsService(st.get())) continue;
+      for (int c : st->dependents) {
+        for (int d : run->stages[c]->deps) {
+          const StageState* other = run->stages[d].get();
+          if (IsService(other) && other->row.status == v1::STAGE_SERVING) helpful.insert(other);
+        }
+      }
     }
-    if (helps) break;
   }
-  if (!helps) return;
   AttemptState* victim = nullptr;
   for (const auto& [id, a] : attempts_) {
     const StageState* st = a->stage;
-    if (st == nullptr || st->current != a) continue;
+    if (st == nullptr || st->current != a || helpful.count(st) == 0) continue;
     bool consumer_running = false;
     for (int d : st->dependents) {
       if (st->run->stages[d]->current != nullptr) consumer_running = true;
