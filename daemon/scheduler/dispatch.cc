@@ -45,6 +45,27 @@ void Scheduler::Dispatch() {
     UnapplyHolds();
     return;
   }
+  // Consumers that hold room go first, each into its own hold: the ready queue skips the
+  // rest of a shape once its oldest stage finds no room, and a younger stage of that shape
+  // may be the one whose room is held.
+  std::vector<std::pair<int64_t, int>> held_ready;
+  for (const auto& [key, h] : holds_) held_ready.push_back(key);
+  for (const auto& [run_id, index] : held_ready) {
+    auto run = runs_.find(run_id);
+    if (run == runs_.end()) continue;
+    StageState* s = run->second->stages[static_cast<size_t>(index)].get();
+    if (s->row.status != v1::STAGE_READY || IsService(s)) continue;
+    Unhold(s);
+    AgentState* agent = PickAgent(s);
+    if (agent == nullptr) {
+      Rehold(s);
+      continue;
+    }
+    if (Status st = StartAttemptOn(s, agent); !st.ok()) {
+      GetLogger("scheduler")->warn("run {} stage {}: {}", run_id, s->row.name, ToStd(st.message()));
+    }
+  }
+  roomiest();
   // Gang reservation. A stage that asks for GPUs and finds no room holds back, for the rest of
   // the pass, what it needs of what is free on the agent it waits for (GangAgent): the younger
   // stages the pass visits next cannot take it, so as the stages there end, the free GPUs

@@ -35,10 +35,10 @@ std::string NeedText(const v1::Resources& r) {
 
 bool Scheduler::AdmitService(StageState* s) {
   RunState* run = s->run;
-  // One that was stopped to free room waits while a ready task still finds none, until some
-  // task has started since: it must not take back the room it was stopped for.
+  // One that was stopped to free room waits until some task has started since, or nothing
+  // runs at all and no ready task waits: it must not take back the room it was stopped for.
   if (auto y = yielded_.find({run->row.id, s->index}); y != yielded_.end()) {
-    if (y->second == task_starts_ && tasks_wait_) return false;
+    if (y->second == task_starts_ && (tasks_wait_ || !attempts_.empty())) return false;
     yielded_.erase(y);
   }
   Unhold(s);  // a service that is itself a consumer may use what was held for it

@@ -172,6 +172,16 @@ bool EveryStageFits(const GenCase& c) {
   return true;
 }
 
+std::string StatesOf(const v1::Run& r) {
+  std::string states;
+  if (r.stages_size() == 0) return states;
+  for (const v1::Stage& st : r.stages()) {
+    states += "\n  " + st.name() + "=" + std::string(StageStatusName(st.status())) + " (" +
+              st.reason() + ")";
+  }
+  return states;
+}
+
 TEST_F(SchedulerTest, RandomWorkflowsWithServicesFinishOrAreRefusedAtSubmit) {
   uint64_t seed = std::random_device{}();
   if (const char* fixed = std::getenv("LONGHAUL_PROPERTY_SEED")) seed = std::stoull(fixed);
@@ -185,6 +195,9 @@ TEST_F(SchedulerTest, RandomWorkflowsWithServicesFinishOrAreRefusedAtSubmit) {
   int refused = 0, finished = 0, max_steps = 0;
   for (int n = 0; n < kCases; ++n) {
     GenCase c = Generate(rng);
+    if (const char* v = std::getenv("LONGHAUL_PROPERTY_VERBOSE_CASE"); v && std::stoi(v) == n) {
+      SetupLogging("debug");
+    }
     std::string where = "seed " + std::to_string(seed) + " (LONGHAUL_PROPERTY_SEED), case " +
                         std::to_string(n) + ":\n" + c.Describe();
     // A fresh store and scheduler: no agent of another case is registered.
@@ -243,7 +256,15 @@ TEST_F(SchedulerTest, RandomWorkflowsWithServicesFinishOrAreRefusedAtSubmit) {
       }
       link_.sent.clear();
       if (pending.empty()) break;
-      ASSERT_LT(steps, 5000) << "no end in sight\n" << where;
+      if (steps >= 4990) {
+        std::string agents;
+        for (const v1::AgentInfo& a : scheduler_->ListAgents()) {
+          agents += " " + a.id() + " free " + std::to_string(a.free().cpus()) + " cpus " +
+                    std::to_string(a.free().gpus()) + " GPUs;";
+        }
+        ADD_FAILURE() << "step " << steps << agents << StatesOf(GetRun(run));
+      }
+      ASSERT_LT(steps, 5000) << "no end in sight:" << StatesOf(GetRun(run)) << "\n" << where;
       size_t k = static_cast<size_t>(rng() % pending.size());
       Pending p = pending[k];
       pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
@@ -255,12 +276,7 @@ TEST_F(SchedulerTest, RandomWorkflowsWithServicesFinishOrAreRefusedAtSubmit) {
     }
     max_steps = std::max(max_steps, steps);
     v1::Run r = GetRun(run);
-    std::string states;
-    for (const v1::Stage& st : r.stages()) {
-      states += " " + st.name() + "=" + std::string(StageStatusName(st.status())) + " (" +
-                st.reason() + ")";
-    }
-    ASSERT_EQ(r.status(), v1::RUN_SUCCEEDED) << "hung or failed:" << states << "\n" << where;
+    ASSERT_EQ(r.status(), v1::RUN_SUCCEEDED) << "hung or failed:" << StatesOf(r) << "\n" << where;
     for (const v1::AgentInfo& a : scheduler_->ListAgents()) {
       ASSERT_EQ(a.free().cpus(), a.total().cpus()) << where;
       ASSERT_EQ(a.free().gpus(), a.total().gpus()) << where;
