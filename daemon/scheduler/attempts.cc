@@ -196,7 +196,7 @@ void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const s
   }
   log->info("run {} stage {} attempt {}: {}", s->run->row.id, s->row.name, a->row.number, reason);
   if (kind == "cancelled" || s->run->cancel_requested) {
-    StageFailed(s, v1::STAGE_CANCELLED, reason);
+    StageFailed(s, v1::STAGE_CANCELLED, reason, a);
     return;
   }
   const workflow::RetryPolicy& policy = s->spec->retry;
@@ -227,7 +227,7 @@ void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const s
   if (retry_on_kind && limit > 0) {
     final_reason += StrCat(" (after ", limit, budget, " retries)");
   }
-  StageFailed(s, v1::STAGE_FAILED, final_reason);
+  StageFailed(s, v1::STAGE_FAILED, final_reason, a);
 }
 
 }  // namespace longhaul::scheduler
