@@ -6,8 +6,9 @@
 namespace longhaul::agent {
 namespace {
 
-// Two H200s, as `nvidia-smi --query-gpu=<NvidiaSmiFields()> --format=csv,noheader,nounits`
-// prints them: one busy, one idle with ECC and remap figures.
+// Two H200s in the format of `nvidia-smi --query-gpu=<NvidiaSmiFields()>
+// --format=csv,noheader,nounits` (figures made up to cover every field): one busy, one idle
+// with ECC and remap figures.
 constexpr char kTwoH200s[] =
     "0, GPU-5a3b1c2d-0000-1111-2222-333344445555, NVIDIA H200, 100, 62, 80213, 143771, 689.41, "
     "64, 1980, 0x0000000000000000, 0, 0, 0, 0, No, No\n"
@@ -38,6 +39,21 @@ TEST(NvidiaSmiParseTest, ReadsEveryField) {
   EXPECT_EQ(idle.remapped_uncorrectable, 1u);
   EXPECT_EQ(idle.remap_pending, true);
   EXPECT_EQ(idle.remap_failed, false);
+}
+
+TEST(NvidiaSmiParseTest, ReadsWhatAnIdleH200Printed) {
+  // Printed by nvidia-smi on a real H200 node for the full query (docs/gpus.md).
+  auto samples = ParseNvidiaSmiSamples(
+      "0, GPU-6dd3a11a-4df4-de53-b7a7-d0b8e1d780ca, NVIDIA H200, 0, 0, 0, 143771, 81.44, 38, "
+      "345, 0x0000000000000001, 0, 0, 0, 0, No, No\n",
+      NvidiaSmiFields().size());
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 1u);
+  EXPECT_EQ((*samples)[0].uuid, "GPU-6dd3a11a-4df4-de53-b7a7-d0b8e1d780ca");
+  EXPECT_EQ((*samples)[0].mem_total_bytes, int64_t{143771} << 20);
+  EXPECT_DOUBLE_EQ(*(*samples)[0].power_watts, 81.44);
+  EXPECT_EQ((*samples)[0].throttle_reasons, 1u);  // GPU idle
+  EXPECT_EQ((*samples)[0].remap_pending, false);
 }
 
 TEST(NvidiaSmiParseTest, NotReportedFiguresAreAbsentAndTheBasicQueryParses) {
