@@ -222,31 +222,22 @@ Result<std::unique_ptr<GpuBackend>> OpenNvml(const std::string& library) {
     return absl::UnavailableError(StrCat("NVML not loaded: ", err != nullptr ? err : library));
   }
   NvmlApi api{};
-  struct Required {
-    const char* symbol;
-    void* found;
+  std::string missing;  // the first required function the library lacks
+  auto required = [&](const char* symbol, auto* out) {
+    LoadNvmlSymbol(lib, symbol, out);
+    if (*out == nullptr && missing.empty()) missing = symbol;
   };
-  LoadNvmlSymbol(lib, "nvmlInit_v2", &api.Init);
-  LoadNvmlSymbol(lib, "nvmlShutdown", &api.Shutdown);
-  LoadNvmlSymbol(lib, "nvmlErrorString", &api.ErrorString);
-  LoadNvmlSymbol(lib, "nvmlDeviceGetCount_v2", &api.GetCount);
-  LoadNvmlSymbol(lib, "nvmlDeviceGetHandleByIndex_v2", &api.GetHandleByIndex);
-  LoadNvmlSymbol(lib, "nvmlDeviceGetUUID", &api.GetUuid);
-  LoadNvmlSymbol(lib, "nvmlDeviceGetName", &api.GetName);
-  LoadNvmlSymbol(lib, "nvmlDeviceGetMemoryInfo", &api.GetMemoryInfo);
-  for (auto [symbol, found] :
-       {Required{"nvmlInit_v2", reinterpret_cast<void*>(api.Init)},
-        Required{"nvmlShutdown", reinterpret_cast<void*>(api.Shutdown)},
-        Required{"nvmlErrorString", reinterpret_cast<void*>(api.ErrorString)},
-        Required{"nvmlDeviceGetCount_v2", reinterpret_cast<void*>(api.GetCount)},
-        Required{"nvmlDeviceGetHandleByIndex_v2", reinterpret_cast<void*>(api.GetHandleByIndex)},
-        Required{"nvmlDeviceGetUUID", reinterpret_cast<void*>(api.GetUuid)},
-        Required{"nvmlDeviceGetName", reinterpret_cast<void*>(api.GetName)},
-        Required{"nvmlDeviceGetMemoryInfo", reinterpret_cast<void*>(api.GetMemoryInfo)}}) {
-    if (found == nullptr) {
-      ::dlclose(lib);
-      return absl::UnavailableError(StrCat("NVML not usable: ", library, " has no ", symbol));
-    }
+  required("nvmlInit_v2", &api.Init);
+  required("nvmlShutdown", &api.Shutdown);
+  required("nvmlErrorString", &api.ErrorString);
+  required("nvmlDeviceGetCount_v2", &api.GetCount);
+  required("nvmlDeviceGetHandleByIndex_v2", &api.GetHandleByIndex);
+  required("nvmlDeviceGetUUID", &api.GetUuid);
+  required("nvmlDeviceGetName", &api.GetName);
+  required("nvmlDeviceGetMemoryInfo", &api.GetMemoryInfo);
+  if (!missing.empty()) {
+    ::dlclose(lib);
+    return absl::UnavailableError(StrCat("NVML not usable: ", library, " has no ", missing));
   }
   LoadNvmlSymbol(lib, "nvmlDeviceGetUtilizationRates", &api.GetUtilization);
   LoadNvmlSymbol(lib, "nvmlDeviceGetPowerUsage", &api.GetPowerUsage);
