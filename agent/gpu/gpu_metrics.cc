@@ -8,6 +8,9 @@
 namespace longhaul::agent {
 namespace {
 
+// Every DCGM family is typed gauge: a counter's name ends in _total in this exposition, and
+// dcgm-exporter's names for the ECC, remap and PCIe counts do not (they are counts since the
+// driver loaded, which a driver reload resets).
 struct GpuFamily {
   const char* name;
   const char* type;
@@ -21,7 +24,7 @@ std::optional<double> GpuFigure(const std::optional<T>& v) {
   return static_cast<double>(*v);
 }
 
-constexpr double kMiB = 1 << 20;
+constexpr double kGpuMiB = 1 << 20;
 
 const std::vector<GpuFamily>& GpuFamilies() {
   static const auto* families = new std::vector<GpuFamily>{
@@ -32,17 +35,17 @@ const std::vector<GpuFamily>& GpuFamilies() {
       {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).",
        [](const GpuState& g) -> std::optional<double> {
          if (!g.last.mem_used_bytes) return std::nullopt;
-         return static_cast<double>(*g.last.mem_used_bytes) / kMiB;
+         return static_cast<double>(*g.last.mem_used_bytes) / kGpuMiB;
        }},
       {"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).",
        [](const GpuState& g) -> std::optional<double> {
          if (!g.last.mem_used_bytes || !g.last.mem_total_bytes) return std::nullopt;
-         return static_cast<double>(*g.last.mem_total_bytes - *g.last.mem_used_bytes) / kMiB;
+         return static_cast<double>(*g.last.mem_total_bytes - *g.last.mem_used_bytes) / kGpuMiB;
        }},
       {"DCGM_FI_DEV_FB_TOTAL", "gauge", "Framebuffer memory total (in MiB).",
        [](const GpuState& g) -> std::optional<double> {
          if (!g.last.mem_total_bytes) return std::nullopt;
-         return static_cast<double>(*g.last.mem_total_bytes) / kMiB;
+         return static_cast<double>(*g.last.mem_total_bytes) / kGpuMiB;
        }},
       {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).",
        [](const GpuState& g) { return GpuFigure(g.last.power_watts); }},
@@ -53,23 +56,23 @@ const std::vector<GpuFamily>& GpuFamilies() {
       {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gauge",
        "Current clock throttle reasons (NVML's clocks event reason bit mask).",
        [](const GpuState& g) { return GpuFigure(g.last.throttle_reasons); }},
-      {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter",
+      {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "gauge",
        "Total number of single-bit (corrected) volatile ECC errors.",
        [](const GpuState& g) { return GpuFigure(g.last.ecc_corrected); }},
-      {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter",
+      {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "gauge",
        "Total number of double-bit (uncorrected) volatile ECC errors.",
        [](const GpuState& g) { return GpuFigure(g.last.ecc_uncorrected); }},
-      {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter",
+      {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "gauge",
        "Number of remapped rows for correctable errors",
        [](const GpuState& g) { return GpuFigure(g.last.remapped_correctable); }},
-      {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter",
+      {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "gauge",
        "Number of remapped rows for uncorrectable errors",
        [](const GpuState& g) { return GpuFigure(g.last.remapped_uncorrectable); }},
       {"DCGM_FI_DEV_ROW_REMAP_PENDING", "gauge", "Whether a row remap waits for a GPU reset",
        [](const GpuState& g) { return GpuFigure(g.last.remap_pending); }},
       {"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed",
        [](const GpuState& g) { return GpuFigure(g.last.remap_failed); }},
-      {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries.",
+      {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "gauge", "Total number of PCIe retries.",
        [](const GpuState& g) { return GpuFigure(g.last.pcie_replays); }},
       {"DCGM_FI_DEV_XID_ERRORS", "gauge",
        "Value of the last XID error encountered (0: none since the agent started).",

@@ -3,10 +3,12 @@
 // the library is missing.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/strings.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/agent/fake_nvml/fake_nvml_state.h"
+#include "tests/http/exposition.h"
 #include "tests/http/http_client.h"
 
 namespace longhaul::testing {
@@ -59,16 +61,23 @@ TEST_F(AgentGpuTest, MetricsShowTheFakeGpusFiguresAndHealth) {
   EXPECT_EQ(hello->gpus(1).name(), "NVIDIA H200");
   EXPECT_NE(h_.AgentLog().find("GPU-fake-0001"), std::string::npos) << h_.AgentLog();
 
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
   std::string labels =
-      "{gpu=\"1\",UUID=\"GPU-fake-0001\",device=\"nvidia1\","
-      "modelName=\"NVIDIA H200\",Hostname=\"";
+      "{gpu=\"1\",UUID=\"GPU-fake-0001\",device=\"nvidia1\",modelName=\"NVIDIA H200\","
+      "Hostname=\"" +
+      std::string(host) + "\"}";
   ASSERT_TRUE(ScrapeUntil("DCGM_FI_DEV_GPU_UTIL" + labels)) << body_;
-  EXPECT_NE(body_.find("longhaul_agent_gpu_backend{backend=\"nvml\"} 1"), std::string::npos);
-  EXPECT_NE(body_.find("\"} 93\n"), std::string::npos) << body_;
-  EXPECT_NE(body_.find("DCGM_FI_DEV_FB_USED" + labels), std::string::npos);
-  EXPECT_NE(body_.find("\"} 10240\n"), std::string::npos) << body_;
-  EXPECT_NE(body_.find("\"} 512\n"), std::string::npos) << body_;
-  EXPECT_NE(body_.find("longhaul_agent_connected 1"), std::string::npos) << "the rest stays";
+  // Read as strictly as longhauld's /metrics: the GPU families keep the exposition valid.
+  Exposition e;
+  ParseExposition(body_, e);
+  ASSERT_FALSE(HasFailure()) << body_;
+  EXPECT_EQ(SeriesValue(e, "longhaul_agent_gpu_backend{backend=\"nvml\"}"), 1);
+  EXPECT_EQ(SeriesValue(e, "DCGM_FI_DEV_GPU_UTIL" + labels), 93);
+  EXPECT_EQ(SeriesValue(e, "DCGM_FI_DEV_FB_USED" + labels), 10240);
+  EXPECT_EQ(SeriesValue(e, "DCGM_FI_DEV_POWER_USAGE" + labels), 512);
+  EXPECT_EQ(SeriesValue(e, "longhaul_agent_gpu_healthy" + labels), 1);
+  EXPECT_EQ(SeriesValue(e, "longhaul_agent_connected"), 1) << "the agent's own families stay";
 
   // A GPU falls off the bus (XID 79): unhealthy on /metrics, one warning line in the log.
   gpus_[0].xids = {79};

@@ -123,7 +123,7 @@ TEST_F(GpuSamplerTest, RendersDcgmNamesWithTheirLabels) {
         "DCGM_FI_DEV_PCIE_REPLAY_COUNTER" + labels + " 3",
         "DCGM_FI_DEV_XID_ERRORS" + labels + " 48", "longhaul_agent_gpu_healthy" + labels + " 0",
         std::string("longhaul_agent_gpu_backend{backend=\"nvml\"} 1"),
-        std::string("# TYPE DCGM_FI_DEV_ECC_DBE_VOL_TOTAL counter")}) {
+        std::string("# TYPE DCGM_FI_DEV_ECC_DBE_VOL_TOTAL gauge")}) {
     EXPECT_NE(text.find(line + "\n"), std::string::npos) << line << "\n" << text;
   }
   EXPECT_NE(text.find("longhaul_agent_gpu_unhealthy{gpu=\"2\""), std::string::npos);
