@@ -8,6 +8,9 @@
 #include <iostream>
 #include <optional>
 
+#include "agent/gpu/gpu_backend.h"
+#include "agent/gpu/gpu_metrics.h"
+#include "agent/gpu/gpu_sampler.h"
 #include "agent/lib/agent.h"
 #include "agent/lib/agent_flags.h"
 #include "agent/lib/agent_metrics.h"
@@ -19,8 +22,8 @@
 #include "core/clock.h"
 #include "core/fs.h"
 #include "core/logging.h"
-#include "core/rlimit.h"
 #include "core/net/text_http_server.h"
+#include "core/rlimit.h"
 #include "core/strings.h"
 
 namespace {
@@ -84,10 +87,13 @@ int main(int argc, char** argv) {
   for (const auto& [k, v] : flags.label_map) config.labels[k] = v;
   config.advertise_host = flags.advertise_host;
   config.shared_paths = flags.shared_paths;
-  Inventory inv = DetectInventory(flags.overrides);
+  GpuBackendChoice gpu = ChooseGpuBackend(flags.nvml_library);
+  for (const auto& note : gpu.notes) log->warn("{}", note);
+  Inventory inv = DetectInventory(flags.overrides, gpu.backend->devices());
   for (const auto& note : inv.notes) log->warn("{}", note);
   for (const auto& g : inv.gpu_list) {
-    log->info("GPU {}: {} ({} MiB)", g.index, g.name, g.memory_mib);
+    log->info("GPU {}: {} {} ({} MiB), through {}", g.index, g.name, g.uuid, g.memory_mib,
+              gpu.backend->name());
     v1::GpuInfo& info = config.gpus.emplace_back();
     info.set_index(g.index);
     info.set_name(g.name);
@@ -139,10 +145,25 @@ int main(int argc, char** argv) {
   log->info("agent {} ({} CPUs, {} bytes, {} GPUs, executor {}) for coordinator {}{}; state {}",
             config.agent_id, inv.cpus, inv.memory_bytes, inv.gpus, executor, coordinator,
             tls_ca.empty() ? "" : " (mutual TLS)", state_dir);
+  // Sampled on its own thread; the last sample of each GPU stays in `gpus` (docs/gpus.md).
+  std::unique_ptr<GpuSampler> gpus;
+  if (flags.gpu_sample_ms > 0) {
+    gpus = std::make_unique<GpuSampler>(std::move(gpu.backend), flags.xids, SystemClock::Get(),
+                                        flags.gpu_sample_ms);
+    gpus->Start();
+  }
   TextHttpServer metrics_server;
   if (!flags.metrics_listen.empty()) {
+    std::function<std::string()> gpu_text;
+    if (gpus) {
+      gpu_text = [&gpus, host = config.hostname] {
+        metrics::TextWriter w;
+        WriteGpuMetrics(*gpus, host, w);
+        return w.text();
+      };
+    }
     auto metrics = ServeAgentMetrics(&metrics_server, flags.metrics_listen, agent.metrics(),
-                                     state_dir, SystemClock::Get());
+                                     state_dir, SystemClock::Get(), std::move(gpu_text));
     if (!metrics.ok()) return Fail(ToStd(metrics.status().message()));
   }
   session.Start();

@@ -3,8 +3,8 @@
 #include <signal.h>
 #include <sys/stat.h>
 
-#include <nlohmann/json.hpp>
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/fs.h"
@@ -21,10 +21,14 @@ class AgentIntegrationTest : public AgentHarnessTest {};
 TEST_F(AgentIntegrationTest, HelloCarriesResourcesLabelsAndDetectedGpus) {
   std::string bin = h_.tmp().Join("fakebin");
   ::mkdir(bin.c_str(), 0755);
+  // Answers the agent's --query-gpu (docs/gpus.md) as an idle H200 does; NVML is not loaded.
   WriteTextFile(bin + "/nvidia-smi",
-                "#!/bin/sh\necho '0, NVIDIA H200, 143771'\necho '1, NVIDIA H200, 143771'\n");
+                "#!/bin/sh\n"
+                "for i in 0 1; do echo \"$i, GPU-$i, NVIDIA H200, 0, 0, 0, 143771, 81.44, 38, "
+                "345, 0x0000000000000001, 0, 0, 0, 0, No, No\"; done\n");
   ::chmod((bin + "/nvidia-smi").c_str(), 0755);
-  h_.StartAgent({"--cpus", "4", "--memory", "8G", "--label", "zone=a", "--label", "disk=nvme"},
+  h_.StartAgent({"--cpus", "4", "--memory", "8G", "--label", "zone=a", "--label", "disk=nvme",
+                 "--nvml-library", h_.tmp().Join("no-libnvidia-ml.so.1")},
                 {{"PATH", bin + ":/usr/bin:/bin"}});
   ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
   v1::Hello hello = *coord().last_hello();
@@ -32,6 +36,9 @@ TEST_F(AgentIntegrationTest, HelloCarriesResourcesLabelsAndDetectedGpus) {
   EXPECT_EQ(hello.resources().cpus(), 4);
   EXPECT_EQ(hello.resources().memory_bytes(), 8LL << 30);
   EXPECT_EQ(hello.resources().gpus(), 2);
+  ASSERT_EQ(hello.gpus_size(), 2);
+  EXPECT_EQ(hello.gpus(1).name(), "NVIDIA H200");
+  EXPECT_EQ(hello.gpus(1).memory_bytes(), 143771LL << 20);
   EXPECT_EQ(hello.labels().at("zone"), "a");
   EXPECT_EQ(hello.labels().at("disk"), "nvme");
   EXPECT_EQ(hello.executor(), "local");
