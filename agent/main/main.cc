@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
   for (const auto& [k, v] : flags.label_map) config.labels[k] = v;
   config.advertise_host = flags.advertise_host;
   config.shared_paths = flags.shared_paths;
+  config.coordinator = coordinator;
   Inventory inv = DetectInventory(flags.overrides);
   for (const auto& note : inv.notes) log->warn("{}", note);
   for (const auto& g : inv.gpu_list) {
@@ -125,6 +126,9 @@ int main(int argc, char** argv) {
           },
           [&](uint64_t gen, std::string) {
             boost::asio::post(io, [&, gen] { agent_ptr->OnStreamClosed(gen); });
+          },
+          [&](std::string why) {
+            boost::asio::post(io, [&, why = std::move(why)] { agent_ptr->Refuse(why); });
           }});
   std::optional<Agent> agent_holder;
   if (executor == "slurm") {
@@ -135,6 +139,14 @@ int main(int argc, char** argv) {
   }
   Agent& agent = *agent_holder;
   agent_ptr = &agent;
+  int exit_code = 0;
+  agent.set_on_refused([&](const std::string&) {
+    // Another cluster's coordinator: stop, so that neither side acts on the other's attempts.
+    // Stages keep running, for the coordinator they belong to.
+    exit_code = 3;
+    agent.Shutdown();
+    io.stop();
+  });
   if (Status s = agent.Start(); !s.ok()) return Fail(ToStd(s.message()));
   log->info("agent {} ({} CPUs, {} bytes, {} GPUs, executor {}) for coordinator {}{}; state {}",
             config.agent_id, inv.cpus, inv.memory_bytes, inv.gpus, executor, coordinator,
@@ -157,5 +169,5 @@ int main(int argc, char** argv) {
   io.run();
   metrics_server.Stop();
   session.Stop();
-  return 0;
+  return exit_code;
 }
