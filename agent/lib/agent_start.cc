@@ -101,9 +101,10 @@ void Agent::HandleStart(const v1::StartAttempt& spec) {
 }
 
 void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
-  // spec.json is for people only (nothing reads it back), so it is written once the shim is
-  // on its way rather than before: one file creation less between a stage's end and the next
-  // stage's start. An attempt that fails to start gets it too.
+  // spec.json is for people, and for OtherAttempt (read only when a StartAttempt names an id
+  // that has a directory), so it is written once the shim is on its way rather than before:
+  // one file creation less between a stage's end and the next stage's start. An attempt that
+  // fails to start gets it too.
   bool dir_made = false;
   auto write_spec = [&] {
     if (Status s = a.dir.WriteSpec(spec); !s.ok() && !NoteWriteFailure(s))
