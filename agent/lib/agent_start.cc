@@ -240,7 +240,10 @@ void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
     return;
   }
   int lock_fd = -1;
-  AttemptProbe probe = ProbeAttempt(dir, &lock_fd);
+  // A `done` attempt asked for again is reported from its files, which are never written again:
+  // its exit.json (if any) is the record the coordinator already acknowledged.
+  bool was_done = even_if_done && dir.IsDone();
+  AttemptProbe probe = ProbeAttempt(dir, &lock_fd, /*even_if_done=*/even_if_done);
   if (even_if_done) probe.done = false;
   Adoption decision = DecideAdoption(probe);
   if (decision == Adoption::kIgnore) return;
@@ -271,14 +274,14 @@ void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
           UnknownExit(probe.exit_error.empty() ? std::string(kShimDiedReason)
                                                : StrCat("exit status unknown: ", probe.exit_error),
                       clock_->NowMs(), /*start_failed=*/false),
-          /*write_file=*/true);
+          /*write_file=*/!was_done);
       break;
     case Adoption::kWaitForShim:
       break;  // pid.json or exit.json will appear; the heartbeat also checks
     case Adoption::kNeverStarted:
       // Written while holding the shim's lock, so a shim still being exec'd will refuse to run.
       RecordExit(a, UnknownExit(kNeverStartedReason, clock_->NowMs(), /*start_failed=*/true),
-                 /*write_file=*/true);
+                 /*write_file=*/!was_done);
       break;
     case Adoption::kIgnore:
       break;
