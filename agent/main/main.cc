@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   config.hostname = Hostname();
   config.version = kVersion;
   config.state_dir = state_dir;
+  config.coordinator = coordinator;
   config.data_dir = flags.data_dir.empty() ? state_dir + "/data" : flags.data_dir;
   config.bin_dir = SelfBinDir();
   config.shim_path = flags.shim.empty() ? config.bin_dir + "/longhaul-shim" : flags.shim;
@@ -84,7 +85,6 @@ int main(int argc, char** argv) {
   for (const auto& [k, v] : flags.label_map) config.labels[k] = v;
   config.advertise_host = flags.advertise_host;
   config.shared_paths = flags.shared_paths;
-  config.coordinator = coordinator;
   Inventory inv = DetectInventory(flags.overrides);
   for (const auto& note : inv.notes) log->warn("{}", note);
   for (const auto& g : inv.gpu_list) {
