@@ -10,6 +10,7 @@
 
 #include "core/fs.h"
 #include "core/strings.h"
+#include "tests/http/http_client.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/fault_util.h"
 #include "tests/integration/journal.h"
@@ -79,6 +80,10 @@ TEST_F(IdentityTest, ARemovedDatabaseStopsSubmitsWithAnErrorNamingIt) {
   EXPECT_NE(cli.err.find(StrCat(db, " was removed")), std::string::npos) << cli.err;
   EXPECT_EQ(JournalCounts(Journal()), (std::map<std::string, int>{{"s0", 1}}));
   EXPECT_FALSE(std::filesystem::exists(db)) << "longhauld made a new file under the old name";
+  Result<HttpResult> ready = HttpGet(cluster().http_address(), "/readyz");
+  ASSERT_TRUE(ready.ok()) << ready.status();
+  EXPECT_EQ(ready->status, 503);
+  EXPECT_NE(ready->body.find(StrCat(db, " was removed")), std::string::npos) << ready->body;
 
   // Logged once, however many calls it refused.
   std::string log =
