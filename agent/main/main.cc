@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   config.hostname = Hostname();
   config.version = kVersion;
   config.state_dir = state_dir;
+  config.coordinator = coordinator;
   config.data_dir = flags.data_dir.empty() ? state_dir + "/data" : flags.data_dir;
   config.bin_dir = SelfBinDir();
   config.shim_path = flags.shim.empty() ? config.bin_dir + "/longhaul-shim" : flags.shim;
@@ -131,6 +132,9 @@ int main(int argc, char** argv) {
           },
           [&](uint64_t gen, std::string) {
             boost::asio::post(io, [&, gen] { agent_ptr->OnStreamClosed(gen); });
+          },
+          [&](std::string why) {
+            boost::asio::post(io, [&, why = std::move(why)] { agent_ptr->Refuse(why); });
           }});
   std::optional<Agent> agent_holder;
   if (executor == "slurm") {
@@ -141,6 +145,14 @@ int main(int argc, char** argv) {
   }
   Agent& agent = *agent_holder;
   agent_ptr = &agent;
+  int exit_code = 0;
+  agent.set_on_refused([&](const std::string&) {
+    // Another cluster's coordinator: stop, so that neither side acts on the other's attempts.
+    // Stages keep running, for the coordinator they belong to.
+    exit_code = 3;
+    agent.Shutdown();
+    io.stop();
+  });
   if (Status s = agent.Start(); !s.ok()) return Fail(ToStd(s.message()));
   log->info("agent {} ({} CPUs, {} bytes, {} GPUs, executor {}) for coordinator {}{}; state {}",
             config.agent_id, inv.cpus, inv.memory_bytes, inv.gpus, executor, coordinator,
@@ -178,5 +190,5 @@ int main(int argc, char** argv) {
   io.run();
   metrics_server.Stop();
   session.Stop();
-  return 0;
+  return exit_code;
 }

@@ -65,6 +65,18 @@ void Scheduler::HandleStarted(AttemptState* a, const v1::AttemptStarted& msg) {
 }
 
 void Scheduler::HandleExited(AgentState* agent, const v1::AttemptExited& msg) {
+  if (msg.id_collision()) {
+    // The agent holds this id for another attempt and started nothing (a store restored from a
+    // backup that predates ids it gave out): lost, retried under a new id; no AckExit, which
+    // would close the other attempt's record.
+    store_->RaiseAttemptIds(msg.attempt_id());
+    AttemptState* a = FindAttempt(msg.attempt_id());
+    if (a != nullptr && a->row.agent_id == agent->row.id && !IsTerminal(a->row.state)) {
+      GetLogger("scheduler")->error("agent {}: {}", agent->row.id, msg.reason());
+      AttemptEnded(a, v1::ATTEMPT_LOST, "lost", msg.reason());
+    }
+    return;
+  }
   v1::CoordinatorMessage ack;
   ack.mutable_ack_exit()->set_attempt_id(msg.attempt_id());
   SendToAgent(agent->row.id, ack);
