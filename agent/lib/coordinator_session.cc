@@ -119,6 +119,11 @@ void CoordinatorSession::Run() {
       active_ctx_ = nullptr;
     }
     cb_.on_close(gen, why);
+    if (!welcomed && status.error_code() == grpc::StatusCode::ABORTED) {
+      log->error("the coordinator {} refused this agent: {}", opts_.target, why);
+      if (cb_.on_refused) cb_.on_refused(why);
+      return;
+    }
     if (welcomed) {
       log->warn("lost the coordinator {}: {}", opts_.target, why);
       failures = 0;

@@ -1,7 +1,8 @@
 // CoordinatorLink over gRPC: one AgentService.Connect stream at a time, re-dialed with
 // backoff (100 ms doubling to 5 s, jittered; reset once a Welcome arrives). A refusal
 // (FAILED_PRECONDITION: an agent protocol version the coordinator cannot speak) is logged as
-// an error each time and retried every 5 s.
+// an error each time and retried every 5 s. ABORTED (a coordinator of another cluster) ends
+// the session: on_refused, and no more dials.
 //
 // Threads: a connection thread dials and reads (Read blocks), a writer thread per stream
 // drains a queue (Write blocks under flow control), so a stalled coordinator never blocks the
@@ -42,6 +43,10 @@ class CoordinatorSession : public CoordinatorLink {
     std::function<void(uint64_t gen)> on_open;
     std::function<void(uint64_t gen, v1::CoordinatorMessage msg)> on_message;
     std::function<void(uint64_t gen, std::string why)> on_close;
+    // The coordinator refused this agent for good (ABORTED: it is another cluster's,
+    // docs/agent.md, "The cluster it serves"): called once, after on_close, and the session
+    // stops dialing.
+    std::function<void(std::string why)> on_refused;
   };
 
   CoordinatorSession(SessionOptions opts, Callbacks cb);

@@ -35,6 +35,14 @@ class AgentServiceImpl final : public v1::AgentService::Service, public schedule
   // another id is refused with PERMISSION_DENIED and a log line that says why. Must be called
   // before the server starts.
   void set_require_certificate(bool require) { require_certificate_ = require; }
+  // The store's cluster id (docs/coordinator.md, "Identity"): a hello naming another cluster
+  // is refused with ABORTED (the agent stops) and a message naming both ids and `db_path`,
+  // unless `take_over` (--new-cluster). Must be called before the server starts.
+  void set_cluster(std::string cluster_id, std::string db_path, bool take_over) {
+    cluster_id_ = std::move(cluster_id);
+    db_path_ = std::move(db_path);
+    take_over_ = take_over;
+  }
 
   grpc::Status Connect(
       grpc::ServerContext* context,
@@ -51,6 +59,8 @@ class AgentServiceImpl final : public v1::AgentService::Service, public schedule
   scheduler::Scheduler* scheduler_ = nullptr;
   scheduler::SchedulerLoop* loop_ = nullptr;
   bool require_certificate_ = false;
+  std::string cluster_id_, db_path_;
+  bool take_over_ = false;
   std::atomic<uint64_t> next_session_{1};
   std::mutex mu_;
   std::map<uint64_t, std::shared_ptr<AgentSession>> sessions_;
