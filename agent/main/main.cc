@@ -19,8 +19,8 @@
 #include "core/clock.h"
 #include "core/fs.h"
 #include "core/logging.h"
-#include "core/rlimit.h"
 #include "core/net/text_http_server.h"
+#include "core/rlimit.h"
 #include "core/strings.h"
 
 namespace {
@@ -116,6 +116,7 @@ int main(int argc, char** argv) {
     if (!text.ok()) return Fail(ToStd(text.status().message()));
     *pem = std::move(*text);
   }
+  std::string refused;  // the coordinator's refusal of this agent's id, if it came
   CoordinatorSession session(
       so,
       CoordinatorSession::Callbacks{
@@ -125,6 +126,14 @@ int main(int argc, char** argv) {
           },
           [&](uint64_t gen, std::string) {
             boost::asio::post(io, [&, gen] { agent_ptr->OnStreamClosed(gen); });
+          },
+          [&](std::string why) {
+            // Another live agent holds this id: running on would only fight it.
+            boost::asio::post(io, [&, why = std::move(why)] {
+              refused = why;
+              agent_ptr->Shutdown();
+              io.stop();
+            });
           }});
   std::optional<Agent> agent_holder;
   if (executor == "slurm") {
@@ -157,5 +166,6 @@ int main(int argc, char** argv) {
   io.run();
   metrics_server.Stop();
   session.Stop();
+  if (!refused.empty()) return Fail(refused);
   return 0;
 }
