@@ -10,6 +10,7 @@
 #include "cli/show_summary.h"
 #include "cli/stage_view.h"
 #include "cli/table.h"
+#include "cli/terminal_text.h"
 #include "core/duration.h"
 #include "core/strings.h"
 #include "proto/state_names.h"
@@ -36,14 +37,14 @@ double StageSeconds(const v1::Run& run) {
 void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
   std::ostream& out = ctx.out();
   out << "run " << run.id() << '\n';
-  out << "  workflow:  " << run.workflow_name();
-  if (!run.workflow_path().empty()) out << " (" << run.workflow_path() << ")";
+  out << "  workflow:  " << TerminalSafe(run.workflow_name());
+  if (!run.workflow_path().empty()) out << " (" << TerminalSafe(run.workflow_path()) << ")";
   out << '\n';
-  if (!run.description().empty()) out << "  about:     " << run.description() << '\n';
+  if (!run.description().empty()) out << "  about:     " << TerminalSafe(run.description()) << '\n';
   out << "  status:    " << RunStatusName(run.status());
-  if (!run.reason().empty()) out << ": " << run.reason();
+  if (!run.reason().empty()) out << ": " << TerminalSafe(run.reason());
   out << "  (" << StageCountsSummary(run) << ")\n";
-  out << "  params:    " << ParamsText(run.params()) << '\n';
+  out << "  params:    " << TerminalSafe(ParamsText(run.params())) << '\n';
   out << "  created:   " << FormatLocalTime(run.created_at_ms()) << '\n';
   out << "  started:   " << FormatLocalTime(run.started_at_ms()) << '\n';
   out << "  ended:     " << FormatLocalTime(run.ended_at_ms());
@@ -87,7 +88,8 @@ void PrintWarnings(CommandContext& ctx, const v1::Run& run) {
     if (s.malformed_events() <= 0) continue;
     if (!any) ctx.out() << "\nwarnings:\n";
     any = true;
-    ctx.out() << "  " << s.name() << ": " << MalformedWarning(s) << '\n';
+    ctx.out() << "  " << TerminalSafe(s.name()) << ": " << TerminalSafe(MalformedWarning(s))
+              << '\n';
   }
 }
 
@@ -157,7 +159,7 @@ void PrintAttempts(CommandContext& ctx, const v1::Run& run) {
 int PrintRunStatus(CommandContext& ctx, const v1::Run& run) {
   if (ctx.json) return PrintJson(ctx, run);
   ctx.out() << "run " << run.id() << ": " << RunStatusName(run.status());
-  if (!run.reason().empty()) ctx.out() << ": " << run.reason();
+  if (!run.reason().empty()) ctx.out() << ": " << TerminalSafe(run.reason());
   ctx.out() << "  (" << StageCountsSummary(run) << ")\n";
   return kExitOk;
 }

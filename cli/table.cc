@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "cli/format.h"
+#include "cli/terminal_text.h"
 
 namespace longhaul::cli {
 
@@ -13,6 +14,8 @@ Table::Table(std::vector<std::string> headers)
 void Table::AddRow(std::vector<std::string> cells) {
   if (cells.size() > headers_.size()) std::abort();  // a row wider than the header is a bug
   cells.resize(headers_.size());
+  // Cells hold what stages, params and metadata say: shown, never obeyed by the terminal.
+  for (std::string& cell : cells) cell = TerminalSafe(cell);
   rows_.push_back(std::move(cells));
 }
 
