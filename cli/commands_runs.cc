@@ -34,6 +34,21 @@ double StageSeconds(const v1::Run& run) {
   return total;
 }
 
+// A run retention collected: when, and which stages' files went and which stayed, and why.
+void PrintCollected(std::ostream& out, const v1::Run& run) {
+  out << "  collected: " << FormatLocalTime(run.collected_at_ms())
+      << " by retention: its logs, outputs and events are removed; its summary stays\n";
+  std::vector<std::string> removed, kept;
+  for (const v1::Stage& s : run.stages()) {
+    if (s.result_removed()) removed.push_back(s.name());
+    if (!s.result_kept().empty()) kept.push_back(StrCat(s.name(), " (", s.result_kept(), ")"));
+  }
+  if (!removed.empty()) {
+    out << "  removed:   the results of " << TerminalSafe(StrJoin(removed, ", ")) << '\n';
+  }
+  if (!kept.empty()) out << "  kept:      " << TerminalSafe(StrJoin(kept, ", ")) << '\n';
+}
+
 void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
   std::ostream& out = ctx.out();
   out << "run " << run.id() << '\n';
@@ -54,6 +69,7 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
         << ")";
   out << '\n';
   if (run.parent_run_id() > 0) out << "  parent:    run " << run.parent_run_id() << '\n';
+  if (run.collected_at_ms() > 0) PrintCollected(out, run);
   if (run.no_cache()) out << "  cache:     off (--no-cache)\n";
   out << "  gpu-hours: " << FormatGpuHours(run.gpu_hours());
   // Stage time sums what is shown: not said for a run shown in part.
@@ -125,8 +141,10 @@ void PrintOutputsMetricsArtifacts(CommandContext& ctx, const v1::Run& run) {
                       m.attempt() > 0 ? std::to_string(m.attempt()) : "-"});
     }
     for (const v1::Artifact& a : s.artifacts()) {
+      // Retention removed the file; the record stays, saying so.
       artifacts.AddRow({s.name(), a.name(), FormatBytes(a.bytes()),
-                        a.agent_id().empty() ? "-" : a.agent_id(), a.path()});
+                        a.agent_id().empty() ? "-" : a.agent_id(),
+                        s.result_removed() ? StrCat("(removed) ", a.path()) : a.path()});
     }
   }
   for (auto [title, table] : {std::pair{"outputs", &outputs}, std::pair{"metrics", &metrics},

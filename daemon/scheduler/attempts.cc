@@ -227,6 +227,7 @@ void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const s
     int64_t delay = BackoffMs(policy, used);
     s->row.next_retry_at_ms = now + delay;
     s->retry_gen++;
+    s->retry_after = reason;
     SetStageStatus(
         s, v1::STAGE_WAITING,
         StrCat(reason, ";", budget, " retry ", used, "/", limit, " in ", FormatDurationMs(delay)));

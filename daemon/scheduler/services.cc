@@ -26,16 +26,16 @@ bool Scheduler::IsService(const StageState* s) {
 }
 
 void Scheduler::MaybeReady(StageState* s) {
-  if (s->row.status != v1::STAGE_WAITING || s->row.next_retry_at_ms ||
-      s->run->cancel_requested) {
+  if (s->row.status != v1::STAGE_WAITING || s->row.next_retry_at_ms || s->run->cancel_requested) {
     return;
   }
   RunState* run = s->run;
   for (int d : s->deps) {
     StageState* dep = run->stages[d].get();
     if (IsBad(dep->row.status)) {
-      SetStageStatus(s, v1::STAGE_SKIPPED,
-                     StrCat("needs '", dep->row.name, "', which ", StageStatusName(dep->row.status)));
+      SetStageStatus(
+          s, v1::STAGE_SKIPPED,
+          StrCat("needs '", dep->row.name, "', which ", StageStatusName(dep->row.status)));
       SkipDependents(s);
       Propagate(s);
       return;
@@ -104,6 +104,14 @@ void Scheduler::MaybeStopService(StageState* s) {
       break;
     case v1::STAGE_WAITING:
     case v1::STAGE_READY:
+      if (s->row.attempt_count > 0) {
+        // It ran and failed, and waits to retry: no longer needed, it ends as it failed, with
+        // its last reason, not as a service nobody asked for.
+        StageFailed(
+            s, v1::STAGE_FAILED,
+            s->retry_after.empty() ? std::string("its last attempt failed") : s->retry_after);
+        break;
+      }
       SetStageStatus(s, v1::STAGE_SKIPPED, "no dependent needs it");
       Propagate(s);
       break;
@@ -120,6 +128,11 @@ bool Scheduler::ServiceAttemptEnded(AttemptState* a, const std::string& kind,
     if (IsLive(s->run->stages[d]->row.status)) needed = true;
   }
   if (kind == "cancelled" || s->run->cancel_requested) return false;
+  if (!needed && kind != "stopped" && kind != "success" && s->row.status == v1::STAGE_STARTING) {
+    // Never ready, and it failed by itself: that is how it ends, whoever still needs it.
+    StageFailed(s, v1::STAGE_FAILED, reason);
+    return true;
+  }
   if (kind == "stopped" || !needed) {
     SetStageStatus(s, v1::STAGE_STOPPED, kind == "stopped" || kind == "success" ? "" : reason);
     Propagate(s);
@@ -127,8 +140,8 @@ bool Scheduler::ServiceAttemptEnded(AttemptState* a, const std::string& kind,
     return true;
   }
   // It ended while dependents needed it: those running lose it now.
-  std::string why = StrCat("service '", s->row.name, "' ended: ",
-                           kind == "success" ? "exit 0" : reason);
+  std::string why =
+      StrCat("service '", s->row.name, "' ended: ", kind == "success" ? "exit 0" : reason);
   GetLogger("scheduler")->warn("run {}: {}", s->run->row.id, why);
   Notice("service_lost", s->run, s, a->row.number, why, a->row.agent_id);
   for (int d : s->dependents) {
