@@ -14,6 +14,10 @@
 namespace longhaul::cli {
 namespace {
 
+// The widest NEEDS cell `validate` prints: a stage that needs hundreds is cut, not every row
+// padded to its list.
+constexpr int kValidateNeedsWidth = 40;
+
 struct LoadedWorkflow {
   std::string text;
   workflow::Workflow wf;
@@ -166,9 +170,15 @@ int Validate(CommandContext& ctx, const std::string& file) {
     ctx.out() << "params: " << StrJoin(params, ", ") << '\n';
   }
   Table table({"STAGE", "KIND", "NEEDS", "RUN"});
+  table.LimitWidth(2, kValidateNeedsWidth);
   for (const workflow::StageSpec& s : wf->stages) {
-    table.AddRow({s.name, s.kind == workflow::StageKind::kService ? "service" : "task",
-                  s.needs.empty() ? "-" : StrJoin(s.needs, ","), ShellJoin(s.run)});
+    std::string needs = s.needs.empty() ? "-" : StrJoin(s.needs, ",");
+    // Too many to show: how many first, then as many names as fit.
+    if (DisplayWidth(needs) > kValidateNeedsWidth) {
+      needs = StrCat(s.needs.size(), " stages: ", needs);
+    }
+    table.AddRow({s.name, s.kind == workflow::StageKind::kService ? "service" : "task", needs,
+                  ShellJoin(s.run)});
   }
   table.Render(ctx.out());
   return kExitOk;

@@ -9,18 +9,29 @@
 namespace longhaul::cli {
 
 Table::Table(std::vector<std::string> headers)
-    : headers_(std::move(headers)), right_(headers_.size(), false) {}
+    : headers_(std::move(headers)),
+      right_(headers_.size(), false),
+      max_width_(headers_.size(), 0) {}
 
 void Table::AddRow(std::vector<std::string> cells) {
   if (cells.size() > headers_.size()) std::abort();  // a row wider than the header is a bug
   cells.resize(headers_.size());
   // Cells hold what stages, params and metadata say: shown, never obeyed by the terminal.
   for (std::string& cell : cells) cell = TerminalSafe(cell);
+  for (size_t c = 0; c < cells.size(); ++c) {
+    if (max_width_[c] > 0 && DisplayWidth(cells[c]) > max_width_[c]) {
+      cells[c] = Truncate(cells[c], max_width_[c]);
+    }
+  }
   rows_.push_back(std::move(cells));
 }
 
 void Table::AlignRight(size_t column) {
   if (column < right_.size()) right_[column] = true;
+}
+
+void Table::LimitWidth(size_t column, int width) {
+  if (column < max_width_.size()) max_width_[column] = width;
 }
 
 std::vector<int> Table::Widths() const {

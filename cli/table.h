@@ -15,6 +15,10 @@ class Table {
   void AddRow(std::vector<std::string> cells);
   // Numbers read better right-aligned.
   void AlignRight(size_t column);
+  // Bounds a column that can grow without limit (a list of names): a cell of the rows added
+  // from now on that is wider than `width` characters is cut to it, ending with "…", so that
+  // one long cell does not pad every line of the table.
+  void LimitWidth(size_t column, int width);
   size_t rows() const { return rows_.size(); }
 
   // The lines: cells padded to their column's widest cell, columns two spaces apart, no
@@ -31,6 +35,7 @@ class Table {
   std::vector<std::string> headers_;
   std::vector<std::vector<std::string>> rows_;
   std::vector<bool> right_;
+  std::vector<int> max_width_;  // per column; 0: unbounded
 };
 
 }  // namespace longhaul::cli

@@ -1,11 +1,11 @@
 # longhaul_add_test(NAME name SOURCES a.cc b.cc LIBS lib1 lib2 [LABELS l] [TIMEOUT s]
-#                   [RESOURCE_LOCK r])
+#                   [RESOURCE_LOCK r] [COST c])
 # One GoogleTest binary per call, registered with ctest test by test. Label "unit" for a test
 # that needs no other binary and no network: the target `unit_tests` builds those, and the
 # sanitizer build (deploy/sanitize.sh) runs them with `ctest -L unit`.
 include(GoogleTest)
 function(longhaul_add_test)
-  cmake_parse_arguments(T "" "NAME;TIMEOUT;RESOURCE_LOCK" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "NAME;TIMEOUT;RESOURCE_LOCK;COST" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main longhaul_testing)
   if(NOT T_TIMEOUT)
@@ -17,6 +17,15 @@ function(longhaul_add_test)
   endif()
   if(T_RESOURCE_LOCK)  # tests that share something outside (a Slurm node) run one at a time
     list(APPEND props RESOURCE_LOCK ${T_RESOURCE_LOCK})
+    # ... and such a chain starts first, so that it runs beside the rest of the suite instead
+    # of alone after it (ctest -j starts the costliest tests first; a fresh clone has no timings
+    # of its own yet).
+    if(NOT T_COST)
+      set(T_COST 1000)
+    endif()
+  endif()
+  if(T_COST)
+    list(APPEND props COST ${T_COST})
   endif()
   if("unit" IN_LIST T_LABELS)
     set_property(GLOBAL APPEND PROPERTY LONGHAUL_UNIT_TARGETS ${T_NAME})

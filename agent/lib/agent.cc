@@ -39,6 +39,7 @@ Agent::Agent(boost::asio::io_context& io, AgentConfig config,
       started_at_ms_(clock->NowMs()),
       log_(GetLogger("agent")),
       heartbeat_ms_(config_.heartbeat_ms),
+      cluster_(config_.state_dir),
       inotify_(io, [this](int64_t key, const std::string& name) { OnFileEvent(key, name); }),
       disk_(config_.state_dir, config_.disk_min_free_bytes),
       heartbeat_timer_(io),
@@ -52,6 +53,7 @@ Status Agent::Start() {
   RETURN_IF_ERROR(MakeDirs(attempts_dir));
   RETURN_IF_ERROR(MakeDirs(config_.data_dir));
   RETURN_IF_ERROR(inotify_.Init());
+  RETURN_IF_ERROR(cluster_.Load());
   DIR* d = ::opendir(attempts_dir.c_str());
   if (d == nullptr) return ErrnoStatus("opendir", attempts_dir, errno);
   std::vector<int64_t> ids;
@@ -62,6 +64,7 @@ Status Agent::Start() {
   }
   ::closedir(d);
   std::sort(ids.begin(), ids.end());
+  if (!ids.empty()) highest_attempt_id_ = ids.back();
   OnDiskChange(disk_.Check());
   for (int64_t id : ids) Adopt(id, AttemptDir(config_.state_dir, id));
   PublishGauges();
@@ -132,6 +135,8 @@ v1::AgentMessage Agent::MakeHello() const {
   for (const auto& g : config_.gpus) *h->add_gpus() = g;
   h->set_disk_full(disk_.full());
   h->set_state_free_bytes(std::max<int64_t>(0, disk_.free_bytes()));
+  h->set_cluster_id(cluster_.cluster_id());
+  h->set_highest_attempt_id(highest_attempt_id_);
   for (const auto& [id, a] : attempts_) {
     v1::OwnedAttempt* o = h->add_attempts();
     o->set_attempt_id(id);
@@ -248,9 +253,13 @@ bool Agent::NoteWriteFailure(const Status& s) {
 }
 
 void Agent::OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg) {
-  if (gen != gen_ || shut_down_) return;
+  if (gen != gen_ || shut_down_ || refused_) return;
   switch (msg.msg_case()) {
     case v1::CoordinatorMessage::kWelcome:
+      if (Status s = cluster_.Check(msg.welcome(), config_.coordinator); !s.ok()) {
+        Refuse(ToStd(s.message()));
+        return;
+      }
       if (msg.welcome().heartbeat_interval_ms() > 0 &&
           msg.welcome().heartbeat_interval_ms() != heartbeat_ms_) {
         heartbeat_ms_ = msg.welcome().heartbeat_interval_ms();
@@ -282,6 +291,13 @@ void Agent::OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg) {
       log_->warn("empty message from the coordinator");
       break;
   }
+}
+
+void Agent::Refuse(const std::string& why) {
+  if (refused_) return;
+  refused_ = true;
+  log_->error("{}", why);
+  if (on_refused_) on_refused_(why);
 }
 
 Attempt* Agent::Find(int64_t id) {

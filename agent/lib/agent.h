@@ -21,6 +21,7 @@
 #include "agent/lib/agent_metrics.h"
 #include "agent/lib/attempt.h"
 #include "agent/lib/attempt_runner.h"
+#include "agent/lib/cluster_membership.h"
 #include "agent/lib/coordinator_link.h"
 #include "agent/lib/disk_watch.h"
 #include "agent/lib/inotify_watcher.h"
@@ -65,6 +66,7 @@ struct AgentConfig {
   // every heartbeat regardless, and an exit.json brings the next query forward.
   int64_t native_poll_ms = 15'000;
   int64_t native_poll_max_ms = 120'000;
+  std::string coordinator;  // HOST:PORT, for messages
 };
 
 class Agent {
@@ -93,6 +95,15 @@ class Agent {
   void OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg);
 
   // What /metrics serves; its atomics may be read from any thread.
+  // Called once, on the agent's thread, when this agent must stop serving the coordinator it
+  // reached: a coordinator of another cluster (ClusterMembership). After it the agent ignores
+  // every message of the coordinator; main() shuts it down and exits non-zero.
+  void set_on_refused(std::function<void(const std::string& why)> fn) {
+    on_refused_ = std::move(fn);
+  }
+  // Another cluster's coordinator, or one that refused this agent (CoordinatorSession).
+  void Refuse(const std::string& why);
+
   const AgentMetrics& metrics() const { return metrics_; }
   // Whether the state dir is full, and its free bytes; readable from any thread.
   const DiskWatch& disk() const { return disk_; }
@@ -117,6 +128,9 @@ class Agent {
 
   // agent_attempts.cc: starting, watching, cancelling, ending.
   void HandleStart(const v1::StartAttempt& spec);
+  // "run R stage S attempt K" when `dir` holds another attempt than `spec` (by its spec.json),
+  // else "" (no dir, the same attempt, or nothing to compare).
+  static std::string OtherAttempt(const AttemptDir& dir, const v1::StartAttempt& spec);
   void Launch(Attempt& a, const v1::StartAttempt& spec);
   std::vector<std::string> StageEnv(const v1::StartAttempt& spec, const std::string& out_dir,
                                     const AttemptDir& dir);
@@ -213,6 +227,10 @@ class Agent {
   boost::asio::steady_timer disk_timer_;  // the next measurement of STATE/attempts
   AgentMetrics metrics_;
   bool shut_down_ = false;
+  ClusterMembership cluster_;
+  bool refused_ = false;
+  std::function<void(const std::string&)> on_refused_;
+  int64_t highest_attempt_id_ = 0;  // of every attempt dir this agent has had (Hello)
   bool poll_in_flight_ = false;
   int64_t native_poll_at_ms_ = 0;               // the next status query is due then
   int64_t native_poll_every_ms_ = 0;            // the current wait between two (0: not started)

@@ -21,7 +21,7 @@ void AddAgentFlags(CLI::App& app, AgentFlags* f) {
   app.add_option("--id", f->id, "agent id (default: stored in STATE/agent_id, else host name)");
   app.add_option("--cpus", f->cpus, "CPUs to offer (default: the affinity mask)");
   app.add_option("--memory", f->memory, "memory to offer, e.g. 16G (default: MemTotal)");
-  app.add_option("--gpus", f->gpus, "GPUs to offer (default: what nvidia-smi lists)");
+  app.add_option("--gpus", f->gpus, "GPUs to offer (default: what NVML, else nvidia-smi, finds)");
   app.add_option("--label", f->labels,
                  "KEY=VALUE label (repeatable); a stage's node_selector picks agents by them");
   app.add_option("--advertise-host", f->advertise_host,
@@ -66,6 +66,14 @@ void AddAgentFlags(CLI::App& app, AgentFlags* f) {
                  "STATE/metrics.addr); no authentication (default: off)");
   app.add_option("--metrics-disk-interval", f->metrics_disk_interval,
                  "how often /metrics measures the attempt dirs (default 1m)");
+  app.add_option("--nvml-library", f->nvml_library,
+                 "NVML to load at run time, a name or a path; when it does not load the agent "
+                 "says so and reads GPUs with nvidia-smi (default libnvidia-ml.so.1)");
+  app.add_option("--gpu-sample", f->gpu_sample,
+                 "how often each GPU is sampled for /metrics and health, 0 = never (default 5s)");
+  app.add_option("--xid-table", f->xid_table,
+                 "a CSV of xid,class,description replacing or adding to the built-in XID "
+                 "classes (docs/gpus.md)");
   app.add_option("--log-level", f->log_level, "debug, info, warn or error");
   app.add_option("--log-file", f->log_file, "also log to this file");
 }
@@ -122,6 +130,17 @@ std::vector<std::string> CheckAgentFlags(AgentFlags* f, const config::CliConfig&
          "'" + f->metrics_disk_interval + "': expected a duration such as 1m");
   } else {
     f->metrics_disk_interval_ms = *disk_ms;
+  }
+  auto gpu_ms = ParseDurationMs(f->gpu_sample);
+  if (!gpu_ms.ok() || *gpu_ms < 0) {
+    fail("gpu-sample", "'" + f->gpu_sample + "': expected a duration such as 5s, or 0");
+  } else {
+    f->gpu_sample_ms = *gpu_ms;
+  }
+  if (auto xids = XidTable::BuiltinWithOverrides(f->xid_table); xids.ok()) {
+    f->xids = *std::move(xids);
+  } else {
+    check("xid-table", xids.status());
   }
   if (f->event_window <= 0) fail("event-window", "must be positive");
   if (f->max_event_rate < 0) fail("max-event-rate", "must not be negative");

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/gpu/xid_table.h"
 #include "agent/lib/inventory.h"
 #include "agent/lib/slurm_runner.h"
 #include "core/config/cli_config.h"
@@ -28,7 +29,7 @@ struct AgentFlags {
   std::optional<double> cpus;
   std::optional<int> gpus;
   std::vector<std::string> labels;
-  std::string advertise_host;  // empty: stages get no LONGHAUL_ADVERTISE_HOST
+  std::string advertise_host;             // empty: stages get no LONGHAUL_ADVERTISE_HOST
   std::vector<std::string> shared_paths;  // normalized by CheckAgentFlags
   int64_t event_window = 20'000;
   int64_t max_event_rate = 5'000;
@@ -36,12 +37,17 @@ struct AgentFlags {
   std::string executor = "local";
   std::string metrics_listen;  // empty: no metrics listener
   std::string metrics_disk_interval = "1m";
-  SlurmOptions slurm;  // signal_lead_s is filled by CheckAgentFlags
+  std::string nvml_library = "libnvidia-ml.so.1";
+  std::string gpu_sample = "5s";
+  std::string xid_table;  // empty: the built-in table only
+  SlurmOptions slurm;     // signal_lead_s is filled by CheckAgentFlags
 
   // Filled by CheckAgentFlags when it returns no errors.
   int64_t heartbeat_ms = 0;
   int64_t keepalive_ms = 0;
   int64_t metrics_disk_interval_ms = 0;
+  int64_t gpu_sample_ms = 0;  // 0: no GPU sampling
+  XidTable xids;              // the built-in table with --xid-table over it
   int64_t poll_ms = 0, poll_max_ms = 0;
   int64_t disk_min_free_bytes = 0;
   InventoryOverrides overrides;

@@ -59,10 +59,11 @@ std::string RenderAgentMetrics(const AgentMetrics& m, const std::string& state_d
 
 Result<std::string> ServeAgentMetrics(TextHttpServer* server, const std::string& listen,
                                       const AgentMetrics& m, const std::string& state_dir,
-                                      Clock* clock) {
-  server->Handle("/metrics", [&m, state_dir, clock] {
-    return TextResponse{200, metrics::kTextFormatContentType,
-                        RenderAgentMetrics(m, state_dir, clock->NowMs())};
+                                      Clock* clock, std::function<std::string()> more) {
+  server->Handle("/metrics", [&m, state_dir, clock, more = std::move(more)] {
+    std::string text = RenderAgentMetrics(m, state_dir, clock->NowMs());
+    if (more) text += more();
+    return TextResponse{200, metrics::kTextFormatContentType, std::move(text)};
   });
   server->Handle("/healthz", [] { return TextResponse{200, "text/plain; charset=utf-8", "ok"}; });
   Result<std::string> bound = server->Start(listen);

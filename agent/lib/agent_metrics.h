@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/clock.h"
@@ -42,13 +43,14 @@ struct AgentMetrics {
 // fails). Thread-safe.
 std::string RenderAgentMetrics(const AgentMetrics& m, const std::string& state_dir, int64_t now_ms);
 
-// Serves GET /metrics (RenderAgentMetrics of `m`, the lag by `clock`) and GET /healthz ("ok")
-// on `server`, bound to `listen`; writes the bound "HOST:PORT" to STATE/metrics.addr and logs
-// it, with a warning when `listen` is not a loopback address (anyone who reaches it may read
-// the counts). `m` and `clock` must outlive server->Stop(). Errors: a bad or busy address
-// (named as --metrics-listen), an unwritable STATE/metrics.addr.
+// Serves GET /metrics (RenderAgentMetrics of `m`, the lag by `clock`, then the text of `more`
+// when given, e.g. the GPU families of gpu_metrics.h; called on the listener's thread) and GET
+// /healthz ("ok") on `server`, bound to `listen`; writes the bound "HOST:PORT" to
+// STATE/metrics.addr and logs it, with a warning when `listen` is not a loopback address (anyone
+// who reaches it may read the counts). `m` and `clock` must outlive server->Stop(). Errors: a bad
+// or busy address (named as --metrics-listen), an unwritable STATE/metrics.addr.
 Result<std::string> ServeAgentMetrics(TextHttpServer* server, const std::string& listen,
                                       const AgentMetrics& m, const std::string& state_dir,
-                                      Clock* clock);
+                                      Clock* clock, std::function<std::string()> more = nullptr);
 
 }  // namespace longhaul::agent

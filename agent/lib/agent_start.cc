@@ -37,6 +37,19 @@ Status MakeDirsFromLeaf(const std::string& path) {
 
 }  // namespace
 
+std::string Agent::OtherAttempt(const AttemptDir& dir, const v1::StartAttempt& spec) {
+  if (!dir.Exists()) return "";
+  Result<v1::StartAttempt> had = dir.ReadSpec();
+  // Without a readable spec.json (an agent stopped before writing it) there is nothing to
+  // compare: taken as the same attempt, as before spec.json was compared.
+  if (!had.ok()) return "";
+  if (had->run_id() == spec.run_id() && had->stage() == spec.stage() &&
+      had->attempt() == spec.attempt()) {
+    return "";
+  }
+  return StrCat("run ", had->run_id(), " stage ", had->stage(), " attempt ", had->attempt());
+}
+
 void Agent::HandleStart(const v1::StartAttempt& spec) {
   int64_t id = spec.attempt_id();
   if (id <= 0) {
@@ -44,6 +57,26 @@ void Agent::HandleStart(const v1::StartAttempt& spec) {
     return;
   }
   start_received_ms_[id] = clock_->NowMs();
+  AttemptDir existing(config_.state_dir, id);
+  if (std::string other = OtherAttempt(existing, spec); !other.empty()) {
+    // Never run it, and never touch the other attempt's files: tell the coordinator, which
+    // retries the stage under a new id.
+    log_->error(
+        "attempt id {} is already used here by {} ({}); the new attempt (run {} stage {} "
+        "attempt {}) is not started",
+        id, other, existing.path(), spec.run_id(), spec.stage(), spec.attempt());
+    v1::AgentMessage m;
+    v1::AttemptExited* e = m.mutable_exited();
+    e->set_attempt_id(id);
+    e->set_exit_code(-1);
+    e->set_ended_at_ms(clock_->NowMs());
+    e->set_id_collision(true);
+    e->set_reason(StrCat("lost: attempt id ", id, " is already used on agent ", config_.agent_id,
+                         " by ", other, "; nothing was started"));
+    Send(std::move(m));
+    return;
+  }
+  highest_attempt_id_ = std::max(highest_attempt_id_, id);
   if (Attempt* a = Find(id)) {
     // Idempotent: report what we know again, start nothing.
     log_->info("attempt {} is already here; reporting its state again", id);
@@ -68,9 +101,10 @@ void Agent::HandleStart(const v1::StartAttempt& spec) {
 }
 
 void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
-  // spec.json is for people only (nothing reads it back), so it is written once the shim is
-  // on its way rather than before: one file creation less between a stage's end and the next
-  // stage's start. An attempt that fails to start gets it too.
+  // spec.json is for people, and for OtherAttempt (read only when a StartAttempt names an id
+  // that has a directory), so it is written once the shim is on its way rather than before:
+  // one file creation less between a stage's end and the next stage's start. An attempt that
+  // fails to start gets it too.
   bool dir_made = false;
   auto write_spec = [&] {
     if (Status s = a.dir.WriteSpec(spec); !s.ok() && !NoteWriteFailure(s))
@@ -206,7 +240,10 @@ void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
     return;
   }
   int lock_fd = -1;
-  AttemptProbe probe = ProbeAttempt(dir, &lock_fd);
+  // A `done` attempt asked for again is reported from its files, which are never written again:
+  // its exit.json (if any) is the record the coordinator already acknowledged.
+  bool was_done = even_if_done && dir.IsDone();
+  AttemptProbe probe = ProbeAttempt(dir, &lock_fd, /*even_if_done=*/even_if_done);
   if (even_if_done) probe.done = false;
   Adoption decision = DecideAdoption(probe);
   if (decision == Adoption::kIgnore) return;
@@ -237,14 +274,14 @@ void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
           UnknownExit(probe.exit_error.empty() ? std::string(kShimDiedReason)
                                                : StrCat("exit status unknown: ", probe.exit_error),
                       clock_->NowMs(), /*start_failed=*/false),
-          /*write_file=*/true);
+          /*write_file=*/!was_done);
       break;
     case Adoption::kWaitForShim:
       break;  // pid.json or exit.json will appear; the heartbeat also checks
     case Adoption::kNeverStarted:
       // Written while holding the shim's lock, so a shim still being exec'd will refuse to run.
       RecordExit(a, UnknownExit(kNeverStartedReason, clock_->NowMs(), /*start_failed=*/true),
-                 /*write_file=*/true);
+                 /*write_file=*/!was_done);
       break;
     case Adoption::kIgnore:
       break;

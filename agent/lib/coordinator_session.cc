@@ -139,6 +139,11 @@ void CoordinatorSession::Run() {
       active_ctx_ = nullptr;
     }
     cb_.on_close(gen, why);
+    if (!welcomed && status.error_code() == grpc::StatusCode::ABORTED) {
+      log->error("the coordinator {} refused this agent: {}", opts_.target, why);
+      if (cb_.on_refused) cb_.on_refused(why);
+      return;
+    }
     if (welcomed) {
       log->warn("lost the coordinator {}: {}", opts_.target, why);
       failures = 0;
@@ -156,8 +161,7 @@ void CoordinatorSession::Run() {
             "agent's own earlier connection, not yet noticed as gone",
             opts_.target, why, FormatDurationMs(window));
       } else if (now >= refused_until_ms) {
-        log->error("the coordinator {} refused this agent: {}", opts_.target, why);
-        if (cb_.on_refused) cb_.on_refused(why);
+        if (cb_.on_refused) cb_.on_refused(why);  // the agent logs it and stops
         return;
       }
     } else if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {

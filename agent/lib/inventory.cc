@@ -1,8 +1,6 @@
 #include "agent/lib/inventory.h"
 
 #include <sched.h>
-#include <stdio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -25,31 +23,6 @@ Result<int64_t> ParseInt(std::string_view s, std::string_view what) {
 }
 
 }  // namespace
-
-Result<std::vector<GpuInfo>> ParseNvidiaSmi(const std::string& output) {
-  std::vector<GpuInfo> gpus;
-  int line_no = 0;
-  for (const std::string& raw : StrSplit(output, '\n')) {
-    ++line_no;
-    std::string_view line = StripWhitespace(raw);
-    if (line.empty()) continue;
-    std::vector<std::string> parts = StrSplit(line, ',');
-    if (parts.size() != 3) {
-      return absl::InvalidArgumentError(StrCat("nvidia-smi output line ", line_no, ": '", line,
-                                               "': expected 'index, name, memory'"));
-    }
-    GpuInfo g;
-    std::string where = StrCat("nvidia-smi output line ", line_no);
-    ASSIGN_OR_RETURN(int64_t index, ParseInt(parts[0], StrCat(where, ": index")));
-    g.index = static_cast<int>(index);
-    g.name = std::string(StripWhitespace(parts[1]));
-    // "[N/A]" or "[Not Supported]" for memory happens on some boards; keep the GPU.
-    auto mem = ParseInt(parts[2], StrCat(where, ": memory"));
-    g.memory_mib = mem.ok() ? *mem : 0;
-    gpus.push_back(std::move(g));
-  }
-  return gpus;
-}
 
 Result<int64_t> ParseMemTotal(const std::string& meminfo) {
   for (const std::string& line : StrSplit(meminfo, '\n')) {
@@ -112,25 +85,7 @@ std::string FindOnPath(const std::string& program) {
   return "";
 }
 
-namespace {
-
-Result<std::string> RunAndRead(const std::string& command) {
-  FILE* f = ::popen(command.c_str(), "re");
-  if (f == nullptr) return ErrnoStatus("popen", command, errno);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  int status = ::pclose(f);
-  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return absl::UnavailableError(StrCat(command, ": failed (status ", status, ")"));
-  }
-  return out;
-}
-
-}  // namespace
-
-Inventory DetectInventory(const InventoryOverrides& overrides) {
+Inventory DetectInventory(const InventoryOverrides& overrides, const std::vector<GpuInfo>& gpus) {
   Inventory inv;
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -147,21 +102,8 @@ Inventory DetectInventory(const InventoryOverrides& overrides) {
   } else {
     inv.notes.push_back(StrCat("memory not detected: ", ToStd(mem.status().message())));
   }
-  if (!overrides.gpus) {
-    std::string smi = FindOnPath("nvidia-smi");
-    if (!smi.empty()) {
-      auto out = RunAndRead(StrCat("'", smi,
-                                   "' --query-gpu=index,name,memory.total "
-                                   "--format=csv,noheader,nounits 2>/dev/null"));
-      auto gpus = out.ok() ? ParseNvidiaSmi(*out) : Result<std::vector<GpuInfo>>(out.status());
-      if (gpus.ok()) {
-        inv.gpu_list = *gpus;
-        inv.gpus = static_cast<int>(gpus->size());
-      } else {
-        inv.notes.push_back(StrCat("GPUs not detected: ", ToStd(gpus.status().message())));
-      }
-    }
-  }
+  inv.gpu_list = gpus;
+  inv.gpus = static_cast<int>(gpus.size());
   if (overrides.cpus) inv.cpus = *overrides.cpus;
   if (overrides.memory_bytes) inv.memory_bytes = *overrides.memory_bytes;
   if (overrides.gpus) inv.gpus = *overrides.gpus;

@@ -1,5 +1,5 @@
-// What this node offers: CPUs (the agent's affinity mask), memory (MemTotal) and GPUs (from
-// nvidia-smi when it is on PATH). Flags override each figure.
+// What this node offers: CPUs (the agent's affinity mask), memory (MemTotal) and GPUs (as the
+// GPU backend found them, agent/gpu/gpu_backend.h). Flags override each figure.
 #pragma once
 
 #include <cstdint>
@@ -7,21 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "agent/gpu/gpu_info.h"
 #include "core/status.h"
 
 namespace longhaul::agent {
-
-struct GpuInfo {
-  int index = 0;
-  std::string name;
-  int64_t memory_mib = 0;
-};
 
 struct Inventory {
   double cpus = 0;
   int64_t memory_bytes = 0;
   int gpus = 0;
-  std::vector<GpuInfo> gpu_list;   // as detected; empty when --gpus declared them
+  std::vector<GpuInfo> gpu_list;   // as the GPU backend found them
   std::vector<std::string> notes;  // what detection could not do, for the log
 };
 
@@ -30,10 +25,6 @@ struct InventoryOverrides {
   std::optional<int64_t> memory_bytes;
   std::optional<int> gpus;
 };
-
-// Parses `nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader,nounits`.
-// InvalidArgument names the line that does not fit.
-Result<std::vector<GpuInfo>> ParseNvidiaSmi(const std::string& output);
 
 // Parses the MemTotal line of /proc/meminfo into bytes.
 Result<int64_t> ParseMemTotal(const std::string& meminfo);
@@ -45,8 +36,8 @@ Result<int64_t> ParseMemorySize(const std::string& text);
 // The full path of `program` on $PATH, or "" when it is not there.
 std::string FindOnPath(const std::string& program);
 
-// Detects what it can and applies `overrides`. Runs nvidia-smi (with PATH as the agent has
-// it) only when no --gpus override is given.
-Inventory DetectInventory(const InventoryOverrides& overrides);
+// Detects CPUs and memory, takes `gpus` as found by the GPU backend, and applies `overrides`
+// (--gpus N offers N whatever was found).
+Inventory DetectInventory(const InventoryOverrides& overrides, const std::vector<GpuInfo>& gpus);
 
 }  // namespace longhaul::agent

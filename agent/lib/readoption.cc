@@ -42,11 +42,11 @@ Adoption DecideAdoption(const AttemptProbe& p) {
   return p.shim_lock_held ? Adoption::kWaitForShim : Adoption::kNeverStarted;
 }
 
-AttemptProbe ProbeAttempt(const AttemptDir& dir, int* lock_fd) {
+AttemptProbe ProbeAttempt(const AttemptDir& dir, int* lock_fd, bool even_if_done) {
   *lock_fd = -1;
   AttemptProbe p;
   p.done = dir.IsDone();
-  if (p.done) return p;
+  if (p.done && !even_if_done) return p;
   auto pid = dir.ReadPid();
   if (pid.ok()) {
     p.pid = *pid;
@@ -75,7 +75,7 @@ AttemptProbe ProbeAttempt(const AttemptDir& dir, int* lock_fd) {
   // The lock is ours, but a shim may have finished between our reads and the lock.
   if (dir.ReadPid().ok() || PathExists(dir.File("exit.json"))) {
     if (fd >= 0) ::close(fd);
-    return ProbeAttempt(dir, lock_fd);
+    return ProbeAttempt(dir, lock_fd, even_if_done);
   }
   *lock_fd = fd;
   return p;

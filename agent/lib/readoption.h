@@ -37,8 +37,10 @@ Adoption DecideAdoption(const AttemptProbe& probe);
 // Reads the attempt's files and checks /proc. For an attempt with neither pid.json nor
 // exit.json it tries the shim's lock (a flock on the attempt directory); if it gets the lock
 // it keeps holding it in `*lock_fd` (so that no shim can start the stage while the agent
-// declares it never started); the caller closes it. `*lock_fd` is -1 otherwise.
-AttemptProbe ProbeAttempt(const AttemptDir& dir, int* lock_fd);
+// declares it never started); the caller closes it. `*lock_fd` is -1 otherwise. An attempt
+// that is `done` is only marked so, unless `even_if_done` (a StartAttempt for it came again):
+// then its files are read as for any other.
+AttemptProbe ProbeAttempt(const AttemptDir& dir, int* lock_fd, bool even_if_done = false);
 
 // The exit recorded for the outcomes that have no exit.json of the shim's: exit code -1.
 ExitInfo UnknownExit(const std::string& reason, int64_t now_ms, bool start_failed);

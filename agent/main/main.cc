@@ -8,6 +8,9 @@
 #include <iostream>
 #include <optional>
 
+#include "agent/gpu/gpu_backend.h"
+#include "agent/gpu/gpu_metrics.h"
+#include "agent/gpu/gpu_sampler.h"
 #include "agent/lib/agent.h"
 #include "agent/lib/agent_flags.h"
 #include "agent/lib/agent_metrics.h"
@@ -71,6 +74,7 @@ int main(int argc, char** argv) {
   config.hostname = Hostname();
   config.version = kVersion;
   config.state_dir = state_dir;
+  config.coordinator = coordinator;
   config.data_dir = flags.data_dir.empty() ? state_dir + "/data" : flags.data_dir;
   config.bin_dir = SelfBinDir();
   config.shim_path = flags.shim.empty() ? config.bin_dir + "/longhaul-shim" : flags.shim;
@@ -84,10 +88,13 @@ int main(int argc, char** argv) {
   for (const auto& [k, v] : flags.label_map) config.labels[k] = v;
   config.advertise_host = flags.advertise_host;
   config.shared_paths = flags.shared_paths;
-  Inventory inv = DetectInventory(flags.overrides);
+  GpuBackendChoice gpu = ChooseGpuBackend(flags.nvml_library);
+  for (const auto& note : gpu.notes) log->warn("{}", note);
+  Inventory inv = DetectInventory(flags.overrides, gpu.backend->devices());
   for (const auto& note : inv.notes) log->warn("{}", note);
   for (const auto& g : inv.gpu_list) {
-    log->info("GPU {}: {} ({} MiB)", g.index, g.name, g.memory_mib);
+    log->info("GPU {}: {} {} ({} MiB), through {}", g.index, g.name, g.uuid, g.memory_mib,
+              gpu.backend->name());
     v1::GpuInfo& info = config.gpus.emplace_back();
     info.set_index(g.index);
     info.set_name(g.name);
@@ -116,7 +123,7 @@ int main(int argc, char** argv) {
     if (!text.ok()) return Fail(ToStd(text.status().message()));
     *pem = std::move(*text);
   }
-  std::string refused;  // the coordinator's refusal of this agent's id, if it came
+  std::string refused;  // the coordinator's refusal of this agent, if it came
   CoordinatorSession session(
       so,
       CoordinatorSession::Callbacks{
@@ -128,12 +135,7 @@ int main(int argc, char** argv) {
             boost::asio::post(io, [&, gen] { agent_ptr->OnStreamClosed(gen); });
           },
           [&](std::string why) {
-            // Another live agent holds this id: running on would only fight it.
-            boost::asio::post(io, [&, why = std::move(why)] {
-              refused = why;
-              agent_ptr->Shutdown();
-              io.stop();
-            });
+            boost::asio::post(io, [&, why = std::move(why)] { agent_ptr->Refuse(why); });
           }});
   std::optional<Agent> agent_holder;
   if (executor == "slurm") {
@@ -144,14 +146,39 @@ int main(int argc, char** argv) {
   }
   Agent& agent = *agent_holder;
   agent_ptr = &agent;
+  int exit_code = 0;
+  agent.set_on_refused([&](const std::string& why) {
+    // Another cluster's coordinator, or another live agent with this id: stop, so that neither
+    // side acts on the other's attempts. Stages keep running, for the coordinator they
+    // belong to.
+    refused = why;
+    exit_code = 3;
+    agent.Shutdown();
+    io.stop();
+  });
   if (Status s = agent.Start(); !s.ok()) return Fail(ToStd(s.message()));
   log->info("agent {} ({} CPUs, {} bytes, {} GPUs, executor {}) for coordinator {}{}; state {}",
             config.agent_id, inv.cpus, inv.memory_bytes, inv.gpus, executor, coordinator,
             tls_ca.empty() ? "" : " (mutual TLS)", state_dir);
+  // Sampled on its own thread; the last sample of each GPU stays in `gpus` (docs/gpus.md).
+  std::unique_ptr<GpuSampler> gpus;
+  if (flags.gpu_sample_ms > 0) {
+    gpus = std::make_unique<GpuSampler>(std::move(gpu.backend), flags.xids, SystemClock::Get(),
+                                        flags.gpu_sample_ms);
+    gpus->Start();
+  }
   TextHttpServer metrics_server;
   if (!flags.metrics_listen.empty()) {
+    std::function<std::string()> gpu_text;
+    if (gpus) {
+      gpu_text = [&gpus, host = config.hostname] {
+        metrics::TextWriter w;
+        WriteGpuMetrics(*gpus, host, w);
+        return w.text();
+      };
+    }
     auto metrics = ServeAgentMetrics(&metrics_server, flags.metrics_listen, agent.metrics(),
-                                     state_dir, SystemClock::Get());
+                                     state_dir, SystemClock::Get(), std::move(gpu_text));
     if (!metrics.ok()) return Fail(ToStd(metrics.status().message()));
   }
   session.Start();
@@ -166,6 +193,7 @@ int main(int argc, char** argv) {
   io.run();
   metrics_server.Stop();
   session.Stop();
-  if (!refused.empty()) return Fail(refused);
-  return 0;
+  // The refusal, also as the last line on stderr (the log may go to a file).
+  if (!refused.empty()) Fail(refused);
+  return exit_code;
 }

@@ -20,7 +20,8 @@ std::string Rfc3339(int64_t ms) {
   return out;
 }
 
-// "run 12 (eagle3) failed", "stage datagen of run 12 (eagle3) failed", "agent n1 lost".
+// "run 12 (eagle3) failed", "stage datagen of run 12 (eagle3) failed on gpu-01", "agent n1
+// lost": what happened and where, first.
 std::string Headline(const Event& e) {
   std::string run =
       StrCat("run ", e.run_id, e.workflow.empty() ? "" : StrCat(" (", e.workflow, ")"));
@@ -28,11 +29,19 @@ std::string Headline(const Event& e) {
   if (e.kind == "run_failed") return StrCat(run, " failed");
   if (e.kind == "run_cancelled") return StrCat(run, " was cancelled");
   if (e.kind == "agent_lost") return StrCat("agent ", e.agent, " lost");
+  std::string on = e.agent.empty() ? "" : StrCat(" on ", e.agent);
   std::string stage = StrCat("stage ", e.stage, " of ", run);
-  if (e.kind == "stage_failed") return StrCat(stage, " failed");
-  if (e.kind == "stage_stalled") return StrCat(stage, " stalled (attempt ", e.attempt, ")");
-  if (e.kind == "service_lost") return StrCat("service ", e.stage, " of ", run, " was lost");
+  if (e.kind == "stage_failed") return StrCat(stage, " failed", on);
+  if (e.kind == "stage_stalled") return StrCat(stage, " stalled", on, " (attempt ", e.attempt, ")");
+  if (e.kind == "service_lost") return StrCat("service ", e.stage, " of ", run, " was lost", on);
   return StrCat(e.kind, ": ", run);  // "test" and future kinds
+}
+
+// The words of the Slack link: "stage datagen", "run 12", "agents".
+std::string LinkText(const Event& e) {
+  if (e.run_id > 0 && !e.stage.empty()) return StrCat("stage ", e.stage);
+  if (e.run_id > 0) return StrCat("run ", e.run_id);
+  return e.agent.empty() ? "longhaul" : "agents";
 }
 
 // Slack reads &, < and > in text as markup (links, mentions): they are escaped as it asks.
@@ -54,11 +63,17 @@ std::string SlackEscape(const std::string& text) {
 
 }  // namespace
 
-std::string RunUrl(const std::string& ui_base, int64_t run_id) {
-  if (ui_base.empty() || run_id <= 0) return "";
+std::string EventUrl(const Event& e, const std::string& ui_base) {
+  if (ui_base.empty()) return "";
   std::string base = ui_base;
   while (!base.empty() && base.back() == '/') base.pop_back();
-  return StrCat(base, "/#/runs/", run_id);
+  // Stage names are letters, digits, _ and -: nothing in them needs escaping in a URL.
+  if (e.run_id > 0 && !e.stage.empty()) {
+    return StrCat(base, "/#/runs/", e.run_id, "/stages/", e.stage);
+  }
+  if (e.run_id > 0) return StrCat(base, "/#/runs/", e.run_id);
+  if (!e.agent.empty()) return StrCat(base, "/#/agents");
+  return StrCat(base, "/");
 }
 
 std::string EventJson(const Event& e, const std::string& ui_base) {
@@ -71,15 +86,15 @@ std::string EventJson(const Event& e, const std::string& ui_base) {
   j["agent"] = e.agent;
   j["reason"] = e.reason;
   j["time"] = Rfc3339(e.time_ms);
-  j["url"] = RunUrl(ui_base, e.run_id);
+  j["url"] = EventUrl(e, ui_base);
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string SlackJson(const Event& e, const std::string& ui_base) {
   std::string text = StrCat("longhaul: ", SlackEscape(Headline(e)));
   if (!e.reason.empty()) text += StrCat(": ", SlackEscape(e.reason));
-  std::string url = RunUrl(ui_base, e.run_id);
-  if (!url.empty()) text += StrCat(" <", url, "|run ", e.run_id, ">");
+  std::string url = EventUrl(e, ui_base);
+  if (!url.empty()) text += StrCat(" <", url, "|", SlackEscape(LinkText(e)), ">");
   nlohmann::json j;
   j["text"] = text;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

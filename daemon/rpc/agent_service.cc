@@ -158,6 +158,17 @@ grpc::Status AgentServiceImpl::Connect(
                            ToStd(compatible.message()));
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, ToStd(compatible.message()));
   }
+  const std::string& served = first.hello().cluster_id();
+  if (!served.empty() && !cluster_id_.empty() && served != cluster_id_ && !take_over_) {
+    std::string why = StrCat(
+        "agent '", first.hello().agent_id(), "' serves cluster ", served,
+        " but this coordinator's store ", db_path_, " is cluster ", cluster_id_,
+        ": the agent's attempts belong to another store. Restore that store (its backup keeps "
+        "the cluster id), point the agent at its coordinator, or start longhauld with "
+        "--new-cluster to take the agent over (its attempts of the old cluster are stopped)");
+    GetLogger("rpc")->error("agent from {} refused: {}", context->peer(), why);
+    return grpc::Status(grpc::StatusCode::ABORTED, why);
+  }
   if (require_certificate_) {
     const std::string& claimed = first.hello().agent_id();
     std::set<std::string> names = CertificateNames(*context);

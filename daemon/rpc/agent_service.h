@@ -44,6 +44,14 @@ class AgentServiceImpl final : public v1::AgentService::Service, public schedule
   // `ms`. The refusal carries `ms` in its trailing metadata (kReplaceAfterMetadata) so the
   // refused agent knows how long to keep trying. Must be called before the server starts.
   void set_replace_silent_after_ms(int64_t ms) { replace_silent_after_ms_ = ms; }
+  // The store's cluster id (docs/coordinator.md, "Identity"): a hello naming another cluster
+  // is refused with ABORTED (the agent stops) and a message naming both ids and `db_path`,
+  // unless `take_over` (--new-cluster). Must be called before the server starts.
+  void set_cluster(std::string cluster_id, std::string db_path, bool take_over) {
+    cluster_id_ = std::move(cluster_id);
+    db_path_ = std::move(db_path);
+    take_over_ = take_over;
+  }
 
   grpc::Status Connect(
       grpc::ServerContext* context,
@@ -66,6 +74,8 @@ class AgentServiceImpl final : public v1::AgentService::Service, public schedule
 
   bool require_certificate_ = false;
   int64_t replace_silent_after_ms_ = 15'000;
+  std::string cluster_id_, db_path_;
+  bool take_over_ = false;
   std::atomic<uint64_t> next_session_{1};
   std::mutex mu_;
   std::map<uint64_t, std::shared_ptr<AgentSession>> sessions_;

@@ -91,6 +91,16 @@ void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
   welcome.mutable_welcome()->set_heartbeat_interval_ms(options_.heartbeat_interval_ms);
   welcome.mutable_welcome()->set_coordinator_started_at_ms(started_at_ms_);
   welcome.mutable_welcome()->set_protocol_version(kAgentProtocolVersion);
+  welcome.mutable_welcome()->set_cluster_id(store_->identity().cluster_id);
+  welcome.mutable_welcome()->set_incarnation(store_->identity().incarnation);
+  welcome.mutable_welcome()->set_new_cluster(options_.new_cluster);
+  // New attempt ids start above every id this agent has used (docs/architecture.md,
+  // "Identifiers"); an agent older than highest_attempt_id names at least those it owns.
+  int64_t highest = hello.highest_attempt_id();
+  for (const v1::OwnedAttempt& owned : hello.attempts()) {
+    highest = std::max(highest, owned.attempt_id());
+  }
+  store_->RaiseAttemptIds(highest);
   outbox_.emplace_back(session, welcome);
 
   Reconcile(agent, hello);

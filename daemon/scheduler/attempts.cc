@@ -65,6 +65,18 @@ void Scheduler::HandleStarted(AttemptState* a, const v1::AttemptStarted& msg) {
 }
 
 void Scheduler::HandleExited(AgentState* agent, const v1::AttemptExited& msg) {
+  if (msg.id_collision()) {
+    // The agent holds this id for another attempt and started nothing (a store restored from a
+    // backup that predates ids it gave out): lost, retried under a new id; no AckExit, which
+    // would close the other attempt's record.
+    store_->RaiseAttemptIds(msg.attempt_id());
+    AttemptState* a = FindAttempt(msg.attempt_id());
+    if (a != nullptr && a->row.agent_id == agent->row.id && !IsTerminal(a->row.state)) {
+      GetLogger("scheduler")->error("agent {}: {}", agent->row.id, msg.reason());
+      AttemptEnded(a, v1::ATTEMPT_LOST, "lost", msg.reason());
+    }
+    return;
+  }
   v1::CoordinatorMessage ack;
   ack.mutable_ack_exit()->set_attempt_id(msg.attempt_id());
   SendToAgent(agent->row.id, ack);
@@ -206,7 +218,7 @@ void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const s
   }
   log->info("run {} stage {} attempt {}: {}", s->run->row.id, s->row.name, a->row.number, reason);
   if (kind == "cancelled" || s->run->cancel_requested) {
-    StageFailed(s, v1::STAGE_CANCELLED, reason);
+    StageFailed(s, v1::STAGE_CANCELLED, reason, a);
     return;
   }
   const workflow::RetryPolicy& policy = s->spec->retry;
@@ -238,7 +250,7 @@ void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const s
   if (retry_on_kind && limit > 0) {
     final_reason += StrCat(" (after ", limit, budget, " retries)");
   }
-  StageFailed(s, v1::STAGE_FAILED, final_reason);
+  StageFailed(s, v1::STAGE_FAILED, final_reason, a);
 }
 
 }  // namespace longhaul::scheduler

@@ -115,6 +115,17 @@ void SchedulerLoop::Run() {
       lag_ms = std::max(lag_ms, clock_->NowMs() - batch.front().posted_ms);
     }
     Status st = RunBatch(batch, lag_ms);
+    if (!st.ok() && !store_->FileCheck().ok()) {
+      // The database file is gone from under us (SqliteStore::FileCheck, logged once there):
+      // nothing can be committed again, so refuse every task and do not reload from the file.
+      for (auto& t : batch) {
+        if (t.done) t.done(st);
+      }
+      std::unique_lock<std::mutex> lock(mu_);
+      store_error_ = ToStd(st.message());
+      cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_ || !tasks_.empty(); });
+      continue;
+    }
     if (!st.ok()) {
       bool full = absl::IsResourceExhausted(st);
       if (!full) {

@@ -19,6 +19,9 @@ struct SchedulerOptions {
   int64_t rate_tau_ms = 30'000;
   // How long a ReadLog waits for the agent's answer.
   int64_t log_timeout_ms = 10'000;
+  // longhauld --new-cluster: an agent that served another cluster adopts this store's cluster
+  // id (Welcome.new_cluster) instead of being refused (docs/coordinator.md, "Identity").
+  bool new_cluster = false;
 };
 
 }  // namespace longhaul::scheduler

@@ -134,9 +134,13 @@ void Scheduler::StageSucceeded(StageState* s) {
   MaybeFinishRun(s->run);
 }
 
-void Scheduler::StageFailed(StageState* s, v1::StageStatus status, const std::string& reason) {
+void Scheduler::StageFailed(StageState* s, v1::StageStatus status, const std::string& reason,
+                            const AttemptState* last) {
   SetStageStatus(s, status, reason);
-  if (status == v1::STAGE_FAILED) Notice("stage_failed", s->run, s, s->row.attempt_count, reason);
+  if (status == v1::STAGE_FAILED) {
+    Notice("stage_failed", s->run, s, last != nullptr ? last->row.number : s->row.attempt_count,
+           reason, last != nullptr ? last->row.agent_id : "");
+  }
   SkipDependents(s);
   Propagate(s);
   MaybeFinishRun(s->run);
@@ -181,7 +185,15 @@ void Scheduler::MaybeFinishRun(RunState* run) {
   Touch(run);
   ended_runs_.insert(run->row.id);
   GetLogger("scheduler")->info("run {} {}", run->row.id, RunStatusName(status));
-  Notice(StrCat("run_", RunStatusName(status)), run, nullptr, 0, run->row.reason);
+  // The notification gives a reason for a success too: "4 stages: 3 succeeded, 1 cached".
+  std::string why = run->row.reason;
+  if (status == v1::RUN_SUCCEEDED) {
+    const char* stages = run->stages.size() == 1 ? " stage: " : " stages: ";
+    why = StrCat(run->stages.size(), stages, n[v1::STAGE_SUCCEEDED], " succeeded");
+    if (n[v1::STAGE_CACHED] > 0) why += StrCat(", ", n[v1::STAGE_CACHED], " cached");
+    if (n[v1::STAGE_STOPPED] > 0) why += StrCat(", ", n[v1::STAGE_STOPPED], " services stopped");
+  }
+  Notice(StrCat("run_", RunStatusName(status)), run, nullptr, 0, why);
 }
 
 Result<v1::Run> Scheduler::Cancel(int64_t run_id) {

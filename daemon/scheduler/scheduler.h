@@ -180,7 +180,10 @@ class Scheduler {
   void CountGpuUse(AttemptState* a);
   void MarkReady(StageState* s);
   void StageSucceeded(StageState* s);
-  void StageFailed(StageState* s, v1::StageStatus status, const std::string& reason);
+  // `last` is the attempt whose end failed the stage, if one did: its number and agent go into
+  // the stage_failed notification (null for a stage that failed before it could start).
+  void StageFailed(StageState* s, v1::StageStatus status, const std::string& reason,
+                   const AttemptState* last = nullptr);
   void SkipDependents(StageState* s);
   bool DepsSatisfied(const StageState* s) const;
 

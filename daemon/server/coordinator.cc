@@ -44,6 +44,29 @@ std::string BoundAddress(const std::string& listen, int port) {
   return StrCat(host, ":", port);
 }
 
+// One line at start: which cluster this store is, and whether it was just created or is a
+// backup copy put back (docs/coordinator.md, "Identity").
+void LogStoreIdentity(const store::SqliteStore& store, bool new_cluster) {
+  auto log = GetLogger("longhauld");
+  const store::StoreIdentity& id = store.identity();
+  if (id.created) {
+    log->warn(
+        "created a new, empty store {} (cluster {}): agents that served another cluster "
+        "are {}",
+        store.path(), id.cluster_id,
+        new_cluster ? "taken over (--new-cluster)"
+                    : "refused; if a store was lost, restore its backup instead, or "
+                      "start with --new-cluster to take them over");
+  } else if (!id.restored_from.empty()) {
+    log->warn(
+        "{} is a backup copy (cluster {}, taken at {} ms since the epoch, incarnation {}): "
+        "this is incarnation {}; attempt ids start above those the agents report",
+        store.path(), id.cluster_id, id.copied_at_ms, id.restored_from, id.incarnation);
+  } else {
+    log->info("store {}: cluster {}, incarnation {}", store.path(), id.cluster_id, id.incarnation);
+  }
+}
+
 }  // namespace
 
 struct Coordinator::Impl {
@@ -123,6 +146,7 @@ Result<std::string> Coordinator::Start() {
   std::string db =
       m.options.db_path.empty() ? m.options.state_dir + "/longhaul.db" : m.options.db_path;
   ASSIGN_OR_RETURN(m.store, store::SqliteStore::Open(db));
+  LogStoreIdentity(*m.store, m.options.scheduler.new_cluster);
   m.scheduler = std::make_unique<scheduler::Scheduler>(m.store.get(), m.clock, &m.agent_service,
                                                        m.options.scheduler);
   m.scheduler->set_metrics(&m.metrics);
@@ -153,6 +177,7 @@ Result<std::string> Coordinator::Start() {
   m.agent_service.set_require_certificate(!sec.agent_listen.empty());
   // A session silent as long as makes an agent unreachable no longer holds its id.
   m.agent_service.set_replace_silent_after_ms(m.options.scheduler.agent_timeout_ms);
+  m.agent_service.set_cluster(m.store->identity().cluster_id, db, m.options.scheduler.new_cluster);
   m.client_api = std::make_unique<rpc::ClientApi>(m.scheduler.get(), m.loop.get(), m.store.get(),
                                                   m.options.scheduler.log_timeout_ms, m.clock);
   m.client_api->set_metrics(&m.metrics);

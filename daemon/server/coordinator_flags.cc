@@ -126,6 +126,10 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
                  "copy the database (--db, or STATE/longhaul.db) to this new file, check the "
                  "copy with integrity_check and exit; safe while a longhauld uses the database "
                  "(command line only)");
+  app.add_flag("--new-cluster", options.scheduler.new_cluster,
+               "accept agents that served another cluster (another store): they adopt this "
+               "store's cluster id and their old attempts are stopped; without it they are "
+               "refused (docs/coordinator.md, \"Identity\")");
   app.add_option("--log-level", f->log_level, "debug, info, warn or error")->capture_default_str();
   app.add_option("--log-file", f->log_file, "also log to this file");
 }

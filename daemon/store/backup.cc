@@ -90,6 +90,26 @@ Status CopyAndCheck(const std::string& db_path, const std::string& tmp, BackupRe
   if (mode != "delete") {
     return absl::InternalError(StrCat("set journal_mode=DELETE on ", tmp, ": got ", mode));
   }
+  // Mark the copy as one (docs/coordinator.md, "Identity"): the longhauld that first opens it
+  // in place gives it a new incarnation. A store older than the identity table gets one, and
+  // a new cluster id, when it is migrated.
+  ASSIGN_OR_RETURN(std::string has_identity,
+                   QueryText(dest,
+                             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                             "name = 'identity'",
+                             tmp));
+  if (has_identity == "1") {
+    int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    std::string mark = StrCat("UPDATE identity SET copied_at_ms = ", now_ms);
+    char* err = nullptr;
+    if (sqlite3_exec(dest, mark.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "unknown error";
+      sqlite3_free(err);
+      return absl::InternalError(StrCat("mark ", tmp, " as a backup copy: ", msg));
+    }
+  }
   auto check_start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(std::string check, QueryText(dest, "PRAGMA integrity_check", tmp));
   out->check_ms = MsSince(check_start);

@@ -242,6 +242,22 @@ UPDATE runs SET
   gpu_start_ms_running = coalesce((SELECT start_ms FROM run_gpus WHERE run_id = runs.id), 0);
 DROP TABLE run_gpus;
 )sql",
+      // 13: the store's identity (docs/coordinator.md, "Identity"): the cluster id, random and
+      // made once, which agents remember and check; the incarnation, new whenever a backup copy
+      // is put in place (copied_at_ms is set in a copy by BackupDatabase, cleared at its first
+      // open). One row.
+      R"sql(
+CREATE TABLE identity (
+  one INTEGER PRIMARY KEY CHECK (one = 1),
+  cluster_id TEXT NOT NULL,
+  incarnation TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  copied_at_ms INTEGER
+);
+INSERT INTO identity(one, cluster_id, incarnation, created_at_ms)
+  VALUES (1, lower(hex(randomblob(16))), lower(hex(randomblob(8))),
+          CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+)sql",
   };
   return kMigrations;
 }

@@ -1,5 +1,8 @@
 #include "daemon/store/sqlite_store.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <nlohmann/json.hpp>
 
 #include "core/logging.h"
@@ -13,9 +16,16 @@ namespace longhaul::store {
 using namespace internal;  // NOLINT: the codec is this file's vocabulary
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  struct stat before {};
+  bool created = ::stat(path.c_str(), &before) != 0 && errno == ENOENT;
   ASSIGN_OR_RETURN(auto writer, Db::Open(path, /*create=*/true, /*read_only=*/false));
   RETURN_IF_ERROR(Migrate(writer.get()));
   auto store = std::unique_ptr<SqliteStore>(new SqliteStore(path, std::move(writer)));
+  RETURN_IF_ERROR(store->LoadIdentity(created));
+  struct stat opened {};
+  if (::stat(path.c_str(), &opened) != 0) return ErrnoStatus("stat", path, errno);
+  store->dev_ = opened.st_dev;
+  store->ino_ = opened.st_ino;
   // Replaces the hook through which SQLite runs its automatic checkpoint (kCheckpointFrames).
   sqlite3_wal_hook(store->writer_->raw(), &SqliteStore::OnWalCommit, store.get());
   return store;
@@ -43,6 +53,7 @@ SqliteStore::~SqliteStore() {
 }
 
 Status SqliteStore::Begin() {
+  RETURN_IF_ERROR(CheckFile());
   CheckpointIfDue();  // what the last commits logged, now that their callers have answers
   RETURN_IF_ERROR(writer_->Exec("BEGIN IMMEDIATE"));
   in_tx_ = true;
@@ -247,10 +258,22 @@ void BindAttemptFields(Stmt* st, const AttemptRow& a) {
 }  // namespace
 
 Status SqliteStore::InsertAttempt(AttemptRow* attempt) {
+  int64_t explicit_id = 0;
+  if (attempt_id_floor_ > 0) {
+    // An agent holds ids up to the floor (RaiseAttemptIds): start above it, unless the
+    // table's own next id already is. Once one row is there, the next ids follow it.
+    ASSIGN_OR_RETURN(Stmt * max, writer_->Prepare("SELECT coalesce(max(id), 0) FROM attempts"));
+    ASSIGN_OR_RETURN(bool row, max->Step());
+    int64_t next = (row ? max->Int(0) : 0) + 1;
+    max->Reset();
+    if (attempt_id_floor_ > next) explicit_id = attempt_id_floor_;
+  }
   ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
       "INSERT INTO attempts(", std::string(kAttemptColumns).substr(4),
-      ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")));
+      explicit_id > 0 ? ", id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                      : ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")));
   BindAttemptFields(st, *attempt);
+  if (explicit_id > 0) st->Bind(18, explicit_id);
   RETURN_IF_ERROR(st->Run());
   attempt->id = writer_->LastInsertId();
   return OkStatus();

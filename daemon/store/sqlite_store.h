@@ -7,6 +7,8 @@
 // connections and see the last committed state.
 #pragma once
 
+#include <sys/types.h>
+
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,13 +25,35 @@
 
 namespace longhaul::store {
 
+// Who the store is (docs/coordinator.md, "Identity"): read at Open.
+struct StoreIdentity {
+  std::string cluster_id;   // random, made when the store was created; backups keep it
+  std::string incarnation;  // random; new at the first open of a backup copy put in place
+  int64_t created_at_ms = 0;
+  bool created = false;       // this Open created the database file
+  std::string restored_from;  // set when this Open found a backup copy: the old incarnation
+  int64_t copied_at_ms = 0;   // with restored_from: when the copy was taken
+};
+
 class SqliteStore {
  public:
-  // Opens or creates the database at `path` and applies migrations.
+  // Opens or creates the database at `path` and applies migrations. A database that is a
+  // backup copy (BackupDatabase marks its copies) gets a new incarnation here.
   static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
   ~SqliteStore();
 
   const std::string& path() const { return path_; }
+  const StoreIdentity& identity() const { return identity_; }
+
+  // The database file must stay the one Open opened: Begin() compares the device and inode at
+  // `path` with the open file's and, once they differ (the file was removed, or replaced by
+  // another), fails this and every later Begin() with DataLoss naming the path, so nothing is
+  // written into a file nobody will read again. Logged once. Thread-safe.
+  Status FileCheck() const;
+
+  // Attempt ids given from now on are above `highest` (an id an agent already used; see
+  // docs/architecture.md, "Identifiers"). Kept in memory: agents say it again at each Hello.
+  void RaiseAttemptIds(int64_t highest);
 
   // The write-ahead log is copied back into the database file by CheckpointIfDue, outside
   // any transaction, not inside the commit that grew it past this many pages, as SQLite's
@@ -217,8 +241,17 @@ class SqliteStore {
   class Reader;  // RAII lease of a pooled read connection
   Result<std::unique_ptr<Db>> OpenReader();
 
+  Status LoadIdentity(bool created);
+  Status CheckFile();
+
   std::string path_;
   std::unique_ptr<Db> writer_;
+  StoreIdentity identity_;
+  dev_t dev_ = 0;  // the database file Open opened
+  ino_t ino_ = 0;
+  mutable std::mutex file_mu_;
+  Status file_lost_;              // guarded by file_mu_; sticky once set
+  int64_t attempt_id_floor_ = 0;  // the next attempt id is at least this
   bool in_tx_ = false;
   int wal_frames_ = 0;  // the log's pages after the writer's last commit
   int64_t checkpoints_ = 0;

@@ -27,6 +27,7 @@ size_t SqliteStore::IdleReaderCacheBytes() {
 }
 
 Result<std::unique_ptr<Db>> SqliteStore::OpenReader() {
+  RETURN_IF_ERROR(FileCheck());  // a new connection would open (or fail to find) another file
   return Db::Open(path_, /*create=*/false, /*read_only=*/true);
 }
 

@@ -21,10 +21,14 @@ class AgentIntegrationTest : public AgentHarnessTest {};
 TEST_F(AgentIntegrationTest, HelloCarriesResourcesLabelsAndDetectedGpus) {
   std::string bin = h_.tmp().Join("fakebin");
   ::mkdir(bin.c_str(), 0755);
+  // Answers the agent's --query-gpu (docs/gpus.md) as an idle H200 does; NVML is not loaded.
   WriteTextFile(bin + "/nvidia-smi",
-                "#!/bin/sh\necho '0, NVIDIA H200, 143771'\necho '1, NVIDIA H200, 143771'\n");
+                "#!/bin/sh\n"
+                "for i in 0 1; do echo \"$i, GPU-$i, NVIDIA H200, 0, 0, 0, 143771, 81.44, 38, "
+                "345, 0x0000000000000001, 0, 0, 0, 0, No, No\"; done\n");
   ::chmod((bin + "/nvidia-smi").c_str(), 0755);
-  h_.StartAgent({"--cpus", "4", "--memory", "8G", "--label", "zone=a", "--label", "disk=nvme"},
+  h_.StartAgent({"--cpus", "4", "--memory", "8G", "--label", "zone=a", "--label", "disk=nvme",
+                 "--nvml-library", h_.tmp().Join("no-libnvidia-ml.so.1")},
                 {{"PATH", bin + ":/usr/bin:/bin"}});
   ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
   v1::Hello hello = *coord().last_hello();
@@ -32,6 +36,9 @@ TEST_F(AgentIntegrationTest, HelloCarriesResourcesLabelsAndDetectedGpus) {
   EXPECT_EQ(hello.resources().cpus(), 4);
   EXPECT_EQ(hello.resources().memory_bytes(), 8LL << 30);
   EXPECT_EQ(hello.resources().gpus(), 2);
+  ASSERT_EQ(hello.gpus_size(), 2);
+  EXPECT_EQ(hello.gpus(1).name(), "NVIDIA H200");
+  EXPECT_EQ(hello.gpus(1).memory_bytes(), 143771LL << 20);
   EXPECT_EQ(hello.labels().at("zone"), "a");
   EXPECT_EQ(hello.labels().at("disk"), "nvme");
   EXPECT_EQ(hello.executor(), "local");
@@ -241,6 +248,48 @@ TEST_F(AgentIntegrationTest, EventRateLimitSlowsAFastStageAndLosesNothing) {
   auto [lo, hi] = std::minmax_element(stamps.begin(), stamps.end());
   EXPECT_GE(*hi - *lo, 2000);
   EXPECT_NE(h_.AgentLog().find("faster than 500/s"), std::string::npos);
+}
+
+// A StartAttempt whose id the agent holds for another attempt (a coordinator's store restored
+// from a backup older than that id): nothing runs, the other attempt's files stay as they are,
+// and the answer is a lost exit marked id_collision. Hello names the highest id held.
+TEST_F(AgentIntegrationTest, AnIdHeldByAnotherAttemptIsAnsweredAsACollisionAndLeftAlone) {
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  ASSERT_TRUE(coord().Start(h_.Spec(21, {"lh-testjob", "--print", "first"})));
+  ASSERT_TRUE(h_.WaitExited(21)) << h_.AgentLog();
+  ASSERT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(21, "done")); }, 10'000));
+  std::string exit_before = ReadTextFile(h_.AttemptFile(21, "exit.json"));
+  std::string spec_before = ReadTextFile(h_.AttemptFile(21, "spec.json"));
+  int exits = coord().exits_received(21);
+
+  v1::StartAttempt other = h_.Spec(21, {"lh-testjob", "--print", "second"});
+  other.set_run_id(8);
+  other.set_stage("eval");
+  ASSERT_TRUE(coord().Start(other));
+  ASSERT_TRUE(WaitFor([&] { return coord().exits_received(21) > exits; }, 10'000)) << h_.AgentLog();
+  v1::AttemptExited answer = *coord().exited(21);
+  EXPECT_TRUE(answer.id_collision());
+  EXPECT_EQ(answer.exit_code(), -1);
+  EXPECT_EQ(answer.reason(),
+            "lost: attempt id 21 is already used on agent test-agent by run 7 stage train "
+            "attempt 1; nothing was started");
+  EXPECT_EQ(ReadTextFile(h_.AttemptFile(21, "exit.json")), exit_before);
+  EXPECT_EQ(ReadTextFile(h_.AttemptFile(21, "spec.json")), spec_before);
+  EXPECT_EQ(ReadTextFile(h_.AttemptFile(21, "stdout.log")), "first\n");
+
+  // The same attempt sent again is still the same attempt (reported, not a collision).
+  ASSERT_TRUE(coord().Start(h_.Spec(21, {"lh-testjob", "--print", "first"})));
+  ASSERT_TRUE(WaitFor([&] { return coord().exits_received(21) > exits + 1; }, 10'000))
+      << h_.AgentLog();
+  EXPECT_FALSE(coord().exited(21)->id_collision());
+  EXPECT_EQ(coord().exited(21)->exit_code(), 0) << h_.AgentLog();
+  EXPECT_EQ(ReadTextFile(h_.AttemptFile(21, "exit.json")), exit_before);
+
+  h_.KillAgent();
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitConnected(2)) << h_.AgentLog();
+  EXPECT_EQ(coord().last_hello()->highest_attempt_id(), 21);
 }
 
 }  // namespace

@@ -9,7 +9,10 @@
 #include <sstream>
 
 #include "cli/coordinator.h"
+#include "cli/format.h"
+#include "core/strings.h"
 #include "daemon/workflow/cache_key.h"
+#include "tests/testing/test_util.h"
 
 namespace longhaul::cli {
 namespace {
@@ -291,6 +294,26 @@ TEST_F(CommandsTest, ShowStageErrors) {
   EXPECT_THAT(err_.str(), HasSubstr("longhaul: run 5 has no stage 'nosuch' (its stages: bench)"));
   EXPECT_EQ(ShowRun(ctx_, Show(5, "", true)), 2);
   EXPECT_THAT(err_.str(), HasSubstr("--why explains one stage"));
+}
+
+// A stage that needs hundreds of stages: its NEEDS cell says how many and is cut, and no row
+// is padded to the width of the whole list.
+TEST_F(CommandsTest, ValidateBoundsTheNeedsColumn) {
+  testing::TempDir dir;
+  std::string items;
+  for (int i = 0; i < 300; ++i) items += StrCat(i == 0 ? "" : ", ", "s", i);
+  std::string file = dir.Join("wide.yaml");
+  testing::WriteTextFile(file, StrCat("name: wide\nstages:\n  gen: {foreach: [", items,
+                                      "], run: [prog, \"${item}\"]}\n",
+                                      "  report: {needs: [gen], run: [report, --all]}\n"));
+  ASSERT_EQ(Validate(ctx_, file), 0) << err_.str();
+  std::vector<std::string> lines = StrSplit(out_.str(), '\n');
+  ASSERT_EQ(lines.size(), 304u) << out_.str();  // the summary, the header, 301 rows, ""
+  EXPECT_EQ(lines[1], "STAGE     KIND  NEEDS                                     RUN");
+  EXPECT_EQ(lines[2], "gen-s0    task  -                                         prog s0");
+  EXPECT_EQ(lines[302],
+            "report    task  300 stages: gen-s0,gen-s1,gen-s2,gen-s3\u2026  report --all");
+  for (const std::string& line : lines) EXPECT_LE(DisplayWidth(line), 80) << line;
 }
 
 }  // namespace

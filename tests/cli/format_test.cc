@@ -86,6 +86,18 @@ TEST(TableTest, AlignsColumnsWithoutTrailingSpaces) {
   EXPECT_EQ(t.Lines(10)[2], "12  eagle\u2026");
 }
 
+TEST(TableTest, ALimitedColumnCutsItsLongCellsAndPadsOthersToTheLimitAtMost) {
+  Table t({"STAGE", "NEEDS", "RUN"});
+  t.LimitWidth(1, 8);
+  t.AddRow({"a", "x,y", "prog"});
+  t.AddRow({"b", "one,two,three,four", "prog --flag"});
+  std::vector<std::string> lines = t.Lines();
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "STAGE  NEEDS     RUN");
+  EXPECT_EQ(lines[1], "a      x,y       prog");
+  EXPECT_EQ(lines[2], "b      one,two\u2026  prog --flag");
+}
+
 TEST(TableTest, WidthCountsCharactersNotBytes) {
   Table t({"A", "B"});
   t.AddRow({"\u00e9\u00e9", "x"});

@@ -286,6 +286,16 @@ void Cluster::ResumeAgent(int i) {
   AppendMarker(a.log, "SIGCONT to the agent");
 }
 
+std::optional<int> Cluster::WaitAgentExit(int i, int64_t timeout_ms) {
+  Agent& a = agents_.at(static_cast<size_t>(i));
+  if (a.process == nullptr) return std::nullopt;
+  return a.process->Wait(timeout_ms);
+}
+
+std::string Cluster::AgentLog(int i) const {
+  return ReadTextFile(agents_.at(static_cast<size_t>(i)).log);
+}
+
 bool Cluster::AgentRunning(int i) {
   Agent& a = agents_.at(static_cast<size_t>(i));
   return a.process != nullptr && a.process->Running();

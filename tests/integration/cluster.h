@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,10 @@ class Cluster {
   void ResumeAgent(int i);   // SIGCONT
   bool AgentRunning(int i);
   pid_t agent_pid(int i) const;
+  // Waits up to `timeout_ms` for agent i to end by itself; its wait status (none: still runs).
+  std::optional<int> WaitAgentExit(int i, int64_t timeout_ms);
+  // Agent i's whole log.
+  std::string AgentLog(int i) const;
   // Waits until ListAgents shows agent i connected with connected_at_ms > `after_ms`.
   Status WaitAgentConnected(int i, int64_t after_ms = 0, int64_t timeout_ms = 20'000);
 
@@ -133,6 +138,10 @@ class Cluster {
   const ClusterOptions& options() const { return options_; }
   // Daemons (re)started from now on run the binaries in `dir` (ClusterOptions::bin_dir).
   void set_bin_dir(const std::string& dir) { options_.bin_dir = dir; }
+  // longhauld's extra flags for later (re)starts.
+  void set_coordinator_flags(std::vector<std::string> flags) {
+    options_.coordinator_flags = std::move(flags);
+  }
 
   // Writes a file under the cluster's temp dir; returns its path.
   std::string WriteFile(const std::string& name, const std::string& text);

@@ -67,9 +67,10 @@ stages:
   EXPECT_EQ(event["workflow"], "notified");
   EXPECT_EQ(event["stage"], "bad");
   EXPECT_EQ(event["attempt"], 1);
+  EXPECT_EQ(event["agent"], "n0") << "the agent it ran on";
   EXPECT_EQ(event["reason"], "exit 3");
   EXPECT_EQ(event["url"].get<std::string>(),
-            StrCat("http://", cluster().http_address(), "/#/runs/", *run));
+            StrCat("http://", cluster().http_address(), "/#/runs/", *run, "/stages/bad"));
   ASSERT_TRUE(WaitFor([&] { return Webhooks() == "stage_failed 3 delivered"; }, 10'000))
       << Webhooks();
 

@@ -44,6 +44,7 @@ Event StageFailedEvent(int64_t now) {
   e.workflow = "eagle3";
   e.stage = "datagen";
   e.attempt = 1;
+  e.agent = "gpu-01";
   e.reason = "exit 3";
   e.time_ms = now;
   return e;
@@ -149,7 +150,10 @@ TEST(PlanTest, EachSinkThatWantsTheKindGetsOneRow) {
   Event e = StageFailedEvent(1'700'000'000'000);
   auto rows = PlanNotifications(e, daemon, &wf, "http://ui:8080/");
   ASSERT_EQ(rows.size(), 1u) << "the workflow's sinks want only run_failed";
-  e.kind = "run_failed";
+  e.kind = "run_failed";  // a run event: no stage, attempt or agent
+  e.stage = "";
+  e.attempt = 0;
+  e.agent = "";
   rows = PlanNotifications(e, daemon, &wf, "http://ui:8080/");
   // The daemon's webhook, the workflow's other one and its command: a sink named twice gets
   // the event once.
@@ -159,7 +163,8 @@ TEST(PlanTest, EachSinkThatWantsTheKindGetsOneRow) {
   EXPECT_EQ(body["kind"], "run_failed");
   EXPECT_EQ(body["run_id"], 12);
   EXPECT_EQ(body["workflow"], "eagle3");
-  EXPECT_EQ(body["stage"], "datagen");
+  EXPECT_EQ(body["stage"], "");
+  EXPECT_EQ(body["agent"], "");
   EXPECT_EQ(body["reason"], "exit 3");
   EXPECT_EQ(body["time"], "2023-11-14T22:13:20.000Z");
   EXPECT_EQ(body["url"], "http://ui:8080/#/runs/12");
@@ -180,8 +185,25 @@ TEST(PlanTest, TheSlackFormSendsOneLineOfText) {
   auto body = nlohmann::json::parse(rows[0].payload);
   ASSERT_EQ(body.size(), 1u) << body;
   EXPECT_EQ(body["text"],
-            "longhaul: stage datagen of run 12 (eagle3) failed: exit 3 "
-            "<http://ui:8080/#/runs/12|run 12>");
+            "longhaul: stage datagen of run 12 (eagle3) failed on gpu-01: exit 3 "
+            "<http://ui:8080/#/runs/12/stages/datagen|stage datagen>");
+}
+
+TEST(EventTest, TheLinkIsTheUiPageOfWhatTheEventIsAbout) {
+  Event stage = StageFailedEvent(0);
+  EXPECT_EQ(EventUrl(stage, "http://ui:8080/"), "http://ui:8080/#/runs/12/stages/datagen");
+  EXPECT_EQ(EventUrl(stage, ""), "") << "no link without the UI's address";
+  Event run = stage;
+  run.kind = "run_failed";
+  run.stage = "";
+  EXPECT_EQ(EventUrl(run, "http://ui:8080"), "http://ui:8080/#/runs/12");
+  Event agent;
+  agent.kind = "agent_lost";
+  agent.agent = "gpu-01";
+  EXPECT_EQ(EventUrl(agent, "http://ui:8080"), "http://ui:8080/#/agents");
+  Event test;
+  test.kind = "test";
+  EXPECT_EQ(EventUrl(test, "https://coord.example/lh/"), "https://coord.example/lh/");
 }
 
 TEST(SinkTest, ABadStoredSinkIsAnErrorThatQuotesIt) {

@@ -117,6 +117,20 @@ TEST(SchemaFixtures, EachFixtureOpensAndMigratesWithItsRunIntact) {
     EXPECT_EQ((*agents)[0].data_dir, "/data");
     EXPECT_EQ((*agents)[0].shared_paths,
               v >= 10 ? std::vector<std::string>{"/lustre"} : std::vector<std::string>{});
+    // The identity: the one stored from version 13; a store from before gets one of its own
+    // (a random cluster id and incarnation) from migration 13.
+    const StoreIdentity& id = store.identity();
+    EXPECT_FALSE(id.created);
+    EXPECT_TRUE(id.restored_from.empty());
+    if (v >= 13) {
+      EXPECT_EQ(id.cluster_id, "5eed0000000000000000000000c1a5e7");
+      EXPECT_EQ(id.incarnation, "00000000000000a1");
+      EXPECT_EQ(id.created_at_ms, 1700000000000);
+    } else {
+      EXPECT_EQ(id.cluster_id.size(), 32u);
+      EXPECT_EQ(id.incarnation.size(), 16u);
+      EXPECT_GT(id.created_at_ms, 1700000000000);
+    }
     opened->reset();
 
     EXPECT_EQ(UserVersion(*path).value_or(-1), LatestSchemaVersion());
