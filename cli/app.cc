@@ -102,6 +102,9 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_flag("--stderr", logs.stderr_stream, "the stage's stderr instead of its stdout");
   cmd->add_flag("-f,--follow", logs.follow, "keep printing until the attempt has ended");
   cmd->add_option("--tail", logs.tail_bytes, "start this many bytes before the end");
+  cmd->add_flag("--raw", logs.raw,
+                "the log's bytes as they are, control characters included (the default when "
+                "stdout is not a terminal)");
   cmd->add_option("--grep", logs.grep,
                   "print only the lines this regular expression (ECMAScript) finds");
   cmd->callback([&] { action = [&](CommandContext& c) { return Logs(c, logs); }; });
@@ -141,8 +144,9 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
 
   GcOptions gc;
   cmd = app.add_subcommand(
-      "gc", "remove ended runs' logs, outputs and events by age or count; keep their summaries "
-            "and whatever the cache reuses (admin)");
+      "gc",
+      "remove ended runs' logs, outputs and events by age or count; keep their summaries "
+      "and whatever the cache reuses (admin)");
   cmd->add_flag("--dry-run", gc.dry_run, "say what would go and how much; remove nothing");
   cmd->add_option("--older-than", gc.older_than, "runs that ended longer ago (30d, 12h, ...)");
   cmd->add_option("--keep", gc.keep_last, "per workflow, collect runs beyond the newest N");
@@ -188,8 +192,8 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   TokenOptions token;
   CLI::App* token_cmd = app.add_subcommand("token", "make tokens for longhauld's --tokens file");
   token_cmd->require_subcommand(1);
-  cmd = token_cmd->add_subcommand("new",
-                                  "a new random token into FILE; prints its tokens-file line");
+  cmd =
+      token_cmd->add_subcommand("new", "a new random token into FILE; prints its tokens-file line");
   cmd->add_option("role", token.role, "viewer, operator or admin")->required();
   cmd->add_option("name", token.name, "who holds it (letters, digits, . _ - @)")->required();
   cmd->add_option("--out", token.out, "the file to create for the token (mode 0600)")->required();
@@ -214,8 +218,8 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
     remote = false;
     action = [&](CommandContext& c) -> int {
       if (WriteCompletion(app, shell, c.out())) return kExitOk;
-      return c.Fail(absl::InvalidArgumentError(
-          "completion: '" + shell + "' is not a shell longhaul completes; bash or zsh"));
+      return c.Fail(absl::InvalidArgumentError("completion: '" + shell +
+                                               "' is not a shell longhaul completes; bash or zsh"));
     };
   });
 

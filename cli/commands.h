@@ -119,6 +119,10 @@ struct LogsOptions {
   bool follow = false;
   int64_t tail_bytes = 0;  // 0: from the start
   std::string grep;        // when set: only the lines this regular expression finds
+  // The bytes as they are even on a terminal; otherwise a terminal gets control characters
+  // and invalid UTF-8 escaped (terminal_text.h), newlines and tabs kept. A pipe always gets
+  // the bytes.
+  bool raw = false;
   int64_t poll_ms = 200;
 };
 int Logs(CommandContext& ctx, const LogsOptions& options);

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/terminal_text.h"
 #include "core/strings.h"
 
 namespace longhaul::cli {
@@ -63,6 +64,17 @@ int Logs(CommandContext& ctx, const LogsOptions& options) {
   req.set_stream(options.stderr_stream ? "stderr" : "stdout");
   req.set_offset(options.tail_bytes > 0 ? -options.tail_bytes : 0);
   req.set_max_bytes(kChunkBytes);
+  // On a terminal the log is shown, never obeyed: a stage's escape sequences come out visible.
+  std::optional<TerminalSafeLog> escape;
+  if (ctx.env.stdout_is_tty && !options.raw) escape.emplace();
+  auto emit = [&](std::string_view data) {
+    if (data.empty()) return;
+    if (filter) {
+      filter->Feed(std::string(data), ctx.out());
+    } else {
+      ctx.out() << data;
+    }
+  };
   bool reached = false;     // the coordinator answered once
   std::string waiting_for;  // the note printed while retrying, to print it once
   for (;;) {
@@ -86,11 +98,7 @@ int Logs(CommandContext& ctx, const LogsOptions& options) {
       waiting_for.clear();
     }
     if (!resp->data().empty()) {
-      if (filter) {
-        filter->Feed(resp->data(), ctx.out());
-      } else {
-        ctx.out() << resp->data();
-      }
+      emit(escape ? escape->Feed(resp->data()) : resp->data());
       ctx.out().flush();
     }
     // Keep to the attempt the first answer chose, even if a retry starts meanwhile.
@@ -100,6 +108,7 @@ int Logs(CommandContext& ctx, const LogsOptions& options) {
     if (resp->finished() || !options.follow) break;
     ctx.env.sleep_ms(options.poll_ms);
   }
+  if (escape) emit(escape->Finish());
   if (filter) filter->Finish(ctx.out());
   return kExitOk;
 }

@@ -10,6 +10,7 @@
 #include "cli/show_summary.h"
 #include "cli/stage_view.h"
 #include "cli/table.h"
+#include "cli/terminal_text.h"
 #include "core/duration.h"
 #include "core/strings.h"
 #include "proto/state_names.h"
@@ -33,17 +34,32 @@ double StageSeconds(const v1::Run& run) {
   return total;
 }
 
+// A run retention collected: when, and which stages' files went and which stayed, and why.
+void PrintCollected(std::ostream& out, const v1::Run& run) {
+  out << "  collected: " << FormatLocalTime(run.collected_at_ms())
+      << " by retention: its logs, outputs and events are removed; its summary stays\n";
+  std::vector<std::string> removed, kept;
+  for (const v1::Stage& s : run.stages()) {
+    if (s.result_removed()) removed.push_back(s.name());
+    if (!s.result_kept().empty()) kept.push_back(StrCat(s.name(), " (", s.result_kept(), ")"));
+  }
+  if (!removed.empty()) {
+    out << "  removed:   the results of " << TerminalSafe(StrJoin(removed, ", ")) << '\n';
+  }
+  if (!kept.empty()) out << "  kept:      " << TerminalSafe(StrJoin(kept, ", ")) << '\n';
+}
+
 void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
   std::ostream& out = ctx.out();
   out << "run " << run.id() << '\n';
-  out << "  workflow:  " << run.workflow_name();
-  if (!run.workflow_path().empty()) out << " (" << run.workflow_path() << ")";
+  out << "  workflow:  " << TerminalSafe(run.workflow_name());
+  if (!run.workflow_path().empty()) out << " (" << TerminalSafe(run.workflow_path()) << ")";
   out << '\n';
-  if (!run.description().empty()) out << "  about:     " << run.description() << '\n';
+  if (!run.description().empty()) out << "  about:     " << TerminalSafe(run.description()) << '\n';
   out << "  status:    " << RunStatusName(run.status());
-  if (!run.reason().empty()) out << ": " << run.reason();
+  if (!run.reason().empty()) out << ": " << TerminalSafe(run.reason());
   out << "  (" << StageCountsSummary(run) << ")\n";
-  out << "  params:    " << ParamsText(run.params()) << '\n';
+  out << "  params:    " << TerminalSafe(ParamsText(run.params())) << '\n';
   out << "  created:   " << FormatLocalTime(run.created_at_ms()) << '\n';
   out << "  started:   " << FormatLocalTime(run.started_at_ms()) << '\n';
   out << "  ended:     " << FormatLocalTime(run.ended_at_ms());
@@ -53,6 +69,7 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
         << ")";
   out << '\n';
   if (run.parent_run_id() > 0) out << "  parent:    run " << run.parent_run_id() << '\n';
+  if (run.collected_at_ms() > 0) PrintCollected(out, run);
   if (run.no_cache()) out << "  cache:     off (--no-cache)\n";
   out << "  gpu-hours: " << FormatGpuHours(run.gpu_hours());
   // Stage time sums what is shown: not said for a run shown in part.
@@ -87,7 +104,8 @@ void PrintWarnings(CommandContext& ctx, const v1::Run& run) {
     if (s.malformed_events() <= 0) continue;
     if (!any) ctx.out() << "\nwarnings:\n";
     any = true;
-    ctx.out() << "  " << s.name() << ": " << MalformedWarning(s) << '\n';
+    ctx.out() << "  " << TerminalSafe(s.name()) << ": " << TerminalSafe(MalformedWarning(s))
+              << '\n';
   }
 }
 
@@ -123,8 +141,10 @@ void PrintOutputsMetricsArtifacts(CommandContext& ctx, const v1::Run& run) {
                       m.attempt() > 0 ? std::to_string(m.attempt()) : "-"});
     }
     for (const v1::Artifact& a : s.artifacts()) {
+      // Retention removed the file; the record stays, saying so.
       artifacts.AddRow({s.name(), a.name(), FormatBytes(a.bytes()),
-                        a.agent_id().empty() ? "-" : a.agent_id(), a.path()});
+                        a.agent_id().empty() ? "-" : a.agent_id(),
+                        s.result_removed() ? StrCat("(removed) ", a.path()) : a.path()});
     }
   }
   for (auto [title, table] : {std::pair{"outputs", &outputs}, std::pair{"metrics", &metrics},
@@ -157,7 +177,7 @@ void PrintAttempts(CommandContext& ctx, const v1::Run& run) {
 int PrintRunStatus(CommandContext& ctx, const v1::Run& run) {
   if (ctx.json) return PrintJson(ctx, run);
   ctx.out() << "run " << run.id() << ": " << RunStatusName(run.status());
-  if (!run.reason().empty()) ctx.out() << ": " << run.reason();
+  if (!run.reason().empty()) ctx.out() << ": " << TerminalSafe(run.reason());
   ctx.out() << "  (" << StageCountsSummary(run) << ")\n";
   return kExitOk;
 }

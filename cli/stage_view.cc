@@ -6,6 +6,7 @@
 
 #include "cli/format.h"
 #include "cli/run_view.h"
+#include "cli/terminal_text.h"
 #include "core/strings.h"
 #include "daemon/workflow/cache_key.h"
 #include "proto/state_names.h"
@@ -15,8 +16,12 @@ namespace {
 
 using Pairs = std::vector<std::pair<std::string, std::string>>;
 
-// "  label:  value" lines with the values lined up; `indent` spaces first.
-std::string LabelLines(const Pairs& pairs, int indent, const char* separator = ":") {
+// "  label:  value" lines with the values lined up; `indent` spaces first. Labels and values
+// (param names, env, outputs) are shown terminal-safe.
+std::string LabelLines(const Pairs& raw, int indent, const char* separator = ":") {
+  Pairs pairs;
+  for (const auto& [label, value] : raw)
+    pairs.emplace_back(TerminalSafe(label), TerminalSafe(value));
   size_t width = 0;
   for (const auto& [label, value] : pairs) width = std::max(width, label.size());
   std::string out;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "cli/format.h"
+#include "cli/terminal_text.h"
 
 namespace longhaul::cli {
 
@@ -15,6 +16,8 @@ Table::Table(std::vector<std::string> headers)
 void Table::AddRow(std::vector<std::string> cells) {
   if (cells.size() > headers_.size()) std::abort();  // a row wider than the header is a bug
   cells.resize(headers_.size());
+  // Cells hold what stages, params and metadata say: shown, never obeyed by the terminal.
+  for (std::string& cell : cells) cell = TerminalSafe(cell);
   for (size_t c = 0; c < cells.size(); ++c) {
     if (max_width_[c] > 0 && DisplayWidth(cells[c]) > max_width_[c]) {
       cells[c] = Truncate(cells[c], max_width_[c]);

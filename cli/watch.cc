@@ -5,6 +5,7 @@
 #include "cli/format.h"
 #include "cli/run_view.h"
 #include "cli/table.h"
+#include "cli/terminal_text.h"
 #include "core/strings.h"
 #include "proto/state_names.h"
 
@@ -67,13 +68,13 @@ std::string WatchRenderer::PlainStageLine(const v1::Stage& s, int64_t now_ms) {
   JoinNonEmpty(line, StageReason(s, now_ms));
   if (!s.last_message().empty()) JoinNonEmpty(line, StrCat("- ", s.last_message()));
   if (s.malformed_events() > 0) JoinNonEmpty(line, MalformedWarning(s));
-  return line;
+  return TerminalSafe(line);
 }
 
 std::vector<std::string> WatchRenderer::Frame(const v1::Run& run, int64_t now_ms, int width) {
   std::vector<std::string> lines;
-  std::string header =
-      StrCat("run ", run.id(), "  ", run.workflow_name(), "  ", RunStatusName(run.status()));
+  std::string header = StrCat("run ", run.id(), "  ", TerminalSafe(run.workflow_name()), "  ",
+                              RunStatusName(run.status()));
   int64_t elapsed = RunElapsedMs(run, now_ms);
   if (elapsed >= 0) header += StrCat("  ", FormatDuration(elapsed));
   header += StrCat("  ", StageCountsSummary(run));
@@ -232,8 +233,8 @@ void WatchRenderer::PrintPlainSummary(const std::vector<std::string>& stages) {
 
 void WatchRenderer::PrintCountsLine(const std::string& counts) {
   const v1::Run& r = run();
-  out_ << FormatClockTime(clock_.NowMs()) << "  run " << r.id() << "  " << r.workflow_name()
-       << "  " << RunStatusName(r.status()) << "  " << counts << '\n';
+  out_ << FormatClockTime(clock_.NowMs()) << "  run " << r.id() << "  " << r.workflow_name() << "  "
+       << RunStatusName(r.status()) << "  " << counts << '\n';
   last_run_status_ = r.status();
   last_counts_ = counts;
   last_counts_ms_ = clock_.NowMs();
@@ -268,7 +269,7 @@ void WatchRenderer::Finish() {
   if (elapsed >= 0) {
     line += StrCat(r.status() == v1::RUN_SUCCEEDED ? " in " : " after ", FormatDuration(elapsed));
   }
-  if (!r.reason().empty()) line += StrCat(": ", r.reason());
+  if (!r.reason().empty()) line += StrCat(": ", TerminalSafe(r.reason()));
   out_ << line << '\n';
   out_.flush();
 }

@@ -74,6 +74,7 @@ void Agent::Pump(Attempt& a) {
     x->set_start_failed(a.exit->start_failed);
     x->set_failure_kind(a.exit->failure_kind);
     x->set_node(a.exit->node);
+    x->set_leftovers_killed(a.exit->leftovers_killed);
     Send(std::move(m));
     a.exit_sent = true;
   }
@@ -87,9 +88,10 @@ size_t Agent::RateRoom(Attempt& a, int64_t now_ms) {
   if (left > 0) return static_cast<size_t>(left);
   if (!a.rate_limited_logged) {
     a.rate_limited_logged = true;
-    log_->info("attempt {}: writes events faster than {}/s; the rest wait in its events file "
-               "and follow at that rate (--max-event-rate)",
-               a.id, config_.max_event_rate);
+    log_->info(
+        "attempt {}: writes events faster than {}/s; the rest wait in its events file "
+        "and follow at that rate (--max-event-rate)",
+        a.id, config_.max_event_rate);
   }
   if (!rate_timer_armed_ && !shut_down_) {
     rate_timer_armed_ = true;

@@ -142,6 +142,10 @@ Result<ExitInfo> AttemptDir::ReadExit() const {
     e.failure_kind = k->get<std::string>();
   }
   if (auto n = doc.find("node"); n != doc.end() && n->is_string()) e.node = n->get<std::string>();
+  // Optional: written by the shim when it had to kill leftovers (agent/shim/leftovers.h).
+  if (auto k = doc.find("leftovers_killed"); k != doc.end() && k->is_number_integer()) {
+    e.leftovers_killed = k->get<int>();
+  }
   return e;
 }
 
@@ -153,6 +157,7 @@ Status AttemptDir::WriteExit(const ExitInfo& e) const {
            {"start_failed", e.start_failed}};
   if (!e.failure_kind.empty()) doc["failure_kind"] = e.failure_kind;
   if (!e.node.empty()) doc["node"] = e.node;
+  if (e.leftovers_killed > 0) doc["leftovers_killed"] = e.leftovers_killed;
   return WriteFileFast(File("exit.json"), Dump(doc));
 }
 

@@ -4,9 +4,9 @@
 // Reads return NotFound when the file is absent and InvalidArgument (naming the file) when it
 // cannot be parsed; ReadExit returns DataLoss "exit.json empty (disk full?)" for an empty
 // exit.json and "exit.json unreadable: ..." when it cannot be read; the agent reports either
-// as the reason "exit status unknown: " + that message. Writes are atomic (temp file + rename) and none is fsynced: each file's
-// loss in a crash of the node is harmless (docs/architecture.md, "Durability of the agent's
-// files"). Not thread-safe; cheap to copy.
+// as the reason "exit status unknown: " + that message. Writes are atomic (temp file + rename) and
+// none is fsynced: each file's loss in a crash of the node is harmless (docs/architecture.md,
+// "Durability of the agent's files"). Not thread-safe; cheap to copy.
 #pragma once
 
 #include <sys/types.h>
@@ -38,6 +38,8 @@ struct ExitInfo {
   std::string failure_kind;
   // With failure_kind: the node the executor ran it on, when known ("" otherwise).
   std::string node;
+  // Processes the shim killed because they outlived the stage's main process (0: none).
+  int leftovers_killed = 0;
 };
 
 struct CancelInfo {

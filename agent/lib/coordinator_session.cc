@@ -1,15 +1,34 @@
 #include "agent/lib/coordinator_session.h"
 
 #include <chrono>
+#include <optional>
 #include <random>
 
+#include "core/duration.h"
 #include "core/logging.h"
+#include "core/strings.h"
 #include "proto/agent_protocol.h"
+#include "proto/agent_refusal.h"
 
 namespace longhaul::agent {
 namespace {
 
 constexpr int kTlsConnectTimeoutMs = 10'000;
+
+int64_t SessionSteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The replace-after of a duplicate-id refusal's trailing metadata, or `fallback`.
+int64_t ReplaceAfterMs(const grpc::ClientContext& ctx, int64_t fallback) {
+  const auto& md = ctx.GetServerTrailingMetadata();
+  auto it = md.find(kReplaceAfterMetadata);
+  if (it == md.end()) return fallback;
+  std::optional<int64_t> ms = ParseInt64(std::string_view(it->second.data(), it->second.size()));
+  return ms && *ms >= 0 ? *ms : fallback;
+}
 
 }  // namespace
 
@@ -74,7 +93,8 @@ void CoordinatorSession::Run() {
   auto log = GetLogger("session");
   int64_t backoff = opts_.initial_backoff_ms;
   uint64_t gen = 0;
-  int failures = 0;  // dials in a row that got no Welcome
+  int failures = 0;               // dials in a row that got no Welcome
+  int64_t refused_until_ms = -1;  // while refused as a duplicate id: when to give up
   for (;;) {
     auto ctx = std::make_unique<grpc::ClientContext>();
     {
@@ -127,6 +147,23 @@ void CoordinatorSession::Run() {
     if (welcomed) {
       log->warn("lost the coordinator {}: {}", opts_.target, why);
       failures = 0;
+      refused_until_ms = -1;
+    } else if (status.error_code() == grpc::StatusCode::ALREADY_EXISTS) {
+      int64_t now = SessionSteadyMs();
+      if (refused_until_ms < 0) {
+        // The coordinator lets a new connection replace a session silent for replace-after;
+        // if that one is this agent's own before a restart, it goes silent now. A few more
+        // dials at the slowest pace cover the clocks and the backoff.
+        int64_t window = ReplaceAfterMs(*ctx, 15'000) + 2 * opts_.max_backoff_ms;
+        refused_until_ms = now + window;
+        log->warn(
+            "the coordinator {} refused this agent: {}; retrying for {} in case that is this "
+            "agent's own earlier connection, not yet noticed as gone",
+            opts_.target, why, FormatDurationMs(window));
+      } else if (now >= refused_until_ms) {
+        if (cb_.on_refused) cb_.on_refused(why);  // the agent logs it and stops
+        return;
+      }
     } else if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
       // The coordinator refused this agent (an agent protocol version it cannot speak): only
       // an upgrade helps, so say so every time and retry at the slowest pace.

@@ -2,7 +2,11 @@
 // backoff (100 ms doubling to 5 s, jittered; reset once a Welcome arrives). A refusal
 // (FAILED_PRECONDITION: an agent protocol version the coordinator cannot speak) is logged as
 // an error each time and retried every 5 s. ABORTED (a coordinator of another cluster) ends
-// the session: on_refused, and no more dials.
+// the session: on_refused, and no more dials. A refusal of this agent's id (ALREADY_EXISTS: a
+// live session of the same id is connected) is retried for as long as the coordinator says
+// it takes to replace a silent session (proto/agent_refusal.h), plus a few dials: a restarted
+// agent whose old connection is half-open gets in then. Refused past that, the other agent is
+// alive: on_refused, and no more dials.
 //
 // Threads: a connection thread dials and reads (Read blocks), a writer thread per stream
 // drains a queue (Write blocks under flow control), so a stalled coordinator never blocks the
@@ -44,8 +48,9 @@ class CoordinatorSession : public CoordinatorLink {
     std::function<void(uint64_t gen, v1::CoordinatorMessage msg)> on_message;
     std::function<void(uint64_t gen, std::string why)> on_close;
     // The coordinator refused this agent for good (ABORTED: it is another cluster's,
-    // docs/agent.md, "The cluster it serves"): called once, after on_close, and the session
-    // stops dialing.
+    // docs/agent.md, "The cluster it serves"; or ALREADY_EXISTS past its retry window: another
+    // live agent holds this id, docs/agent.md, "One agent per id"): called once, after
+    // on_close, and the session stops dialing.
     std::function<void(std::string why)> on_refused;
   };
 

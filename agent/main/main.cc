@@ -123,6 +123,7 @@ int main(int argc, char** argv) {
     if (!text.ok()) return Fail(ToStd(text.status().message()));
     *pem = std::move(*text);
   }
+  std::string refused;  // the coordinator's refusal of this agent, if it came
   CoordinatorSession session(
       so,
       CoordinatorSession::Callbacks{
@@ -146,9 +147,11 @@ int main(int argc, char** argv) {
   Agent& agent = *agent_holder;
   agent_ptr = &agent;
   int exit_code = 0;
-  agent.set_on_refused([&](const std::string&) {
-    // Another cluster's coordinator: stop, so that neither side acts on the other's attempts.
-    // Stages keep running, for the coordinator they belong to.
+  agent.set_on_refused([&](const std::string& why) {
+    // Another cluster's coordinator, or another live agent with this id: stop, so that neither
+    // side acts on the other's attempts. Stages keep running, for the coordinator they
+    // belong to.
+    refused = why;
     exit_code = 3;
     agent.Shutdown();
     io.stop();
@@ -190,5 +193,7 @@ int main(int argc, char** argv) {
   io.run();
   metrics_server.Stop();
   session.Stop();
+  // The refusal, also as the last line on stderr (the log may go to a file).
+  if (!refused.empty()) Fail(refused);
   return exit_code;
 }

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "agent/shim/leftovers.h"
 #include "agent/shim/shim_files.h"
 
 namespace longhaul::shim {
@@ -40,12 +41,13 @@ struct ExitRecord {
   int64_t ended_at_ms = 0;
   std::string reason;
   bool start_failed = false;
+  int leftovers_killed = 0;
 };
 
 // `prepared`, when given, holds an unnamed file made earlier in `dir`, published as exit.json.
 int WriteExit(const std::string& dir, const ExitRecord& e, PreparedFile* prepared) {
-  std::string json =
-      ExitRecordJson(e.exit_code, e.signal, e.ended_at_ms, e.reason, e.start_failed);
+  std::string json = ExitRecordJson(e.exit_code, e.signal, e.ended_at_ms, e.reason, e.start_failed,
+                                    e.leftovers_killed);
   // Atomic against any process being killed, and not fsynced: after a crash of the node the
   // attempt is reported lost whatever this file says (docs/architecture.md).
   std::string path = dir + "/exit.json";
@@ -143,19 +145,18 @@ class Supervisor {
     return main_status_;
   }
 
-  // After the main process ended: nothing of its group may outlive the attempt.
-  void KillRemnants() {
-    ::kill(-stage_, SIGKILL);
-    int64_t deadline = WallMs() + kRemnantWaitMs;
+  // After the main process ended: nothing the stage started may outlive the attempt, in its
+  // group or not (leftovers.h). Returns how many processes were still alive and killed.
+  int KillRemnants() {
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
-    while (::kill(-stage_, 0) == 0 && WallMs() < deadline) {
-      Reap();
-      timespec ts{0, 10'000'000};
-      ::sigtimedwait(&chld, nullptr, &ts);
-    }
-    Reap();
+    return KillAttemptProcesses(
+        ::getpid(), stage_, Session(), kRemnantWaitMs, [this] { Reap(); },
+        [&chld] {
+          timespec ts{0, 10'000'000};
+          ::sigtimedwait(&chld, nullptr, &ts);
+        });
   }
 
   bool cancelled() const { return cancelled_; }
@@ -192,10 +193,18 @@ class Supervisor {
     kill_at_ms_ = WallMs() + grace;
   }
 
-  // The group first; the main process alone only if it left its group (setsid in the stage).
+  // The group first; the main process alone only if it left its group (setsid in the stage);
+  // then every other process of the attempt (a detached helper gets its SIGTERM and grace
+  // period too).
   void SignalStage(int sig) {
     if (::kill(-stage_, sig) != 0 && errno == ESRCH) ::kill(stage_, sig);
+    for (pid_t p : AttemptProcesses(ListProcesses(), ::getpid(), stage_, Session())) {
+      ::kill(p, sig);
+    }
   }
+
+  // The shim's session when it leads one: the stage's processes are in it unless they left.
+  static pid_t Session() { return ::getsid(0) == ::getpid() ? ::getpid() : 0; }
 
   const ShimOptions& opts_;
   const pid_t stage_;
@@ -221,7 +230,7 @@ void ResetGlibcInternalSignals() {
 }  // namespace
 
 std::string ExitRecordJson(int exit_code, int signal, int64_t ended_at_ms,
-                           const std::string& reason, bool start_failed) {
+                           const std::string& reason, bool start_failed, int leftovers_killed) {
   std::string cut = reason;
   if (cut.size() > kMaxExitReasonBytes) {
     size_t end = kMaxExitReasonBytes;
@@ -231,7 +240,9 @@ std::string ExitRecordJson(int exit_code, int signal, int64_t ended_at_ms,
   }
   return "{\"exit_code\":" + std::to_string(exit_code) + ",\"signal\":" + std::to_string(signal) +
          ",\"ended_at_ms\":" + std::to_string(ended_at_ms) + ",\"reason\":" + JsonQuote(cut) +
-         ",\"start_failed\":" + (start_failed ? "true" : "false") + "}\n";
+         ",\"start_failed\":" + (start_failed ? "true" : "false") +
+         (leftovers_killed > 0 ? ",\"leftovers_killed\":" + std::to_string(leftovers_killed) : "") +
+         "}\n";
 }
 
 bool ParseShimArgs(const std::vector<std::string>& args, ShimOptions* opts, std::string* error) {
@@ -367,7 +378,8 @@ int RunShim(const ShimOptions& opts) {
   int status = sup.WaitMain();
   ExitRecord rec;
   rec.ended_at_ms = WallMs();
-  sup.KillRemnants();
+  rec.leftovers_killed = sup.KillRemnants();
+  if (rec.leftovers_killed > 0) Log("%s", LeftoversNote(rec.leftovers_killed));
   if (WIFSIGNALED(status)) {
     rec.signal = WTERMSIG(status);
     rec.exit_code = 128 + rec.signal;

@@ -6,9 +6,9 @@
 // Files in ATTEMPT_DIR: it appends the stage's output to stdout.log / stderr.log, writes
 // pid.json once the stage runs and exit.json (atomically) when the stage has ended, reads
 // cancel.json on SIGTERM/SIGINT/SIGHUP/SIGUSR1 (USR1: how Slurm warns of its time limit and how the
-// agent cancels a Slurm job; never passed on to the stage), and holds an exclusive flock on ATTEMPT_DIR itself for
-// its whole life, so that two shims never run the same attempt and the agent can tell a shim
-// that is still starting from one that never ran.
+// agent cancels a Slurm job; never passed on to the stage), and holds an exclusive flock on
+// ATTEMPT_DIR itself for its whole life, so that two shims never run the same attempt and the agent
+// can tell a shim that is still starting from one that never ran.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +38,10 @@ inline constexpr int64_t kExitRecordReserve = 4096;
 inline constexpr size_t kMaxExitReasonBytes = 512;
 
 // exit.json's text: one JSON object and a newline; `reason` cut to kMaxExitReasonBytes.
+// `leftovers_killed` (written only when > 0): processes of the attempt still alive after its
+// main process ended, which the shim killed (leftovers.h).
 std::string ExitRecordJson(int exit_code, int signal, int64_t ended_at_ms,
-                           const std::string& reason, bool start_failed);
+                           const std::string& reason, bool start_failed, int leftovers_killed = 0);
 
 // Exit codes of the shim itself when it cannot do its job at all.
 constexpr int kShimUsage = 64;    // bad command line; nothing written

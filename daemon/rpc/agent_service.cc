@@ -2,11 +2,15 @@
 
 #include <grpcpp/security/auth_context.h>
 
+#include <chrono>
+#include <ctime>
 #include <set>
 
+#include "core/duration.h"
 #include "core/logging.h"
 #include "core/strings.h"
 #include "proto/agent_protocol.h"
+#include "proto/agent_refusal.h"
 
 namespace longhaul::rpc {
 namespace {
@@ -30,14 +34,53 @@ std::string Join(const std::set<std::string>& names) {
   return out.empty() ? "none" : out;
 }
 
+int64_t SteadyNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// "127.0.0.1:4567" of the gRPC peer "ipv4:127.0.0.1:4567".
+std::string PeerAddress(const std::string& peer) {
+  for (std::string_view scheme : {"ipv4:", "ipv6:"}) {
+    if (StartsWith(peer, scheme)) return peer.substr(scheme.size());
+  }
+  return peer;
+}
+
+std::string UtcTime(std::time_t t) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 }  // namespace
 
-// The writing half of one agent stream.
+// The writing half of one agent stream, and who is on it.
 class AgentSession {
  public:
   AgentSession(grpc::ServerContext* ctx,
-               grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* stream)
-      : ctx_(ctx), stream_(stream), writer_([this] { WriteLoop(); }) {}
+               grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* stream,
+               std::string agent_id)
+      : agent_id_(std::move(agent_id)),
+        peer_(PeerAddress(ctx->peer())),
+        since_(std::time(nullptr)),
+        last_read_ms_(SteadyNowMs()),
+        ctx_(ctx),
+        stream_(stream),
+        writer_([this] { WriteLoop(); }) {}
+
+  const std::string& agent_id() const { return agent_id_; }
+  const std::string& peer() const { return peer_; }
+  std::time_t since() const { return since_; }
+  // Something was read on the stream (a heartbeat at least every heartbeat interval).
+  void Heard() { last_read_ms_.store(SteadyNowMs(), std::memory_order_relaxed); }
+  int64_t SilentMs() const { return SteadyNowMs() - last_read_ms_.load(std::memory_order_relaxed); }
+  bool Ended() const { return ctx_->IsCancelled(); }
+  // The first refusal of a duplicate is logged as a warning, the rest (its retries) as debug.
+  bool duplicate_logged = false;  // guarded by AgentServiceImpl::mu_
 
   ~AgentSession() { Shutdown(); }
 
@@ -84,6 +127,10 @@ class AgentSession {
     }
   }
 
+  const std::string agent_id_;
+  const std::string peer_;
+  const std::time_t since_;
+  std::atomic<int64_t> last_read_ms_;
   grpc::ServerContext* ctx_;
   grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* stream_;
   std::mutex mu_;
@@ -126,22 +173,23 @@ grpc::Status AgentServiceImpl::Connect(
     const std::string& claimed = first.hello().agent_id();
     std::set<std::string> names = CertificateNames(*context);
     if (names.count(claimed) == 0) {
-      std::string why =
-          names.empty()
-              ? StrCat("agent from ", context->peer(), " refused: it claims id '", claimed,
-                       "' but presented no verified client certificate")
-              : StrCat("agent from ", context->peer(), " refused: it claims id '", claimed,
-                       "' but its certificate is for ", Join(names));
+      std::string why = names.empty()
+                            ? StrCat("agent from ", context->peer(), " refused: it claims id '",
+                                     claimed, "' but presented no verified client certificate")
+                            : StrCat("agent from ", context->peer(), " refused: it claims id '",
+                                     claimed, "' but its certificate is for ", Join(names));
       GetLogger("rpc")->warn("{}", why);
       return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why);
     }
   }
   uint64_t id = next_session_++;
-  auto session = std::make_shared<AgentSession>(context, stream);
+  auto session = std::make_shared<AgentSession>(context, stream, first.hello().agent_id());
+  grpc::Status claimed;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    sessions_[id] = session;
+    claimed = ClaimAgentIdLocked(context, first.hello(), id, session);
   }
+  if (!claimed.ok()) return claimed;  // `session` ends here, never having written
   GetLogger("rpc")->debug("agent session {} from {} ({})", id, first.hello().agent_id(),
                           context->peer());
   loop_->Post([this, id, hello = std::move(*first.mutable_hello())] {
@@ -153,6 +201,7 @@ grpc::Status AgentServiceImpl::Connect(
   for (;;) {
     auto msg = std::make_shared<v1::AgentMessage>();
     if (!stream->Read(msg.get())) break;
+    session->Heard();
     loop_->Post([this, id, msg] { scheduler_->OnAgentMessage(id, *msg); });
   }
   loop_->Post([this, id] { scheduler_->OnAgentDisconnected(id); });
@@ -161,6 +210,37 @@ grpc::Status AgentServiceImpl::Connect(
     std::lock_guard<std::mutex> lock(mu_);
     sessions_.erase(id);
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentServiceImpl::ClaimAgentIdLocked(grpc::ServerContext* context,
+                                                  const v1::Hello& hello, uint64_t id,
+                                                  const std::shared_ptr<AgentSession>& session) {
+  auto log = GetLogger("rpc");
+  for (auto& [other_id, other] : sessions_) {
+    if (other->agent_id() != hello.agent_id()) continue;
+    int64_t silent = other->SilentMs();
+    if (!other->Ended() && silent < replace_silent_after_ms_) {
+      std::string why = StrCat("agent id '", hello.agent_id(), "' is already connected from ",
+                               other->peer(), " (since ", UtcTime(other->since()), ")");
+      if (!other->duplicate_logged) {
+        other->duplicate_logged = true;
+        log->warn("refused a second agent from {}: {}", PeerAddress(context->peer()), why);
+      } else {
+        log->debug("refused a second agent from {}: {}", PeerAddress(context->peer()), why);
+      }
+      context->AddTrailingMetadata(kReplaceAfterMetadata, std::to_string(replace_silent_after_ms_));
+      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, why);
+    }
+    // Its stream is gone or half-open (a restarted agent's old connection not yet noticed as
+    // dead): the new connection replaces it, as the scheduler does with its session.
+    log->info("agent {}: its session from {} is {}; the connection from {} replaces it",
+              hello.agent_id(), other->peer(),
+              other->Ended() ? "ending" : StrCat("silent for ", FormatDurationMs(silent)),
+              PeerAddress(context->peer()));
+    other->Close();
+  }
+  sessions_[id] = session;
   return grpc::Status::OK;
 }
 

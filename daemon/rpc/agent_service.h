@@ -35,6 +35,15 @@ class AgentServiceImpl final : public v1::AgentService::Service, public schedule
   // another id is refused with PERMISSION_DENIED and a log line that says why. Must be called
   // before the server starts.
   void set_require_certificate(bool require) { require_certificate_ = require; }
+  // One agent per id. While a session of agent id X is live, a second connection claiming X
+  // is refused with ALREADY_EXISTS ("agent id 'X' is already connected from HOST:PORT (since
+  // ...)"), logged once per live session, and the live session is left alone. A session is
+  // live unless its stream has ended or nothing has been read on it for `ms` (the agent's
+  // heartbeats stop when its process dies, while a half-open stream may linger): a silent one
+  // is closed and the new connection takes its place, so a restarted agent is let in within
+  // `ms`. The refusal carries `ms` in its trailing metadata (kReplaceAfterMetadata) so the
+  // refused agent knows how long to keep trying. Must be called before the server starts.
+  void set_replace_silent_after_ms(int64_t ms) { replace_silent_after_ms_ = ms; }
   // The store's cluster id (docs/coordinator.md, "Identity"): a hello naming another cluster
   // is refused with ABORTED (the agent stops) and a message naming both ids and `db_path`,
   // unless `take_over` (--new-cluster). Must be called before the server starts.
@@ -58,7 +67,13 @@ class AgentServiceImpl final : public v1::AgentService::Service, public schedule
  private:
   scheduler::Scheduler* scheduler_ = nullptr;
   scheduler::SchedulerLoop* loop_ = nullptr;
+  // Refuses `hello` if another live session holds its agent id; else closes a silent one that
+  // does and registers `session` under the id. Under mu_.
+  grpc::Status ClaimAgentIdLocked(grpc::ServerContext* context, const v1::Hello& hello, uint64_t id,
+                                  const std::shared_ptr<AgentSession>& session);
+
   bool require_certificate_ = false;
+  int64_t replace_silent_after_ms_ = 15'000;
   std::string cluster_id_, db_path_;
   bool take_over_ = false;
   std::atomic<uint64_t> next_session_{1};

@@ -141,6 +141,16 @@ void Scheduler::HandleExited(AgentState* agent, const v1::AttemptExited& msg) {
     kind = "success";
   }
   AttemptEnded(a, state, kind, reason);
+  if (msg.leftovers_killed() > 0) {
+    // Said beside how it ended, success included: such a process held the attempt's files,
+    // its GPU memory, or a port, until the shim killed it.
+    std::string note =
+        msg.leftovers_killed() == 1
+            ? "1 process outlived the stage and was killed"
+            : StrCat(msg.leftovers_killed(), " processes outlived the stage and were killed");
+    a->row.reason = a->row.reason.empty() ? note : StrCat(a->row.reason, "; ", note);
+    Touch(a);
+  }
 }
 
 bool Scheduler::NoteLateExit(store::AttemptRow& row, const std::string& agent_id,
@@ -229,9 +239,10 @@ void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const s
     int64_t delay = BackoffMs(policy, used);
     s->row.next_retry_at_ms = now + delay;
     s->retry_gen++;
-    SetStageStatus(s, v1::STAGE_WAITING,
-                   StrCat(reason, ";", budget, " retry ", used, "/", limit, " in ",
-                          FormatDurationMs(delay)));
+    s->retry_after = reason;
+    SetStageStatus(
+        s, v1::STAGE_WAITING,
+        StrCat(reason, ";", budget, " retry ", used, "/", limit, " in ", FormatDurationMs(delay)));
     timers_.Push({now + delay, TimerKind::kRetry, s->row.id, "", s->retry_gen});
     return;
   }

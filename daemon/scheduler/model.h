@@ -90,6 +90,9 @@ struct StageState {
   std::unique_ptr<Avoidance> avoid;     // null unless a node of it failed
   std::unique_ptr<StageExtras> extras;  // null until one of its fields is needed
   int64_t ready_at_ms = 0;              // when it last became ready; 0 once an attempt has started
+  // Why its last attempt failed, while it waits to retry it ("" otherwise): what a service
+  // that is no longer needed before its retry ends with.
+  std::string retry_after;
 
   StageExtras& Extras() {
     if (!extras) extras = std::make_unique<StageExtras>();

@@ -104,6 +104,14 @@ void Scheduler::MaybeStopService(StageState* s) {
       break;
     case v1::STAGE_WAITING:
     case v1::STAGE_READY:
+      if (s->row.attempt_count > 0) {
+        // It ran and failed, and waits to retry: no longer needed, it ends as it failed, with
+        // its last reason, not as a service nobody asked for.
+        StageFailed(
+            s, v1::STAGE_FAILED,
+            s->retry_after.empty() ? std::string("its last attempt failed") : s->retry_after);
+        break;
+      }
       SetStageStatus(s, v1::STAGE_SKIPPED, "no dependent needs it");
       Propagate(s);
       break;
@@ -124,6 +132,12 @@ bool Scheduler::ServiceAttemptEnded(AttemptState* a, const std::string& kind,
     // Stopped to free room (BreakServiceWait): ready again, no retry spent.
     SetStageStatus(s, v1::STAGE_WAITING, StrCat("stopped to free room: ", a->kill_detail));
     MaybeReady(s);
+    return true;
+  }
+  if (!needed && kind != "stopped" && kind != "yielded" && kind != "success" &&
+      s->row.status == v1::STAGE_STARTING) {
+    // Never ready, and it failed by itself: that is how it ends, whoever still needs it.
+    StageFailed(s, v1::STAGE_FAILED, reason);
     return true;
   }
   if (kind == "stopped" || kind == "yielded" || !needed) {

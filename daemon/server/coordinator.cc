@@ -14,11 +14,11 @@
 #include "daemon/auth/address.h"
 #include "daemon/auth/authorizer.h"
 #include "daemon/auth/token_store.h"
-#include "daemon/rpc/agent_service.h"
 #include "daemon/http/server.h"
 #include "daemon/http/token_authorizer.h"
 #include "daemon/notify/notifier.h"
 #include "daemon/notify/sink.h"
+#include "daemon/rpc/agent_service.h"
 #include "daemon/rpc/client_api.h"
 #include "daemon/rpc/client_service.h"
 #include "daemon/scheduler/loop.h"
@@ -143,8 +143,8 @@ Result<std::string> Coordinator::Start() {
   }
 
   RETURN_IF_ERROR(MakeDirs(m.options.state_dir));
-  std::string db = m.options.db_path.empty() ? m.options.state_dir + "/longhaul.db"
-                                             : m.options.db_path;
+  std::string db =
+      m.options.db_path.empty() ? m.options.state_dir + "/longhaul.db" : m.options.db_path;
   ASSIGN_OR_RETURN(m.store, store::SqliteStore::Open(db));
   LogStoreIdentity(*m.store, m.options.scheduler.new_cluster);
   m.scheduler = std::make_unique<scheduler::Scheduler>(m.store.get(), m.clock, &m.agent_service,
@@ -175,6 +175,8 @@ Result<std::string> Coordinator::Start() {
   m.loop->set_metrics(&m.metrics);
   m.agent_service.Attach(m.scheduler.get(), m.loop.get());
   m.agent_service.set_require_certificate(!sec.agent_listen.empty());
+  // A session silent as long as makes an agent unreachable no longer holds its id.
+  m.agent_service.set_replace_silent_after_ms(m.options.scheduler.agent_timeout_ms);
   m.agent_service.set_cluster(m.store->identity().cluster_id, db, m.options.scheduler.new_cluster);
   m.client_api = std::make_unique<rpc::ClientApi>(m.scheduler.get(), m.loop.get(), m.store.get(),
                                                   m.options.scheduler.log_timeout_ms, m.clock);
@@ -224,9 +226,8 @@ Result<std::string> Coordinator::Start() {
       return agent_addr.status();
     }
   }
-  std::string addr_file = m.options.addr_file.empty()
-                              ? m.options.state_dir + "/coordinator.addr"
-                              : m.options.addr_file;
+  std::string addr_file =
+      m.options.addr_file.empty() ? m.options.state_dir + "/coordinator.addr" : m.options.addr_file;
   if (!m.options.http.listen.empty()) {
     m.http_authorizer = std::make_unique<http::TokenHttpAuthorizer>(m.authorizer.get());
     m.http = std::make_unique<http::HttpServer>(m.client_api.get(), m.options.http,
@@ -242,9 +243,8 @@ Result<std::string> Coordinator::Start() {
       m.options.notify.ui_url =
           StrCat(sec.tls_cert_pem.empty() ? "http://" : "https://", m.http_address);
     }
-    std::string http_file = m.options.http_addr_file.empty()
-                                ? m.options.state_dir + "/http.addr"
-                                : m.options.http_addr_file;
+    std::string http_file = m.options.http_addr_file.empty() ? m.options.state_dir + "/http.addr"
+                                                             : m.options.http_addr_file;
     RETURN_IF_ERROR(WriteFileAtomic(http_file, m.http_address + "\n"));
     log->info("longhauld UI and HTTP API on {}://{}/", sec.tls_cert_pem.empty() ? "http" : "https",
               m.http_address);
@@ -262,8 +262,7 @@ Result<std::string> Coordinator::Start() {
 
 Result<std::string> Coordinator::Impl::StartAgentListener() {
   const SecurityOptions& sec = options.security;
-  grpc::SslServerCredentialsOptions ssl(
-      GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  grpc::SslServerCredentialsOptions ssl(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   ssl.pem_root_certs = sec.agent_ca_pem;
   ssl.pem_key_cert_pairs.push_back({sec.tls_key_pem, sec.tls_cert_pem});
   grpc::ServerBuilder builder;
@@ -281,10 +280,11 @@ Result<std::string> Coordinator::Impl::StartAgentListener() {
   std::string file =
       options.agent_addr_file.empty() ? options.state_dir + "/agent.addr" : options.agent_addr_file;
   RETURN_IF_ERROR(WriteFileAtomic(file, addr + "\n"));
-  GetLogger("longhauld")->info(
-      "agents connect on {} with mutual TLS (client certificates from {}); an agent's id is "
-      "the one its certificate names",
-      addr, sec.agent_ca_file);
+  GetLogger("longhauld")
+      ->info(
+          "agents connect on {} with mutual TLS (client certificates from {}); an agent's id is "
+          "the one its certificate names",
+          addr, sec.agent_ca_file);
   return addr;
 }
 

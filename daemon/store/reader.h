@@ -2,14 +2,14 @@
 // sums. Not for use outside daemon/store.
 #pragma once
 
+#include <sqlite3.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <vector>
 #include <string>
-
-#include <sqlite3.h>
+#include <vector>
 
 #include "core/memory.h"
 #include "daemon/store/sqlite_store.h"
@@ -19,8 +19,7 @@ namespace longhaul::store {
 // What `db`'s page cache holds, in bytes (0 where SQLite cannot say).
 inline size_t PageCacheBytes(Db* db) {
   int used = 0, highwater = 0;
-  if (sqlite3_db_status(db->raw(), SQLITE_DBSTATUS_CACHE_USED, &used, &highwater, 0) !=
-      SQLITE_OK) {
+  if (sqlite3_db_status(db->raw(), SQLITE_DBSTATUS_CACHE_USED, &used, &highwater, 0) != SQLITE_OK) {
     return 0;
   }
   return static_cast<size_t>(used);
@@ -103,11 +102,22 @@ Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run,
 // Run.stage_counts and Run.gpu_hours (running attempts up to `now_ms`): from the run's kept
 // totals, or for a run without them (one the store wrote alone, without the scheduler) from its
 // stages and attempts.
-Status FillRunTotals(Db* db, int64_t run_id, const std::optional<RunTotals>& totals,
-                     int64_t now_ms, v1::Run* run);
+Status FillRunTotals(Db* db, int64_t run_id, const std::optional<RunTotals>& totals, int64_t now_ms,
+                     v1::Run* run);
 // A stage's cached-from, latest metrics, artifacts and (with include_attempts) attempts.
 Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool include_attempts,
                         v1::Stage* out);
+
+// The stages of run `run_id` whose result retention keeps, by stage id, with why ("the cache
+// reuses its result", "run 7 reused its result"). With `as_of_ms`, as the rule stood when the
+// run was collected then (what a collected run kept); without, as it stands now (what
+// collecting it would keep). sqlite_store_gc.cc.
+Result<std::map<int64_t, std::pair<std::string, std::string>>> KeptResults(
+    Db* db, int64_t run_id, std::optional<int64_t> as_of_ms);
+// For a collected run: marks each stage of `stages` that ran whose result retention removed
+// (result_removed) or kept (result_kept, why). Nothing for a run not collected.
+Status MarkCollectedResults(Db* db, int64_t run_id,
+                            google::protobuf::RepeatedPtrField<v1::Stage>* stages);
 
 }  // namespace internal
 }  // namespace longhaul::store

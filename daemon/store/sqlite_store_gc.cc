@@ -7,15 +7,84 @@
 
 namespace longhaul::store {
 
-Result<std::vector<SqliteStore::EndedRun>> SqliteStore::ListEndedRuns(
-    const std::string& workflow) {
+namespace internal {
+
+Result<std::map<int64_t, std::pair<std::string, std::string>>> KeptResults(
+    Db* db, int64_t run_id, std::optional<int64_t> as_of_ms) {
+  // A stage keeps its result while the cache would reuse it (the newest stage with its key
+  // that made its result itself) or while a run that reused it has not been collected. As of
+  // a time: the newest among the stages that had made it by then, and a run that reused it
+  // that existed then and was not collected yet.
+  ASSIGN_OR_RETURN(
+      Stmt * stages,
+      db->Prepare("SELECT s.id, s.name, "
+                  "  s.cache_key != '' AND s.status IN ('succeeded', 'stopped') AND s.id = "
+                  "    (SELECT max(n.id) FROM stages n WHERE n.cache_key = s.cache_key "
+                  "     AND n.status IN ('succeeded', 'stopped') "
+                  "     AND (?2 IS NULL OR coalesce(n.ended_at_ms, 0) <= ?2)), "
+                  "  (SELECT min(c.run_id) FROM stages c JOIN runs r ON r.id = c.run_id "
+                  "   WHERE c.cached_from_stage_id = s.id AND (CASE WHEN ?2 IS NULL "
+                  "     THEN r.collected_at_ms IS NULL "
+                  "     ELSE r.created_at_ms <= ?2 AND (r.collected_at_ms IS NULL OR "
+                  "r.collected_at_ms > ?2) "
+                  "     END)) "
+                  "FROM stages s WHERE s.run_id = ?1 ORDER BY s.position"));
+  stages->Bind(1, run_id);
+  if (as_of_ms) {
+    stages->Bind(2, *as_of_ms);
+  } else {
+    stages->BindNull(2);  // a cached statement keeps its last bindings
+  }
+  std::map<int64_t, std::pair<std::string, std::string>> kept;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, stages->Step());
+    if (!row) break;
+    bool newest = stages->Int(2) != 0;
+    std::optional<int64_t> reused_by = stages->OptInt(3);
+    if (!newest && !reused_by) continue;
+    kept[stages->Int(0)] = {
+        stages->Text(1),
+        newest ? "the cache reuses its result" : StrCat("run ", *reused_by, " reused its result")};
+  }
+  stages->Reset();
+  return kept;
+}
+
+Status MarkCollectedResults(Db* db, int64_t run_id,
+                            google::protobuf::RepeatedPtrField<v1::Stage>* stages) {
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT collected_at_ms FROM runs WHERE id = ?1"));
+  st->Bind(1, run_id);
+  ASSIGN_OR_RETURN(bool found, st->Step());
+  std::optional<int64_t> collected = found ? st->OptInt(0) : std::nullopt;
+  st->Reset();
+  if (!collected) return OkStatus();
+  ASSIGN_OR_RETURN(auto kept, KeptResults(db, run_id, *collected));
+  std::map<std::string, std::string> why_by_name;
+  for (const auto& [id, name_why] : kept) why_by_name[name_why.first] = name_why.second;
+  for (v1::Stage& s : *stages) {
+    if (s.attempt_count() == 0) continue;  // it never ran here: nothing of its own to remove
+    auto it = why_by_name.find(s.name());
+    if (it != why_by_name.end()) {
+      s.set_result_kept(it->second);
+    } else {
+      s.set_result_removed(true);
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace internal
+
+Result<std::vector<SqliteStore::EndedRun>> SqliteStore::ListEndedRuns(const std::string& workflow) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
-      "SELECT id, workflow_name, status, ended_at_ms FROM runs "
-      "WHERE status IN ('succeeded', 'failed', 'cancelled') AND collected_at_ms IS NULL "
-      "AND ended_at_ms IS NOT NULL AND (?1 = '' OR workflow_name = ?1) "
-      "ORDER BY workflow_name, ended_at_ms DESC, id DESC"));
+  ASSIGN_OR_RETURN(
+      Stmt * st,
+      db->Prepare(
+          "SELECT id, workflow_name, status, ended_at_ms FROM runs "
+          "WHERE status IN ('succeeded', 'failed', 'cancelled') AND collected_at_ms IS NULL "
+          "AND ended_at_ms IS NOT NULL AND (?1 = '' OR workflow_name = ?1) "
+          "ORDER BY workflow_name, ended_at_ms DESC, id DESC"));
   st->Bind(1, workflow);
   std::vector<EndedRun> out;
   for (;;) {
@@ -32,14 +101,13 @@ Result<std::vector<SqliteStore::EndedRun>> SqliteStore::ListEndedRuns(
   return out;
 }
 
-Result<std::map<std::string, int64_t>> SqliteStore::NewestWorkflowIds(
-    const std::string& workflow) {
+Result<std::map<std::string, int64_t>> SqliteStore::NewestWorkflowIds(const std::string& workflow) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
   // SQLite takes the bare column workflow_id from the row that holds max(id).
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
-      "SELECT workflow_name, workflow_id, max(id) FROM runs "
-      "WHERE (?1 = '' OR workflow_name = ?1) GROUP BY workflow_name"));
+  ASSIGN_OR_RETURN(Stmt * st,
+                   db->Prepare("SELECT workflow_name, workflow_id, max(id) FROM runs "
+                               "WHERE (?1 = '' OR workflow_name = ?1) GROUP BY workflow_name"));
   st->Bind(1, workflow);
   std::map<std::string, int64_t> out;
   for (;;) {
@@ -68,36 +136,20 @@ Result<SqliteStore::GcPlan> SqliteStore::PlanRunGc(int64_t run_id) {
   RETURN_IF_ERROR(db.Acquire());
   ReadSnapshot snap(db.get());
   RETURN_IF_ERROR(snap.Begin());
-  // A stage keeps its result while the cache would reuse it (the newest stage with its key
-  // that made its result itself) or while a run that reused it has not been collected.
-  ASSIGN_OR_RETURN(Stmt * stages, db->Prepare(
-      "SELECT s.id, s.name, "
-      "  s.cache_key != '' AND s.status IN ('succeeded', 'stopped') AND s.id = "
-      "    (SELECT max(n.id) FROM stages n WHERE n.cache_key = s.cache_key "
-      "     AND n.status IN ('succeeded', 'stopped')), "
-      "  (SELECT min(c.run_id) FROM stages c JOIN runs r ON r.id = c.run_id "
-      "   WHERE c.cached_from_stage_id = s.id AND r.collected_at_ms IS NULL) "
-      "FROM stages s WHERE s.run_id = ?1 ORDER BY s.position"));
-  stages->Bind(1, run_id);
   std::map<int64_t, bool> keep_stage;
   GcPlan plan;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, stages->Step());
-    if (!row) break;
-    bool newest = stages->Int(2) != 0;
-    std::optional<int64_t> reused_by = stages->OptInt(3);
-    if (!newest && !reused_by) continue;
-    keep_stage[stages->Int(0)] = true;
-    plan.kept.push_back(StrCat(stages->Text(1), ": ",
-                               newest ? "the cache reuses its result"
-                                      : StrCat("run ", *reused_by, " reused its result")));
+  ASSIGN_OR_RETURN(auto kept, internal::KeptResults(db.get(), run_id, std::nullopt));
+  for (const auto& [id, name_why] : kept) {
+    keep_stage[id] = true;
+    plan.kept.push_back(StrCat(name_why.first, ": ", name_why.second));
   }
-  stages->Reset();
   // The attempt that made a kept stage's result is its last one.
-  ASSIGN_OR_RETURN(Stmt * attempts, db->Prepare(
-      "SELECT a.id, s.name, a.agent_id, a.output_dir, a.stage_id, "
-      "  a.number = (SELECT max(b.number) FROM attempts b WHERE b.stage_id = a.stage_id) "
-      "FROM attempts a JOIN stages s ON s.id = a.stage_id WHERE a.run_id = ?1 ORDER BY a.id"));
+  ASSIGN_OR_RETURN(
+      Stmt * attempts,
+      db->Prepare(
+          "SELECT a.id, s.name, a.agent_id, a.output_dir, a.stage_id, "
+          "  a.number = (SELECT max(b.number) FROM attempts b WHERE b.stage_id = a.stage_id) "
+          "FROM attempts a JOIN stages s ON s.id = a.stage_id WHERE a.run_id = ?1 ORDER BY a.id"));
   attempts->Bind(1, run_id);
   for (;;) {
     ASSIGN_OR_RETURN(bool row, attempts->Step());
@@ -111,8 +163,8 @@ Result<SqliteStore::GcPlan> SqliteStore::PlanRunGc(int64_t run_id) {
     plan.attempts.push_back(std::move(a));
   }
   attempts->Reset();
-  ASSIGN_OR_RETURN(Stmt * events, db->Prepare(
-      "SELECT count(*) FROM events WHERE attempt_id IN (SELECT id FROM attempts WHERE run_id = ?1)"));
+  ASSIGN_OR_RETURN(Stmt * events, db->Prepare("SELECT count(*) FROM events WHERE attempt_id IN "
+                                              "(SELECT id FROM attempts WHERE run_id = ?1)"));
   events->Bind(1, run_id);
   ASSIGN_OR_RETURN(bool row, events->Step());
   plan.events = row ? events->Int(0) : 0;
@@ -121,13 +173,17 @@ Result<SqliteStore::GcPlan> SqliteStore::PlanRunGc(int64_t run_id) {
 }
 
 Result<int64_t> SqliteStore::CollectRun(int64_t run_id, int64_t now_ms) {
-  ASSIGN_OR_RETURN(Stmt * del, writer_->Prepare(
-      "DELETE FROM events WHERE attempt_id IN (SELECT id FROM attempts WHERE run_id = ?1)"));
+  ASSIGN_OR_RETURN(
+      Stmt * del,
+      writer_->Prepare(
+          "DELETE FROM events WHERE attempt_id IN (SELECT id FROM attempts WHERE run_id = ?1)"));
   del->Bind(1, run_id);
   RETURN_IF_ERROR(del->Run());
   int64_t deleted = writer_->Changes();
-  ASSIGN_OR_RETURN(Stmt * mark,
-                   writer_->Prepare("UPDATE runs SET collected_at_ms = coalesce(collected_at_ms, ?2) WHERE id = ?1"));
+  ASSIGN_OR_RETURN(
+      Stmt * mark,
+      writer_->Prepare(
+          "UPDATE runs SET collected_at_ms = coalesce(collected_at_ms, ?2) WHERE id = ?1"));
   mark->Bind(1, run_id).Bind(2, now_ms);
   RETURN_IF_ERROR(mark->Run());
   return deleted;

@@ -48,9 +48,11 @@ Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool incl
   // A cached stage shows the metrics and artifacts of the stage it reuses.
   int64_t source = row.cached_from_stage_id.value_or(stage_id);
   {
-    ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
-        "SELECT name, value, step, attempt, ts_ms FROM metrics WHERE id IN "
-        "(SELECT max(id) FROM metrics WHERE stage_id = ?1 GROUP BY name) ORDER BY name"));
+    ASSIGN_OR_RETURN(
+        Stmt * st,
+        db->Prepare(
+            "SELECT name, value, step, attempt, ts_ms FROM metrics WHERE id IN "
+            "(SELECT max(id) FROM metrics WHERE stage_id = ?1 GROUP BY name) ORDER BY name"));
     st->Bind(1, source);
     for (;;) {
       ASSIGN_OR_RETURN(bool r, st->Step());
@@ -65,9 +67,10 @@ Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool incl
     st->Reset();
   }
   {
-    ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
-        "SELECT name, path, bytes, agent_id, attempt FROM artifacts WHERE stage_id = ? "
-        "ORDER BY id"));
+    ASSIGN_OR_RETURN(
+        Stmt * st,
+        db->Prepare("SELECT name, path, bytes, agent_id, attempt FROM artifacts WHERE stage_id = ? "
+                    "ORDER BY id"));
     st->Bind(1, source);
     for (;;) {
       ASSIGN_OR_RETURN(bool r, st->Step());
@@ -82,8 +85,9 @@ Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool incl
     st->Reset();
   }
   if (include_attempts) {
-    ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
-        "SELECT ", kAttemptColumns, " FROM attempts WHERE stage_id = ? ORDER BY number")));
+    ASSIGN_OR_RETURN(Stmt * st,
+                     db->Prepare(StrCat("SELECT ", kAttemptColumns,
+                                        " FROM attempts WHERE stage_id = ? ORDER BY number")));
     st->Bind(1, stage_id);
     for (;;) {
       ASSIGN_OR_RETURN(bool r, st->Step());
@@ -96,8 +100,9 @@ Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool incl
 }
 
 Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run, std::optional<RunTotals>* totals) {
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
-      "SELECT ", kShownRunColumns, ", ", kRunTotalsColumns, " FROM runs r WHERE r.id = ?")));
+  ASSIGN_OR_RETURN(Stmt * st,
+                   db->Prepare(StrCat("SELECT ", kShownRunColumns, ", ", kRunTotalsColumns,
+                                      " FROM runs r WHERE r.id = ?")));
   st->Bind(1, run_id);
   ASSIGN_OR_RETURN(bool found, st->Step());
   if (!found) {
@@ -124,8 +129,9 @@ Result<v1::Run> SqliteStore::GetRun(int64_t run_id, bool include_attempts) {
   RETURN_IF_ERROR(ReadRunFields(db.get(), run_id, &run));
   std::vector<StageRow> stages;
   {
-    ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
-        "SELECT ", kStageColumns, " FROM stages WHERE run_id = ? ORDER BY position")));
+    ASSIGN_OR_RETURN(Stmt * st,
+                     db->Prepare(StrCat("SELECT ", kStageColumns,
+                                        " FROM stages WHERE run_id = ? ORDER BY position")));
     st->Bind(1, run_id);
     for (;;) {
       ASSIGN_OR_RETURN(bool r, st->Step());
@@ -146,6 +152,7 @@ Result<v1::Run> SqliteStore::GetRun(int64_t run_id, bool include_attempts) {
       run.set_gpu_hours(run.gpu_hours() + cost->second.gpu_hours);
     }
   }
+  RETURN_IF_ERROR(MarkCollectedResults(db.get(), run_id, run.mutable_stages()));
   SetRunWallSeconds(SystemClock::Get()->NowMs(), &run);
   return run;
 }
@@ -184,9 +191,9 @@ Result<v1::ListEventsResponse> SqliteStore::ListEvents(const v1::ListEventsReque
 Result<AttemptRow> SqliteStore::FindAttempt(int64_t run_id, const std::string& stage, int number) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  std::string sql = StrCat(
-      "SELECT ", kAttemptColumns, " FROM attempts WHERE stage_id = "
-      "(SELECT id FROM stages WHERE run_id = ?1 AND name = ?2)");
+  std::string sql = StrCat("SELECT ", kAttemptColumns,
+                           " FROM attempts WHERE stage_id = "
+                           "(SELECT id FROM stages WHERE run_id = ?1 AND name = ?2)");
   sql += number > 0 ? " AND number = ?3" : " ORDER BY number DESC LIMIT 1";
   ASSIGN_OR_RETURN(Stmt * st, db->Prepare(sql));
   st->Bind(1, run_id).Bind(2, stage);
@@ -198,8 +205,8 @@ Result<AttemptRow> SqliteStore::FindAttempt(int64_t run_id, const std::string& s
       return absl::NotFoundError(
           StrCat("run ", run_id, " stage '", stage, "' has no attempt ", number));
     }
-    return absl::NotFoundError(StrCat("run ", run_id, " has no stage '", stage,
-                                      "' with an attempt"));
+    return absl::NotFoundError(
+        StrCat("run ", run_id, " has no stage '", stage, "' with an attempt"));
   }
   AttemptRow row = ReadAttempt(*st);
   st->Reset();
@@ -209,9 +216,10 @@ Result<AttemptRow> SqliteStore::FindAttempt(int64_t run_id, const std::string& s
 Result<SqliteStore::RunSource> SqliteStore::GetRunSource(int64_t run_id) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
-      "SELECT w.text, r.workflow_path, r.workflow_name, r.overrides_json FROM runs r "
-      "JOIN workflows w ON w.id = r.workflow_id WHERE r.id = ?"));
+  ASSIGN_OR_RETURN(
+      Stmt * st,
+      db->Prepare("SELECT w.text, r.workflow_path, r.workflow_name, r.overrides_json FROM runs r "
+                  "JOIN workflows w ON w.id = r.workflow_id WHERE r.id = ?"));
   st->Bind(1, run_id);
   ASSIGN_OR_RETURN(bool found, st->Step());
   if (!found) {
@@ -226,8 +234,7 @@ Result<SqliteStore::RunSource> SqliteStore::GetRunSource(int64_t run_id) {
 Result<std::optional<int64_t>> SqliteStore::LatestRunOf(const std::string& name) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
-      "SELECT max(id) FROM runs WHERE workflow_name = ?"));
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT max(id) FROM runs WHERE workflow_name = ?"));
   st->Bind(1, name);
   ASSIGN_OR_RETURN(bool found, st->Step());
   std::optional<int64_t> out;
@@ -239,8 +246,9 @@ Result<std::optional<int64_t>> SqliteStore::LatestRunOf(const std::string& name)
 Result<std::vector<StageRow>> SqliteStore::ReadStages(int64_t run_id) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
-      "SELECT ", kStageColumns, " FROM stages WHERE run_id = ? ORDER BY position")));
+  ASSIGN_OR_RETURN(Stmt * st,
+                   db->Prepare(StrCat("SELECT ", kStageColumns,
+                                      " FROM stages WHERE run_id = ? ORDER BY position")));
   st->Bind(1, run_id);
   std::vector<StageRow> out;
   for (;;) {

@@ -20,9 +20,11 @@ namespace {
 
 // Wall time of one stage's own attempts (a running one up to `now_ms`), in ms.
 Result<int64_t> StageWallMs(Db* db, int64_t stage_id, int64_t now_ms) {
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
-      "SELECT coalesce(sum(max(coalesce(ended_at_ms, ?2), started_at_ms) - started_at_ms), 0) "
-      "FROM attempts WHERE stage_id = ?1 AND started_at_ms IS NOT NULL"));
+  ASSIGN_OR_RETURN(
+      Stmt * st,
+      db->Prepare(
+          "SELECT coalesce(sum(max(coalesce(ended_at_ms, ?2), started_at_ms) - started_at_ms), 0) "
+          "FROM attempts WHERE stage_id = ?1 AND started_at_ms IS NOT NULL"));
   st->Bind(1, stage_id).Bind(2, now_ms);
   ASSIGN_OR_RETURN(bool found, st->Step());
   int64_t ms = found ? st->Int(0) : 0;
@@ -50,10 +52,9 @@ Status ReadStagePage(Db* db, const v1::ListStagesRequest& req, int limit,
   if (!req.recent_first()) sql += " AND position >= ?2";
   if (!statuses.empty()) sql += " AND status IN (SELECT value FROM json_each(?3))";
   if (!names.empty()) sql += " AND name IN (SELECT value FROM json_each(?4))";
-  sql += req.recent_first()
-             ? " ORDER BY coalesce(ended_at_ms, started_at_ms) IS NULL, "
-               "coalesce(ended_at_ms, started_at_ms) DESC, position LIMIT ?5"
-             : " ORDER BY position LIMIT ?5";
+  sql += req.recent_first() ? " ORDER BY coalesce(ended_at_ms, started_at_ms) IS NULL, "
+                              "coalesce(ended_at_ms, started_at_ms) DESC, position LIMIT ?5"
+                            : " ORDER BY position LIMIT ?5";
   ASSIGN_OR_RETURN(Stmt * st, db->Prepare(sql));
   st->Bind(1, req.run_id());
   if (!req.recent_first()) st->Bind(2, from);
@@ -109,8 +110,9 @@ Result<v1::Run> SqliteStore::GetRun(const v1::GetRunRequest& req) {
   page.set_run_id(req.id());
   page.set_include_attempts(req.include_attempts());
   std::string next;
-  RETURN_IF_ERROR(ReadStagePage(db.get(), page, PageSize(req.stage_limit()),
-                                run.mutable_stages(), &next));
+  RETURN_IF_ERROR(
+      ReadStagePage(db.get(), page, PageSize(req.stage_limit()), run.mutable_stages(), &next));
+  RETURN_IF_ERROR(MarkCollectedResults(db.get(), req.id(), run.mutable_stages()));
   run.set_next_stage_page_token(next);
   return run;
 }
@@ -129,8 +131,9 @@ Result<v1::ListStagesResponse> SqliteStore::ListStages(const v1::ListStagesReque
   }
   v1::ListStagesResponse resp;
   std::string next;
-  RETURN_IF_ERROR(ReadStagePage(db.get(), req, PageSize(req.page_size()), resp.mutable_stages(),
-                                &next));
+  RETURN_IF_ERROR(
+      ReadStagePage(db.get(), req, PageSize(req.page_size()), resp.mutable_stages(), &next));
+  RETURN_IF_ERROR(MarkCollectedResults(db.get(), req.run_id(), resp.mutable_stages()));
   resp.set_next_page_token(next);
   return resp;
 }

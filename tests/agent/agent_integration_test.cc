@@ -152,6 +152,27 @@ TEST_F(AgentIntegrationTest, CancelKillsTheStagesWholeProcessGroup) {
   for (pid_t p : pids) EXPECT_FALSE(ProcessAlive(p)) << p;
 }
 
+TEST_F(AgentIntegrationTest, DetachedProcessesEndWithTheAttemptAndTheExitSaysSo) {
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  // A `setsid` helper and a double-forked daemon, each in a session of its own; then success.
+  std::string work = h_.AttemptFile(17, "work");
+  std::string script = "setsid sh -c 'echo $$ > " + work + "/a.tmp; mv " + work + "/a.tmp " + work +
+                       "/a.pid; exec sleep 1000' & ( setsid sh -c 'echo $$ > " + work +
+                       "/b.tmp; mv " + work + "/b.tmp " + work +
+                       "/b.pid; exec sleep 1000' & ); while [ ! -e " + work +
+                       "/a.pid ] || [ ! -e " + work + "/b.pid ]; do sleep 0.01; done";
+  ASSERT_TRUE(coord().Start(h_.Spec(17, {"/bin/sh", "-c", script})));
+  ASSERT_TRUE(h_.WaitExited(17)) << h_.AgentLog();
+  EXPECT_EQ(coord().exited(17)->exit_code(), 0);
+  EXPECT_EQ(coord().exited(17)->leftovers_killed(), 2);
+  for (const char* name : {"a.pid", "b.pid"}) {
+    std::string text = ReadTextFile(work + "/" + name);
+    ASSERT_FALSE(text.empty()) << name;
+    EXPECT_FALSE(ProcessAlive(std::stoi(text))) << name;
+  }
+}
+
 TEST_F(AgentIntegrationTest, ReadLogAndCheckArtifactsAnswerFromTheNode) {
   h_.StartAgent();
   ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();

@@ -11,12 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "agent/shim/leftovers.h"
 #include "agent/shim/shim_files.h"
 #include "core/fs.h"
 #include "tests/testing/test_util.h"
@@ -240,6 +242,117 @@ TEST_F(ShimTest, LeftoverChildrenDieWhenTheStageExits) {
   ASSERT_EQ(children.size(), 2u);
   for (pid_t c : children) EXPECT_FALSE(ProcessAlive(c)) << c;
   EXPECT_EQ(ReadJson("exit.json")["exit_code"], 0);
+}
+
+// A stage that leaves a `setsid` helper and a double-forked daemon (its intermediate process
+// exits, so the daemon is re-parented to the shim), both in sessions of their own, then runs
+// `then`. Their pids are in work/setsid.pid and work/daemon.pid.
+std::vector<std::string> StageLeavingDetachedProcesses(const std::string& work,
+                                                       const std::string& then) {
+  std::string script = "setsid sh -c 'echo $$ > " + work + "/setsid.tmp; mv " + work +
+                       "/setsid.tmp " + work +
+                       "/setsid.pid; exec sleep 1000' & "
+                       "( setsid sh -c 'echo $$ > " +
+                       work + "/daemon.tmp; mv " + work + "/daemon.tmp " + work +
+                       "/daemon.pid; exec sleep 1000' & ); "
+                       "while [ ! -e " +
+                       work + "/setsid.pid ] || [ ! -e " + work +
+                       "/daemon.pid ]; do "
+                       "sleep 0.01; done; " +
+                       then;
+  return {"/bin/sh", "-c", script};
+}
+
+class ShimLeftoversTest : public ShimTest {
+ protected:
+  pid_t PidIn(const std::string& name) {
+    std::string text = ReadTextFile(dir_.Join("work/" + name));
+    return text.empty() ? 0 : static_cast<pid_t>(std::stoi(text));
+  }
+  // Both detached processes ran, and none is left now that the shim has exited.
+  void ExpectBothGone() {
+    pid_t helper = PidIn("setsid.pid"), daemon = PidIn("daemon.pid");
+    ASSERT_GT(helper, 0);
+    ASSERT_GT(daemon, 0);
+    EXPECT_FALSE(ProcessAlive(helper)) << helper;
+    EXPECT_FALSE(ProcessAlive(daemon)) << daemon;
+  }
+};
+
+TEST_F(ShimLeftoversTest, DetachedProcessesAreKilledWhenTheStageSucceeds) {
+  ShimProcess shim(ShimArgv(StageLeavingDetachedProcesses(dir_.Join("work"), "exit 0")), Env());
+  auto st = shim.Wait(20'000);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(WEXITSTATUS(*st), 0);
+  ExpectBothGone();
+  json exit = ReadJson("exit.json");
+  EXPECT_EQ(exit["exit_code"], 0);
+  EXPECT_EQ(exit["leftovers_killed"], 2);
+  EXPECT_NE(
+      ReadTextFile(dir_.Join("stderr.log")).find("2 processes outlived the stage and were killed"),
+      std::string::npos);
+}
+
+TEST_F(ShimLeftoversTest, DetachedProcessesAreKilledWhenTheStageFails) {
+  ShimProcess shim(ShimArgv(StageLeavingDetachedProcesses(dir_.Join("work"), "exit 3")), Env());
+  ASSERT_TRUE(shim.Wait(20'000).has_value());
+  ExpectBothGone();
+  json exit = ReadJson("exit.json");
+  EXPECT_EQ(exit["exit_code"], 3);
+  EXPECT_EQ(exit["leftovers_killed"], 2);
+}
+
+TEST_F(ShimLeftoversTest, DetachedProcessesGetTheCancelAndAreGoneAfterIt) {
+  ShimProcess shim(ShimArgv(StageLeavingDetachedProcesses(dir_.Join("work"), "sleep 60")), Env());
+  ASSERT_TRUE(WaitFor([&] { return PidIn("daemon.pid") > 0 && PidIn("setsid.pid") > 0; }, 10'000));
+  WriteTextFile(dir_.Join("cancel.json"), R"({"reason":"cancelled","grace_ms":5000})");
+  ::kill(shim.pid(), SIGTERM);
+  ASSERT_TRUE(shim.Wait(20'000).has_value());
+  ExpectBothGone();
+  EXPECT_EQ(ReadJson("exit.json")["reason"], "cancelled");
+}
+
+TEST_F(ShimLeftoversTest, NothingLeftNothingSaid) {
+  ShimProcess shim(ShimArgv({"/bin/sh", "-c", "exit 0"}), Env());
+  ASSERT_TRUE(shim.Wait(10'000).has_value());
+  EXPECT_FALSE(ReadJson("exit.json").contains("leftovers_killed"));
+}
+
+TEST(LeftoversTest, TheAttemptIsTheStageGroupTheShimSessionItsChildrenAndTheirDescendants) {
+  const pid_t shim = 100;
+  std::vector<ProcEntry> all = {
+      {1, 0, 1, 1, 'S'},            // init
+      {50, 1, 50, 50, 'S'},         // unrelated
+      {shim, 1, shim, shim, 'S'},   // the shim, leading its session
+      {101, shim, 101, shim, 'S'},  // the stage
+      {102, 101, 101, shim, 'S'},   // in the stage's group
+      {200, shim, 200, 200, 'S'},   // setsid'ed, re-parented to the shim
+      {201, 200, 201, 200, 'S'},    // its child, in a group of its own
+      {300, shim, 300, 300, 'Z'},   // a zombie child: dead already
+      {400, 1, 400, shim, 'S'},     // in the shim's session, re-parented elsewhere
+      {500, 50, 500, 50, 'S'},      // unrelated, child of another
+  };
+  std::vector<pid_t> got = AttemptProcesses(all, shim, 101, shim);
+  EXPECT_EQ(got, (std::vector<pid_t>{101, 102, 200, 201, 400}));
+  // Without the session rule (the shim does not lead its session), 400 is not the attempt's.
+  EXPECT_EQ(AttemptProcesses(all, shim, 101, 0), (std::vector<pid_t>{101, 102, 200, 201}));
+}
+
+TEST(LeftoversTest, ListsThisProcessWithItsParentGroupAndSession) {
+  std::vector<ProcEntry> all = ListProcesses();
+  auto self =
+      std::find_if(all.begin(), all.end(), [](const ProcEntry& e) { return e.pid == ::getpid(); });
+  ASSERT_NE(self, all.end());
+  EXPECT_EQ(self->ppid, ::getppid());
+  EXPECT_EQ(self->pgid, ::getpgid(0));
+  EXPECT_EQ(self->sid, ::getsid(0));
+  EXPECT_NE(self->state, 'Z');
+}
+
+TEST(LeftoversTest, NoteSaysHowMany) {
+  EXPECT_EQ(LeftoversNote(0), "");
+  EXPECT_EQ(LeftoversNote(1), "1 process outlived the stage and was killed");
+  EXPECT_EQ(LeftoversNote(2), "2 processes outlived the stage and were killed");
 }
 
 TEST_F(ShimTest, StageGetsDefaultSignalHandlingWhateverTheShimInherited) {

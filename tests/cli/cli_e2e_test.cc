@@ -306,6 +306,28 @@ TEST_F(CliE2eTest, ShowPrintsHeaderStagesOutputsMetricsArtifacts) {
                                "2023-11-14 22:14:20     3\n"));
 }
 
+TEST_F(CliE2eTest, ShowPrintsParamsOutputsAndReasonsWithTheirControlCharactersEscaped) {
+  v1::Run run = FailedRun();
+  (*run.mutable_params())["title"] = "\x1b]0;pwned\a\x1b[31mred\nfake  row\xc2\x9b";
+  (*run.mutable_stages(0)->mutable_outputs())["word"] = "\x1b[2Jgone\r";
+  run.mutable_stages(1)->set_reason("exit 3\ngreet  task  succeeded");
+  service_.runs[12] = run;
+  CommandResult r = Run({"show", "12"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  params:    greeting=bonjour, "
+                               "title=\\e]0;pwned\\a\\e[31mred\\nfake  row\\u009b\n"));
+  EXPECT_THAT(r.out, HasSubstr("greet  word    \\e[2Jgone\\r\n"));
+  EXPECT_THAT(r.out, HasSubstr("exit 3\\ngreet  task  succeeded\n"));
+  for (char c : r.out) {
+    EXPECT_TRUE(c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f))
+        << "a control character reached the terminal: " << static_cast<int>(c);
+  }
+  r = Run({"--json", "show", "12"});  // JSON escapes by itself; the value is whole
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["params"]["title"],
+            "\x1b]0;pwned\a\x1b[31mred\nfake  row\xc2\x9b");
+}
+
 TEST_F(CliE2eTest, ShowWatchPrintsEachChangeAndExitsWithTheRunResult) {
   v1::Run running = FailedRun();
   running.set_status(v1::RUN_RUNNING);
@@ -382,8 +404,9 @@ TEST_F(CliE2eTest, AgentsTable) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> lines = StrSplit(r.out, '\n');
   ASSERT_GE(lines.size(), 2u);
-  EXPECT_THAT(lines[0],
-              HasSubstr("ID      HOST   STATE         CPUS           MEMORY  GPUS  RUNNING  LAST SEEN"));
+  EXPECT_THAT(
+      lines[0],
+      HasSubstr("ID      HOST   STATE         CPUS           MEMORY  GPUS  RUNNING  LAST SEEN"));
   EXPECT_THAT(lines[0], ::testing::EndsWith("LABELS           SHARED PATHS"));
   EXPECT_THAT(lines[1], ::testing::EndsWith(" ago  gpu=h200,zone=a  /lustre,/nfs/home"));
   EXPECT_THAT(lines[1],

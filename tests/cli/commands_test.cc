@@ -156,6 +156,42 @@ TEST_F(CommandsTest, LogsFollowOutlastsACoordinatorRestart) {
   EXPECT_THAT(err, HasSubstr("reading the log again"));
 }
 
+TEST_F(CommandsTest, LogsOnATerminalAreEscapedUnlessRaw) {
+  v1::ReadLogResponse first;
+  first.set_data("\x1b]0;pwned\a\x1b[31mred\tline\n\xe2");
+  first.set_next_offset(20);
+  first.set_attempt(1);
+  v1::ReadLogResponse second;
+  second.set_data("\x82\xac euro\n");
+  second.set_next_offset(30);
+  second.set_attempt(1);
+  v1::ReadLogResponse end;
+  end.set_next_offset(30);
+  end.set_finished(true);
+  LogsOptions options;
+  options.run_id = 5;
+  options.stage = "s";
+  options.follow = true;
+  env_.stdout_is_tty = true;
+  coordinator_->log_answers = {first, second, end};
+  EXPECT_EQ(Logs(ctx_, options), 0) << err_.str();
+  // The euro sign cut between two reads is whole; controls other than tab and newline shown.
+  EXPECT_EQ(out_.str(), "\\e]0;pwned\\a\\e[31mred\tline\n\xe2\x82\xac euro\n");
+
+  out_.str("");
+  options.raw = true;
+  coordinator_->log_answers = {first, second, end};
+  EXPECT_EQ(Logs(ctx_, options), 0) << err_.str();
+  EXPECT_EQ(out_.str(), first.data() + second.data());
+
+  out_.str("");
+  options.raw = false;
+  env_.stdout_is_tty = false;  // a pipe gets the bytes
+  coordinator_->log_answers = {first, second, end};
+  EXPECT_EQ(Logs(ctx_, options), 0) << err_.str();
+  EXPECT_EQ(out_.str(), first.data() + second.data());
+}
+
 TEST_F(CommandsTest, LogsGrepPrintsWholeMatchingLinesAcrossReads) {
   v1::ReadLogResponse first;
   first.set_data("step 1 loss 2.0\nwarn: slow\nstep 2 lo");

@@ -2,10 +2,11 @@
 // directories, output dirs) and their event rows, keeps their summaries and whatever the cache
 // still reuses, so that a pivot of a collected run still reuses its upstream; a dry run says
 // the same and changes nothing.
+#include "agent/lib/retention.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "agent/lib/retention.h"
 #include "core/strings.h"
 #include "proto/state_names.h"
 #include "tests/integration/cluster.h"
@@ -88,14 +89,24 @@ TEST_F(RetentionTest, GcRemovesOldRunsFilesAndEventsButKeepsWhatTheCacheReuses) 
   int64_t disk_after = agent::DiskUsage(cluster().AgentStateDir(0));
   EXPECT_LT(disk_after, disk_before);
   EXPECT_EQ(Count("SELECT count(*) FROM events"), events_before - first_events);
-  std::cout << "agent state dir: " << disk_before << " -> " << disk_after << " bytes; events: "
-            << events_before << " -> " << Count("SELECT count(*) FROM events") << "\n";
+  std::cout << "agent state dir: " << disk_before << " -> " << disk_after
+            << " bytes; events: " << events_before << " -> " << Count("SELECT count(*) FROM events")
+            << "\n";
   // Its summary stays: stages, attempts, outputs, metrics; it is marked collected.
   Result<v1::Run> after = cluster().GetRun(first);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->status(), v1::RUN_SUCCEEDED);
   EXPECT_GT(after->collected_at_ms(), 0);
   EXPECT_EQ(FindStage(*after, "make")->outputs().at("made"), "yes");
+  // `show` says so: which stages' files went, and their artifacts are marked removed.
+  EXPECT_TRUE(FindStage(*after, "make")->result_removed());
+  EXPECT_TRUE(FindStage(*after, "use")->result_removed());
+  CommandResult shown = cluster().Cli({"show", std::to_string(first)});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("  collected: "), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("  removed:   the results of make, use\n"), std::string::npos)
+      << shown.out;
+  EXPECT_NE(shown.out.find("(removed) " + data_dir), std::string::npos) << shown.out;
   // Run 2 was not touched.
   Result<v1::Run> kept = cluster().GetRun(second);
   ASSERT_TRUE(kept.ok());
@@ -130,6 +141,13 @@ TEST_F(RetentionTest, GcRemovesOldRunsFilesAndEventsButKeepsWhatTheCacheReuses) 
   }
   EXPECT_GT(cluster().GetRun(second)->collected_at_ms(), 0);
   EXPECT_EQ(cluster().IntegrityCheck().value_or(""), "ok");
+  // Its `show` says what was kept and why, and no artifact is marked removed.
+  CommandResult shown2 = cluster().Cli({"show", std::to_string(second)});
+  ASSERT_EQ(shown2.exit_code, 0) << shown2.err;
+  EXPECT_NE(shown2.out.find("  kept:      make ("), std::string::npos) << shown2.out;
+  EXPECT_NE(shown2.out.find("use (the cache reuses its result)"), std::string::npos) << shown2.out;
+  EXPECT_EQ(shown2.out.find("removed:"), std::string::npos) << shown2.out;
+  EXPECT_EQ(shown2.out.find("(removed) "), std::string::npos) << shown2.out;
 }
 
 TEST_F(RetentionTest, NothingIsCollectedWithoutAPolicyAndARunningRunIsNeverChosen) {

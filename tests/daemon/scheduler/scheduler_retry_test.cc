@@ -45,6 +45,33 @@ stages:
   EXPECT_EQ(GetRun(run).status(), v1::RUN_SUCCEEDED);
 }
 
+TEST_F(SchedulerTest, ProcessesKilledAfterTheStageAreSaidInTheAttemptsReason) {
+  uint64_t n1 = Connect("n1");
+  int64_t run = Submit(R"(
+name: leftovers
+stages:
+  ok: {run: [prog]}
+  bad: {run: [prog]}
+)");
+  auto starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 2u);
+  for (const auto& start : starts) {
+    v1::AgentMessage m;
+    m.mutable_exited()->set_attempt_id(start.attempt_id());
+    m.mutable_exited()->set_exit_code(start.stage() == "ok" ? 0 : 3);
+    m.mutable_exited()->set_ended_at_ms(clock_.NowMs());
+    m.mutable_exited()->set_leftovers_killed(start.stage() == "ok" ? 2 : 1);
+    Batch([&] { scheduler_->OnAgentMessage(n1, m); });
+  }
+  v1::Stage ok = GetStage(run, "ok");
+  EXPECT_EQ(ok.status(), v1::STAGE_SUCCEEDED);
+  ASSERT_EQ(ok.attempts_size(), 1);
+  EXPECT_EQ(ok.attempts(0).reason(), "2 processes outlived the stage and were killed");
+  v1::Stage bad = GetStage(run, "bad");
+  ASSERT_EQ(bad.attempts_size(), 1);
+  EXPECT_EQ(bad.attempts(0).reason(), "exit 3; 1 process outlived the stage and was killed");
+}
+
 TEST_F(SchedulerTest, RetriesRunOutAndTheStageFails) {
   uint64_t n1 = Connect("n1");
   int64_t run = Submit(R"(

@@ -40,8 +40,9 @@ TEST_F(SchedulerTest, AServiceStartsWhenNeededServesAndStopsAfterItsLastDependen
   ASSERT_EQ(starts[0].stage(), "server");
   int64_t server = starts[0].attempt_id();
   EXPECT_EQ(GetStage(run, "server").status(), v1::STAGE_STARTING);
-  Events(n1, server, {R"({"output": {"name": "endpoint", "value": "http://127.0.0.1:9"}})",
-                      R"({"ready": {}})"});
+  Events(
+      n1, server,
+      {R"({"output": {"name": "endpoint", "value": "http://127.0.0.1:9"}})", R"({"ready": {}})"});
   EXPECT_EQ(GetStage(run, "server").status(), v1::STAGE_SERVING);
   starts = TakeStarts();
   ASSERT_EQ(starts.size(), 1u);
@@ -84,13 +85,66 @@ TEST_F(SchedulerTest, AServiceThatNeverGetsReadyFailsByReadyTimeoutAndIsRetried)
   EXPECT_EQ(starts[0].attempt(), 2);
 }
 
+TEST_F(SchedulerTest, AServiceNeverReadyThroughAllItsAttemptsFailsWithItsLastReason) {
+  uint64_t n1 = Connect("n1");
+  int64_t run = Submit(kServed);
+  Exit(n1, TakeStarts()[0].attempt_id(), 0);
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    auto starts = TakeStarts();
+    ASSERT_EQ(starts.size(), 1u) << "attempt " << attempt;
+    ASSERT_EQ(starts[0].stage(), "server");
+    Started(n1, starts[0].attempt_id());
+    for (int i = 0; i < 12; ++i) {  // a minute without ready
+      clock_.AdvanceMs(5'000);
+      Heartbeat(n1);
+    }
+    ASSERT_EQ(TakeCancels().size(), 1u);
+    Exit(n1, starts[0].attempt_id(), 0, 15);
+    clock_.AdvanceMs(1'000);
+    Heartbeat(n1);
+  }
+  v1::Stage server = GetStage(run, "server");
+  EXPECT_EQ(server.status(), v1::STAGE_FAILED) << server.reason();
+  EXPECT_EQ(server.reason().rfind("timeout: not ready after 1m00s", 0), 0u) << server.reason();
+  EXPECT_EQ(GetStage(run, "client").status(), v1::STAGE_SKIPPED);
+  EXPECT_EQ(GetRun(run).status(), v1::RUN_FAILED);
+}
+
+TEST_F(SchedulerTest, AServiceKilledWhileItsLastDependentFailsEndsFailedNotSkipped) {
+  uint64_t n1 = Connect("n1");
+  // The client has no retries: losing the service fails it, while the service waits to retry.
+  int64_t run = Submit(R"(
+name: served
+stages:
+  server:
+    kind: service
+    run: [serve]
+    retry: {limit: 1, backoff: 1m}
+  client:
+    needs: [server]
+    run: [client]
+)");
+  int64_t server = TakeStarts()[0].attempt_id();
+  Events(n1, server, {R"({"ready": {}})"});
+  int64_t client = TakeStarts()[0].attempt_id();
+  Exit(n1, server, 1);  // the engine crashed
+  ASSERT_EQ(TakeCancels().size(), 1u);
+  Exit(n1, client, 0, 15);
+  EXPECT_EQ(GetStage(run, "client").status(), v1::STAGE_FAILED);
+  v1::Stage s = GetStage(run, "server");
+  EXPECT_EQ(s.status(), v1::STAGE_FAILED) << s.reason();
+  EXPECT_EQ(s.reason(), "exit 1");
+  EXPECT_EQ(GetRun(run).status(), v1::RUN_FAILED);
+  EXPECT_TRUE(TakeStarts().empty()) << "the service was retried for no one";
+}
+
 TEST_F(SchedulerTest, AServiceThatDiesMidwayFailsItsRunningDependentsWithServiceLost) {
   uint64_t n1 = Connect("n1");
   int64_t run = Submit(kServed);
   Exit(n1, TakeStarts()[0].attempt_id(), 0);
   int64_t server = TakeStarts()[0].attempt_id();
-  Events(n1, server, {R"({"output": {"name": "endpoint", "value": "http://x"}})",
-                      R"({"ready": {}})"});
+  Events(n1, server,
+         {R"({"output": {"name": "endpoint", "value": "http://x"}})", R"({"ready": {}})"});
   int64_t client = TakeStarts()[0].attempt_id();
   Exit(n1, server, 1);  // the engine crashed
   auto cancels = TakeCancels();
@@ -107,8 +161,8 @@ TEST_F(SchedulerTest, AServiceThatDiesMidwayFailsItsRunningDependentsWithService
   auto starts = TakeStarts();
   ASSERT_EQ(starts.size(), 1u);  // the service comes back first; the client waits for it
   EXPECT_EQ(starts[0].stage(), "server");
-  Events(n1, starts[0].attempt_id(), {R"({"output": {"name": "endpoint", "value": "http://y"}})",
-                                      R"({"ready": {}})"});
+  Events(n1, starts[0].attempt_id(),
+         {R"({"output": {"name": "endpoint", "value": "http://y"}})", R"({"ready": {}})"});
   starts = TakeStarts();
   ASSERT_EQ(starts.size(), 1u);
   EXPECT_EQ(starts[0].stage(), "client");
