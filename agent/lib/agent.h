@@ -104,6 +104,16 @@ class Agent {
   // Another cluster's coordinator, or one that refused this agent (CoordinatorSession).
   void Refuse(const std::string& why);
 
+  // GPUs (docs/gpus.md): sends the sampler's report while connected (dropped otherwise: the
+  // next one brings the sticky health again). On the agent's thread.
+  void SendGpuReport(v1::GpuReport report);
+  // How a CheckGpu is run: `check(index, done)` runs the pre-flight off the agent's thread and
+  // calls `done(passed, detail)` on any thread. Unset: every CheckGpu fails ("no GPU check").
+  using GpuCheckDone = std::function<void(bool passed, std::string detail)>;
+  void set_gpu_check(std::function<void(int index, GpuCheckDone done)> check) {
+    gpu_check_ = std::move(check);
+  }
+
   const AgentMetrics& metrics() const { return metrics_; }
   // Whether the state dir is full, and its free bytes; readable from any thread.
   const DiskWatch& disk() const { return disk_; }
@@ -128,6 +138,7 @@ class Agent {
 
   // agent_attempts.cc: starting, watching, cancelling, ending.
   void HandleStart(const v1::StartAttempt& spec);
+  void HandleCheckGpu(const v1::CheckGpu& req);
   // "run R stage S attempt K" when `dir` holds another attempt than `spec` (by its spec.json),
   // else "" (no dir, the same attempt, or nothing to compare).
   static std::string OtherAttempt(const AttemptDir& dir, const v1::StartAttempt& spec);
@@ -243,6 +254,7 @@ class Agent {
   // behind a long run of submissions, so pending reasons and ends show while they go on.
   boost::asio::thread_pool query_worker_{1};
   boost::asio::thread_pool disk_worker_{1};  // retention's removals, off the event loop
+  std::function<void(int, GpuCheckDone)> gpu_check_;
 };
 
 }  // namespace longhaul::agent

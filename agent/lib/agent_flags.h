@@ -40,6 +40,9 @@ struct AgentFlags {
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string gpu_sample = "5s";
   std::string xid_table;  // empty: the built-in table only
+  // The pre-flight run when the coordinator asks (CheckGpu), split on spaces; the agent adds
+  // `--gpus INDEX`. Searched on the stages' PATH (the agent's own directory first).
+  std::string gpu_check = "lh-gpucheck --quick";
   SlurmOptions slurm;     // signal_lead_s is filled by CheckAgentFlags
 
   // Filled by CheckAgentFlags when it returns no errors.

@@ -7,9 +7,11 @@
 #include <boost/asio/signal_set.hpp>
 #include <iostream>
 #include <optional>
+#include <thread>
 
 #include "agent/gpu/gpu_backend.h"
 #include "agent/gpu/gpu_metrics.h"
+#include "agent/gpu/gpu_report.h"
 #include "agent/gpu/gpu_sampler.h"
 #include "agent/lib/agent.h"
 #include "agent/lib/agent_flags.h"
@@ -24,9 +26,19 @@
 #include "core/logging.h"
 #include "core/net/text_http_server.h"
 #include "core/rlimit.h"
+#include "core/command.h"
 #include "core/strings.h"
 
 namespace {
+
+// --gpu-check's words (split on spaces; empty words dropped).
+std::vector<std::string> GpuCheckArgv(const std::string& command) {
+  std::vector<std::string> argv;
+  for (std::string& w : longhaul::StrSplit(command, ' ')) {
+    if (!w.empty()) argv.push_back(std::move(w));
+  }
+  return argv;
+}
 
 constexpr char kVersion[] = "0.1.0";
 
@@ -98,6 +110,7 @@ int main(int argc, char** argv) {
     v1::GpuInfo& info = config.gpus.emplace_back();
     info.set_index(g.index);
     info.set_name(g.name);
+    info.set_uuid(g.uuid);
     info.set_memory_bytes(g.memory_mib * 1024 * 1024);
   }
   config.resources.set_cpus(inv.cpus);
@@ -165,6 +178,33 @@ int main(int argc, char** argv) {
   if (flags.gpu_sample_ms > 0) {
     gpus = std::make_unique<GpuSampler>(std::move(gpu.backend), flags.xids, SystemClock::Get(),
                                         flags.gpu_sample_ms);
+    // Each sample goes to the coordinator, which takes unhealthy GPUs out of service.
+    gpus->set_on_sample([&io, &agent, xids = &gpus->xids()](std::vector<GpuState> states) {
+      v1::GpuReport report = MakeGpuReport(states, *xids);
+      boost::asio::post(io, [&agent, report = std::move(report)]() mutable {
+        agent.SendGpuReport(std::move(report));
+      });
+    });
+    agent.set_gpu_check([&gpus, argv = GpuCheckArgv(flags.gpu_check), bin_dir = config.bin_dir](
+                            int index, Agent::GpuCheckDone done) {
+      std::thread([&gpus, argv, bin_dir, index, done = std::move(done)] {
+        std::vector<std::string> cmd = argv;
+        cmd.push_back("--gpus");
+        cmd.push_back(std::to_string(index));
+        CommandInput in;
+        const char* path = std::getenv("PATH");
+        in.env["PATH"] = path == nullptr ? bin_dir : bin_dir + ":" + path;
+        Result<CommandResult> r = RunCommand(cmd, 10 * 60 * 1000, in);
+        if (!r.ok()) return done(false, ToStd(r.status().message()));
+        std::string out = std::string(StripWhitespace(r->out + "\n" + r->err));
+        if (out.size() > 2000) out = "..." + out.substr(out.size() - 2000);
+        if (r->exit_code != 0) {
+          return done(false, StrCat(CommandLine(cmd), " exited ", r->exit_code, ": ", out));
+        }
+        gpus->ClearHealth(index);
+        done(true, out);
+      }).detach();
+    });
     gpus->Start();
   }
   TextHttpServer metrics_server;
