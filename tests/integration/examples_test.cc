@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -24,8 +26,8 @@ struct Example {
   std::string path;               // as the docs write it, relative to the source tree
   std::vector<std::string> sets;  // the --set NAME=VALUE the docs give it
   std::string skip;               // why it cannot run here; empty: it runs
-  // Its normal wall time, measured here (submit to end, agent --cpus 2, nothing else
-  // running), and the ceiling the test allows: about 10x, to catch a hang, not noise.
+  // Its normal wall time, measured by this test (submit to end, agent --cpus 2), and the
+  // ceiling the test allows: about 10x, to catch a hang, not noise.
   int64_t normal_ms = 0;
   int64_t ceiling_ms = 0;
 };
