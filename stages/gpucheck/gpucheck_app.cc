@@ -161,14 +161,19 @@ class GpucheckRun {
     }
   }
 
-  // Every ordered pair of GPUs that passed their own checks; a pair with a failed GPU is
-  // skipped (its failure is already reported).
+  // Every ordered pair of GPUs that passed their own checks; a pair with a GPU that failed
+  // them is skipped (its failure is already reported). A pair's failure fails its source GPU,
+  // so a link at fault fails both of its ends.
   void CheckPeers() {
-    for (GpuReport& src : reports_) {
-      for (GpuReport& dst : reports_) {
-        if (&src == &dst) continue;
+    std::vector<bool> eligible;
+    for (const GpuReport& r : reports_) eligible.push_back(r.failure.empty());
+    for (size_t s = 0; s < reports_.size(); ++s) {
+      for (size_t d = 0; d < reports_.size(); ++d) {
+        if (s == d) continue;
         Advance(1);
-        if (!src.failure.empty() || !dst.failure.empty()) continue;
+        if (!eligible[s] || !eligible[d]) continue;
+        GpuReport& src = reports_[s];
+        const GpuReport& dst = reports_[d];
         P2pCheckOptions p2p = options_.p2p_options;
         p2p.seed = options_.memory.seed ^ (uint64_t(src.gpu.ordinal) << 32 | dst.gpu.ordinal);
         P2pCheckResult res;
