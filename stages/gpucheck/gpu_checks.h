@@ -39,7 +39,7 @@ struct BurnCheckOptions {
   double seconds = 10;   // launch until this much time has passed (at least one launch) ...
   int64_t launches = 0;  // ... or exactly this many launches, when > 0
   uint32_t threads = 1u << 20;
-  uint32_t rounds = 2048;  // 8 FMAs each
+  uint32_t rounds = 8192;  // 8 FMAs each
 };
 struct BurnCheckResult {
   int64_t launches = 0;

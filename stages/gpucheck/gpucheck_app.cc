@@ -39,13 +39,13 @@ std::string VisibleDevicesNote() {
   return StrCat(" (CUDA_VISIBLE_DEVICES=\"", cvd, "\")");
 }
 
-std::string MemoryFailure(const MemoryCheckResult& m) {
-  std::string text = StrCat("memory: ", m.errors, " wrong 32-bit word", m.errors == 1 ? "" : "s",
-                            " in ", FormatBytes(m.bytes_tested), "; pattern ",
-                            PatternName(m.failed_pattern), ", first at ");
+std::string MemoryFailure(const MemoryCheckResult& m, size_t patterns) {
   std::vector<std::string> firsts;
   for (const Mismatch& mm : m.first_failed.first) firsts.push_back(DescribeMismatch(mm));
-  return text + StrJoin(firsts, "; ");
+  return StrCat("memory: ", m.errors, " wrong 32-bit word", m.errors == 1 ? "" : "s", " in ",
+                FormatBytes(m.bytes_tested), " over ", patterns, " pattern",
+                patterns == 1 ? "" : "s", "; first in pattern ", PatternName(m.failed_pattern),
+                " at ", StrJoin(firsts, "; "));
 }
 
 std::string BurnFailure(const BurnCheckResult& b) {
@@ -142,7 +142,7 @@ class GpucheckRun {
     if (!st.ok()) {
       Fail(r, StrCat("memory: ", st.message()));
     } else if (r.memory.errors > 0) {
-      Fail(r, MemoryFailure(r.memory));
+      Fail(r, MemoryFailure(r.memory, options_.memory.patterns.size()));
     }
   }
 
@@ -218,11 +218,13 @@ class GpucheckRun {
                               " ", r.gpu.name.empty() ? "?" : r.gpu.name, ": ");
     line += r.failure.empty() ? "PASS" : "FAIL";
     line += StrCat("  memory ", FormatBytes(r.memory.bytes_tested), " x ",
-                   options_.memory.patterns.size(), " patterns, ", r.memory.errors, " errors");
+                   options_.memory.patterns.size(),
+                   options_.memory.patterns.size() == 1 ? " pattern, " : " patterns, ",
+                   r.memory.errors, " errors");
     if (r.burn.launches > 0) {
-      line +=
-          StrCat("  burn ", r.burn.launches, " launches (", FormatFixed(r.burn.launches_per_s, 1),
-                 "/s), ", FormatFixed(r.burn.gflops, 1), " GFLOP/s");
+      line += StrCat("  burn ", r.burn.launches, r.burn.launches == 1 ? " launch (" : " launches (",
+                     FormatFixed(r.burn.launches_per_s, 1), "/s), ", FormatFixed(r.burn.gflops, 1),
+                     " GFLOP/s");
     }
     if (r.p2p_min_gbps) {
       line += StrCat("  p2p min ", FormatFixed(*r.p2p_min_gbps, 1), " GB/s (to GPU ",

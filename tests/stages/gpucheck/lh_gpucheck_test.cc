@@ -99,7 +99,8 @@ TEST_F(LhGpucheckTest, StuckBitOnGpu1FailsItWithTheOffset) {
                        "memory: "),
             std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("pattern zeros, first at byte offset 4096 (0x1000): expected 0x00000000, "
+  EXPECT_NE(r.err.find("over 6 patterns; first in pattern zeros at byte offset 4096 (0x1000): "
+                       "expected 0x00000000, "
                        "got 0x00000008"),
             std::string::npos)
       << r.err;
