@@ -1,6 +1,7 @@
-// The fake CUDA driver (fake_cuda.cc, fake_cuda_memory.cc: libcuda-fake.so) and the state file that drives it, for
-// lh-gpucheck's tests: the binary loads it with --cuda-library PATH through the same dlopen
-// path as libcuda.so.1, so the tests run every driver call without a GPU.
+// The fake CUDA driver (fake_cuda.cc and fake_cuda_memory.cc build libcuda-fake.so) and the
+// state file that drives it, for lh-gpucheck's tests: the binary loads it with --cuda-library
+// PATH through the same dlopen path as libcuda.so.1, so the tests run every driver call
+// without a GPU.
 //
 // The contract of the fake:
 // - It exports the driver entry points lh-gpucheck resolves (stages/gpucheck/cuda_driver.h),
