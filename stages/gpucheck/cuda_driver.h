@@ -11,18 +11,29 @@
 
 #include "core/status.h"
 
+// The driver's handle and UUID types, at global scope with C linkage under cuda.h's names, so
+// that a call through the table has the type of the function it reaches (UBSan's -fsanitize=
+// function checks it against the fake driver of the tests).
+extern "C" {
+struct CUctx_st;
+struct CUmod_st;
+struct CUfunc_st;
+struct CUstream_st;
+struct CUuuid_st {
+  char bytes[16];
+};
+}
+
 namespace longhaul::gpucheck {
 
 using CUresult = int;
 using CUdevice = int;
 using CUdeviceptr = unsigned long long;
-using CUcontext = struct CUctx_st*;
-using CUmodule = struct CUmod_st*;
-using CUfunction = struct CUfunc_st*;
-using CUstream = struct CUstream_st*;
-struct CUuuid {
-  char bytes[16];
-};
+using CUcontext = ::CUctx_st*;
+using CUmodule = ::CUmod_st*;
+using CUfunction = ::CUfunc_st*;
+using CUstream = ::CUstream_st*;
+using CUuuid = ::CUuuid_st;
 
 constexpr CUresult kCudaSuccess = 0;
 constexpr CUresult kCudaErrorNoDevice = 100;

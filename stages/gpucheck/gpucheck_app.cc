@@ -81,7 +81,12 @@ class GpucheckRun {
     if (ordinals.empty()) {
       for (int i = 0; i < count; ++i) ordinals.push_back(i);
     }
-    for (int o : ordinals) {
+    for (size_t i = 0; i < ordinals.size(); ++i) {
+      const int o = ordinals[i];
+      if (std::find(ordinals.begin(), ordinals.begin() + i, o) != ordinals.begin() + i) {
+        err_ << "lh-gpucheck: --gpus: GPU " << o << " is given twice\n";
+        return kExitBadInput;
+      }
       if (o < 0 || o >= count) {
         err_ << "lh-gpucheck: --gpus: GPU " << o << " is not visible: the driver lists " << count
              << " GPU" << (count == 1 ? "" : "s") << " (0-" << count - 1 << ")"
@@ -209,6 +214,7 @@ class GpucheckRun {
   }
 
   void Advance(size_t units) {
+    if (units == 0) return;
     done_ += static_cast<double>(units);
     events_.Progress(done_, total_, "checks");
   }

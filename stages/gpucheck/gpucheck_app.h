@@ -32,7 +32,7 @@ struct GpucheckOptions {
 // What --quick sets, for each of these options the command line leaves unset: the
 // return-to-service check, a few seconds per GPU.
 struct QuickDefaults {
-  double memory_fraction = 0.02;
+  double memory_fraction = 0.01;
   std::vector<Pattern> patterns = {Pattern::kWalkingOnes, Pattern::kAddress, Pattern::kRandom};
   double burn_seconds = 2;
   uint64_t p2p_bytes = 64ull << 20;

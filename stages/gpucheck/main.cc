@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--quick", quick_mode,
-               "the return-to-service check, a few seconds per GPU: --memory-fraction 0.02, "
+               "the return-to-service check, a few seconds per GPU: --memory-fraction 0.01, "
                "--patterns walking-ones,address,random, --burn-seconds 2, --p2p-mib 64 unless "
                "given");
   auto* fraction = app.add_option("--memory-fraction", o.memory.fraction,

@@ -14,8 +14,10 @@
 namespace fake_cuda {
 
 FakeCuda& Fake() {
-  static FakeCuda* fake = new FakeCuda;
-  return *fake;
+  // An object, not a leaked pointer: the library is dlclosed, and LeakSanitizer would count a
+  // pointer that went with it as a leak.
+  static FakeCuda fake;
+  return fake;
 }
 
 thread_local CUctx_st* current_context = nullptr;
@@ -152,9 +154,9 @@ FAKE_CUDA_EXPORT CUresult cuDeviceGetName(char* name, int len, int dev) {
   return kOk;
 }
 
-FAKE_CUDA_EXPORT CUresult cuDeviceGetUuid(unsigned char* uuid, int dev) {
+FAKE_CUDA_EXPORT CUresult cuDeviceGetUuid(CUuuid_st* uuid, int dev) {
   FAKE_CUDA_DEVICE(dev);
-  std::memcpy(uuid, gpu.uuid, 16);
+  std::memcpy(uuid->bytes, gpu.uuid, 16);
   return kOk;
 }
 

@@ -22,6 +22,9 @@ struct CUfunc_st {
   std::string name;
 };
 struct CUstream_st;
+struct CUuuid_st {  // as cuda.h and stages/gpucheck/cuda_driver.h declare it
+  char bytes[16];
+};
 }
 
 namespace fake_cuda {
@@ -65,7 +68,7 @@ struct FakeCuda {
   std::set<CUctx_st*> contexts;
 };
 
-// The fake's one state, created on first use and never destroyed.
+// The fake's one state, created on first use, destroyed when the library is unloaded.
 FakeCuda& Fake();
 // The calling thread's current context (cuCtxSetCurrent).
 extern thread_local CUctx_st* current_context;

@@ -200,10 +200,10 @@ TEST_F(LhGpucheckTest, QuickCheckOfOneGpuAsTheAgentCallsIt) {
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   std::vector<std::string> lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 1u) << r.out;
-  // 2 % of 256 MiB, three patterns.
+  // 1 % of 256 MiB, three patterns.
   EXPECT_TRUE(StartsWith(lines[0],
                          "GPU 0 GPU-00000000-0000-0000-0000-000000000001 NVIDIA H200: "
-                         "PASS  memory 5.1 MiB x 3 patterns, 0 errors"))
+                         "PASS  memory 2.6 MiB x 3 patterns, 0 errors"))
       << lines[0];
 
   gpus[1].stuck_bits.push_back({64, 0, 1});
@@ -221,6 +221,9 @@ TEST_F(LhGpucheckTest, BadFlagsExitTwoAndNameTheFlag) {
   EXPECT_NE(r.err.find("--gpus: GPU 5 is not visible: the driver lists 2 GPUs (0-1)"),
             std::string::npos)
       << r.err;
+  auto twice = Check(FakeCudaGpus(2), {"--gpus", "1,0,1"});
+  EXPECT_EQ(twice.exit_code, 2) << twice.err;
+  EXPECT_NE(twice.err.find("--gpus: GPU 1 is given twice"), std::string::npos) << twice.err;
   auto patterns = Check(FakeCudaGpus(2), {"--patterns", "zeros,checkerboard"});
   EXPECT_EQ(patterns.exit_code, 2);
   EXPECT_NE(patterns.err.find("unknown pattern 'checkerboard'"), std::string::npos) << patterns.err;
