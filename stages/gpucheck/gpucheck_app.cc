@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "core/strings.h"
 #include "stages/gpucheck/burn_kernel.h"
@@ -111,16 +113,22 @@ class GpucheckRun {
     const size_t pairs = options_.p2p ? ordinals.size() * (ordinals.size() - 1) : 0;
     total_ = static_cast<double>(ordinals.size() * (options_.memory.patterns.size() + 1) + pairs);
     const std::vector<float> reference = BurnReference(options_.burn.rounds);
+    // One thread per GPU: the GPUs are checked (and burnt) at the same time, as work would
+    // load them. A context is current per thread, so each thread makes its own GPU's current.
+    std::vector<std::thread> threads;
     for (size_t i = 0; i < ordinals.size(); ++i) {
-      GpuReport& r = reports_[i];
-      if (Status st = OpenGpu(*driver_, ordinals[i], r.gpu); !st.ok()) {
-        Fail(r, StrCat("open: ", st.message()));
-        Advance(options_.memory.patterns.size() + 1);
-        continue;
-      }
-      CheckMemory(r);
-      CheckBurn(r, reference);
+      threads.emplace_back([this, &reference, i, ordinal = ordinals[i]] {
+        GpuReport& r = reports_[i];
+        if (Status st = OpenGpu(*driver_, ordinal, r.gpu); !st.ok()) {
+          Fail(r, StrCat("open: ", st.message()));
+          Advance(options_.memory.patterns.size() + 1);
+          return;
+        }
+        CheckMemory(r);
+        CheckBurn(r, reference);
+      });
     }
+    for (std::thread& t : threads) t.join();
     if (options_.p2p && ordinals.size() > 1) CheckPeers();
     int failed = 0;
     std::vector<std::string> failed_ordinals;
@@ -209,12 +217,14 @@ class GpucheckRun {
     if (!r.failure.empty()) return;  // the first failure is the one that counts
     r.failure = failure;
     std::string text = StrCat("lh-gpucheck: ", r.gpu.Label(), " failed ", failure);
+    std::lock_guard<std::mutex> lock(mu_);
     err_ << text << "\n";
     events_.Message("error", text);
   }
 
   void Advance(size_t units) {
     if (units == 0) return;
+    std::lock_guard<std::mutex> lock(mu_);
     done_ += static_cast<double>(units);
     events_.Progress(done_, total_, "checks");
   }
@@ -245,7 +255,8 @@ class GpucheckRun {
   std::ostream& out_;
   std::ostream& err_;
   std::unique_ptr<CudaDriver> driver_;
-  std::vector<GpuReport> reports_;
+  std::vector<GpuReport> reports_;  // one per GPU; each written by its GPU's thread only
+  std::mutex mu_;                   // guards err_ and done_
   double done_ = 0, total_ = 0;
 };
 
