@@ -2,6 +2,7 @@
 // --cuda-library: the same dlopen path as libcuda.so.1.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "core/event.h"
@@ -137,6 +138,34 @@ TEST_F(LhGpucheckTest, WrongKernelResultFailsTheBurn) {
       << r.err;
   EXPECT_EQ(r.err.find("GPU 1"), std::string::npos) << r.err;
   EXPECT_EQ(MetricByGpu("gpucheck.mem_errors")[0], 0);
+}
+
+TEST_F(LhGpucheckTest, FourGpusCheckedTogetherEachFailureOnce) {
+  auto gpus = FakeCudaGpus(4);
+  gpus[0].wrong_kernel_result = true;
+  gpus[1].stuck_bits.push_back({4096, 3, 1});
+  auto r = Check(gpus, kSmallBurn, "0,1,2,3");
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+  std::vector<std::string> errors = Lines(r.err);
+  ASSERT_EQ(errors.size(), 2u) << r.err;
+  std::sort(errors.begin(), errors.end());
+  EXPECT_TRUE(StartsWith(errors[0],
+                         "lh-gpucheck: GPU 0 (GPU-00000000-0000-0000-0000-"
+                         "000000000000) failed burn: "))
+      << errors[0];
+  EXPECT_TRUE(StartsWith(errors[1],
+                         "lh-gpucheck: GPU 1 (GPU-00000000-0000-0000-0000-"
+                         "000000000001) failed memory: "))
+      << errors[1];
+  // The peer copies run between the GPUs that passed their own checks only.
+  std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_NE(lines[2].find(": PASS"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[2].find("p2p min"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[2].find("(to GPU 3)"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[3].find("(to GPU 2)"), std::string::npos) << lines[3];
+  EXPECT_EQ(MetricByGpu("gpucheck.p2p_gbps").size(), 2u);
+  EXPECT_EQ(testing::OutputValue(events_path(), "failed_gpus"), "0,1");
 }
 
 TEST_F(LhGpucheckTest, MissingDriverLibraryIsAClearError) {
