@@ -1,5 +1,6 @@
 // lh-gpucheck as a process, on the fake CUDA driver (tests/stages/fake_cuda) loaded through
 // --cuda-library: the same dlopen path as libcuda.so.1.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +18,8 @@ namespace {
 using testing::BinPath;
 using testing::FakeCudaGpu;
 using testing::FakeCudaGpus;
+using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::TempDir;
 
 // Small enough for the fake, which runs the burn kernel on the CPU.
@@ -66,7 +69,7 @@ TEST_F(LhGpucheckTest, TwoHealthyGpusPassEveryCheck) {
                          "PASS  memory 25.6 MiB x 6 patterns, 0 errors  burn 3 "
                          "launches"))
       << lines[0];
-  EXPECT_NE(lines[0].find("p2p min"), std::string::npos) << lines[0];
+  EXPECT_THAT(lines[0], HasSubstr("p2p min"));
   EXPECT_TRUE(StartsWith(lines[1], "GPU 1 GPU-00000000-0000-0000-0000-000000000001")) << lines[1];
   EXPECT_EQ(r.err, "");
 
@@ -96,20 +99,18 @@ TEST_F(LhGpucheckTest, StuckBitOnGpu1FailsItWithTheOffset) {
   gpus[1].stuck_bits.push_back({4096, 3, 1});
   auto r = Check(gpus, kSmallBurn);
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
-  EXPECT_NE(r.err.find("lh-gpucheck: GPU 1 (GPU-00000000-0000-0000-0000-000000000001) failed "
-                       "memory: "),
-            std::string::npos)
-      << r.err;
-  EXPECT_NE(r.err.find("over 6 patterns; first in pattern zeros at byte offset 4096 (0x1000): "
-                       "expected 0x00000000, "
-                       "got 0x00000008"),
-            std::string::npos)
-      << r.err;
-  EXPECT_EQ(r.err.find("GPU 0"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("lh-gpucheck: GPU 1 (GPU-00000000-0000-0000-0000-000000000001) failed "
+                        "memory: "));
+  EXPECT_THAT(r.err,
+              HasSubstr("over 6 patterns; first in pattern zeros at byte offset 4096 (0x1000): "
+                        "expected 0x00000000, "
+                        "got 0x00000008"));
+  EXPECT_THAT(r.err, Not(HasSubstr("GPU 0")));
   std::vector<std::string> lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 2u) << r.out;
-  EXPECT_NE(lines[0].find(": PASS"), std::string::npos) << lines[0];
-  EXPECT_NE(lines[1].find(": FAIL"), std::string::npos) << lines[1];
+  EXPECT_THAT(lines[0], HasSubstr(": PASS"));
+  EXPECT_THAT(lines[1], HasSubstr(": FAIL"));
   // Stuck at 1 in bit 3 of word 1024: zeros, walking-ones (bit 0) and address (0x1000) see it;
   // ones and walking-zeros do not; random does half the time.
   auto errors = MetricByGpu("gpucheck.mem_errors");
@@ -132,11 +133,10 @@ TEST_F(LhGpucheckTest, WrongKernelResultFailsTheBurn) {
   gpus[0].wrong_kernel_result = true;
   auto r = Check(gpus, kSmallBurn);
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
-  EXPECT_NE(r.err.find("GPU 0 (GPU-00000000-0000-0000-0000-000000000000) failed burn: launch 1 "
-                       "of lh_gpucheck_fma stored 1 wrong result, first at thread 7: expected "),
-            std::string::npos)
-      << r.err;
-  EXPECT_EQ(r.err.find("GPU 1"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("GPU 0 (GPU-00000000-0000-0000-0000-000000000000) failed burn: launch 1 "
+                        "of lh_gpucheck_fma stored 1 wrong result, first at thread 7: expected "));
+  EXPECT_THAT(r.err, Not(HasSubstr("GPU 1")));
   EXPECT_EQ(MetricByGpu("gpucheck.mem_errors")[0], 0);
 }
 
@@ -160,10 +160,10 @@ TEST_F(LhGpucheckTest, FourGpusCheckedTogetherEachFailureOnce) {
   // The peer copies run between the GPUs that passed their own checks only.
   std::vector<std::string> lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 4u) << r.out;
-  EXPECT_NE(lines[2].find(": PASS"), std::string::npos) << lines[2];
-  EXPECT_NE(lines[2].find("p2p min"), std::string::npos) << lines[2];
-  EXPECT_NE(lines[2].find("(to GPU 3)"), std::string::npos) << lines[2];
-  EXPECT_NE(lines[3].find("(to GPU 2)"), std::string::npos) << lines[3];
+  EXPECT_THAT(lines[2], HasSubstr(": PASS"));
+  EXPECT_THAT(lines[2], HasSubstr("p2p min"));
+  EXPECT_THAT(lines[2], HasSubstr("(to GPU 3)"));
+  EXPECT_THAT(lines[3], HasSubstr("(to GPU 2)"));
   EXPECT_EQ(MetricByGpu("gpucheck.p2p_gbps").size(), 2u);
   EXPECT_EQ(testing::OutputValue(events_path(), "failed_gpus"), "0,1");
 }
@@ -173,17 +173,16 @@ TEST_F(LhGpucheckTest, MissingDriverLibraryIsAClearError) {
       testing::RunCommand({BinPath("lh-gpucheck"), "--cuda-library", "/nonexistent/libcuda.so.1"},
                           {{"LONGHAUL_EVENTS", events_path()}});
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("lh-gpucheck: /nonexistent/libcuda.so.1 not found: this machine has no "
-                       "NVIDIA driver ("),
-            std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("lh-gpucheck: /nonexistent/libcuda.so.1 not found: this machine has no "
+                        "NVIDIA driver ("));
   EXPECT_EQ(r.out, "");
 }
 
 TEST_F(LhGpucheckTest, NoVisibleGpuIsTheSameKindOfError) {
   auto r = Check(FakeCudaGpus(2), kSmallBurn, /*visible=*/"");
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("no GPU visible (CUDA_VISIBLE_DEVICES=\"\")"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("no GPU visible (CUDA_VISIBLE_DEVICES=\"\")"));
 }
 
 TEST_F(LhGpucheckTest, AbsentPeerAccessFailsUnlessSkipped) {
@@ -191,19 +190,17 @@ TEST_F(LhGpucheckTest, AbsentPeerAccessFailsUnlessSkipped) {
   gpus[1].peer_access = false;
   auto r = Check(gpus, kSmallBurn);
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
-  EXPECT_NE(r.err.find("GPU 0 (GPU-00000000-0000-0000-0000-000000000000) failed p2p to GPU 1: "
-                       "no peer access"),
-            std::string::npos)
-      << r.err;
-  EXPECT_NE(r.err.find("GPU 1 (GPU-00000000-0000-0000-0000-000000000001) failed p2p to GPU 0"),
-            std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("GPU 0 (GPU-00000000-0000-0000-0000-000000000000) failed p2p to GPU 1: "
+                        "no peer access"));
+  EXPECT_THAT(r.err,
+              HasSubstr("GPU 1 (GPU-00000000-0000-0000-0000-000000000001) failed p2p to GPU 0"));
 
   std::vector<std::string> args = kSmallBurn;
   args.push_back("--no-p2p");
   auto skipped = Check(gpus, args);
   EXPECT_EQ(skipped.exit_code, 0) << skipped.err << skipped.out;
-  EXPECT_EQ(skipped.out.find("p2p"), std::string::npos) << skipped.out;
+  EXPECT_THAT(skipped.out, Not(HasSubstr("p2p")));
 }
 
 TEST_F(LhGpucheckTest, CudaErrorDuringALaunchFailsThatGpu) {
@@ -211,11 +208,10 @@ TEST_F(LhGpucheckTest, CudaErrorDuringALaunchFailsThatGpu) {
   gpus[1].launch_error = 214;
   auto r = Check(gpus, kSmallBurn);
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
-  EXPECT_NE(r.err.find("GPU 1 (GPU-00000000-0000-0000-0000-000000000001) failed burn: "
-                       "cuLaunchKernel lh_gpucheck_fma: uncorrectable ECC error encountered "
-                       "(CUDA_ERROR_ECC_UNCORRECTABLE, 214)"),
-            std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("GPU 1 (GPU-00000000-0000-0000-0000-000000000001) failed burn: "
+                        "cuLaunchKernel lh_gpucheck_fma: uncorrectable ECC error encountered "
+                        "(CUDA_ERROR_ECC_UNCORRECTABLE, 214)"));
 }
 
 TEST_F(LhGpucheckTest, QuickCheckOfOneGpuAsTheAgentCallsIt) {
@@ -239,26 +235,22 @@ TEST_F(LhGpucheckTest, QuickCheckOfOneGpuAsTheAgentCallsIt) {
   auto bad = Check(
       gpus, {"--gpus", "0", "--quick", "--burn-launches", "1", "--burn-threads", "1024"}, "1");
   EXPECT_EQ(bad.exit_code, 1) << bad.err;
-  EXPECT_NE(bad.err.find("GPU 0 (GPU-00000000-0000-0000-0000-000000000001) failed memory"),
-            std::string::npos)
-      << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("GPU 0 (GPU-00000000-0000-0000-0000-000000000001) failed memory"));
 }
 
 TEST_F(LhGpucheckTest, BadFlagsExitTwoAndNameTheFlag) {
   auto r = Check(FakeCudaGpus(2), {"--gpus", "5"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("--gpus: GPU 5 is not visible: the driver lists 2 GPUs (0-1)"),
-            std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--gpus: GPU 5 is not visible: the driver lists 2 GPUs (0-1)"));
   auto twice = Check(FakeCudaGpus(2), {"--gpus", "1,0,1"});
   EXPECT_EQ(twice.exit_code, 2) << twice.err;
-  EXPECT_NE(twice.err.find("--gpus: GPU 1 is given twice"), std::string::npos) << twice.err;
+  EXPECT_THAT(twice.err, HasSubstr("--gpus: GPU 1 is given twice"));
   auto patterns = Check(FakeCudaGpus(2), {"--patterns", "zeros,checkerboard"});
   EXPECT_EQ(patterns.exit_code, 2);
-  EXPECT_NE(patterns.err.find("unknown pattern 'checkerboard'"), std::string::npos) << patterns.err;
+  EXPECT_THAT(patterns.err, HasSubstr("unknown pattern 'checkerboard'"));
   auto fraction = Check(FakeCudaGpus(2), {"--memory-fraction", "2"});
   EXPECT_EQ(fraction.exit_code, 2);
-  EXPECT_NE(fraction.err.find("--memory-fraction"), std::string::npos) << fraction.err;
+  EXPECT_THAT(fraction.err, HasSubstr("--memory-fraction"));
 }
 
 }  // namespace

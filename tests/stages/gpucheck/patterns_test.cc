@@ -2,6 +2,7 @@
 // burn kernel's host reference.
 #include "stages/gpucheck/patterns.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,8 @@
 namespace longhaul::gpucheck {
 namespace {
 
+using ::testing::HasSubstr;
+
 TEST(GpucheckPatternsTest, ParsesNamesAndRejectsUnknownOnes) {
   auto parsed = ParsePatterns("zeros, walking-ones,random");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -20,8 +23,7 @@ TEST(GpucheckPatternsTest, ParsesNamesAndRejectsUnknownOnes) {
             (std::vector<Pattern>{Pattern::kZeros, Pattern::kWalkingOnes, Pattern::kRandom}));
   auto bad = ParsePatterns("zeros,walking-twos");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("unknown pattern 'walking-twos'"), std::string::npos)
-      << bad.status();
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("unknown pattern 'walking-twos'"));
   EXPECT_FALSE(ParsePatterns(" , ").ok());
   for (Pattern p : AllPatterns()) {
     auto again = ParsePatterns(PatternName(p));
