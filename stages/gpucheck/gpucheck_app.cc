@@ -5,9 +5,11 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
+#include "core/fs.h"
 #include "core/strings.h"
 #include "stages/gpucheck/burn_kernel.h"
 
@@ -141,7 +143,51 @@ class GpucheckRun {
     }
     events_.Metric("gpucheck.failed_gpus", failed);
     events_.Output("failed_gpus", StrJoin(failed_ordinals, ","));
+    if (!options_.report_path.empty()) {
+      if (Status st = WriteReport(); !st.ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        err_ << "lh-gpucheck: --report: " << st.message() << "\n";
+        if (failed == 0) return kExitBadInput;  // a GPU's failure says more
+      }
+    }
     return failed > 0 ? kExitGpuFailed : kExitAllPassed;
+  }
+
+  // The JSON report: what each GPU's line says, in fields (docs/gpus.md).
+  Status WriteReport() {
+    nlohmann::json gpus = nlohmann::json::array();
+    bool passed = true;
+    for (const GpuReport& r : reports_) {
+      passed = passed && r.failure.empty();
+      nlohmann::json g = {
+          {"ordinal", r.gpu.ordinal},
+          {"uuid", r.gpu.uuid},
+          {"name", r.gpu.name},
+          {"passed", r.failure.empty()},
+          {"failure", r.failure},
+          {"memory",
+           {{"bytes_tested", r.memory.bytes_tested},
+            {"errors", r.memory.errors},
+            {"seconds", r.memory.seconds}}},
+          {"burn",
+           {{"launches", r.burn.launches},
+            {"gflops", r.burn.gflops},
+            {"launches_per_s", r.burn.launches_per_s},
+            {"wrong_results", r.burn.wrong}}},
+          {"p2p_min_gbps", r.p2p_min_gbps ? nlohmann::json(*r.p2p_min_gbps) : nlohmann::json()}};
+      gpus.push_back(std::move(g));
+    }
+    std::vector<std::string> patterns;
+    for (Pattern p : options_.memory.patterns) patterns.push_back(PatternName(p));
+    nlohmann::json report = {{"passed", passed},
+                             {"memory_fraction", options_.memory.fraction},
+                             {"patterns", patterns},
+                             {"gpus", gpus}};
+    std::string text = report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    text.push_back('\n');
+    RETURN_IF_ERROR(WriteFileAtomic(options_.report_path, text));
+    events_.Artifact("gpucheck_report", options_.report_path, static_cast<int64_t>(text.size()));
+    return OkStatus();
   }
 
   void CheckMemory(GpuReport& r) {

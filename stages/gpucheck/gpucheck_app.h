@@ -17,7 +17,7 @@ namespace longhaul::gpucheck {
 // Exit codes.
 inline constexpr int kExitAllPassed = 0;
 inline constexpr int kExitGpuFailed = 1;  // a GPU failed a check; stderr names GPU and check
-inline constexpr int kExitBadInput = 2;   // bad flags, or --gpus names a GPU that is not visible
+inline constexpr int kExitBadInput = 2;   // bad flags, a GPU not visible, an unwritable report
 inline constexpr int kExitNoDriver = 3;   // libcuda does not load, cuInit fails, or no GPU
 
 struct GpucheckOptions {
@@ -27,6 +27,7 @@ struct GpucheckOptions {
   BurnCheckOptions burn;
   bool p2p = true;  // with two GPUs or more
   P2pCheckOptions p2p_options;
+  std::string report_path;  // "": no JSON report
 };
 
 // What --quick sets, for each of these options the command line leaves unset: the

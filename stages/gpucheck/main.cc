@@ -62,6 +62,8 @@ int main(int argc, char** argv) {
   app.add_option("--p2p-copies", o.p2p_options.copies, "timed peer copies per GPU pair")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
+  app.add_option("--report", o.report_path,
+                 "also write the results as JSON to this file (default: none)");
   app.add_flag("--no-p2p", no_p2p,
                "skip the peer checks (GPUs without NVLink or a P2P path; one GPU skips them "
                "anyway)");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "core/event.h"
 #include "core/strings.h"
@@ -97,7 +98,9 @@ TEST_F(LhGpucheckTest, TwoHealthyGpusPassEveryCheck) {
 TEST_F(LhGpucheckTest, StuckBitOnGpu1FailsItWithTheOffset) {
   auto gpus = FakeCudaGpus(2);
   gpus[1].stuck_bits.push_back({4096, 3, 1});
-  auto r = Check(gpus, kSmallBurn);
+  std::vector<std::string> args = kSmallBurn;
+  args.insert(args.end(), {"--report", dir_.Join("gpucheck.json")});
+  auto r = Check(gpus, args);
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
   EXPECT_THAT(r.err,
               HasSubstr("lh-gpucheck: GPU 1 (GPU-00000000-0000-0000-0000-000000000001) failed "
@@ -126,6 +129,30 @@ TEST_F(LhGpucheckTest, StuckBitOnGpu1FailsItWithTheOffset) {
     }
   }
   EXPECT_TRUE(error_message);
+
+  // The same in the JSON report, for a caller that reads fields.
+  nlohmann::json report = nlohmann::json::parse(testing::ReadTextFile(dir_.Join("gpucheck.json")));
+  EXPECT_EQ(report["passed"], false);
+  ASSERT_EQ(report["gpus"].size(), 2u);
+  EXPECT_EQ(report["gpus"][0]["passed"], true);
+  EXPECT_GT(report["gpus"][0]["burn"]["gflops"].get<double>(), 0);
+  const nlohmann::json& bad = report["gpus"][1];
+  EXPECT_EQ(bad["ordinal"], 1);
+  EXPECT_EQ(bad["uuid"], "GPU-00000000-0000-0000-0000-000000000001");
+  EXPECT_EQ(bad["passed"], false);
+  EXPECT_THAT(bad["failure"].get<std::string>(), HasSubstr("memory: "));
+  EXPECT_EQ(bad["memory"]["errors"], errors[1]);
+  EXPECT_EQ(bad["memory"]["bytes_tested"], 26843544);
+}
+
+TEST_F(LhGpucheckTest, ReportThatCannotBeWrittenIsBadInput) {
+  std::vector<std::string> args = kSmallBurn;
+  args.insert(args.end(), {"--report", dir_.Join("no/such/dir/gpucheck.json")});
+  auto r = Check(FakeCudaGpus(2), args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("lh-gpucheck: --report: "));
+  EXPECT_THAT(r.err, HasSubstr("no/such/dir/gpucheck.json"));
+  EXPECT_EQ(Lines(r.out).size(), 2u) << r.out;  // the checks ran and were reported
 }
 
 TEST_F(LhGpucheckTest, WrongKernelResultFailsTheBurn) {
