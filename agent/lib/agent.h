@@ -67,6 +67,8 @@ struct AgentConfig {
   int64_t native_poll_ms = 15'000;
   int64_t native_poll_max_ms = 120'000;
   std::string coordinator;  // HOST:PORT, for messages
+  // Where attempts' cgroups are made (cgroup.h); empty: none, leftovers found through /proc.
+  std::string cgroup_parent;
 };
 
 class Agent {
@@ -145,6 +147,9 @@ class Agent {
   void CheckProgress(Attempt& a);
   void ReportStarted(Attempt& a);
   void RecordExit(Attempt& a, ExitInfo exit, bool write_file);
+  // An ended attempt's cgroup, when it still exists (its shim died, or could not remove it):
+  // everything in it is killed and it is removed; returns how many processes were killed.
+  int SweepCgroup(Attempt& a);
   void HandleCancel(const v1::CancelAttempt& cancel);
   void SignalShim(Attempt& a);
   void SignalStageGroup(Attempt& a, int sig);
@@ -238,7 +243,7 @@ class Agent {
   std::vector<std::string> native_cancels_[2];  // jobs to cancel: [0] queued, [1] running
   bool native_cancel_posted_ = false;           // FlushNativeCancels is on its way
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the worker's callbacks
-  boost::asio::thread_pool worker_{1};       // Slurm commands, one at a time, off the event loop
+  boost::asio::thread_pool worker_{1};  // Slurm commands, one at a time, off the event loop
   // Status queries (squeue, sacct), one at a time, apart from worker_: a query does not wait
   // behind a long run of submissions, so pending reasons and ends show while they go on.
   boost::asio::thread_pool query_worker_{1};

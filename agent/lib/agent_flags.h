@@ -39,8 +39,9 @@ struct AgentFlags {
   std::string metrics_disk_interval = "1m";
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string gpu_sample = "5s";
-  std::string xid_table;  // empty: the built-in table only
-  SlurmOptions slurm;     // signal_lead_s is filled by CheckAgentFlags
+  std::string xid_table;             // empty: the built-in table only
+  std::string cgroup_root = "auto";  // auto, none or a cgroup2 directory (cgroup.h)
+  SlurmOptions slurm;                // signal_lead_s is filled by CheckAgentFlags
 
   // Filled by CheckAgentFlags when it returns no errors.
   int64_t heartbeat_ms = 0;
