@@ -8,11 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "agent/shim/attempt_cgroup.h"
 #include "core/fs.h"
 #include "core/strings.h"
 #include "proto/agent_protocol.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/agent/blackhole_proxy.h"
+#include "tests/agent/cgroup_test_util.h"
 
 namespace longhaul::testing {
 namespace {
@@ -144,6 +146,61 @@ TEST_F(AgentFaultTest, ShimKilledWhileTheStageRunsIsStillCancellable) {
   ASSERT_TRUE(h_.WaitExited(25)) << h_.AgentLog();
   EXPECT_EQ(coord().exited(25)->reason(), "timeout");
   EXPECT_FALSE(ProcessAlive(stage));
+}
+
+// A shim SIGKILLed mid-stage kills nothing at the stage's end: the agent sweeps the attempt's
+// cgroup instead, once it sees the attempt end (here: the stage, which it then watches).
+TEST_F(AgentFaultTest, ShimKilledMidStageTheAgentSweepsTheCgroupWhenTheStageEnds) {
+  TestCgroup cg;
+  if (!cg.ok()) GTEST_SKIP() << cg.skip_reason();
+  h_.StartAgent({"--cgroup-root", cg.dir()});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  std::string work = h_.AttemptFile(26, "work");
+  ASSERT_TRUE(coord().Start(
+      h_.Spec(26, {"/bin/sh", "-c", LeaveDetachedProcessesScript(work, "exec sleep 60")})));
+  ASSERT_TRUE(WaitFor([&] { return PathExists(work + "/b.pid"); }, 10'000));
+  ASSERT_TRUE(WaitFor([&] { return !coord().started(26).empty(); }, 10'000));
+  json pid = json::parse(ReadTextFile(h_.AttemptFile(26, "pid.json")));
+  std::string attempt_cg = pid["cgroup"];
+  ::kill(pid["shim_pid"].get<pid_t>(), SIGKILL);
+  ASSERT_TRUE(WaitFor([&] { return h_.AgentLog().find("watching the stage") != std::string::npos; },
+                      10'000))
+      << h_.AgentLog();
+  ::kill(pid["stage_pid"].get<pid_t>(), SIGKILL);
+  ASSERT_TRUE(h_.WaitExited(26)) << h_.AgentLog();
+  ExpectDetachedProcessesGone(work);
+  EXPECT_EQ(coord().exited(26)->leftovers_killed(), 2);
+  EXPECT_FALSE(PathExists(attempt_cg));
+  EXPECT_NE(h_.AgentLog().find("killed 2 processes left in its cgroup " + attempt_cg),
+            std::string::npos)
+      << h_.AgentLog();
+}
+
+// The same while no agent runs: the next one finds the attempt dead and sweeps its cgroup.
+TEST_F(AgentFaultTest, ShimAndStageKilledWhileTheAgentIsDownTheNextAgentSweepsTheCgroup) {
+  TestCgroup cg;
+  if (!cg.ok()) GTEST_SKIP() << cg.skip_reason();
+  h_.StartAgent({"--cgroup-root", cg.dir()});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  std::string work = h_.AttemptFile(27, "work");
+  ASSERT_TRUE(coord().Start(
+      h_.Spec(27, {"/bin/sh", "-c", LeaveDetachedProcessesScript(work, "exec sleep 60")})));
+  ASSERT_TRUE(WaitFor([&] { return PathExists(work + "/b.pid"); }, 10'000));
+  ASSERT_TRUE(WaitFor([&] { return !coord().started(27).empty(); }, 10'000));
+  json pid = json::parse(ReadTextFile(h_.AttemptFile(27, "pid.json")));
+  std::string attempt_cg = pid["cgroup"];
+  h_.KillAgent();
+  ::kill(pid["shim_pid"].get<pid_t>(), SIGKILL);
+  ::kill(pid["stage_pid"].get<pid_t>(), SIGKILL);
+  ASSERT_TRUE(WaitFor(
+      [&] { return !ProcessAlive(pid["shim_pid"]) && !ProcessAlive(pid["stage_pid"]); }, 10'000));
+  // Nothing swept them yet: both detached processes outlived the shim, in the cgroup.
+  EXPECT_EQ(shim::CgroupProcesses(attempt_cg).size(), 2u);
+  h_.StartAgent({"--cgroup-root", cg.dir()});
+  ASSERT_TRUE(h_.WaitExited(27)) << h_.AgentLog();
+  ExpectDetachedProcessesGone(work);
+  EXPECT_EQ(coord().exited(27)->leftovers_killed(), 2);
+  EXPECT_FALSE(PathExists(attempt_cg));
 }
 
 TEST_F(AgentFaultTest, NetworkThatDropsEverythingForAWhileLosesNothing) {

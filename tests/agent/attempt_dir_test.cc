@@ -4,9 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "absl/strings/match.h"
 #include "agent/lib/agent_setup.h"
 #include "agent/lib/log_reader.h"
-#include "absl/strings/match.h"
 #include "core/fs.h"
 #include "tests/testing/test_util.h"
 
