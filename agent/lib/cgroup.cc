@@ -180,7 +180,9 @@ AttemptCgroups SetUpAttemptCgroups(const std::string& flag) {
   if (flag == "auto") {
     auto base = AutoBase(&moved);
     if (!base.ok()) return {"", StrCat("no cgroups: ", base.status().message(), kFallback)};
-    EnableAccounting(*base);
+    // Not after a move: a restart puts the next agent in `base` again, which the kernel
+    // refuses while controllers are enabled for its children.
+    if (moved.empty()) EnableAccounting(*base);
     parent = StrCat(*base, "/", kAttemptsDirName);
     if (Status s = MakeCgroup(parent); !s.ok()) {
       return {"", StrCat("no cgroups: ", s.message(), kFallback)};
@@ -199,10 +201,14 @@ AttemptCgroups SetUpAttemptCgroups(const std::string& flag) {
   EnableAccounting(parent);
   auto enabled = ReadFile(parent + "/cgroup.subtree_control");
   bool memory = enabled.ok() && HasWord(*enabled, "memory");
-  return {parent, StrCat("attempts run in cgroups under ", parent,
-                         memory ? " (memory and CPU accounted)"
-                                : " (CPU time accounted; memory not: no memory controller here)",
-                         moved.empty() ? "" : StrCat("; the agent moved itself into ", moved))};
+  return {parent,
+          StrCat("attempts run in cgroups under ", parent,
+                 memory ? " (memory and CPU accounted)"
+                        : " (CPU time accounted; memory not: no memory controller here)",
+                 moved.empty() ? ""
+                               : StrCat("; the agent moved itself into ", moved,
+                                        " and left the controllers off (start it there, "
+                                        "systemd's DelegateSubgroup=agent, to have them)"))};
 }
 
 std::string AttemptCgroupName(int64_t attempt_id, const std::string& attempt_dir) {

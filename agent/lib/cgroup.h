@@ -4,9 +4,12 @@
 //   auto   the agent's own cgroup (the "0::" line of /proc/self/cgroup, under the cgroup2
 //          mount of /proc/self/mountinfo), with the attempts in its child `longhaul-attempts`.
 //          cgroup v2 lets a cgroup enable controllers for its children only while no process
-//          is in it, so an agent alone in its cgroup (systemd's Delegate=yes) first moves
-//          itself into the leaf `agent`; one started there already (DelegateSubgroup=agent)
-//          uses the cgroup above. In the root cgroup, which the rule exempts, nothing moves.
+//          is in it. An agent started in a leaf named `agent` (systemd's Delegate=yes with
+//          DelegateSubgroup=agent) uses the cgroup above it and enables memory and cpu there.
+//          One alone in its cgroup moves itself into the leaf `agent` but enables nothing: its
+//          next start (a restart of the unit) is placed in that cgroup again, which the kernel
+//          refuses while controllers are enabled for its children. The root cgroup, which the
+//          rule exempts, is used as it is.
 //   none   no cgroups: leftovers are found through /proc alone.
 //   PATH   a writable cgroup2 directory, made if missing, whose children are the attempts'.
 //
