@@ -165,10 +165,17 @@ void Agent::ReportStarted(Attempt& a) {
 
 int Agent::SweepCgroup(Attempt& a) {
   if (native_) return 0;  // Slurm's cgroups, not ours
+  std::string name = AttemptCgroupName(a.id, a.dir.path());
   std::string dir = a.pid ? a.pid->cgroup : "";
+  // pid.json is in reach of the stage: only a cgroup of this attempt's name is killed.
+  if (!dir.empty() && !EndsWith(dir, "/" + name)) {
+    log_->warn("attempt {}: pid.json names cgroup {}, not this attempt's {}; not swept", a.id, dir,
+               name);
+    dir.clear();
+  }
   if (dir.empty() && !config_.cgroup_parent.empty()) {
     // No pid.json: a shim that died before writing it may have had the stage in its cgroup.
-    dir = StrCat(config_.cgroup_parent, "/", AttemptCgroupName(a.id, a.dir.path()));
+    dir = StrCat(config_.cgroup_parent, "/", name);
   }
   if (dir.empty() || !PathExists(dir)) return 0;
   std::string error;

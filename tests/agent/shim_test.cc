@@ -543,6 +543,12 @@ TEST(ShimArgsTest, RequiresDirAndProgram) {
   ASSERT_TRUE(ParseShimArgs({"--dir", "/d", "--grace-ms", "5", "--", "p", "--", "a"}, &ok, &err));
   EXPECT_EQ(ok.grace_ms, 5);
   EXPECT_EQ(ok.argv, (std::vector<std::string>{"p", "--", "a"}));
+  EXPECT_EQ(ok.cgroup, "");
+  ShimOptions in_cgroup;
+  ASSERT_TRUE(
+      ParseShimArgs({"--dir", "/d", "--cgroup", "/sys/fs/cgroup/x", "--", "p"}, &in_cgroup, &err));
+  EXPECT_EQ(in_cgroup.cgroup, "/sys/fs/cgroup/x");
+  EXPECT_FALSE(ParseShimArgs({"--dir", "/d", "--cgroup"}, &o, &err));
 }
 
 TEST(ShimFilesTest, JsonRoundTripsOfTheFewFieldsItReads) {
