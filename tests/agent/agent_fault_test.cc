@@ -21,7 +21,23 @@ namespace {
 
 using nlohmann::json;
 
-class AgentFaultTest : public AgentHarnessTest {};
+class AgentFaultTest : public AgentHarnessTest {
+ protected:
+  // Starts an agent with --cgroup-root `cg` and in it attempt `id`, whose stage leaves a
+  // `setsid` helper and a daemon (LeaveDetachedProcessesScript) and then sleeps; returns its
+  // pid.json once both detached processes run.
+  json StartLeavingDetachedProcesses(const TestCgroup& cg, int64_t id) {
+    h_.StartAgent({"--cgroup-root", cg.dir()});
+    EXPECT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+    std::string work = h_.AttemptFile(id, "work");
+    EXPECT_TRUE(coord().Start(
+        h_.Spec(id, {"/bin/sh", "-c", LeaveDetachedProcessesScript(work, "exec sleep 60")})));
+    EXPECT_TRUE(WaitFor([&] { return PathExists(work + "/b.pid"); }, 10'000));
+    EXPECT_TRUE(WaitFor([&] { return !coord().started(id).empty(); }, 10'000));
+    std::string text = ReadTextFile(h_.AttemptFile(id, "pid.json"));
+    return text.empty() ? json() : json::parse(text, nullptr, /*allow_exceptions=*/false);
+  }
+};
 
 TEST_F(AgentFaultTest, SigkilledAgentReadoptsTheRunningStageWithoutRestartingIt) {
   h_.StartAgent();
@@ -153,14 +169,10 @@ TEST_F(AgentFaultTest, ShimKilledWhileTheStageRunsIsStillCancellable) {
 TEST_F(AgentFaultTest, ShimKilledMidStageTheAgentSweepsTheCgroupWhenTheStageEnds) {
   TestCgroup cg;
   if (!cg.ok()) GTEST_SKIP() << cg.skip_reason();
-  h_.StartAgent({"--cgroup-root", cg.dir()});
-  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
   std::string work = h_.AttemptFile(26, "work");
-  ASSERT_TRUE(coord().Start(
-      h_.Spec(26, {"/bin/sh", "-c", LeaveDetachedProcessesScript(work, "exec sleep 60")})));
-  ASSERT_TRUE(WaitFor([&] { return PathExists(work + "/b.pid"); }, 10'000));
-  ASSERT_TRUE(WaitFor([&] { return !coord().started(26).empty(); }, 10'000));
-  json pid = json::parse(ReadTextFile(h_.AttemptFile(26, "pid.json")));
+  json pid = StartLeavingDetachedProcesses(cg, 26);
+  ASSERT_FALSE(HasFailure()) << h_.AgentLog();
+  ASSERT_TRUE(pid.contains("cgroup")) << pid.dump();
   std::string attempt_cg = pid["cgroup"];
   ::kill(pid["shim_pid"].get<pid_t>(), SIGKILL);
   ASSERT_TRUE(WaitFor([&] { return h_.AgentLog().find("watching the stage") != std::string::npos; },
@@ -180,14 +192,10 @@ TEST_F(AgentFaultTest, ShimKilledMidStageTheAgentSweepsTheCgroupWhenTheStageEnds
 TEST_F(AgentFaultTest, ShimAndStageKilledWhileTheAgentIsDownTheNextAgentSweepsTheCgroup) {
   TestCgroup cg;
   if (!cg.ok()) GTEST_SKIP() << cg.skip_reason();
-  h_.StartAgent({"--cgroup-root", cg.dir()});
-  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
   std::string work = h_.AttemptFile(27, "work");
-  ASSERT_TRUE(coord().Start(
-      h_.Spec(27, {"/bin/sh", "-c", LeaveDetachedProcessesScript(work, "exec sleep 60")})));
-  ASSERT_TRUE(WaitFor([&] { return PathExists(work + "/b.pid"); }, 10'000));
-  ASSERT_TRUE(WaitFor([&] { return !coord().started(27).empty(); }, 10'000));
-  json pid = json::parse(ReadTextFile(h_.AttemptFile(27, "pid.json")));
+  json pid = StartLeavingDetachedProcesses(cg, 27);
+  ASSERT_FALSE(HasFailure()) << h_.AgentLog();
+  ASSERT_TRUE(pid.contains("cgroup")) << pid.dump();
   std::string attempt_cg = pid["cgroup"];
   h_.KillAgent();
   ::kill(pid["shim_pid"].get<pid_t>(), SIGKILL);

@@ -279,6 +279,18 @@ class ShimLeftoversTest : public ShimTest {
     EXPECT_FALSE(ProcessAlive(helper)) << helper;
     EXPECT_FALSE(ProcessAlive(daemon)) << daemon;
   }
+  // Runs the shim `argv` on a stage that leaves both and sleeps, cancels it once both run, and
+  // expects the cancel's reason and both gone.
+  void CancelAndExpectBothGone(const std::vector<std::string>& argv) {
+    ShimProcess shim(argv, Env());
+    ASSERT_TRUE(
+        WaitFor([&] { return PidIn("daemon.pid") > 0 && PidIn("setsid.pid") > 0; }, 10'000));
+    WriteTextFile(dir_.Join("cancel.json"), R"({"reason":"cancelled","grace_ms":5000})");
+    ::kill(shim.pid(), SIGTERM);
+    ASSERT_TRUE(shim.Wait(20'000).has_value());
+    ExpectBothGone();
+    EXPECT_EQ(ReadJson("exit.json")["reason"], "cancelled");
+  }
 };
 
 TEST_F(ShimLeftoversTest, DetachedProcessesAreKilledWhenTheStageSucceeds) {
@@ -305,13 +317,7 @@ TEST_F(ShimLeftoversTest, DetachedProcessesAreKilledWhenTheStageFails) {
 }
 
 TEST_F(ShimLeftoversTest, DetachedProcessesGetTheCancelAndAreGoneAfterIt) {
-  ShimProcess shim(ShimArgv(StageLeavingDetachedProcesses(dir_.Join("work"), "sleep 60")), Env());
-  ASSERT_TRUE(WaitFor([&] { return PidIn("daemon.pid") > 0 && PidIn("setsid.pid") > 0; }, 10'000));
-  WriteTextFile(dir_.Join("cancel.json"), R"({"reason":"cancelled","grace_ms":5000})");
-  ::kill(shim.pid(), SIGTERM);
-  ASSERT_TRUE(shim.Wait(20'000).has_value());
-  ExpectBothGone();
-  EXPECT_EQ(ReadJson("exit.json")["reason"], "cancelled");
+  CancelAndExpectBothGone(ShimArgv(StageLeavingDetachedProcesses(dir_.Join("work"), "sleep 60")));
 }
 
 TEST_F(ShimLeftoversTest, NothingLeftNothingSaid) {
@@ -399,13 +405,7 @@ TEST_F(ShimCgroupTest, AProcessOutsideTheShimsTreeButInTheCgroupIsKilledToo) {
 }
 
 TEST_F(ShimCgroupTest, ACancelReachesTheCgroupAndLeavesNothing) {
-  ShimProcess shim(CgroupArgv(StageLeavingDetachedProcesses(dir_.Join("work"), "sleep 60")), Env());
-  ASSERT_TRUE(WaitFor([&] { return PidIn("daemon.pid") > 0 && PidIn("setsid.pid") > 0; }, 10'000));
-  WriteTextFile(dir_.Join("cancel.json"), R"({"reason":"cancelled","grace_ms":5000})");
-  ::kill(shim.pid(), SIGTERM);
-  ASSERT_TRUE(shim.Wait(20'000).has_value());
-  ExpectBothGone();
-  EXPECT_EQ(ReadJson("exit.json")["reason"], "cancelled");
+  CancelAndExpectBothGone(CgroupArgv(StageLeavingDetachedProcesses(dir_.Join("work"), "sleep 60")));
   EXPECT_FALSE(PathExists(attempt_cg_));
 }
 
