@@ -189,8 +189,11 @@ AttemptCgroups SetUpAttemptCgroups(const std::string& flag) {
     }
   } else {
     parent = flag;
-    if (Status s = MakeCgroup(parent); !s.ok()) {
-      return {"", StrCat("no cgroups: ", s.message(), kFallback)};
+    // Made only inside a cgroup2 hierarchy: never a stray directory elsewhere.
+    if (!PathExists(parent) && IsCgroup2Dir(CgroupParentDir(parent))) {
+      if (Status s = MakeCgroup(parent); !s.ok()) {
+        return {"", StrCat("no cgroups: ", s.message(), kFallback)};
+      }
     }
     if (!IsCgroup2Dir(parent)) {
       return {"", StrCat("no cgroups: ", parent, " is not a cgroup v2 directory", kFallback)};

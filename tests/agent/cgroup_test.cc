@@ -106,18 +106,24 @@ TEST(CgroupTest, APathThatIsNoCgroupIsRefusedWithTheReason) {
   AttemptCgroups c = SetUpAttemptCgroups(tmp.path());
   EXPECT_TRUE(c.parent.empty());
   EXPECT_NE(c.note.find(tmp.path() + " is not a cgroup v2 directory"), std::string::npos) << c.note;
-  AttemptCgroups missing = SetUpAttemptCgroups(tmp.Join("no/such/dir"));
+  // A missing one is made only inside a cgroup2 hierarchy.
+  AttemptCgroups missing = SetUpAttemptCgroups(tmp.Join("attempts"));
   EXPECT_TRUE(missing.parent.empty());
-  EXPECT_NE(missing.note.find("cannot make " + tmp.Join("no/such/dir")), std::string::npos)
+  EXPECT_NE(missing.note.find(tmp.Join("attempts") + " is not a cgroup v2 directory"),
+            std::string::npos)
       << missing.note;
+  EXPECT_FALSE(PathExists(tmp.Join("attempts")));
 }
 
-TEST(CgroupTest, AWritableCgroupIsUsedAsItIs) {
+TEST(CgroupTest, AWritableCgroupIsUsedAsItIsAndAMissingOneMadeInIt) {
   testing::TestCgroup cg;
   if (!cg.ok()) GTEST_SKIP() << cg.skip_reason();
   AttemptCgroups c = SetUpAttemptCgroups(cg.dir());
   EXPECT_EQ(c.parent, cg.dir());
   EXPECT_NE(c.note.find("attempts run in cgroups under " + cg.dir()), std::string::npos) << c.note;
+  AttemptCgroups below = SetUpAttemptCgroups(cg.dir() + "/attempts");
+  EXPECT_EQ(below.parent, cg.dir() + "/attempts");
+  EXPECT_TRUE(PathExists(cg.dir() + "/attempts/cgroup.procs"));
 }
 
 TEST(CgroupTest, KillCgroupEndsEverythingInItAndBelowThenRemovesIt) {
