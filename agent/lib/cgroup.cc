@@ -198,9 +198,9 @@ AttemptCgroups SetUpAttemptCgroups(const std::string& flag) {
     if (!IsCgroup2Dir(parent)) {
       return {"", StrCat("no cgroups: ", parent, " is not a cgroup v2 directory", kFallback)};
     }
-    if (!Writable(parent))
-      return {"", StrCat("no cgroups: no write access to ", parent, kFallback)};
   }
+  // An existing one may belong to someone else (another agent's, made as root).
+  if (!Writable(parent)) return {"", StrCat("no cgroups: no write access to ", parent, kFallback)};
   EnableAccounting(parent);
   auto enabled = ReadFile(parent + "/cgroup.subtree_control");
   bool memory = enabled.ok() && HasWord(*enabled, "memory");
