@@ -30,11 +30,19 @@ std::vector<std::string> ChildCgroups(const std::string& dir) {
   return out;
 }
 
-// cgroup.events says "populated 1" while a live process is in the cgroup or below it. A
-// cgroup that is gone or unreadable holds nobody.
-bool CgroupPopulated(const std::string& dir) {
+// cgroup.events (open as `events`, else read by path) says "populated 1" while a live process
+// is in the cgroup or below it. A cgroup that is gone or unreadable holds nobody. Reading the
+// open file also re-arms its poll (kernfs reports a change until the file is read again).
+bool CgroupPopulated(const std::string& dir, int events) {
   std::string text;
-  if (!ReadSmallFile(dir + "/cgroup.events", &text)) return false;
+  if (events >= 0) {
+    char buf[256];
+    ssize_t n = ::pread(events, buf, sizeof buf - 1, 0);
+    if (n <= 0) return false;
+    text.assign(buf, static_cast<size_t>(n));
+  } else if (!ReadSmallFile(dir + "/cgroup.events", &text)) {
+    return false;
+  }
   return text.find("populated 1") != std::string::npos;
 }
 
@@ -132,7 +140,7 @@ int KillCgroup(const std::string& dir, int64_t wait_ms, const std::function<void
   int64_t deadline = WallMs() + wait_ms;
   for (;;) {
     reap();
-    if (!CgroupPopulated(dir)) break;
+    if (!CgroupPopulated(dir, events)) break;
     if (WallMs() >= deadline) {
       if (events >= 0) ::close(events);
       *error = "processes still in " + dir + " after " + std::to_string(wait_ms) + " ms";
