@@ -26,7 +26,7 @@ TEST(DiskWatchTest, ReportsEachEpisodeOnceAndClearsWhenSpaceReturns) {
   EXPECT_EQ(disk.Check(), Change::kBecameFull);
   EXPECT_TRUE(disk.full());
   EXPECT_LT(disk.free_bytes(), 1 << 20);
-  EXPECT_EQ(disk.Check(), Change::kNone);  // still full: no second line
+  EXPECT_EQ(disk.Check(), Change::kNone);           // still full: no second line
   EXPECT_EQ(disk.NoteWriteError(ENOSPC), Change::kNone);
 
   ASSERT_EQ(::unlink(fs.Join("fill").c_str()), 0);

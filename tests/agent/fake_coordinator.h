@@ -50,7 +50,7 @@ class FakeCoordinator : public v1::AgentService::Service {
   std::optional<v1::Hello> last_hello() const;
   std::map<int64_t, std::string> events(int64_t attempt_id) const;  // seq -> line, stored once
   int64_t events_received(int64_t attempt_id) const;                // including re-sends
-  std::vector<int64_t> event_stamps(int64_t attempt_id) const;      // ts_ms of each stored event
+  std::vector<int64_t> event_stamps(int64_t attempt_id) const;  // ts_ms of each stored event
   int64_t max_seq_received(int64_t attempt_id) const;
   std::vector<v1::AttemptStarted> started(int64_t attempt_id) const;
   std::optional<v1::AttemptExited> exited(int64_t attempt_id) const;

@@ -10,7 +10,9 @@
 namespace longhaul::agent {
 namespace {
 
-NativeState State(NativePhase phase, const std::string& state) { return {phase, state, "", ""}; }
+NativeState State(NativePhase phase, const std::string& state) {
+  return {phase, state, "", ""};
+}
 
 ExitInfo ShimExit(int code, int signal, const std::string& reason) {
   ExitInfo e;

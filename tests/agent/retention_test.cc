@@ -20,7 +20,9 @@ bool Exists(const std::string& p) {
   return ::lstat(p.c_str(), &st) == 0;
 }
 
-void WriteBytes(const std::string& path, size_t n) { std::ofstream(path) << std::string(n, 'x'); }
+void WriteBytes(const std::string& path, size_t n) {
+  std::ofstream(path) << std::string(n, 'x');
+}
 
 class RetentionFilesTest : public ::testing::Test {
  protected:
