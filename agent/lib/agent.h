@@ -243,7 +243,7 @@ class Agent {
   std::vector<std::string> native_cancels_[2];  // jobs to cancel: [0] queued, [1] running
   bool native_cancel_posted_ = false;           // FlushNativeCancels is on its way
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the worker's callbacks
-  boost::asio::thread_pool worker_{1};  // Slurm commands, one at a time, off the event loop
+  boost::asio::thread_pool worker_{1};       // Slurm commands, one at a time, off the event loop
   // Status queries (squeue, sacct), one at a time, apart from worker_: a query does not wait
   // behind a long run of submissions, so pending reasons and ends show while they go on.
   boost::asio::thread_pool query_worker_{1};

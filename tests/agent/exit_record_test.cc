@@ -90,8 +90,8 @@ TEST(ExitRecordTest, ShimRecordsTheExitOfAStageThatFilledTheDisk) {
   std::string script = "cat /dev/zero > " + fs.Join("big") +
                        " 2>/dev/null; i=0; while [ $i -lt 2000 ]; do echo progress $i; "
                        "i=$((i+1)); done; exit 0";
-  std::vector<std::string> args = {
-      BinPath("longhaul-shim"), "--dir", dir, "--", "/bin/sh", "-c", script};
+  std::vector<std::string> args = {BinPath("longhaul-shim"), "--dir", dir, "--", "/bin/sh",
+                                   "-c", script};
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
