@@ -67,6 +67,8 @@ struct AgentConfig {
   int64_t native_poll_ms = 15'000;
   int64_t native_poll_max_ms = 120'000;
   std::string coordinator;  // HOST:PORT, for messages
+  // Where attempts' cgroups are made (cgroup.h); empty: none, leftovers found through /proc.
+  std::string cgroup_parent;
 };
 
 class Agent {
@@ -156,6 +158,9 @@ class Agent {
   void CheckProgress(Attempt& a);
   void ReportStarted(Attempt& a);
   void RecordExit(Attempt& a, ExitInfo exit, bool write_file);
+  // An ended attempt's cgroup, when it still exists (its shim died, or could not remove it):
+  // everything in it is killed and it is removed; returns how many processes were killed.
+  int SweepCgroup(Attempt& a);
   void HandleCancel(const v1::CancelAttempt& cancel);
   void SignalShim(Attempt& a);
   void SignalStageGroup(Attempt& a, int sig);

@@ -77,6 +77,10 @@ void AddAgentFlags(CLI::App& app, AgentFlags* f) {
   app.add_option("--xid-table", f->xid_table,
                  "a CSV of xid,class,description replacing or adding to the built-in XID "
                  "classes (docs/gpus.md)");
+  app.add_option("--cgroup-root", f->cgroup_root,
+                 "where each attempt gets a cgroup (v2) of its own, killed whole at its end: "
+                 "auto (below the agent's own cgroup), none, or a writable cgroup2 directory "
+                 "(default auto)");
   app.add_option("--log-level", f->log_level, "debug, info, warn or error");
   app.add_option("--log-file", f->log_file, "also log to this file");
 }

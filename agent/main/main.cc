@@ -17,6 +17,7 @@
 #include "agent/lib/agent_flags.h"
 #include "agent/lib/agent_metrics.h"
 #include "agent/lib/agent_setup.h"
+#include "agent/lib/cgroup.h"
 #include "agent/lib/coordinator_session.h"
 #include "agent/lib/inventory.h"
 #include "agent/lib/posix_spawn_launcher.h"
@@ -116,6 +117,15 @@ int main(int argc, char** argv) {
   config.resources.set_cpus(inv.cpus);
   config.resources.set_memory_bytes(inv.memory_bytes);
   config.resources.set_gpus(inv.gpus);
+  if (executor == "local") {
+    AttemptCgroups cgroups = SetUpAttemptCgroups(flags.cgroup_root);
+    config.cgroup_parent = cgroups.parent;
+    if (cgroups.parent.empty() && flags.cgroup_root != "none") {
+      log->warn("{}", cgroups.note);
+    } else {
+      log->info("{}", cgroups.note);
+    }
+  }
   if (::access(config.shim_path.c_str(), X_OK) != 0) {
     log->warn("{} is not executable; every attempt will fail to start", config.shim_path);
   }
