@@ -73,7 +73,8 @@ void AddAgentFlags(CLI::App& app, AgentFlags* f) {
                  "how often each GPU is sampled for /metrics and health, 0 = never (default 5s)");
   app.add_option("--gpu-check", f->gpu_check,
                  "the pre-flight a quarantined GPU must pass to return to service, run when the "
-                 "coordinator asks, with --gpus INDEX added (default \"lh-gpucheck --quick\")");
+                 "coordinator asks, with CUDA_VISIBLE_DEVICES=INDEX and --gpus 0 (default "
+                 "\"lh-gpucheck --quick\")");
   app.add_option("--xid-table", f->xid_table,
                  "a CSV of xid,class,description replacing or adding to the built-in XID "
                  "classes (docs/gpus.md)");

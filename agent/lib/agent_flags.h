@@ -41,8 +41,9 @@ struct AgentFlags {
   std::string gpu_sample = "5s";
   std::string xid_table;             // empty: the built-in table only
   std::string cgroup_root = "auto";  // auto, none or a cgroup2 directory (cgroup.h)
-  // The pre-flight run when the coordinator asks (CheckGpu), split on spaces; the agent adds
-  // `--gpus INDEX`. Searched on the stages' PATH (the agent's own directory first).
+  // The pre-flight run when the coordinator asks (CheckGpu), split on spaces; the agent runs
+  // it with CUDA_VISIBLE_DEVICES=INDEX and `--gpus 0` added. Searched on the stages' PATH (the
+  // agent's own directory first).
   std::string gpu_check = "lh-gpucheck --quick";
   SlurmOptions slurm;  // signal_lead_s is filled by CheckAgentFlags
 

@@ -1,5 +1,6 @@
 // longhaul-agent: flags, logging and wiring only; see agent/lib/agent.h and docs/agent.md.
 #include <signal.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
@@ -198,12 +199,17 @@ int main(int argc, char** argv) {
     agent.set_gpu_check([&gpus, argv = GpuCheckArgv(flags.gpu_check), bin_dir = config.bin_dir](
                             int index, Agent::GpuCheckDone done) {
       std::thread([&gpus, argv, bin_dir, index, done = std::move(done)] {
+        // The GPU as a stage placed on it sees it: CUDA_VISIBLE_DEVICES=INDEX, device 0.
         std::vector<std::string> cmd = argv;
         cmd.push_back("--gpus");
-        cmd.push_back(std::to_string(index));
+        cmd.push_back("0");
+        // Found beside the agent first, as the stage binaries are.
+        if (!cmd.empty() && cmd[0].find('/') == std::string::npos &&
+            ::access((bin_dir + "/" + cmd[0]).c_str(), X_OK) == 0) {
+          cmd[0] = bin_dir + "/" + cmd[0];
+        }
         CommandInput in;
-        const char* path = std::getenv("PATH");
-        in.env["PATH"] = path == nullptr ? bin_dir : bin_dir + ":" + path;
+        in.env["CUDA_VISIBLE_DEVICES"] = std::to_string(index);
         Result<CommandResult> r = RunCommand(cmd, 10 * 60 * 1000, in);
         if (!r.ok()) return done(false, ToStd(r.status().message()));
         std::string out = std::string(StripWhitespace(r->out + "\n" + r->err));

@@ -20,7 +20,9 @@ Scheduler::Scheduler(store::SqliteStore* store, Clock* clock, AgentLink* link,
       options_(options),
       rng_(options.seed),
       started_at_ms_(clock->NowMs()),
-      last_tick_ms_(clock->NowMs()) {}
+      last_tick_ms_(clock->NowMs()) {
+  gpus_ = GpuFleet(options.gpus);
+}
 
 Scheduler::~Scheduler() = default;
 

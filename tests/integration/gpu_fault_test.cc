@@ -10,6 +10,7 @@
 
 #include "core/strings.h"
 #include "tests/agent/fake_nvml/fake_nvml_state.h"
+#include "tests/stages/fake_cuda/fake_cuda_state.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/journal.h"
 
@@ -86,7 +87,7 @@ TEST_F(GpuFaultTest, AHardwareXidQuarantinesTheGpuAndTheRetryRunsOnTheOther) {
   // An application XID first (13: a graphics engine exception): the attempt's, not the GPU's.
   gpus_[bad].xids = {13};
   WriteFakeNvmlState(state_, gpus_);
-  ASSERT_TRUE(WaitFor([&] { return cluster().Logs().find("XID 13") != std::string::npos; },
+  ASSERT_TRUE(WaitFor([&] { return cluster().Logs(1 << 20).find("XID 13") != std::string::npos; },
                       20'000))
       << cluster().Logs();
   EXPECT_EQ(Gpu(bad).health(), "ok");
@@ -156,6 +157,67 @@ TEST_F(GpuFaultTest, ADrainedGpuIsOfferedNothingNew) {
   CommandResult bad = cluster().Cli({"gpu", "drain", StrCat(cluster().AgentId(0), ":7")});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err, HasSubstr("no GPU 7"));
+}
+
+// The repair loop closed without a person: a quarantined GPU's agent is asked for a pre-flight
+// after the cool-down (lh-gpucheck on the fake CUDA driver), and two passes bring it back.
+class GpuReturnTest : public GpuFaultTest {
+ protected:
+  void SetUp() override {
+    std::string cuda = dir_.Join("cuda.json");
+    WriteFakeCudaState(cuda, FakeCudaGpus(2));
+    ::setenv("LONGHAUL_FAKE_CUDA_STATE", cuda.c_str(), 1);
+    state_ = dir_.Join("nvml.json");
+    WriteFakeNvmlState(state_, gpus_);
+    ::setenv("LONGHAUL_FAKE_NVML_STATE", state_.c_str(), 1);
+    ClusterOptions o;
+    o.gpus = 2;
+    o.agent_flags = {"--nvml-library", LONGHAUL_FAKE_NVML, "--gpu-sample", "100ms", "--gpu-check",
+                     // The fake runs the kernel on the CPU: a small burn.
+                     StrCat("lh-gpucheck --quick --no-p2p --burn-launches 2 --burn-threads 1024 "
+                            "--burn-rounds 8 --cuda-library ", LONGHAUL_FAKE_CUDA)};
+    o.coordinator_flags = {"--gpu-cooldown", "300ms", "--gpu-return-passes", "2"};
+    StartCluster(o);
+  }
+  void TearDown() override {
+    GpuFaultTest::TearDown();
+    ::unsetenv("LONGHAUL_FAKE_CUDA_STATE");
+  }
+};
+
+TEST_F(GpuReturnTest, AQuarantinedGpuReturnsAfterPassingPreflights) {
+  gpus_[1].xids = {48};  // a double-bit ECC error: hardware
+  WriteFakeNvmlState(state_, gpus_);
+  ASSERT_TRUE(WaitFor([&] { return Gpu(1).health() == "quarantined"; }, 20'000))
+      << cluster().Logs();
+  EXPECT_THAT(Gpu(1).health_reason(), HasSubstr("XID 48"));
+  ASSERT_TRUE(WaitFor([&] { return Gpu(1).health() == "ok"; }, 30'000)) << cluster().Logs();
+  EXPECT_THAT(cluster().Logs(1 << 20), HasSubstr("back in service after its pre-flights"));
+  CommandResult audit = cluster().Cli({"audit"});
+  EXPECT_THAT(audit.out, HasSubstr("ReturnGpu")) << audit.out << audit.err;
+  EXPECT_EQ(Gpu(0).health(), "ok");
+}
+
+TEST_F(GpuReturnTest, AGpuThatFailsItsPreflightStaysOut) {
+  std::string cuda = dir_.Join("cuda.json");
+  std::vector<FakeCudaGpu> bad = FakeCudaGpus(2);
+  bad[1].wrong_kernel_result = true;
+  WriteFakeCudaState(cuda, bad);
+  gpus_[1].xids = {79};
+  WriteFakeNvmlState(state_, gpus_);
+  ASSERT_TRUE(WaitFor([&] { return Gpu(1).health() == "quarantined"; }, 20'000))
+      << cluster().Logs();
+  // Two failed pre-flights, and still out.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::string logs = cluster().Logs(1 << 20);
+        size_t first = logs.find("GPU 1: pre-flight failed");
+        return first != std::string::npos &&
+               logs.find("GPU 1: pre-flight failed", first + 1) != std::string::npos;
+      },
+      30'000))
+      << cluster().Logs();
+  EXPECT_EQ(Gpu(1).health(), "quarantined");
 }
 
 }  // namespace
