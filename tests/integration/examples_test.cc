@@ -49,6 +49,10 @@ const std::vector<Example>& Examples() {
        {},
        "needs a GPU node with python3 and PyTorch (docs/gpu-campaign.md); the standard machine "
        "has no GPU"},
+      {"workflows/examples/gpu-preflight.yaml",
+       {},
+       "runs lh-gpucheck, which needs an NVIDIA driver (libcuda.so.1) and a GPU (docs/gpus.md); "
+       "the standard machine has neither. gpu_fault_test runs lh-gpucheck on the fake driver"},
       {"workflows/eagle3-campaign.yaml",
        {},
        "needs an 8-GPU node with vLLM, SGLang and SpecForge and a target model "
