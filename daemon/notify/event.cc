@@ -37,6 +37,7 @@ std::string Headline(const Event& e) {
   std::string on = e.agent.empty() ? "" : StrCat(" on ", e.agent);
   std::string stage = StrCat("stage ", e.stage, " of ", run);
   if (e.kind == "stage_failed") return StrCat(stage, " failed", on);
+  if (e.kind == "stage_gpu_idle") return StrCat(stage, ": its GPUs are idle", on);
   if (e.kind == "stage_stalled") return StrCat(stage, " stalled", on, " (attempt ", e.attempt, ")");
   if (e.kind == "service_lost") return StrCat("service ", e.stage, " of ", run, " was lost", on);
   return StrCat(e.kind, ": ", run);  // "test" and future kinds

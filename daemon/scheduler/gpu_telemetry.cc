@@ -14,11 +14,14 @@ void GpuTelemetry::Add(int64_t attempt_id, const v1::GpuReading& r) {
   g.uuid = r.uuid();
   g.dirty = true;
   g.last_util = r.has_sm_util_pct() ? r.sm_util_pct() : -1;
+  g.last_mem_used = r.has_mem_used_bytes() ? r.mem_used_bytes() : -1;
+  g.last_mem_total = r.has_mem_total_bytes() ? r.mem_total_bytes() : -1;
   bool all_idle = !a.gpus.empty() && std::all_of(a.gpus.begin(), a.gpus.end(), [](const auto& kv) {
     return kv.second.last_util >= 0 && kv.second.last_util < GpuSeries::kIdleBelowPct;
   });
   if (!all_idle) {
     a.idle_since_ms = 0;
+    a.idle_noticed = false;
   } else if (a.idle_since_ms == 0) {
     a.idle_since_ms = r.ts_ms();
   }
@@ -28,6 +31,29 @@ void GpuTelemetry::Add(int64_t attempt_id, const v1::GpuReading& r) {
 int64_t GpuTelemetry::IdleSince(int64_t attempt_id) const {
   auto it = attempts_.find(attempt_id);
   return it == attempts_.end() ? 0 : it->second.idle_since_ms;
+}
+
+bool GpuTelemetry::TakeIdleNotice(int64_t attempt_id, int64_t now_ms, int64_t window_ms) {
+  auto it = attempts_.find(attempt_id);
+  if (it == attempts_.end() || window_ms <= 0) return false;
+  Attempt& a = it->second;
+  if (a.idle_since_ms == 0 || a.idle_noticed || now_ms - a.idle_since_ms < window_ms) return false;
+  a.idle_noticed = true;
+  return true;
+}
+
+std::optional<GpuTelemetry::MemoryWarning> GpuTelemetry::TakeMemoryWarning(int64_t attempt_id) {
+  auto it = attempts_.find(attempt_id);
+  if (it == attempts_.end() || it->second.memory_warned) return std::nullopt;
+  for (const auto& [index, g] : it->second.gpus) {
+    if (g.last_mem_used < 0 || g.last_mem_total <= 0) continue;
+    if (static_cast<double>(g.last_mem_used) >=
+        kMemoryWarnFraction * static_cast<double>(g.last_mem_total)) {
+      it->second.memory_warned = true;
+      return MemoryWarning{index, g.last_mem_used, g.last_mem_total};
+    }
+  }
+  return std::nullopt;
 }
 
 void GpuTelemetry::Rows(int64_t attempt_id, Attempt& a, std::vector<store::GpuSeriesRow>* out) {

@@ -2,6 +2,9 @@
 // and each attempt's telemetry. GpuFleet and GpuTelemetry own the state; this file is where
 // the scheduler acts on them (stopping the attempt on a faulty GPU, not offering a GPU that is
 // out, asking for pre-flights).
+#include <algorithm>
+
+#include "core/duration.h"
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/scheduler/scheduler.h"
@@ -41,9 +44,14 @@ void Scheduler::HandleGpuReport(AgentState* agent, const v1::GpuReport& msg) {
   int64_t now = clock_->NowMs();
   std::vector<v1::GpuReading> readings(msg.gpus().begin(), msg.gpus().end());
   // Telemetry first: the reading that carries a fault belongs to the attempt it ends.
+  std::vector<AttemptState*> fed;
   for (const v1::GpuReading& r : readings) {
-    if (AttemptState* a = AttemptOnGpu(*agent, r.index())) gpu_telemetry_.Add(a->row.id, r);
+    AttemptState* a = AttemptOnGpu(*agent, r.index());
+    if (a == nullptr) continue;
+    gpu_telemetry_.Add(a->row.id, r);
+    if (std::find(fed.begin(), fed.end(), a) == fed.end()) fed.push_back(a);
   }
+  for (AttemptState* a : fed) WatchGpuUse(a, now);
   GpuFleet::ReportOutcome out = gpus_.OnReport(agent->row.id, readings, now);
   for (const GpuFleet::AppXid& x : out.app_xids) {
     AttemptState* a = AttemptOnGpu(*agent, x.index);
@@ -69,6 +77,34 @@ void Scheduler::HandleGpuReport(AgentState* agent, const v1::GpuReport& msg) {
       Notice("gpu_fault", nullptr, nullptr, 0, reason, agent->row.id);
     }
   }
+}
+
+// The stage's gpu_idle window: as set, else 15 minutes for a task and off for a service.
+static int64_t GpuIdleWindowMs(const StageState& s) {
+  if (s.spec->gpu_idle_ms) return *s.spec->gpu_idle_ms;
+  return s.spec->kind == workflow::StageKind::kService ? 0 : 15 * 60 * 1000;
+}
+
+void Scheduler::WatchGpuUse(AttemptState* a, int64_t now) {
+  StageState* s = a->stage;
+  if (s == nullptr || s->current != a || !a->kill_reason.empty()) return;
+  auto log = GetLogger("scheduler");
+  std::string where = StrCat("run ", s->run->row.id, " stage ", s->row.name, " attempt ",
+                             a->row.number, " on ", a->row.agent_id);
+  if (auto m = gpu_telemetry_.TakeMemoryWarning(a->row.id)) {
+    log->warn("{}: GPU {} memory at {}% ({} of {} MiB): near the limit, a CUDA OOM may follow",
+              where, m->index, m->used * 100 / m->total, m->used >> 20, m->total >> 20);
+  }
+  int64_t window = GpuIdleWindowMs(*s);
+  if (a->row.state != v1::ATTEMPT_RUNNING ||
+      !gpu_telemetry_.TakeIdleNotice(a->row.id, now, window)) {
+    return;
+  }
+  std::string reason = StrCat("gpu idle for ", FormatDurationMs(window));
+  log->warn("{}: its {} GPU(s) under 5% utilisation for {}{}", where, a->gpus.size(),
+            FormatDurationMs(window), s->spec->gpu_idle_fail ? "; failing it (on_gpu_idle: fail)" : "");
+  Notice("stage_gpu_idle", s->run, s, a->row.number, reason, a->row.agent_id);
+  if (s->spec->gpu_idle_fail) StopAttempt(a, "gpu_idle", reason);
 }
 
 void Scheduler::HandleGpuChecked(AgentState* agent, const v1::GpuChecked& msg) {

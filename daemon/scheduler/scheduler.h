@@ -348,6 +348,9 @@ class Scheduler {
   void GpuReturned(AgentState* agent, int index);
   void HandleGpuReport(AgentState* agent, const v1::GpuReport& msg);
   void HandleGpuChecked(AgentState* agent, const v1::GpuChecked& msg);
+  // After a report fed `a`'s telemetry: warns when a GPU's memory nears its total, and notes
+  // (or, on_gpu_idle: fail, stops as gpu_idle) GPUs idle for the stage's gpu_idle window.
+  void WatchGpuUse(AttemptState* a, int64_t now);
   // Sends CheckGpu for each quarantined GPU whose cool-down has passed (connected agents).
   void AskGpuChecks(int64_t now);
   Status FlushGpus();

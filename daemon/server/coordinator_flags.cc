@@ -95,7 +95,7 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
   app.add_option("--notify-on", f->notify_on,
                  "comma-separated events to notify (default every one): run_succeeded, "
                  "run_failed, run_cancelled, stage_failed, stage_stalled, service_lost, "
-                 "agent_lost, gpu_fault");
+                 "agent_lost, gpu_fault, stage_gpu_idle");
   app.add_option("--notify-tries", notify.retry.max_tries,
                  "tries of each notification before it is failed")
       ->capture_default_str();

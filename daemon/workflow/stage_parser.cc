@@ -12,10 +12,11 @@ namespace {
 const std::vector<std::string> kStageKeys = {
     "run",           "needs", "env",  "resources", "retry", "timeout",       "stall_timeout",
     "ready_timeout", "grace", "kind", "resume",    "cache", "cache_version", "description",
-    "foreach",       "node_selector"};
+    "foreach",       "node_selector", "gpu_idle", "on_gpu_idle"};
 const std::vector<std::string> kDefaultsKeys = {"retry",     "timeout", "stall_timeout",
                                                 "ready_timeout", "grace", "resources",
-                                                "env",       "node_selector"};
+                                                "env",       "node_selector", "gpu_idle",
+                                                "on_gpu_idle"};
 const std::vector<std::string> kRetryKeys = {"limit",       "infra_limit", "backoff",
                                              "max_backoff", "on",          "exit_codes"};
 const std::vector<std::string> kResourceKeys = {"cpus", "memory", "gpus"};
@@ -164,6 +165,16 @@ bool ParseOverridable(const MapEntry& f, std::string_view where, OverridableFiel
     out.ready_timeout_pos = f.key_pos;
   } else if (f.key == "grace") {
     out.grace_ms = ReadDuration(f, what, /*allow_zero=*/true, diag);
+  } else if (f.key == "gpu_idle") {
+    out.gpu_idle_ms = ReadDuration(f, what, /*allow_zero=*/true, diag);
+  } else if (f.key == "on_gpu_idle") {
+    if (auto v = ReadScalar(f, what, diag)) {
+      if (v->text == "notify" || v->text == "fail") {
+        out.gpu_idle_fail = v->text == "fail";
+      } else {
+        diag.Add(f.value_pos, StrCat(what, ": expected notify or fail, got '", v->text, "'"));
+      }
+    }
   } else {
     return false;
   }
@@ -289,6 +300,8 @@ std::vector<TemplateSite> ApplyDefaults(const OverridableFields& d, ParsedStage&
     spec.ready_timeout_ms = PickOpt(own.ready_timeout_ms, d.ready_timeout_ms);
   }
   spec.grace_ms = Pick(own.grace_ms, d.grace_ms, builtin_grace_ms);
+  spec.gpu_idle_ms = PickOpt(own.gpu_idle_ms, d.gpu_idle_ms);
+  spec.gpu_idle_fail = Pick(own.gpu_idle_fail, d.gpu_idle_fail, false);
 
   std::map<std::string, Scalar> merged_env;
   const std::map<std::string, Scalar>* env = &own.env;  // no copy in the usual case

@@ -30,6 +30,8 @@ struct OverridableFields {
   std::optional<int64_t> timeout_ms;
   std::optional<int64_t> stall_timeout_ms;
   std::optional<int64_t> ready_timeout_ms;
+  std::optional<int64_t> gpu_idle_ms;
+  std::optional<bool> gpu_idle_fail;
   SourcePos ready_timeout_pos;
   std::optional<int64_t> grace_ms;
   std::map<std::string, Scalar> env;  // merged by variable name

@@ -31,7 +31,7 @@ struct SourcePos {
 inline constexpr std::string_view kFailureKinds[] = {
     "exit",         "signal",    "timeout",   "stalled", "lost",
     "service_lost", "preempted", "node_fail", "oom",     "cancelled_outside",
-    "gpu_fault"};
+    "gpu_fault", "gpu_idle"};
 
 // Kinds where the infrastructure, not the stage, ended the attempt: the executor preempted it,
 // its node failed, or its agent was lost. Their retries count against `retry.infra_limit`,
@@ -127,9 +127,14 @@ struct StageSpec {
   OptInt64 timeout_ms;                      // wall time of one attempt
   OptInt64 stall_timeout_ms;                // no progress event for this long: stalled
   OptInt64 ready_timeout_ms;                // service: no ready event for this long: failed
+  // Its GPUs under 5 % SM utilisation this long: a notice, or (gpu_idle_fail) the attempt
+  // fails as `gpu_idle` (docs/gpus.md, "Idle GPUs"). Unset: 15 minutes for a task that holds
+  // GPUs, off for a service (a server is idle between requests); 0: off.
+  OptInt64 gpu_idle_ms;
   int64_t grace_ms = 10'000;                // SIGTERM -> SIGKILL when stopping the stage
   bool resume = false;                      // every attempt shares one output dir
   bool cache = true;                        // `cache: false` opts out of reuse
+  bool gpu_idle_fail = false;               // `on_gpu_idle: fail` (default: notify)
   // Rarely set, and held once per stage of every running run: 8 bytes each while empty.
   LeanString cache_version;  // bump to invalidate cached results
   LeanString description;
@@ -138,7 +143,7 @@ struct StageSpec {
 // What a notification can be about (docs/operations.md, "Notifications").
 inline constexpr std::string_view kNotifyEvents[] = {
     "run_succeeded", "run_failed",   "run_cancelled", "stage_failed",
-    "stage_stalled", "service_lost", "agent_lost",   "gpu_fault"};
+    "stage_stalled", "service_lost", "agent_lost",   "gpu_fault", "stage_gpu_idle"};
 
 // Where notifications go and which: the workflow's `notify:` block, and longhauld's
 // --notify-* flags in the same shape.

@@ -159,6 +159,56 @@ TEST_F(GpuFaultTest, ADrainedGpuIsOfferedNothingNew) {
   EXPECT_THAT(bad.err, HasSubstr("no GPU 7"));
 }
 
+// A stage holding an idle GPU for its gpu_idle window is noticed and, with on_gpu_idle: fail,
+// failed as gpu_idle (the retry policy then acts); one whose GPU works is left alone.
+TEST_F(GpuFaultTest, AnIdleGpuFailsTheStageThatAsksForIt) {
+  gpus_[0].sm_util = 0;
+  gpus_[1].sm_util = 0;
+  WriteFakeNvmlState(state_, gpus_);
+  std::string wf = "name: gpu-idle\n"
+                   "stages:\n"
+                   "  hung:\n"
+                   "    run: " +
+                   YamlList({"sleep", "60"}) +
+                   "\n"
+                   "    resources: {cpus: 0.5, gpus: 1}\n"
+                   "    gpu_idle: 1s\n"
+                   "    on_gpu_idle: fail\n"
+                   "    retry: {limit: 0}\n";
+  Result<int64_t> run = cluster().Submit(wf);
+  ASSERT_TRUE(run.ok()) << run.status();
+  Result<v1::Run> done = cluster().WaitForRunEnd(*run, 60'000);
+  ASSERT_TRUE(done.ok()) << done.status() << cluster().Logs();
+  EXPECT_EQ(done->status(), v1::RUN_FAILED);
+  ASSERT_EQ(done->stages(0).attempts_size(), 1);
+  EXPECT_THAT(done->stages(0).attempts(0).reason(), HasSubstr("gpu idle for 1s"));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return ReadTextFile(dir_.Join("notices.jsonl")).find("stage_gpu_idle") != std::string::npos;
+      },
+      20'000))
+      << cluster().Logs();
+
+  // The same stage on a busy GPU runs to its end.
+  gpus_[0].sm_util = 90;
+  gpus_[1].sm_util = 90;
+  WriteFakeNvmlState(state_, gpus_);
+  std::string busy = "name: gpu-busy\n"
+                     "stages:\n"
+                     "  train:\n"
+                     "    run: " +
+                     YamlList({"sleep", "2"}) +
+                     "\n"
+                     "    resources: {cpus: 0.5, gpus: 1}\n"
+                     "    gpu_idle: 1s\n"
+                     "    on_gpu_idle: fail\n";
+  Result<int64_t> run2 = cluster().Submit(busy);
+  ASSERT_TRUE(run2.ok()) << run2.status();
+  Result<v1::Run> done2 = cluster().WaitForRunEnd(*run2, 60'000);
+  ASSERT_TRUE(done2.ok()) << done2.status();
+  EXPECT_EQ(done2->status(), v1::RUN_SUCCEEDED) << cluster().Logs();
+}
+
 // The repair loop closed without a person: a quarantined GPU's agent is asked for a pre-flight
 // after the cool-down (lh-gpucheck on the fake CUDA driver), and two passes bring it back.
 class GpuReturnTest : public GpuFaultTest {

@@ -117,7 +117,7 @@ stages:
           "wf.yaml:10:20: retry.limit in stage 'a': expected an integer from 0 to 1000, got '-1'",
           "wf.yaml:10:35: retry.on in stage 'a': unknown failure kind 'crash' (expected one of "
           "exit, signal, timeout, stalled, lost, service_lost, preempted, node_fail, oom, "
-          "cancelled_outside)",
+          "cancelled_outside, gpu_fault, gpu_idle)",
           "wf.yaml:10:59: retry.exit_codes[1] in stage 'a': expected an integer from 0 to 255, "
           "got '300'",
           "wf.yaml:11:10: env in stage 'a': expected a mapping, got a list",
@@ -399,7 +399,7 @@ TEST(WorkflowNotifyTest, BadNotifyBlocksSayWhatAndWhere) {
                       "stages:\n  a: {run: [x]}\n"),
             "wf.yaml:3:8: notify.on: unknown event 'run_faild' (did you mean 'run_failed'?); "
             "the events are run_succeeded, run_failed, run_cancelled, stage_failed, "
-            "stage_stalled, service_lost, agent_lost, gpu_fault");
+            "stage_stalled, service_lost, agent_lost, gpu_fault, stage_gpu_idle");
   EXPECT_EQ(OnlyError("name: w\nnotify:\n  webhook: ftp://h/x\nstages:\n  a: {run: [x]}\n"),
             "wf.yaml:3:12: notify.webhook: 'ftp://h/x': expected an http:// or https:// URL");
   EXPECT_TRUE(ParseWorkflow("name: w\nnotify:\n  webhook: https://h/x\nstages:\n  a: {run: [x]}\n",

@@ -140,7 +140,10 @@ stages:
   const StageSpec& s = wf->stages[0];
   EXPECT_EQ(s.kind, StageKind::kTask);
   EXPECT_EQ(s.retry.limit, 0);
-  EXPECT_EQ(s.retry.on.size(), 8u);  // all kinds but oom and cancelled_outside
+  EXPECT_EQ(s.retry.on.size(), 10u);  // all kinds but oom and cancelled_outside
+  EXPECT_EQ(s.retry.on.count("gpu_idle"), 1u);
+  EXPECT_FALSE(s.gpu_idle_ms.has_value());
+  EXPECT_FALSE(s.gpu_idle_fail);
   EXPECT_EQ(s.resources.cpus, 1);
   EXPECT_EQ(s.resources.gpus, 0);
   EXPECT_FALSE(s.timeout_ms.has_value());
