@@ -78,6 +78,26 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
         << ")";
   }
   out << '\n';
+  if (run.has_gpu_usage()) out << "  gpu use:   " << GpuUsageText(run.gpu_usage()) << '\n';
+}
+
+// The stages whose GPUs were sampled: what they did (docs/gpus.md, "Telemetry per attempt").
+void PrintGpuUsage(CommandContext& ctx, const v1::Run& run) {
+  Table table({"STAGE", "GPU-H SAMPLED", "MEAN SM", "PEAK MEMORY", "ENERGY", "IDLE GPU-H"});
+  bool any = false;
+  for (const v1::Stage& s : run.stages()) {
+    if (!s.has_gpu_usage()) continue;
+    any = true;
+    const v1::GpuUsage& u = s.gpu_usage();
+    table.AddRow({s.name(), FormatGpuHours(u.sampled_gpu_hours()),
+                  u.mean_sm_util_pct() < 0 ? "-" : StrCat(FormatNumber(u.mean_sm_util_pct()), "%"),
+                  u.peak_mem_used_bytes() < 0 ? "-" : FormatBytes(u.peak_mem_used_bytes()),
+                  StrCat(FormatNumber(u.energy_kwh()), " kWh"),
+                  FormatGpuHours(u.idle_gpu_hours())});
+  }
+  if (!any) return;
+  ctx.out() << "\nGPUs\n";
+  table.Render(ctx.out());
 }
 
 void PrintStageTable(CommandContext& ctx, const v1::Run& run) {
@@ -247,6 +267,9 @@ int ShowStage(CommandContext& ctx, v1::Run run, const ShowOptions& options) {
   if (options.why) ctx.out() << '\n' << WhyText(stage);
   run.clear_stages();
   *run.add_stages() = std::move(stage);
+  if (run.stages(0).has_gpu_usage()) {
+    ctx.out() << "  gpu use:   " << GpuUsageText(run.stages(0).gpu_usage()) << '\n';
+  }
   PrintOutputsMetricsArtifacts(ctx, run);
   if (options.attempts) PrintAttempts(ctx, run);
   return kExitOk;
@@ -280,6 +303,7 @@ int PrintShownRun(CommandContext& ctx, v1::Run run, const ShowOptions& options) 
     return s.ok() ? kExitOk : ctx.Fail(s);
   }
   PrintStageTable(ctx, run);
+  PrintGpuUsage(ctx, run);
   PrintDescriptions(ctx, run);
   PrintWarnings(ctx, run);
   PrintPlanReasons(ctx, run);

@@ -153,4 +153,17 @@ std::string FormatGpuHours(double hours) {
   return buf;
 }
 
+std::string GpuUsageText(const v1::GpuUsage& u) {
+  std::vector<std::string> parts;
+  if (u.mean_sm_util_pct() >= 0) parts.push_back(StrCat("mean ", FormatNumber(u.mean_sm_util_pct()), "% SM"));
+  if (u.peak_mem_used_bytes() >= 0) {
+    parts.push_back(StrCat("peak ", FormatBytes(u.peak_mem_used_bytes()),
+                           u.mem_total_bytes() > 0 ? StrCat(" of ", FormatBytes(u.mem_total_bytes())) : ""));
+  }
+  parts.push_back(StrCat(FormatNumber(u.energy_kwh()), " kWh"));
+  parts.push_back(StrCat("idle ", FormatGpuHours(u.idle_gpu_hours()), " of ",
+                         FormatGpuHours(u.sampled_gpu_hours()), " GPU-h sampled"));
+  return StrJoin(parts, ", ");
+}
+
 }  // namespace longhaul::cli

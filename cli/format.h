@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "longhaul/v1/types.pb.h"
+
 namespace longhaul::cli {
 
 // "350ms", "42s", "5m07s", "3h05m" (core FormatDurationMs); "-" for a negative duration.
@@ -28,6 +30,8 @@ std::string FormatAgo(int64_t then_ms, int64_t now_ms);
 std::string FormatNumber(double v);
 // GPU-hours with two decimals below 100 ("0.42", "12.50"), whole above ("1234").
 std::string FormatGpuHours(double hours);
+// "mean 93% SM, peak 71.2 GiB of 139.8 GiB, 1.42 kWh, idle 0.3 of 2.0 GPU-h sampled".
+std::string GpuUsageText(const v1::GpuUsage& u);
 
 // "[=========>          ]" of `width` cells inside the brackets; full when done >= total.
 // An unknown total (<= 0) gives a bar of spaces.

@@ -60,7 +60,21 @@ void GpuTelemetry::Rows(int64_t attempt_id, Attempt& a, std::vector<store::GpuSe
   for (auto& [index, g] : a.gpus) {
     if (!g.dirty) continue;
     g.dirty = false;
-    out->push_back({attempt_id, index, g.uuid, g.series.ToJson()});
+    store::GpuSeriesRow& row = out->emplace_back();
+    row.attempt_id = attempt_id;
+    row.gpu_index = index;
+    row.uuid = g.uuid;
+    row.series_json = g.series.ToJson();
+    GpuSummary s = g.series.Summarize();
+    row.sampled_ms = s.sampled_ms;
+    if (s.mean_sm_util >= 0) {
+      row.util_ms = s.mean_sm_util * static_cast<double>(s.sampled_ms);
+      row.util_known_ms = s.sampled_ms;
+    }
+    row.peak_mem = s.peak_mem_used;
+    row.mem_total = s.mem_total;
+    row.energy_wh = s.energy_wh;
+    row.idle_ms = s.idle_ms;
   }
 }
 

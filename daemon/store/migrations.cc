@@ -278,6 +278,13 @@ CREATE TABLE gpu_series (
   gpu_index INTEGER NOT NULL,
   uuid TEXT NOT NULL DEFAULT '',
   series_json TEXT NOT NULL,
+  sampled_ms INTEGER NOT NULL DEFAULT 0,
+  util_ms REAL NOT NULL DEFAULT 0,
+  util_known_ms INTEGER NOT NULL DEFAULT 0,
+  peak_mem INTEGER NOT NULL DEFAULT -1,
+  mem_total INTEGER NOT NULL DEFAULT -1,
+  energy_wh REAL NOT NULL DEFAULT 0,
+  idle_ms INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (attempt_id, gpu_index)
 );
 )sql",

@@ -104,7 +104,12 @@ Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run,
 // stages and attempts.
 Status FillRunTotals(Db* db, int64_t run_id, const std::optional<RunTotals>& totals, int64_t now_ms,
                      v1::Run* run);
-// A stage's cached-from, latest metrics, artifacts and (with include_attempts) attempts.
+// What the GPUs of a stage's (a run's) attempts did, from table gpu_series (v1::GpuUsage);
+// left absent when nothing was sampled.
+Status FillStageGpuUsage(Db* db, int64_t stage_id, v1::Stage* out);
+Status FillRunGpuUsage(Db* db, int64_t run_id, v1::Run* out);
+// A stage's cached-from, latest metrics, artifacts, GPU usage and (with include_attempts)
+// attempts.
 Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool include_attempts,
                         v1::Stage* out);
 

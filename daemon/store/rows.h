@@ -175,6 +175,13 @@ struct GpuSeriesRow {
   int gpu_index = 0;
   std::string uuid;
   std::string series_json;
+  // Its summary, kept beside it so that reading a stage never parses series.
+  int64_t sampled_ms = 0;
+  double util_ms = 0;  // sum of SM utilisation (%) x time, over the time it is known
+  int64_t util_known_ms = 0;
+  int64_t peak_mem = -1, mem_total = -1;
+  double energy_wh = 0;
+  int64_t idle_ms = 0;
 };
 
 // A notification to one sink (docs/operations.md, "Notifications"). `sink` is the sink's

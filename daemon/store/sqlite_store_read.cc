@@ -35,6 +35,7 @@ namespace internal {
 
 Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool include_attempts,
                         v1::Stage* out) {
+  RETURN_IF_ERROR(FillStageGpuUsage(db, stage_id, out));
   if (row.cached_from_stage_id) {
     ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT run_id, name FROM stages WHERE id = ?"));
     st->Bind(1, *row.cached_from_stage_id);
@@ -153,6 +154,7 @@ Result<v1::Run> SqliteStore::GetRun(int64_t run_id, bool include_attempts) {
     }
   }
   RETURN_IF_ERROR(MarkCollectedResults(db.get(), run_id, run.mutable_stages()));
+  RETURN_IF_ERROR(FillRunGpuUsage(db.get(), run_id, &run));
   SetRunWallSeconds(SystemClock::Get()->NowMs(), &run);
   return run;
 }

@@ -101,6 +101,7 @@ Result<v1::Run> SqliteStore::GetRun(const v1::GetRunRequest& req) {
   RETURN_IF_ERROR(ReadRunFields(db.get(), req.id(), &run, &totals));
   int64_t now = SystemClock::Get()->NowMs();
   RETURN_IF_ERROR(FillRunTotals(db.get(), req.id(), totals, now, &run));
+  RETURN_IF_ERROR(FillRunGpuUsage(db.get(), req.id(), &run));
   SetRunWallSeconds(now, &run);
   if (req.stage_limit() < 0) {
     if (!run.stage_counts().empty()) run.set_next_stage_page_token("0");

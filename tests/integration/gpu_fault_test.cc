@@ -105,6 +105,16 @@ TEST_F(GpuFaultTest, AHardwareXidQuarantinesTheGpuAndTheRetryRunsOnTheOther) {
   std::string cvd2 = std::string(StripWhitespace(
       ReadTextFile(st.attempts(1).output_dir().empty() ? "" : st.attempts(1).output_dir() + "/cvd")));
   EXPECT_EQ(cvd2, std::to_string(1 - bad)) << "the retry avoids the quarantined GPU";
+  // What the stage's GPUs did, from the samples of both attempts: stored, summed, shown.
+  ASSERT_TRUE(st.has_gpu_usage()) << cluster().Logs();
+  EXPECT_GT(st.gpu_usage().sampled_gpu_hours(), 0);
+  EXPECT_GT(st.gpu_usage().energy_kwh(), 0);  // the fake draws 75 W
+  EXPECT_EQ(st.gpu_usage().mean_sm_util_pct(), 0);
+  EXPECT_NEAR(st.gpu_usage().idle_gpu_hours(), st.gpu_usage().sampled_gpu_hours(), 1e-9);
+  EXPECT_TRUE(done->has_gpu_usage());
+  CommandResult show = cluster().Cli({"show", std::to_string(*run)});
+  EXPECT_THAT(show.out, HasSubstr("gpu use:")) << show.out << show.err;
+  EXPECT_THAT(show.out, HasSubstr("IDLE GPU-H")) << show.out;
 
   v1::GpuInfo g = Gpu(bad);
   EXPECT_EQ(g.health(), "quarantined");
