@@ -14,7 +14,8 @@ std::string HttpUrl::Origin() const {
 
 Result<HttpUrl> ParseHttpUrl(std::string_view url, const UrlRules& rules) {
   auto bad = [&](std::string_view why) {
-    return absl::InvalidArgumentError(StrCat(rules.what, " '", url, "': ", why));
+    return absl::InvalidArgumentError(
+        StrCat(rules.what, rules.what.empty() ? "'" : " '", url, "': ", why));
   };
   std::string_view rest = StripWhitespace(url);
   HttpUrl out;

@@ -30,7 +30,8 @@ struct HttpUrl {
 };
 
 struct UrlRules {
-  std::string_view what = "URL";  // names the URL in errors: "endpoint 'http://x:0': ..."
+  // Names the URL in errors: "endpoint 'http://x:0': ..."; "" for "'http://x:0': ...".
+  std::string_view what = "URL";
   bool allow_https = true;
   bool allow_query = true;
 };
