@@ -47,6 +47,10 @@ struct HttpRequest {
   std::string content_type = "application/json";  // sent only with a body
   HttpHeaders headers;  // extra headers; names and values must not contain CR or LF
   HttpTimeouts timeouts;
+  // The most response body bytes taken; past it the request fails (InvalidArgument "...
+  // body limit exceeded") and the connection closes. 0: no limit (a stream runs as long as
+  // the server sends).
+  uint64_t body_limit = 0;
 };
 
 struct HttpResponseHead {

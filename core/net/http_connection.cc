@@ -139,7 +139,8 @@ void Connection::Write() {
 
 void Connection::ReadHeader() {
   parser_.emplace();
-  parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+  uint64_t limit = cur_.request.body_limit;
+  parser_->body_limit(limit > 0 ? limit : std::numeric_limits<std::uint64_t>::max());
   WithStream([this](auto& stream) {
     http::async_read_header(
         stream, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
@@ -231,6 +232,10 @@ void Connection::Fail(beast::error_code ec, std::string_view phase) {
       s = absl::UnavailableError(
           StrCat(where, " closed the connection ",
                  got_bytes_ ? "in the middle of the response" : "before responding"));
+    } else if (ec == http::error::body_limit) {
+      s = absl::InvalidArgumentError(StrCat("the response from ", where, " is longer than ",
+                                            cur_.request.body_limit,
+                                            " bytes (body limit exceeded)"));
     } else if (ec.category() == http::make_error_code(http::error::bad_version).category()) {
       s = absl::InvalidArgumentError(
           StrCat("malformed HTTP response from ", where, ": ", ec.message()));

@@ -107,6 +107,7 @@ Status HttpCommandDeliverer::Deliver(const Sink& sink, const std::string& kind,
   request.headers.push_back({"User-Agent", "longhauld"});
   request.timeouts.connect_ms = timeout_ms_;
   request.timeouts.total_ms = timeout_ms_;
+  request.body_limit = 1 << 20;  // only a snippet of the answer is kept
   Result<net::HttpResult> r = net::HttpFetch(url, std::move(request), {.ca_file = ca_file_});
   if (!r.ok()) return r.status();
   if (r->status() >= 200 && r->status() < 300) return OkStatus();

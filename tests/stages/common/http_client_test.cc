@@ -234,6 +234,24 @@ TEST_F(HttpClientTest, FetchReturnsStatusAndBody) {
   EXPECT_EQ(bad->head.Header("content-type"), "text/plain");
 }
 
+TEST_F(HttpClientTest, ABodyPastTheRequestsLimitFailsTheRequest) {
+  FakeOpenAiServer server;
+  server.Start();
+  server.SetHealthy(false);  // answers "unhealthy", 9 bytes
+  HttpRequest r;
+  r.target = "/health";
+  r.body_limit = 9;
+  auto whole = HttpFetch(Url(server), r);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->body, "unhealthy");
+  r.body_limit = 8;
+  auto cut = HttpFetch(Url(server), r);
+  EXPECT_EQ(cut.status().code(), absl::StatusCode::kInvalidArgument) << cut.status();
+  EXPECT_NE(cut.status().message().find("longer than 8 bytes (body limit exceeded)"),
+            std::string::npos)
+      << cut.status();
+}
+
 TEST_F(HttpClientTest, ShutdownDropsPendingHandlers) {
   FakeOpenAiServer server;
   server.Start();
