@@ -184,6 +184,24 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_option("file", backup_path, "the copy to make, on the coordinator's host")->required();
   cmd->callback([&] { action = [&](CommandContext& c) { return Backup(c, backup_path); }; });
 
+  std::string gpu_target, gpu_reason;
+  CLI::App* gpu_cmd = app.add_subcommand("gpu", "GPUs out of service by hand, and back (admin)");
+  gpu_cmd->require_subcommand(1);
+  cmd = gpu_cmd->add_subcommand(
+      "drain", "offer GPU(s) to no new attempt; what runs there runs to its end (admin, audited)");
+  cmd->add_option("target", gpu_target, "AGENT (every GPU of it) or AGENT:GPU")->required();
+  cmd->add_option("--reason", gpu_reason, "why, kept with the GPU's state and in the audit trail");
+  cmd->callback([&] {
+    action = [&](CommandContext& c) { return DrainGpu(c, gpu_target, gpu_reason, false); };
+  });
+  cmd = gpu_cmd->add_subcommand(
+      "undrain", "bring drained or quarantined GPU(s) back into service (admin, audited)");
+  cmd->add_option("target", gpu_target, "AGENT (every GPU of it) or AGENT:GPU")->required();
+  cmd->add_option("--reason", gpu_reason, "why, for the audit trail");
+  cmd->callback([&] {
+    action = [&](CommandContext& c) { return DrainGpu(c, gpu_target, gpu_reason, true); };
+  });
+
   int64_t watch_id = 0;
   cmd = app.add_subcommand("watch", "follow a run live until it ends; exit code from its result");
   cmd->add_option("run", watch_id, "run id")->required();

@@ -74,6 +74,9 @@ int CancelRun(CommandContext& ctx, int64_t run_id);
 int RetryRun(CommandContext& ctx, int64_t run_id, const std::string& stage);
 
 int ListAgents(CommandContext& ctx);
+// gpu drain|undrain AGENT[:GPU] (admin): GPUs out of service by hand, or back (docs/gpus.md).
+int DrainGpu(CommandContext& ctx, const std::string& target, const std::string& reason,
+             bool undrain);
 
 struct AuditOptions {
   int limit = 50;

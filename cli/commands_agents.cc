@@ -1,10 +1,12 @@
 // agents: the nodes the coordinator knows.
+#include <algorithm>
 #include <map>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/format.h"
 #include "cli/table.h"
+#include "cli/terminal_text.h"
 #include "core/strings.h"
 #include "proto/state_names.h"
 
@@ -59,6 +61,70 @@ int ListAgents(CommandContext& ctx) {
                       : StrJoin({a.shared_paths().begin(), a.shared_paths().end()}, ",")});
   }
   table.Render(ctx.out());
+  // Each GPU: its service state and why, its last reading, the attempt holding it.
+  Table gpus({"AGENT", "GPU", "HEALTH", "UTIL", "MEMORY", "POWER", "TEMP", "HELD BY", "UUID",
+              "WHY"});
+  bool any = false;
+  for (const v1::AgentInfo& a : resp->agents()) {
+    for (const v1::GpuInfo& g : a.gpus()) {
+      any = true;
+      const v1::GpuReading& r = g.reading();
+      bool read = g.has_reading();
+      gpus.AddRow(
+          {a.id(), std::to_string(g.index()), g.health().empty() ? "ok" : g.health(),
+           read && r.has_sm_util_pct() ? StrCat(FormatNumber(r.sm_util_pct()), "%") : "-",
+           read && r.has_mem_used_bytes()
+               ? StrCat(GiB(r.mem_used_bytes()), "/", GiB(r.mem_total_bytes()), " GiB")
+               : "-",
+           read && r.has_power_watts() ? StrCat(FormatNumber(r.power_watts()), " W") : "-",
+           read && r.has_temperature_c() ? StrCat(FormatNumber(r.temperature_c()), " C") : "-",
+           g.attempt_id() > 0 ? StrCat("run ", g.run_id(), " ", g.stage()) : "-",
+           g.uuid().empty() ? "-" : g.uuid(),
+           g.health_reason().empty() ? "-" : TerminalSafe(g.health_reason())});
+    }
+  }
+  if (any) {
+    ctx.out() << "\n";
+    gpus.Render(ctx.out());
+  }
+  return kExitOk;
+}
+
+// "a1:3" -> ("a1", 3); "a1" -> ("a1", -1).
+Result<std::pair<std::string, int>> ParseAgentGpu(const std::string& target) {
+  size_t colon = target.rfind(':');
+  if (colon == std::string::npos) return std::pair<std::string, int>{target, -1};
+  std::string agent = target.substr(0, colon);
+  std::string gpu = target.substr(colon + 1);
+  int index = -1;
+  if (agent.empty() || gpu.empty() ||
+      !std::all_of(gpu.begin(), gpu.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      gpu.size() > 4) {
+    return absl::InvalidArgumentError(
+        StrCat("'", target, "': expected AGENT or AGENT:GPU, such as a1 or a1:3"));
+  }
+  index = std::stoi(gpu);
+  return std::pair<std::string, int>{agent, index};
+}
+
+int DrainGpu(CommandContext& ctx, const std::string& target, const std::string& reason,
+             bool undrain) {
+  Result<std::pair<std::string, int>> parsed = ParseAgentGpu(target);
+  if (!parsed.ok()) return ctx.Fail(parsed.status());
+  v1::DrainGpuRequest req;
+  req.set_agent_id(parsed->first);
+  req.set_gpu(parsed->second);
+  req.set_undrain(undrain);
+  req.set_reason(reason);
+  Result<v1::DrainGpuResponse> resp = ctx.coordinator->DrainGpu(req);
+  if (!resp.ok()) return ctx.Fail(resp.status());
+  if (ctx.json) return PrintJson(ctx, *resp);
+  for (const v1::GpuInfo& g : resp->gpus()) {
+    ctx.out() << "agent " << parsed->first << " GPU " << g.index()
+              << (g.uuid().empty() ? "" : StrCat(" (", g.uuid(), ")")) << ": " << g.health()
+              << (g.health_reason().empty() ? "" : StrCat(" (", TerminalSafe(g.health_reason()), ")"))
+              << "\n";
+  }
   return kExitOk;
 }
 

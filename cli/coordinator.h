@@ -43,6 +43,9 @@ class Coordinator {
   virtual Result<v1::BackupResponse> Backup(const v1::BackupRequest& req) {
     return absl::UnimplementedError("backup is not supported by this coordinator");
   }
+  virtual Result<v1::DrainGpuResponse> DrainGpu(const v1::DrainGpuRequest& req) {
+    return absl::UnimplementedError("GPU drains are not supported by this coordinator");
+  }
   virtual Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest& req) = 0;
   // Calls `on_update` for each update, in order, until the stream ends: OK when the
   // coordinator closed it (after the update that made the run terminal), else the error.

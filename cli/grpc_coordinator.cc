@@ -138,6 +138,11 @@ Result<v1::ListAgentsResponse> GrpcCoordinator::ListAgents() {
       [&](auto* ctx, auto* resp) { return stub_->ListAgents(ctx, v1::ListAgentsRequest(), resp); });
 }
 
+Result<v1::DrainGpuResponse> GrpcCoordinator::DrainGpu(const v1::DrainGpuRequest& req) {
+  return Unary<v1::DrainGpuResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->DrainGpu(ctx, req, resp); });
+}
+
 Result<v1::BackupResponse> GrpcCoordinator::Backup(const v1::BackupRequest& req) {
   return Unary<v1::BackupResponse>(
       [&](auto* ctx, auto* resp) { return stub_->Backup(ctx, req, resp); }, 3'600'000);

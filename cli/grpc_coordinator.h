@@ -59,6 +59,7 @@ class GrpcCoordinator : public Coordinator {
   Result<v1::TestNotifyResponse> TestNotify(const v1::TestNotifyRequest& req) override;
   // Waits up to an hour: the copy and its integrity_check grow with the database.
   Result<v1::BackupResponse> Backup(const v1::BackupRequest& req) override;
+  Result<v1::DrainGpuResponse> DrainGpu(const v1::DrainGpuRequest& req) override;
   Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest& req) override;
   Status WatchRun(int64_t run_id,
                   const std::function<void(const v1::RunUpdate&)>& on_update) override;

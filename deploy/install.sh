@@ -40,7 +40,7 @@ done
 case $PREFIX in /*) ;; *) echo "install.sh: --prefix must be absolute: $PREFIX" >&2; exit 2 ;; esac
 [ "$ROOT" = / ] && ROOT=
 BINARIES=(longhauld longhaul-agent longhaul-shim longhaul
-          lh-refengine lh-serve lh-datagen lh-extract lh-finetune lh-bench lh-inspect)
+          lh-refengine lh-serve lh-datagen lh-extract lh-finetune lh-bench lh-inspect lh-gpucheck)
 for b in "${BINARIES[@]}"; do
   if [ ! -x "$BUILD_DIR/bin/$b" ]; then
     echo "install.sh: $BUILD_DIR/bin/$b is missing: build first (deploy/build.sh main_job)" >&2

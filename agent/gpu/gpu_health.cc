@@ -6,14 +6,14 @@ namespace longhaul::agent {
 namespace {
 
 // The first reason `s` gives to call the GPU unhealthy, or "" when it gives none.
-std::string UnhealthyReason(const XidTable& xids, const GpuSample& s) {
+std::string UnhealthyReason(const XidTable& xids, const GpuSample& s, uint64_t ecc_baseline) {
   if (s.lost) return "fell off the bus (GPU is lost)";
   for (int xid : s.xids) {
     XidEntry e = xids.Classify(xid);
     if (e.cls == XidClass::kHardware) return StrCat("XID ", xid, " (", e.description, ")");
   }
-  if (s.ecc_uncorrected.value_or(0) > 0) {
-    return StrCat(*s.ecc_uncorrected, " uncorrectable ECC errors");
+  if (s.ecc_uncorrected.value_or(0) > ecc_baseline) {
+    return StrCat(*s.ecc_uncorrected - ecc_baseline, " uncorrectable ECC errors");
   }
   if (s.remap_failed.value_or(false)) return "a row remap failed";
   if (s.remap_pending.value_or(false)) return "a row remap is pending (needs a GPU reset)";
@@ -36,7 +36,7 @@ std::vector<std::string> ApplyGpuSample(const XidTable& xids, const GpuSample& s
                            e.description.empty() ? "" : StrCat(": ", e.description)));
   }
   if (state->healthy) {
-    std::string reason = UnhealthyReason(xids, sample);
+    std::string reason = UnhealthyReason(xids, sample, state->ecc_uncorrected_baseline);
     if (!reason.empty()) {
       state->healthy = false;
       state->reason = reason;
@@ -46,6 +46,12 @@ std::vector<std::string> ApplyGpuSample(const XidTable& xids, const GpuSample& s
   state->last = sample;
   state->sampled_at_ms = now_ms;
   return lines;
+}
+
+void ClearGpuHealth(GpuState* state) {
+  state->healthy = true;
+  state->reason.clear();
+  state->ecc_uncorrected_baseline = state->last.ecc_uncorrected.value_or(0);
 }
 
 }  // namespace longhaul::agent

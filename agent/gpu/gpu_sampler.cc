@@ -29,7 +29,7 @@ void GpuSampler::SampleNow() {
   sampled_ = true;
   Result<std::vector<GpuSample>> samples = backend_->Sample();
   auto log = GetLogger("agent");
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   ++samples_;
   if (!samples.ok()) {
     ++failures_;
@@ -55,6 +55,25 @@ void GpuSampler::SampleNow() {
       }
     }
   }
+  if (on_sample_) {
+    std::vector<GpuState> states = states_;
+    lock.unlock();
+    on_sample_(std::move(states));
+  }
+}
+
+bool GpuSampler::ClearHealth(int index) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (GpuState& g : states_) {
+    if (g.last.index != index) continue;
+    if (!g.healthy) {
+      GetLogger("agent")->info("GPU {} ({}): unhealthy -> healthy: pre-flight passed", index,
+                               g.last.uuid.empty() ? "no uuid" : g.last.uuid);
+    }
+    ClearGpuHealth(&g);
+    return true;
+  }
+  return false;
 }
 
 std::vector<GpuState> GpuSampler::Snapshot() const {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -38,6 +39,12 @@ class GpuSampler {
 
   // Each GPU's state, by index order; empty before the first sample.
   std::vector<GpuState> Snapshot() const;
+  // Called on the sampling thread after each successful sample with the states it left (the
+  // agent forwards them to the coordinator). Set before Start().
+  void set_on_sample(std::function<void(std::vector<GpuState>)> fn) { on_sample_ = std::move(fn); }
+  // A pre-flight passed on GPU `index`: healthy again (ClearGpuHealth). False when no such GPU.
+  bool ClearHealth(int index);
+  const XidTable& xids() const { return xids_; }
   // Samples taken, and those whose backend call failed.
   uint64_t samples() const;
   uint64_t failures() const;
@@ -60,6 +67,7 @@ class GpuSampler {
   mutable std::mutex mu_;
   std::vector<GpuState> states_;  // guarded by mu_
   uint64_t samples_ = 0, failures_ = 0;
+  std::function<void(std::vector<GpuState>)> on_sample_;
   std::condition_variable cv_;
   bool stop_ = false;
   std::thread thread_;

@@ -287,10 +287,45 @@ void Agent::OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg) {
     case v1::CoordinatorMessage::kRemoveAttempts:
       HandleRemoveAttempts(msg.remove_attempts());
       break;
+    case v1::CoordinatorMessage::kCheckGpu:
+      HandleCheckGpu(msg.check_gpu());
+      break;
     case v1::CoordinatorMessage::MSG_NOT_SET:
       log_->warn("empty message from the coordinator");
       break;
   }
+}
+
+void Agent::SendGpuReport(v1::GpuReport report) {
+  if (gen_ == 0 || shut_down_ || refused_) return;
+  v1::AgentMessage m;
+  *m.mutable_gpus() = std::move(report);
+  Send(std::move(m));
+}
+
+void Agent::HandleCheckGpu(const v1::CheckGpu& req) {
+  auto answer = [this, req, gen = gen_](bool passed, std::string detail) {
+    // Back on the agent's thread; a stream that closed meanwhile drops it (the coordinator
+    // asks again after its next cool-down).
+    boost::asio::post(io_, [this, req, gen, passed, detail = std::move(detail)] {
+      if (gen != gen_ || shut_down_) return;
+      log_->info("pre-flight of GPU {}: {}: {}", req.index(), passed ? "passed" : "failed",
+                 detail);
+      v1::AgentMessage m;
+      v1::GpuChecked* c = m.mutable_gpu_checked();
+      c->set_request_id(req.request_id());
+      c->set_index(req.index());
+      c->set_passed(passed);
+      c->set_detail(detail);
+      Send(std::move(m));
+    });
+  };
+  if (!gpu_check_) {
+    answer(false, "this agent runs no GPU check (no GPU sampler: --gpu-sample 0 or no GPUs)");
+    return;
+  }
+  log_->info("pre-flight of GPU {} asked by the coordinator", req.index());
+  gpu_check_(req.index(), std::move(answer));
 }
 
 void Agent::Refuse(const std::string& why) {

@@ -67,6 +67,8 @@ struct AgentConfig {
   int64_t native_poll_ms = 15'000;
   int64_t native_poll_max_ms = 120'000;
   std::string coordinator;  // HOST:PORT, for messages
+  // Where attempts' cgroups are made (cgroup.h); empty: none, leftovers found through /proc.
+  std::string cgroup_parent;
 };
 
 class Agent {
@@ -104,6 +106,16 @@ class Agent {
   // Another cluster's coordinator, or one that refused this agent (CoordinatorSession).
   void Refuse(const std::string& why);
 
+  // GPUs (docs/gpus.md): sends the sampler's report while connected (dropped otherwise: the
+  // next one brings the sticky health again). On the agent's thread.
+  void SendGpuReport(v1::GpuReport report);
+  // How a CheckGpu is run: `check(index, done)` runs the pre-flight off the agent's thread and
+  // calls `done(passed, detail)` on any thread. Unset: every CheckGpu fails ("no GPU check").
+  using GpuCheckDone = std::function<void(bool passed, std::string detail)>;
+  void set_gpu_check(std::function<void(int index, GpuCheckDone done)> check) {
+    gpu_check_ = std::move(check);
+  }
+
   const AgentMetrics& metrics() const { return metrics_; }
   // Whether the state dir is full, and its free bytes; readable from any thread.
   const DiskWatch& disk() const { return disk_; }
@@ -128,6 +140,7 @@ class Agent {
 
   // agent_attempts.cc: starting, watching, cancelling, ending.
   void HandleStart(const v1::StartAttempt& spec);
+  void HandleCheckGpu(const v1::CheckGpu& req);
   // "run R stage S attempt K" when `dir` holds another attempt than `spec` (by its spec.json),
   // else "" (no dir, the same attempt, or nothing to compare).
   static std::string OtherAttempt(const AttemptDir& dir, const v1::StartAttempt& spec);
@@ -145,6 +158,9 @@ class Agent {
   void CheckProgress(Attempt& a);
   void ReportStarted(Attempt& a);
   void RecordExit(Attempt& a, ExitInfo exit, bool write_file);
+  // An ended attempt's cgroup, when it still exists (its shim died, or could not remove it):
+  // everything in it is killed and it is removed; returns how many processes were killed.
+  int SweepCgroup(Attempt& a);
   void HandleCancel(const v1::CancelAttempt& cancel);
   void SignalShim(Attempt& a);
   void SignalStageGroup(Attempt& a, int sig);
@@ -243,6 +259,7 @@ class Agent {
   // behind a long run of submissions, so pending reasons and ends show while they go on.
   boost::asio::thread_pool query_worker_{1};
   boost::asio::thread_pool disk_worker_{1};  // retention's removals, off the event loop
+  std::function<void(int, GpuCheckDone)> gpu_check_;
 };
 
 }  // namespace longhaul::agent

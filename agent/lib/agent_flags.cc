@@ -71,9 +71,17 @@ void AddAgentFlags(CLI::App& app, AgentFlags* f) {
                  "says so and reads GPUs with nvidia-smi (default libnvidia-ml.so.1)");
   app.add_option("--gpu-sample", f->gpu_sample,
                  "how often each GPU is sampled for /metrics and health, 0 = never (default 5s)");
+  app.add_option("--gpu-check", f->gpu_check,
+                 "the pre-flight a quarantined GPU must pass to return to service, run when the "
+                 "coordinator asks, with CUDA_VISIBLE_DEVICES=INDEX and --gpus 0 (default "
+                 "\"lh-gpucheck --quick\")");
   app.add_option("--xid-table", f->xid_table,
                  "a CSV of xid,class,description replacing or adding to the built-in XID "
                  "classes (docs/gpus.md)");
+  app.add_option("--cgroup-root", f->cgroup_root,
+                 "where each attempt gets a cgroup (v2) of its own, killed whole at its end: "
+                 "auto (below the agent's own cgroup), none, or a writable cgroup2 directory "
+                 "(default auto)");
   app.add_option("--log-level", f->log_level, "debug, info, warn or error");
   app.add_option("--log-file", f->log_file, "also log to this file");
 }

@@ -39,8 +39,13 @@ struct AgentFlags {
   std::string metrics_disk_interval = "1m";
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string gpu_sample = "5s";
-  std::string xid_table;  // empty: the built-in table only
-  SlurmOptions slurm;     // signal_lead_s is filled by CheckAgentFlags
+  std::string xid_table;             // empty: the built-in table only
+  std::string cgroup_root = "auto";  // auto, none or a cgroup2 directory (cgroup.h)
+  // The pre-flight run when the coordinator asks (CheckGpu), split on spaces; the agent runs
+  // it with CUDA_VISIBLE_DEVICES=INDEX and `--gpus 0` added. Searched on the stages' PATH (the
+  // agent's own directory first).
+  std::string gpu_check = "lh-gpucheck --quick";
+  SlurmOptions slurm;  // signal_lead_s is filled by CheckAgentFlags
 
   // Filled by CheckAgentFlags when it returns no errors.
   int64_t heartbeat_ms = 0;

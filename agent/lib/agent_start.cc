@@ -6,6 +6,7 @@
 #include <map>
 
 #include "agent/lib/agent.h"
+#include "agent/lib/cgroup.h"
 #include "agent/lib/readoption.h"
 #include "core/fs.h"
 #include "core/strings.h"
@@ -142,7 +143,13 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
   LaunchSpec ls;
   ls.program = config_.shim_path;
   int64_t grace = spec.grace_ms() > 0 ? spec.grace_ms() : config_.default_grace_ms;
-  ls.args = {"--dir", a.dir.path(), "--grace-ms", std::to_string(grace), "--"};
+  ls.args = {"--dir", a.dir.path(), "--grace-ms", std::to_string(grace)};
+  if (!native_ && !config_.cgroup_parent.empty()) {
+    // Slurm's jobs keep Slurm's cgroups.
+    ls.args.push_back("--cgroup");
+    ls.args.push_back(StrCat(config_.cgroup_parent, "/", AttemptCgroupName(a.id, a.dir.path())));
+  }
+  ls.args.push_back("--");
   ls.args.insert(ls.args.end(), spec.argv().begin(), spec.argv().end());
   ls.env = StageEnv(spec, out_dir, a.dir);
   ls.cwd = a.dir.path();

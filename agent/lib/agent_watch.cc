@@ -4,15 +4,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "agent/lib/agent.h"
+#include "agent/lib/cgroup.h"
 #include "agent/lib/pidfd.h"
 #include "agent/lib/readoption.h"
+#include "agent/shim/attempt_cgroup.h"
 #include "core/fs.h"
 #include "core/strings.h"
 
 namespace longhaul::agent {
 
 namespace {
+
+// How long the sweep of a dead shim's cgroup waits for it to empty (it blocks the loop; the
+// kernel's cgroup.kill takes milliseconds).
+constexpr int64_t kCgroupSweepWaitMs = 2000;
 
 std::string DescribeWaitStatus(int status) {
   if (WIFSIGNALED(status)) return StrCat("killed by signal ", WTERMSIG(status));
@@ -155,8 +163,37 @@ void Agent::ReportStarted(Attempt& a) {
   Send(std::move(m));
 }
 
+int Agent::SweepCgroup(Attempt& a) {
+  if (native_) return 0;  // Slurm's cgroups, not ours
+  std::string name = AttemptCgroupName(a.id, a.dir.path());
+  std::string dir = a.pid ? a.pid->cgroup : "";
+  // pid.json is in reach of the stage: only a cgroup of this attempt's name is killed.
+  if (!dir.empty() && !EndsWith(dir, "/" + name)) {
+    log_->warn("attempt {}: pid.json names cgroup {}, not this attempt's {}; not swept", a.id, dir,
+               name);
+    dir.clear();
+  }
+  if (dir.empty() && !config_.cgroup_parent.empty()) {
+    // No pid.json: a shim that died before writing it may have had the stage in its cgroup.
+    dir = StrCat(config_.cgroup_parent, "/", name);
+  }
+  if (dir.empty() || !PathExists(dir)) return 0;
+  std::string error;
+  int killed = shim::KillCgroup(
+      dir, kCgroupSweepWaitMs, [] {}, nullptr, &error);
+  if (!error.empty()) log_->warn("attempt {}: {}", a.id, error);
+  if (killed > 0)
+    log_->warn("attempt {}: killed {} left in its cgroup {}", a.id,
+               killed == 1 ? "1 process" : StrCat(killed, " processes"), dir);
+  return std::max(killed, 0);
+}
+
 void Agent::RecordExit(Attempt& a, ExitInfo exit, bool write_file) {
   if (a.exit) return;
+  // Nothing of an ended attempt outlives it; the shim sees to that unless it died, and then
+  // what it left counts as the shim's count would have.
+  int swept = SweepCgroup(a);
+  if (write_file) exit.leftovers_killed += swept;
   if (write_file) {
     if (Status s = a.dir.WriteExit(exit); !s.ok()) {
       NoteWriteFailure(s);

@@ -94,6 +94,7 @@ Result<PidInfo> AttemptDir::ReadPid() const {
   ASSIGN_OR_RETURN(p.stage_pid, Field<pid_t>(doc, "stage_pid", path));
   ASSIGN_OR_RETURN(p.stage_start, Field<int64_t>(doc, "stage_start", path));
   ASSIGN_OR_RETURN(p.started_at_ms, Field<int64_t>(doc, "started_at_ms", path));
+  if (auto c = doc.find("cgroup"); c != doc.end() && c->is_string()) p.cgroup = *c;
   if (p.shim_pid <= 0 || p.stage_pid <= 0) {
     return absl::InvalidArgumentError(StrCat(path, ": pids must be positive"));
   }

@@ -25,6 +25,7 @@ struct PidInfo {
   pid_t stage_pid = 0;
   int64_t stage_start = 0;
   int64_t started_at_ms = 0;
+  std::string cgroup;  // the attempt's cgroup when the stage runs in one (cgroup.h)
 };
 
 struct ExitInfo {

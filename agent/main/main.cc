@@ -1,5 +1,6 @@
 // longhaul-agent: flags, logging and wiring only; see agent/lib/agent.h and docs/agent.md.
 #include <signal.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
@@ -7,14 +8,17 @@
 #include <boost/asio/signal_set.hpp>
 #include <iostream>
 #include <optional>
+#include <thread>
 
 #include "agent/gpu/gpu_backend.h"
 #include "agent/gpu/gpu_metrics.h"
+#include "agent/gpu/gpu_report.h"
 #include "agent/gpu/gpu_sampler.h"
 #include "agent/lib/agent.h"
 #include "agent/lib/agent_flags.h"
 #include "agent/lib/agent_metrics.h"
 #include "agent/lib/agent_setup.h"
+#include "agent/lib/cgroup.h"
 #include "agent/lib/coordinator_session.h"
 #include "agent/lib/inventory.h"
 #include "agent/lib/posix_spawn_launcher.h"
@@ -24,9 +28,19 @@
 #include "core/logging.h"
 #include "core/net/text_http_server.h"
 #include "core/rlimit.h"
+#include "core/command.h"
 #include "core/strings.h"
 
 namespace {
+
+// --gpu-check's words (split on spaces; empty words dropped).
+std::vector<std::string> GpuCheckArgv(const std::string& command) {
+  std::vector<std::string> argv;
+  for (std::string& w : longhaul::StrSplit(command, ' ')) {
+    if (!w.empty()) argv.push_back(std::move(w));
+  }
+  return argv;
+}
 
 constexpr char kVersion[] = "0.1.0";
 
@@ -98,11 +112,21 @@ int main(int argc, char** argv) {
     v1::GpuInfo& info = config.gpus.emplace_back();
     info.set_index(g.index);
     info.set_name(g.name);
+    info.set_uuid(g.uuid);
     info.set_memory_bytes(g.memory_mib * 1024 * 1024);
   }
   config.resources.set_cpus(inv.cpus);
   config.resources.set_memory_bytes(inv.memory_bytes);
   config.resources.set_gpus(inv.gpus);
+  if (executor == "local") {
+    AttemptCgroups cgroups = SetUpAttemptCgroups(flags.cgroup_root);
+    config.cgroup_parent = cgroups.parent;
+    if (cgroups.parent.empty() && flags.cgroup_root != "none") {
+      log->warn("{}", cgroups.note);
+    } else {
+      log->info("{}", cgroups.note);
+    }
+  }
   if (::access(config.shim_path.c_str(), X_OK) != 0) {
     log->warn("{} is not executable; every attempt will fail to start", config.shim_path);
   }
@@ -165,6 +189,38 @@ int main(int argc, char** argv) {
   if (flags.gpu_sample_ms > 0) {
     gpus = std::make_unique<GpuSampler>(std::move(gpu.backend), flags.xids, SystemClock::Get(),
                                         flags.gpu_sample_ms);
+    // Each sample goes to the coordinator, which takes unhealthy GPUs out of service.
+    gpus->set_on_sample([&io, &agent, xids = &gpus->xids()](std::vector<GpuState> states) {
+      v1::GpuReport report = MakeGpuReport(states, *xids);
+      boost::asio::post(io, [&agent, report = std::move(report)]() mutable {
+        agent.SendGpuReport(std::move(report));
+      });
+    });
+    agent.set_gpu_check([&gpus, argv = GpuCheckArgv(flags.gpu_check), bin_dir = config.bin_dir](
+                            int index, Agent::GpuCheckDone done) {
+      std::thread([&gpus, argv, bin_dir, index, done = std::move(done)] {
+        // The GPU as a stage placed on it sees it: CUDA_VISIBLE_DEVICES=INDEX, device 0.
+        std::vector<std::string> cmd = argv;
+        cmd.push_back("--gpus");
+        cmd.push_back("0");
+        // Found beside the agent first, as the stage binaries are.
+        if (!cmd.empty() && cmd[0].find('/') == std::string::npos &&
+            ::access((bin_dir + "/" + cmd[0]).c_str(), X_OK) == 0) {
+          cmd[0] = bin_dir + "/" + cmd[0];
+        }
+        CommandInput in;
+        in.env["CUDA_VISIBLE_DEVICES"] = std::to_string(index);
+        Result<CommandResult> r = RunCommand(cmd, 10 * 60 * 1000, in);
+        if (!r.ok()) return done(false, ToStd(r.status().message()));
+        std::string out = std::string(StripWhitespace(r->out + "\n" + r->err));
+        if (out.size() > 2000) out = "..." + out.substr(out.size() - 2000);
+        if (r->exit_code != 0) {
+          return done(false, StrCat(CommandLine(cmd), " exited ", r->exit_code, ": ", out));
+        }
+        gpus->ClearHealth(index);
+        done(true, out);
+      }).detach();
+    });
     gpus->Start();
   }
   TextHttpServer metrics_server;

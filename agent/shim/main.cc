@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
   std::string error;
   if (!longhaul::shim::ParseShimArgs(args, &opts, &error)) {
     std::fprintf(stderr,
-                 "longhaul-shim: %s\nusage: longhaul-shim --dir ATTEMPT_DIR [--grace-ms N] -- "
+                 "longhaul-shim: %s\nusage: longhaul-shim --dir ATTEMPT_DIR [--grace-ms N] "
+                 "[--cgroup DIR] -- "
                  "PROGRAM ARGS...\n",
                  error.c_str());
     return longhaul::shim::kShimUsage;

@@ -12,7 +12,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <utility>
 
+#include "agent/shim/attempt_cgroup.h"
 #include "agent/shim/leftovers.h"
 #include "agent/shim/shim_files.h"
 #include "core/atomic_file.h"
@@ -27,11 +30,12 @@ constexpr Durability kShimFileDurability = Durability::kRenameOnly;
 
 // What the child sends through the CLOEXEC pipe when it cannot exec.
 struct StartError {
-  int step;  // kStepChdir or kStepExec
+  int step;  // kStepCgroup, kStepChdir or kStepExec
   int err;
 };
 constexpr int kStepChdir = 1;
 constexpr int kStepExec = 2;
+constexpr int kStepCgroup = 3;
 
 constexpr int64_t kRemnantWaitMs = 2000;
 
@@ -48,12 +52,14 @@ struct ExitRecord {
   std::string reason;
   bool start_failed = false;
   int leftovers_killed = 0;
+  CgroupUsage usage;
 };
 
 // `prepared`, when given, holds an unnamed file made earlier in `dir`, published as exit.json.
 int WriteExit(const std::string& dir, const ExitRecord& e, PreparedFile* prepared) {
-  std::string json = ExitRecordJson(e.exit_code, e.signal, e.ended_at_ms, e.reason, e.start_failed,
-                                    e.leftovers_killed);
+  std::string json =
+      ExitRecordJson(e.exit_code, e.signal, e.ended_at_ms, e.reason, e.start_failed,
+                     e.leftovers_killed, e.usage.memory_peak_bytes, e.usage.cpu_usec);
   // Atomic against any process being killed, and not fsynced: after a crash of the node the
   // attempt is reported lost whatever this file says (docs/architecture.md).
   std::string path = dir + "/exit.json";
@@ -66,11 +72,20 @@ int WriteExit(const std::string& dir, const ExitRecord& e, PreparedFile* prepare
 
 int StartFailed(const std::string& dir, const std::string& reason, PreparedFile* prepared) {
   Log("%s", reason);
-  WriteExit(dir, ExitRecord{127, 0, WallMs(), reason, true}, prepared);
+  ExitRecord rec;
+  rec.exit_code = 127;
+  rec.ended_at_ms = WallMs();
+  rec.reason = reason;
+  rec.start_failed = true;
+  WriteExit(dir, rec, prepared);
   return 127;
 }
 
-std::string StartFailureReason(const StartError& e, const std::string& program) {
+std::string StartFailureReason(const StartError& e, const ShimOptions& opts) {
+  const std::string& program = opts.argv[0];
+  if (e.step == kStepCgroup) {
+    return "cannot enter cgroup " + opts.cgroup + ": " + std::strerror(e.err);
+  }
   if (e.step == kStepChdir) {
     const char* out = std::getenv("LONGHAUL_OUTPUT_DIR");
     return "cannot enter output dir " + std::string(out ? out : "") + ": " + std::strerror(e.err);
@@ -86,7 +101,16 @@ std::string StartFailureReason(const StartError& e, const std::string& program) 
   }
 }
 
-[[noreturn]] void ExecStage(const ShimOptions& opts, int in, int out, int err, int report) {
+// `cgroup_procs`: the attempt's cgroup.procs, or -1.
+[[noreturn]] void ExecStage(const ShimOptions& opts, int cgroup_procs, int in, int out, int err,
+                            int report) {
+  if (cgroup_procs >= 0) {
+    if (int e = EnterCgroup(cgroup_procs); e != 0) {
+      StartError se{kStepCgroup, e};
+      (void)!::write(report, &se, sizeof se);
+      ::_exit(127);
+    }
+  }
   ::setpgid(0, 0);
   ::dup2(in, 0);
   ::dup2(out, 1);
@@ -121,8 +145,9 @@ int OpenLog(const std::string& path) {
 // whole process group with escalation to SIGKILL after the grace period.
 class Supervisor {
  public:
-  Supervisor(const ShimOptions& opts, pid_t stage, const sigset_t& set)
-      : opts_(opts), stage_(stage), set_(set) {}
+  // `cgroup`: the attempt's cgroup, which the stage entered; empty: none.
+  Supervisor(const ShimOptions& opts, pid_t stage, const sigset_t& set, std::string cgroup)
+      : opts_(opts), stage_(stage), set_(set), cgroup_(std::move(cgroup)) {}
 
   // Returns the main process's wait status.
   int WaitMain() {
@@ -154,17 +179,27 @@ class Supervisor {
   }
 
   // After the main process ended: nothing the stage started may outlive the attempt, in its
-  // group or not (leftovers.h). Returns how many processes were still alive and killed.
-  int KillRemnants() {
+  // cgroup, its group or not (attempt_cgroup.h, leftovers.h). Returns how many processes were
+  // still alive and killed; `usage` gets what the cgroup measured.
+  int KillRemnants(CgroupUsage* usage) {
+    int killed = 0;
+    if (!cgroup_.empty()) {
+      std::string error;
+      killed = KillCgroup(
+          cgroup_, kRemnantWaitMs, [this] { Reap(); }, usage, &error);
+      if (!error.empty()) Log("%s", error);
+      if (killed < 0) killed = 0;  // what is left is found through /proc below
+    }
+    // Also with a cgroup: a process may have been moved out of it by a privileged stage.
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
-    return KillAttemptProcesses(
-        ::getpid(), stage_, Session(), kRemnantWaitMs, [this] { Reap(); },
-        [&chld] {
-          timespec ts{0, 10'000'000};
-          ::sigtimedwait(&chld, nullptr, &ts);
-        });
+    return killed + KillAttemptProcesses(
+                        ::getpid(), stage_, Session(), kRemnantWaitMs, [this] { Reap(); },
+                        [&chld] {
+                          timespec ts{0, 10'000'000};
+                          ::sigtimedwait(&chld, nullptr, &ts);
+                        });
   }
 
   bool cancelled() const { return cancelled_; }
@@ -202,10 +237,13 @@ class Supervisor {
   }
 
   // The group first; the main process alone only if it left its group (setsid in the stage);
-  // then every other process of the attempt (a detached helper gets its SIGTERM and grace
-  // period too).
+  // then every other process of the attempt, in its cgroup or found through /proc (a detached
+  // helper gets its SIGTERM and grace period too).
   void SignalStage(int sig) {
     if (::kill(-stage_, sig) != 0 && errno == ESRCH) ::kill(stage_, sig);
+    if (!cgroup_.empty()) {
+      for (pid_t p : CgroupProcesses(cgroup_)) ::kill(p, sig);
+    }
     for (pid_t p : AttemptProcesses(ListProcesses(), ::getpid(), stage_, Session())) {
       ::kill(p, sig);
     }
@@ -217,6 +255,7 @@ class Supervisor {
   const ShimOptions& opts_;
   const pid_t stage_;
   const sigset_t set_;
+  const std::string cgroup_;
   bool main_done_ = false;
   int main_status_ = 0;
   bool cancelled_ = false;
@@ -236,56 +275,6 @@ void ResetGlibcInternalSignals() {
 }
 
 }  // namespace
-
-std::string ExitRecordJson(int exit_code, int signal, int64_t ended_at_ms,
-                           const std::string& reason, bool start_failed, int leftovers_killed) {
-  std::string cut = reason;
-  if (cut.size() > kMaxExitReasonBytes) {
-    size_t end = kMaxExitReasonBytes;
-    // Not inside a UTF-8 sequence: back up over continuation bytes to the sequence's start.
-    while (end > 0 && (static_cast<unsigned char>(cut[end]) & 0xC0) == 0x80) --end;
-    cut.resize(end);
-  }
-  return "{\"exit_code\":" + std::to_string(exit_code) + ",\"signal\":" + std::to_string(signal) +
-         ",\"ended_at_ms\":" + std::to_string(ended_at_ms) + ",\"reason\":" + JsonQuote(cut) +
-         ",\"start_failed\":" + (start_failed ? "true" : "false") +
-         (leftovers_killed > 0 ? ",\"leftovers_killed\":" + std::to_string(leftovers_killed) : "") +
-         "}\n";
-}
-
-bool ParseShimArgs(const std::vector<std::string>& args, ShimOptions* opts, std::string* error) {
-  size_t i = 0;
-  for (; i < args.size() && args[i] != "--"; ++i) {
-    const std::string& a = args[i];
-    if ((a == "--dir" || a == "--grace-ms") && i + 1 < args.size()) {
-      const std::string& v = args[++i];
-      if (a == "--dir") {
-        opts->dir = v;
-      } else {
-        char* end = nullptr;
-        long long g = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || g < 0) {
-          *error = "--grace-ms '" + v + "': expected milliseconds (an integer >= 0)";
-          return false;
-        }
-        opts->grace_ms = g;
-      }
-    } else {
-      *error = "unexpected argument '" + a + "'";
-      return false;
-    }
-  }
-  if (opts->dir.empty()) {
-    *error = "--dir ATTEMPT_DIR is required";
-    return false;
-  }
-  if (i + 1 >= args.size()) {
-    *error = "missing '-- PROGRAM ARGS...'";
-    return false;
-  }
-  opts->argv.assign(args.begin() + static_cast<long>(i) + 1, args.end());
-  return true;
-}
 
 int RunShim(const ShimOptions& opts) {
   // The agent may leak descriptors into us; the stage must not inherit them.
@@ -346,6 +335,16 @@ int RunShim(const ShimOptions& opts) {
   // The shim's own complaints go to the stage's stderr.log, where an operator looks.
   ::dup2(err, 2);
 
+  // Made and opened here, entered by the stage between fork and exec (attempt_cgroup.h).
+  int cgroup_procs = -1;
+  if (!opts.cgroup.empty()) {
+    int e = 0;
+    cgroup_procs = OpenCgroupProcs(opts.cgroup, &e);
+    if (cgroup_procs < 0) {
+      Log("cannot use cgroup %s: %s (leftovers are found through /proc)", opts.cgroup,
+          std::strerror(e));
+    }
+  }
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0)
     return StartFailed(dir, std::string("pipe: ") + std::strerror(errno), &exit_file);
@@ -353,7 +352,9 @@ int RunShim(const ShimOptions& opts) {
   if (stage < 0) {
     return StartFailed(dir, std::string("cannot fork: ") + std::strerror(errno), &exit_file);
   }
-  if (stage == 0) ExecStage(opts, in, out, err, report[1]);
+  if (stage == 0) ExecStage(opts, cgroup_procs, in, out, err, report[1]);
+  std::string cgroup = cgroup_procs >= 0 ? opts.cgroup : "";
+  if (cgroup_procs >= 0) ::close(cgroup_procs);
   ::setpgid(stage, stage);  // also done by the child; whichever runs first wins the race
   ::close(report[1]);
   ::close(in);
@@ -368,7 +369,8 @@ int RunShim(const ShimOptions& opts) {
   if (n == static_cast<ssize_t>(sizeof start_error)) {
     int status;
     ::waitpid(stage, &status, 0);
-    return StartFailed(dir, StartFailureReason(start_error, opts.argv[0]), &exit_file);
+    if (!cgroup.empty()) ::rmdir(cgroup.c_str());
+    return StartFailed(dir, StartFailureReason(start_error, opts), &exit_file);
   }
 
   int64_t started_at = WallMs();
@@ -376,17 +378,18 @@ int RunShim(const ShimOptions& opts) {
                          ",\"shim_start\":" + std::to_string(ProcStartTime(::getpid())) +
                          ",\"stage_pid\":" + std::to_string(stage) +
                          ",\"stage_start\":" + std::to_string(ProcStartTime(stage)) +
-                         ",\"started_at_ms\":" + std::to_string(started_at) + "}\n";
+                         ",\"started_at_ms\":" + std::to_string(started_at) +
+                         (cgroup.empty() ? "" : ",\"cgroup\":" + JsonQuote(cgroup)) + "}\n";
   // Not fsynced: after a crash of the node the pids in it mean nothing anyway.
   if (int e = WriteFileAtomicErrno(dir + "/pid.json", pid_json, kShimFileDurability); e != 0) {
     Log("cannot write %s/pid.json: %s", dir, std::strerror(e));
   }
 
-  Supervisor sup(opts, stage, set);
+  Supervisor sup(opts, stage, set, cgroup);
   int status = sup.WaitMain();
   ExitRecord rec;
   rec.ended_at_ms = WallMs();
-  rec.leftovers_killed = sup.KillRemnants();
+  rec.leftovers_killed = sup.KillRemnants(&rec.usage);
   if (rec.leftovers_killed > 0) Log("%s", LeftoversNote(rec.leftovers_killed));
   if (WIFSIGNALED(status)) {
     rec.signal = WTERMSIG(status);

@@ -1,7 +1,11 @@
 // longhaul-shim: runs one attempt's stage detached from the agent (docs/architecture.md,
 // "The shim"). Plain POSIX and libstdc++ only, so it starts in well under a millisecond.
 //
-//   longhaul-shim --dir ATTEMPT_DIR [--grace-ms N] -- PROGRAM ARGS...
+//   longhaul-shim --dir ATTEMPT_DIR [--grace-ms N] [--cgroup DIR] -- PROGRAM ARGS...
+//
+// With --cgroup, the stage runs in the cgroup (v2) DIR, made if missing, and at its end the
+// shim kills everything in it and removes it (attempt_cgroup.h); where DIR cannot be made or
+// opened the shim says so in stderr.log and finds leftovers through /proc alone.
 //
 // Files in ATTEMPT_DIR: it appends the stage's output to stdout.log / stderr.log, writes
 // pid.json once the stage runs and exit.json (atomically) when the stage has ended, reads
@@ -20,6 +24,7 @@ namespace longhaul::shim {
 struct ShimOptions {
   std::string dir;
   int64_t grace_ms = 10'000;  // SIGTERM -> SIGKILL, unless cancel.json says otherwise
+  std::string cgroup;         // the attempt's cgroup directory; empty: none
   std::vector<std::string> argv;
 };
 
@@ -39,9 +44,11 @@ inline constexpr size_t kMaxExitReasonBytes = 512;
 
 // exit.json's text: one JSON object and a newline; `reason` cut to kMaxExitReasonBytes.
 // `leftovers_killed` (written only when > 0): processes of the attempt still alive after its
-// main process ended, which the shim killed (leftovers.h).
+// main process ended, which the shim killed (leftovers.h). `memory_peak_bytes` and `cpu_usec`
+// (written only when >= 0): what the attempt's cgroup measured (attempt_cgroup.h).
 std::string ExitRecordJson(int exit_code, int signal, int64_t ended_at_ms,
-                           const std::string& reason, bool start_failed, int leftovers_killed = 0);
+                           const std::string& reason, bool start_failed, int leftovers_killed = 0,
+                           int64_t memory_peak_bytes = -1, int64_t cpu_usec = -1);
 
 // Exit codes of the shim itself when it cannot do its job at all.
 constexpr int kShimUsage = 64;    // bad command line; nothing written

@@ -46,6 +46,8 @@ ActionInfo Info(Action action) {
       return {"TestNotify", "send test notifications", Role::kAdmin, true};
     case Action::kBackup:
       return {"Backup", "back up the database", Role::kAdmin, true};
+    case Action::kDrainGpu:
+      return {"DrainGpu", "drain GPUs", Role::kAdmin, true};
   }
   return {"Unknown", "do this", Role::kAdmin, true};
 }

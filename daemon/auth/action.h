@@ -26,13 +26,14 @@ enum class Action {
   kPivotRun,
   kRetryStage,
   kCancelRun,
-  // Administration (admin): the audit trail, a backup of the database; agent management
-  // (drain) will join it.
+  // Administration (admin): the audit trail, a backup of the database, GPUs taken out of
+  // service and brought back by hand.
   kListAudit,
   kCollectGarbage,  // retention: removes ended runs' logs, outputs and events
   // Sends a sample notification from longhauld (admin): it reaches out to other hosts.
   kTestNotify,
   kBackup,
+  kDrainGpu,
 };
 
 // "viewer", "operator", "admin".

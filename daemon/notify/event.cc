@@ -29,6 +29,11 @@ std::string Headline(const Event& e) {
   if (e.kind == "run_failed") return StrCat(run, " failed");
   if (e.kind == "run_cancelled") return StrCat(run, " was cancelled");
   if (e.kind == "agent_lost") return StrCat("agent ", e.agent, " lost");
+  if (e.kind == "gpu_fault" && e.run_id == 0) return StrCat("GPU fault on ", e.agent);
+  if (e.kind == "gpu_fault") {
+    return StrCat("GPU fault on ", e.agent, ": stage ", e.stage, " of ", run, " attempt ",
+                  e.attempt, " stopped");
+  }
   std::string on = e.agent.empty() ? "" : StrCat(" on ", e.agent);
   std::string stage = StrCat("stage ", e.stage, " of ", run);
   if (e.kind == "stage_failed") return StrCat(stage, " failed", on);

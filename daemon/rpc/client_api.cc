@@ -198,6 +198,17 @@ Status ClientApi::Watch(int64_t id, std::shared_ptr<scheduler::Watcher> watcher)
       .status();
 }
 
+Result<v1::DrainGpuResponse> ClientApi::DrainGpu(const v1::DrainGpuRequest& req) {
+  if (req.agent_id().empty()) return absl::InvalidArgumentError("no agent given");
+  ASSIGN_OR_RETURN(auto gpus, loop_->Call<std::vector<v1::GpuInfo>>([this, req] {
+                     return scheduler_->SetGpuService(req.agent_id(), req.gpu(), !req.undrain(),
+                                                      req.reason(), req.by());
+                   }));
+  v1::DrainGpuResponse resp;
+  for (v1::GpuInfo& g : gpus) *resp.add_gpus() = std::move(g);
+  return resp;
+}
+
 Result<v1::ListAgentsResponse> ClientApi::ListAgents() {
   ASSIGN_OR_RETURN(std::vector<v1::AgentInfo> agents,
                    loop_->Call<std::vector<v1::AgentInfo>>(

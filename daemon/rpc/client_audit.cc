@@ -84,6 +84,14 @@ AuditSubject DescribeForAudit(const v1::BackupRequest& req, const v1::BackupResp
           resp.pages() > 0 ? StrCat(resp.pages(), " pages, ", resp.bytes(), " bytes") : ""};
 }
 
+AuditSubject DescribeForAudit(const v1::DrainGpuRequest& req, const v1::DrainGpuResponse&) {
+  return {Cut(StrCat("agent ", req.agent_id(), req.gpu() < 0 ? " every GPU" : StrCat(" GPU ", req.gpu())),
+              kMaxValue),
+          Cut(StrCat(req.undrain() ? "undrain" : "drain",
+                     req.reason().empty() ? "" : StrCat(": ", req.reason())),
+              kMaxDetail)};
+}
+
 Result<v1::BackupResponse> ClientApi::Backup(const v1::BackupRequest& req) {
   ASSIGN_OR_RETURN(store::BackupResult b, store::BackupDatabase(store_->path(), req.path()));
   GetLogger("rpc")->info("backup of {} to {}: {} pages, {} bytes, copy {} ms, check {} ms",

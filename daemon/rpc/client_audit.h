@@ -21,5 +21,6 @@ AuditSubject DescribeForAudit(const v1::RetryStageRequest& req, const v1::Run& r
 AuditSubject DescribeForAudit(const v1::GcRequest& req, const v1::GcResponse& resp);
 AuditSubject DescribeForAudit(const v1::TestNotifyRequest& req, const v1::TestNotifyResponse& resp);
 AuditSubject DescribeForAudit(const v1::BackupRequest& req, const v1::BackupResponse& resp);
+AuditSubject DescribeForAudit(const v1::DrainGpuRequest& req, const v1::DrainGpuResponse& resp);
 
 }  // namespace longhaul::rpc

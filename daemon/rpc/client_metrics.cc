@@ -83,9 +83,44 @@ Result<std::string> ClientApi::MetricsText() {
   w.Family("longhaul_store_disk_full", "gauge",
            "1 while the store's commits fail because its disk is full, else 0.");
   w.Sample("longhaul_store_disk_full", {}, loop_->store_full() ? 1 : 0);
-  w.Family("longhaul_gpus", "gauge", "GPUs offered by connected agents: busy or free.");
+  w.Family("longhaul_gpus", "gauge",
+           "GPUs of connected agents: busy (held by attempts), free, or out of service "
+           "(quarantined or drained, docs/gpus.md).");
   w.Sample("longhaul_gpus", {{"state", "busy"}}, static_cast<double>(g.gpus_busy));
-  w.Sample("longhaul_gpus", {{"state", "free"}}, static_cast<double>(g.gpus_total - g.gpus_busy));
+  w.Sample("longhaul_gpus", {{"state", "free"}},
+           static_cast<double>(g.gpus_total - g.gpus_busy - g.gpus_out));
+  w.Sample("longhaul_gpus", {{"state", "out"}}, static_cast<double>(g.gpus_out));
+  // Each GPU of the connected agents: its service state and the agent's last reading.
+  auto labels = [](const scheduler::SchedulerGauges::Gpu& gpu) {
+    return std::vector<std::pair<std::string, std::string>>{
+        {"agent", gpu.agent}, {"gpu", StrCat(gpu.info.index())}, {"uuid", gpu.info.uuid()}};
+  };
+  w.Family("longhaul_gpu_in_service", "gauge",
+           "1 while the GPU is offered to attempts, 0 while quarantined or drained.");
+  for (const auto& gpu : g.gpus) {
+    w.Sample("longhaul_gpu_in_service", labels(gpu), gpu.info.health() == "ok" ? 1 : 0);
+  }
+  w.Family("longhaul_gpu_utilization_percent", "gauge",
+           "SM utilisation of each GPU in its agent's last report.");
+  for (const auto& gpu : g.gpus) {
+    if (gpu.info.reading().has_sm_util_pct()) {
+      w.Sample("longhaul_gpu_utilization_percent", labels(gpu), gpu.info.reading().sm_util_pct());
+    }
+  }
+  w.Family("longhaul_gpu_memory_used_bytes", "gauge",
+           "Memory used on each GPU in its agent's last report.");
+  for (const auto& gpu : g.gpus) {
+    if (gpu.info.reading().has_mem_used_bytes()) {
+      w.Sample("longhaul_gpu_memory_used_bytes", labels(gpu),
+               static_cast<double>(gpu.info.reading().mem_used_bytes()));
+    }
+  }
+  w.Family("longhaul_gpu_power_watts", "gauge", "Power draw of each GPU in its agent's last report.");
+  for (const auto& gpu : g.gpus) {
+    if (gpu.info.reading().has_power_watts()) {
+      w.Sample("longhaul_gpu_power_watts", labels(gpu), gpu.info.reading().power_watts());
+    }
+  }
 
   w.Family("longhaul_stage_progress_ratio", "gauge",
            "done / total of each running stage that reports a total.");

@@ -136,6 +136,16 @@ grpc::Status ClientServiceImpl::Backup(grpc::ServerContext* ctx, const v1::Backu
   return Mutate(api_, *authorizer_, ctx, auth::Action::kBackup, *req, resp, &ClientApi::Backup);
 }
 
+grpc::Status ClientServiceImpl::DrainGpu(grpc::ServerContext* ctx, const v1::DrainGpuRequest* req,
+                                         v1::DrainGpuResponse* resp) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kDrainGpu);
+  if (!principal.ok()) return ToGrpc(principal.status());
+  v1::DrainGpuRequest named = *req;
+  named.set_by(principal->name);  // who drained it, on the GPU's record
+  return Answer<v1::DrainGpuResponse>(
+      AuditedCall(api_, *principal, auth::Action::kDrainGpu, named, &ClientApi::DrainGpu), resp);
+}
+
 grpc::Status ClientServiceImpl::ListAttempts(grpc::ServerContext* ctx,
                                              const v1::ListAttemptsRequest* req,
                                              v1::ListAttemptsResponse* resp) {

@@ -42,6 +42,8 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
                           v1::ListEventsResponse* resp) override;
   grpc::Status Backup(grpc::ServerContext* ctx, const v1::BackupRequest* req,
                       v1::BackupResponse* resp) override;
+  grpc::Status DrainGpu(grpc::ServerContext* ctx, const v1::DrainGpuRequest* req,
+                        v1::DrainGpuResponse* resp) override;
   grpc::Status ListAudit(grpc::ServerContext* ctx, const v1::ListAuditRequest* req,
                          v1::ListAuditResponse* resp) override;
   grpc::Status CollectGarbage(grpc::ServerContext* ctx, const v1::GcRequest* req,

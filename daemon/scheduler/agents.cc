@@ -83,6 +83,11 @@ void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
       if (g >= 0 && g < static_cast<int>(agent->gpu_busy.size())) agent->gpu_busy[g] = true;
     }
   }
+  // GPUs out of service (quarantined, drained) are not offered (docs/gpus.md).
+  for (int g = 0; g < static_cast<int>(agent->gpu_busy.size()); ++g) {
+    if (GpuOut(*agent, g)) GpuLeftService(agent, g);
+  }
+  gpus_.ForgetChecks(agent->row.id);  // asked of its previous session: ask again
   Touch(agent);
   log->info("agent {} connected ({} cpus, {} GPUs, {} attempt(s) reported)", agent->row.id,
             agent->row.resources.cpus(), agent->row.resources.gpus(), hello.attempts_size());
@@ -202,6 +207,12 @@ void Scheduler::OnAgentMessage(uint64_t session, const v1::AgentMessage& msg) {
       break;
     case v1::AgentMessage::kArtifacts:
       HandleArtifactCheck(msg.artifacts());
+      break;
+    case v1::AgentMessage::kGpus:
+      HandleGpuReport(agent, msg.gpus());
+      break;
+    case v1::AgentMessage::kGpuChecked:
+      HandleGpuChecked(agent, msg.gpu_checked());
       break;
     case v1::AgentMessage::kRemoved:
       HandleAttemptsRemoved(msg.removed());

@@ -9,6 +9,7 @@
 namespace longhaul::scheduler {
 
 Status Scheduler::FlushToStore() {
+  RETURN_IF_ERROR(FlushGpus());
   for (RunState* r : dirty_runs_) {
     RETURN_IF_ERROR(store_->UpdateRun(r->row));
     r->dirty = false;

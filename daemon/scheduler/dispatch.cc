@@ -227,7 +227,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   SubtractResources(&agent->free, a->held);
   for (size_t g = 0;
        g < agent->gpu_busy.size() && static_cast<int>(a->gpus.size()) < a->held.gpus(); ++g) {
-    if (!agent->gpu_busy[g]) {
+    if (!agent->gpu_busy[g] && !GpuOut(*agent, static_cast<int>(g))) {
       agent->gpu_busy[g] = true;
       a->gpus.push_back(static_cast<int>(g));
     }
@@ -279,6 +279,10 @@ void Scheduler::ReleaseResources(AttemptState* a) {
   AddResources(&agent->free, a->held);
   for (int g : a->gpus) {
     if (g >= 0 && g < static_cast<int>(agent->gpu_busy.size())) agent->gpu_busy[g] = false;
+    if (GpuOut(*agent, g)) GpuLeftService(agent, g);  // out of service: not free again
+  }
+  for (store::GpuSeriesRow& row : gpu_telemetry_.Finish(a->row.id)) {
+    gpu_rows_.push_back(std::move(row));
   }
   agent->attempts.erase(a->row.id);
   dispatch_needed_ = true;

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "daemon/scheduler/gpu_fleet.h"
+
 namespace longhaul::scheduler {
 
 struct SchedulerOptions {
@@ -22,6 +24,8 @@ struct SchedulerOptions {
   // longhauld --new-cluster: an agent that served another cluster adopts this store's cluster
   // id (Welcome.new_cluster) instead of being refused (docs/coordinator.md, "Identity").
   bool new_cluster = false;
+  // Quarantined GPUs: the cool-down before a pre-flight, and the passes to return.
+  GpuFleetOptions gpus;
 };
 
 }  // namespace longhaul::scheduler

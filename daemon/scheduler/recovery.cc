@@ -42,6 +42,10 @@ Status Scheduler::Recover() {
   last_tick_ms_ = now;
   // Agents known from before. None is connected yet; each gets the full grace period from now,
   // so the coordinator's own downtime never counts against an agent.
+  ASSIGN_OR_RETURN(auto gpu_rows, store_->LoadGpus());
+  gpus_.Load(std::move(gpu_rows));
+  gpu_rows_.clear();
+  gpu_audit_.clear();
   ASSIGN_OR_RETURN(auto agent_rows, store_->LoadAgents());
   for (auto& row : agent_rows) {
     auto agent = std::make_unique<AgentState>();

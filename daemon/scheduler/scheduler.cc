@@ -20,7 +20,9 @@ Scheduler::Scheduler(store::SqliteStore* store, Clock* clock, AgentLink* link,
       options_(options),
       rng_(options.seed),
       started_at_ms_(clock->NowMs()),
-      last_tick_ms_(clock->NowMs()) {}
+      last_tick_ms_(clock->NowMs()) {
+  gpus_ = GpuFleet(options.gpus);
+}
 
 Scheduler::~Scheduler() = default;
 
@@ -417,7 +419,21 @@ SchedulerGauges Scheduler::Gauges() const {
     if (a->session == 0) continue;
     g.agent_disks.push_back({a->row.id, a->disk_full, a->state_free_bytes});
     g.gpus_total += a->row.resources.gpus();
-    g.gpus_busy += a->row.resources.gpus() - a->free.gpus();
+    for (int i = 0; i < a->row.resources.gpus(); ++i) {
+      bool busy = i < static_cast<int>(a->gpu_busy.size()) && a->gpu_busy[i];
+      if (busy) {
+        ++g.gpus_busy;
+      } else if (GpuOut(*a, i)) {
+        ++g.gpus_out;
+      }
+      SchedulerGauges::Gpu& gpu = g.gpus.emplace_back();
+      gpu.agent = id;
+      gpu.info.set_index(i);
+      for (const v1::GpuInfo& known : a->gpu_info) {
+        if (known.index() == i) gpu.info = known;
+      }
+      gpus_.Fill(id, &gpu.info);
+    }
   }
   return g;
 }
@@ -447,6 +463,7 @@ std::vector<v1::AgentInfo> Scheduler::ListAgents() const {
         if (known.index() == g) *gpu = known;
       }
       gpu->set_index(g);
+      gpus_.Fill(id, gpu);
     }
     for (int64_t attempt_id : a->attempts) {
       auto it = attempts_.find(attempt_id);

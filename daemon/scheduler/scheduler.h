@@ -29,6 +29,8 @@
 #include "daemon/metrics/metrics.h"
 #include "daemon/notify/notifier.h"
 #include "daemon/scheduler/agent_link.h"
+#include "daemon/scheduler/gpu_fleet.h"
+#include "daemon/scheduler/gpu_telemetry.h"
 #include "daemon/scheduler/model.h"
 #include "daemon/scheduler/options.h"
 #include "daemon/scheduler/planner.h"
@@ -66,8 +68,15 @@ using LogCallback = std::function<void(Result<v1::LogData>)>;
 struct SchedulerGauges {
   std::map<std::string, int64_t> stages;  // stages of the runs in memory, by status name
   std::map<std::string, int64_t> agents;  // by state name
-  int64_t gpus_total = 0;                 // offered by connected agents
-  int64_t gpus_busy = 0;
+  int64_t gpus_total = 0;                 // of connected agents
+  int64_t gpus_busy = 0;                  // held by attempts
+  int64_t gpus_out = 0;                   // out of service (quarantined or drained), not busy
+  // Every GPU of the connected agents, with its service state and last reading.
+  struct Gpu {
+    std::string agent;
+    v1::GpuInfo info;
+  };
+  std::vector<Gpu> gpus;
   struct Running {
     int64_t run_id = 0;
     std::string stage;
@@ -117,6 +126,13 @@ class Scheduler {
   // or disconnects first.
   void RemoveAttempts(const std::string& agent_id, v1::RemoveAttempts request,
                       std::function<void(Result<v1::AttemptsRemoved>)> done);
+
+  // GPUs by hand (`longhaul gpu drain|undrain`): takes GPU `index` of `agent_id` (every GPU
+  // when negative) out of service, or brings it back (also a quarantined one). A drained GPU
+  // runs what it runs to its end and is offered nothing new. `by`: the principal, for the
+  // record. Returns the GPUs' states after.
+  Result<std::vector<v1::GpuInfo>> SetGpuService(const std::string& agent_id, int index, bool drain,
+                                                 const std::string& reason, const std::string& by);
 
   // --- agent API (session ids come from the rpc layer, unique per stream) ---
   void OnAgentConnected(uint64_t session, const v1::Hello& hello);
@@ -323,6 +339,19 @@ class Scheduler {
   void HandleArtifactCheck(const v1::ArtifactCheck& msg);
   void HandleAttemptsRemoved(const v1::AttemptsRemoved& msg);
 
+  // gpus.cc: GPU reports, quarantine, pre-flights, drains, telemetry (docs/gpus.md).
+  AttemptState* AttemptOnGpu(const AgentState& agent, int index);
+  bool GpuOut(const AgentState& agent, int index) const;
+  // GPU `index` of `agent` left service, or came back: its free count follows (a busy GPU
+  // counts when its attempt releases it: ReleaseResources).
+  void GpuLeftService(AgentState* agent, int index);
+  void GpuReturned(AgentState* agent, int index);
+  void HandleGpuReport(AgentState* agent, const v1::GpuReport& msg);
+  void HandleGpuChecked(AgentState* agent, const v1::GpuChecked& msg);
+  // Sends CheckGpu for each quarantined GPU whose cool-down has passed (connected agents).
+  void AskGpuChecks(int64_t now);
+  Status FlushGpus();
+
   // notices.cc: a notification for each sink that wants `kind` (run may be null: agent_lost).
   void Notice(const std::string& kind, const RunState* run, const StageState* s, int attempt,
               const std::string& reason, const std::string& agent = "");
@@ -376,6 +405,11 @@ class Scheduler {
   // The reason SetStageStatus gave last: stages given the same text share it (LeanString), so
   // 100,000 stages waiting for the same room hold their reason once.
   LeanString last_reason_;
+
+  GpuFleet gpus_;
+  GpuTelemetry gpu_telemetry_;
+  std::vector<store::GpuSeriesRow> gpu_rows_;  // ended attempts' series, written at the flush
+  std::vector<v1::AuditEntry> gpu_audit_;      // GPUs returned by pre-flights, for the trail
 
   std::vector<std::pair<uint64_t, v1::CoordinatorMessage>> outbox_;
   std::map<int64_t, std::vector<std::shared_ptr<Watcher>>> watchers_;

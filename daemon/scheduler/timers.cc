@@ -25,8 +25,9 @@ void Scheduler::ArmAttemptTimers(AttemptState* a) {
 }
 
 std::optional<int64_t> Scheduler::NextDeadline() const {
-  if (timers_.empty()) return std::nullopt;
-  return timers_.next_deadline();
+  std::optional<int64_t> next = gpus_.NextCheckMs();  // a quarantined GPU's pre-flight
+  if (timers_.empty()) return next;
+  return next ? std::min(*next, timers_.next_deadline()) : timers_.next_deadline();
 }
 
 void Scheduler::Tick(int64_t lag_ms) {
@@ -47,6 +48,7 @@ void Scheduler::Tick(int64_t lag_ms) {
   }
   Timer t;
   while (timers_.PopDue(now, &t)) FireTimer(t);
+  AskGpuChecks(now);
 }
 
 void Scheduler::FireTimer(const Timer& t) {

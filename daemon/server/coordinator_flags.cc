@@ -59,6 +59,13 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
       ->capture_default_str();
   app.add_option("--heartbeat", f->heartbeat, "heartbeat interval asked of agents")
       ->capture_default_str();
+  app.add_option("--gpu-cooldown", f->gpu_cooldown,
+                 "a quarantined GPU's wait before its agent is asked for a pre-flight, and "
+                 "between pre-flights (docs/gpus.md)")
+      ->capture_default_str();
+  app.add_option("--gpu-return-passes", options.scheduler.gpus.passes_to_return,
+                 "pre-flights a quarantined GPU must pass in a row to return to service")
+      ->capture_default_str();
   SecurityOptions& sec = options.security;
   app.add_option("--tokens", sec.tokens_file,
                  "file of 'ROLE NAME sha256:HEX' lines: the tokens clients must send (re-read "
@@ -88,7 +95,7 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
   app.add_option("--notify-on", f->notify_on,
                  "comma-separated events to notify (default every one): run_succeeded, "
                  "run_failed, run_cancelled, stage_failed, stage_stalled, service_lost, "
-                 "agent_lost");
+                 "agent_lost, gpu_fault");
   app.add_option("--notify-tries", notify.retry.max_tries,
                  "tries of each notification before it is failed")
       ->capture_default_str();
@@ -152,6 +159,10 @@ std::vector<std::string> CheckCoordinatorFlags(CoordinatorFlags* f,
   duration("agent-timeout", f->agent_timeout, &o.scheduler.agent_timeout_ms);
   duration("lost-after", f->lost_after, &o.scheduler.lost_after_ms);
   duration("heartbeat", f->heartbeat, &o.scheduler.heartbeat_interval_ms);
+  duration("gpu-cooldown", f->gpu_cooldown, &o.scheduler.gpus.cooldown_ms);
+  if (o.scheduler.gpus.passes_to_return < 1) {
+    errors.push_back(config.Error("gpu-return-passes", "must be at least 1"));
+  }
   duration("sse-heartbeat", f->sse_heartbeat, &o.http.sse.heartbeat_ms);
   duration("http-header-timeout", f->http_header_timeout, &o.http.header_timeout_ms);
   duration("notify-backoff", f->notify_backoff, &o.notify.retry.backoff_ms);

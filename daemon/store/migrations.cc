@@ -258,6 +258,29 @@ INSERT INTO identity(one, cluster_id, incarnation, created_at_ms)
   VALUES (1, lower(hex(randomblob(16))), lower(hex(randomblob(8))),
           CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
 )sql",
+      // 14: GPUs (docs/gpus.md). Each agent's GPUs the coordinator holds out of service
+      // (quarantined by a fault, drained by an operator) or has seen, and each attempt's GPU
+      // telemetry: one row per attempt and GPU, its series downsampled to a bounded size.
+      R"sql(
+CREATE TABLE gpus (
+  agent_id TEXT NOT NULL,
+  gpu_index INTEGER NOT NULL,
+  uuid TEXT NOT NULL DEFAULT '',
+  health TEXT NOT NULL DEFAULT 'ok',
+  reason TEXT NOT NULL DEFAULT '',
+  since_ms INTEGER NOT NULL DEFAULT 0,
+  by_whom TEXT NOT NULL DEFAULT '',
+  passes INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (agent_id, gpu_index)
+);
+CREATE TABLE gpu_series (
+  attempt_id INTEGER NOT NULL,
+  gpu_index INTEGER NOT NULL,
+  uuid TEXT NOT NULL DEFAULT '',
+  series_json TEXT NOT NULL,
+  PRIMARY KEY (attempt_id, gpu_index)
+);
+)sql",
   };
   return kMigrations;
 }

@@ -157,6 +157,26 @@ struct AgentRow {
   int64_t connected_at_ms = 0;
 };
 
+// A GPU of an agent as the coordinator keeps it (docs/gpus.md, "Health and quarantine").
+struct GpuRow {
+  std::string agent_id;
+  int gpu_index = 0;
+  std::string uuid;
+  std::string health = "ok";  // ok, quarantined, drained
+  std::string reason;
+  int64_t since_ms = 0;
+  std::string by;  // "agent" for a fault, the principal for a drain
+  int passes = 0;  // pre-flights passed since it was quarantined
+};
+
+// One attempt's telemetry of one GPU (GpuSeries as JSON, daemon/scheduler/gpu_series.h).
+struct GpuSeriesRow {
+  int64_t attempt_id = 0;
+  int gpu_index = 0;
+  std::string uuid;
+  std::string series_json;
+};
+
 // A notification to one sink (docs/operations.md, "Notifications"). `sink` is the sink's
 // description as JSON, `payload` the exact bytes to send, so that a notification pending at a
 // restart is sent as it was decided, whatever the flags are now.

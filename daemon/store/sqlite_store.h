@@ -99,6 +99,13 @@ class SqliteStore {
   Status InsertMetric(const MetricRow& metric);
   Status InsertArtifact(const ArtifactRow& artifact);
   Status UpsertAgent(const AgentRow& agent);
+  // GPUs (sqlite_store_gpus.cc).
+  Status UpsertGpu(const GpuRow& gpu);
+  Result<std::vector<GpuRow>> LoadGpus();
+  Status UpsertGpuSeries(const GpuSeriesRow& row);
+  // The telemetry rows of a run's attempts (of `stage` only, when not empty), by attempt id
+  // and GPU. Any thread (reader connection).
+  Result<std::vector<GpuSeriesRow>> ListGpuSeries(int64_t run_id, const std::string& stage);
   // Appends to the audit trail (entry.id is assigned by the database).
   Status InsertAudit(const v1::AuditEntry& entry);
   // Notifications (sqlite_store_notify.cc). Insert sets row->id; Update writes the delivery

@@ -180,6 +180,11 @@ Result<int64_t> SqliteStore::CollectRun(int64_t run_id, int64_t now_ms) {
   del->Bind(1, run_id);
   RETURN_IF_ERROR(del->Run());
   int64_t deleted = writer_->Changes();
+  ASSIGN_OR_RETURN(Stmt * series,
+                   writer_->Prepare("DELETE FROM gpu_series WHERE attempt_id IN "
+                                    "(SELECT id FROM attempts WHERE run_id = ?1)"));
+  series->Bind(1, run_id);
+  RETURN_IF_ERROR(series->Run());
   ASSIGN_OR_RETURN(
       Stmt * mark,
       writer_->Prepare(

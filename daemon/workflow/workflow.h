@@ -30,13 +30,14 @@ struct SourcePos {
 // preempted, node_fail, oom and cancelled_outside come from a polled executor (docs/slurm.md).
 inline constexpr std::string_view kFailureKinds[] = {
     "exit",         "signal",    "timeout",   "stalled", "lost",
-    "service_lost", "preempted", "node_fail", "oom",     "cancelled_outside"};
+    "service_lost", "preempted", "node_fail", "oom",     "cancelled_outside",
+    "gpu_fault"};
 
 // Kinds where the infrastructure, not the stage, ended the attempt: the executor preempted it,
 // its node failed, or its agent was lost. Their retries count against `retry.infra_limit`,
 // not `retry.limit`, so that preemption does not spend the stage's own budget.
 inline bool IsInfraFailure(std::string_view kind) {
-  return kind == "preempted" || kind == "node_fail" || kind == "lost";
+  return kind == "preempted" || kind == "node_fail" || kind == "lost" || kind == "gpu_fault";
 }
 
 // A set of kFailureKinds as bits: two bytes a stage instead of a std::set's nodes, which
@@ -137,7 +138,7 @@ struct StageSpec {
 // What a notification can be about (docs/operations.md, "Notifications").
 inline constexpr std::string_view kNotifyEvents[] = {
     "run_succeeded", "run_failed",   "run_cancelled", "stage_failed",
-    "stage_stalled", "service_lost", "agent_lost"};
+    "stage_stalled", "service_lost", "agent_lost",   "gpu_fault"};
 
 // Where notifications go and which: the workflow's `notify:` block, and longhauld's
 // --notify-* flags in the same shape.

@@ -8,18 +8,36 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "agent/shim/attempt_cgroup.h"
 #include "core/fs.h"
 #include "core/strings.h"
 #include "proto/agent_protocol.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/agent/blackhole_proxy.h"
+#include "tests/agent/cgroup_test_util.h"
 
 namespace longhaul::testing {
 namespace {
 
 using nlohmann::json;
 
-class AgentFaultTest : public AgentHarnessTest {};
+class AgentFaultTest : public AgentHarnessTest {
+ protected:
+  // Starts an agent with --cgroup-root `cg` and in it attempt `id`, whose stage leaves a
+  // `setsid` helper and a daemon (LeaveDetachedProcessesScript) and then sleeps; returns its
+  // pid.json once both detached processes run.
+  json StartLeavingDetachedProcesses(const TestCgroup& cg, int64_t id) {
+    h_.StartAgent({"--cgroup-root", cg.dir()});
+    EXPECT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+    std::string work = h_.AttemptFile(id, "work");
+    EXPECT_TRUE(coord().Start(
+        h_.Spec(id, {"/bin/sh", "-c", LeaveDetachedProcessesScript(work, "exec sleep 60")})));
+    EXPECT_TRUE(WaitFor([&] { return PathExists(work + "/b.pid"); }, 10'000));
+    EXPECT_TRUE(WaitFor([&] { return !coord().started(id).empty(); }, 10'000));
+    std::string text = ReadTextFile(h_.AttemptFile(id, "pid.json"));
+    return text.empty() ? json() : json::parse(text, nullptr, /*allow_exceptions=*/false);
+  }
+};
 
 TEST_F(AgentFaultTest, SigkilledAgentReadoptsTheRunningStageWithoutRestartingIt) {
   h_.StartAgent();
@@ -144,6 +162,53 @@ TEST_F(AgentFaultTest, ShimKilledWhileTheStageRunsIsStillCancellable) {
   ASSERT_TRUE(h_.WaitExited(25)) << h_.AgentLog();
   EXPECT_EQ(coord().exited(25)->reason(), "timeout");
   EXPECT_FALSE(ProcessAlive(stage));
+}
+
+// A shim SIGKILLed mid-stage kills nothing at the stage's end: the agent sweeps the attempt's
+// cgroup instead, once it sees the attempt end (here: the stage, which it then watches).
+TEST_F(AgentFaultTest, ShimKilledMidStageTheAgentSweepsTheCgroupWhenTheStageEnds) {
+  TestCgroup cg;
+  if (!cg.ok()) GTEST_SKIP() << cg.skip_reason();
+  std::string work = h_.AttemptFile(26, "work");
+  json pid = StartLeavingDetachedProcesses(cg, 26);
+  ASSERT_FALSE(HasFailure()) << h_.AgentLog();
+  ASSERT_TRUE(pid.contains("cgroup")) << pid.dump();
+  std::string attempt_cg = pid["cgroup"];
+  ::kill(pid["shim_pid"].get<pid_t>(), SIGKILL);
+  ASSERT_TRUE(WaitFor([&] { return h_.AgentLog().find("watching the stage") != std::string::npos; },
+                      10'000))
+      << h_.AgentLog();
+  ::kill(pid["stage_pid"].get<pid_t>(), SIGKILL);
+  ASSERT_TRUE(h_.WaitExited(26)) << h_.AgentLog();
+  ExpectDetachedProcessesGone(work);
+  EXPECT_EQ(coord().exited(26)->leftovers_killed(), 2);
+  EXPECT_FALSE(PathExists(attempt_cg));
+  EXPECT_NE(h_.AgentLog().find("killed 2 processes left in its cgroup " + attempt_cg),
+            std::string::npos)
+      << h_.AgentLog();
+}
+
+// The same while no agent runs: the next one finds the attempt dead and sweeps its cgroup.
+TEST_F(AgentFaultTest, ShimAndStageKilledWhileTheAgentIsDownTheNextAgentSweepsTheCgroup) {
+  TestCgroup cg;
+  if (!cg.ok()) GTEST_SKIP() << cg.skip_reason();
+  std::string work = h_.AttemptFile(27, "work");
+  json pid = StartLeavingDetachedProcesses(cg, 27);
+  ASSERT_FALSE(HasFailure()) << h_.AgentLog();
+  ASSERT_TRUE(pid.contains("cgroup")) << pid.dump();
+  std::string attempt_cg = pid["cgroup"];
+  h_.KillAgent();
+  ::kill(pid["shim_pid"].get<pid_t>(), SIGKILL);
+  ::kill(pid["stage_pid"].get<pid_t>(), SIGKILL);
+  ASSERT_TRUE(WaitFor(
+      [&] { return !ProcessAlive(pid["shim_pid"]) && !ProcessAlive(pid["stage_pid"]); }, 10'000));
+  // Nothing swept them yet: both detached processes outlived the shim, in the cgroup.
+  EXPECT_EQ(shim::CgroupProcesses(attempt_cg).size(), 2u);
+  h_.StartAgent({"--cgroup-root", cg.dir()});
+  ASSERT_TRUE(h_.WaitExited(27)) << h_.AgentLog();
+  ExpectDetachedProcessesGone(work);
+  EXPECT_EQ(coord().exited(27)->leftovers_killed(), 2);
+  EXPECT_FALSE(PathExists(attempt_cg));
 }
 
 TEST_F(AgentFaultTest, NetworkThatDropsEverythingForAWhileLosesNothing) {

@@ -10,6 +10,7 @@
 #include "core/fs.h"
 #include "core/strings.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/agent/cgroup_test_util.h"
 
 namespace longhaul::testing {
 namespace {
@@ -157,20 +158,47 @@ TEST_F(AgentIntegrationTest, DetachedProcessesEndWithTheAttemptAndTheExitSaysSo)
   ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
   // A `setsid` helper and a double-forked daemon, each in a session of its own; then success.
   std::string work = h_.AttemptFile(17, "work");
-  std::string script = "setsid sh -c 'echo $$ > " + work + "/a.tmp; mv " + work + "/a.tmp " + work +
-                       "/a.pid; exec sleep 1000' & ( setsid sh -c 'echo $$ > " + work +
-                       "/b.tmp; mv " + work + "/b.tmp " + work +
-                       "/b.pid; exec sleep 1000' & ); while [ ! -e " + work +
-                       "/a.pid ] || [ ! -e " + work + "/b.pid ]; do sleep 0.01; done";
-  ASSERT_TRUE(coord().Start(h_.Spec(17, {"/bin/sh", "-c", script})));
+  ASSERT_TRUE(
+      coord().Start(h_.Spec(17, {"/bin/sh", "-c", LeaveDetachedProcessesScript(work, "exit 0")})));
   ASSERT_TRUE(h_.WaitExited(17)) << h_.AgentLog();
   EXPECT_EQ(coord().exited(17)->exit_code(), 0);
   EXPECT_EQ(coord().exited(17)->leftovers_killed(), 2);
-  for (const char* name : {"a.pid", "b.pid"}) {
-    std::string text = ReadTextFile(work + "/" + name);
-    ASSERT_FALSE(text.empty()) << name;
-    EXPECT_FALSE(ProcessAlive(std::stoi(text))) << name;
-  }
+  ExpectDetachedProcessesGone(work);
+}
+
+TEST_F(AgentIntegrationTest, WithCgroupRootNoneTheProcWalkStillEndsThem) {
+  h_.StartAgent({"--cgroup-root", "none"});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  EXPECT_NE(h_.AgentLog().find("no cgroups (--cgroup-root none)"), std::string::npos)
+      << h_.AgentLog();
+  std::string work = h_.AttemptFile(18, "work");
+  ASSERT_TRUE(
+      coord().Start(h_.Spec(18, {"/bin/sh", "-c", LeaveDetachedProcessesScript(work, "exit 3")})));
+  ASSERT_TRUE(h_.WaitExited(18)) << h_.AgentLog();
+  EXPECT_EQ(coord().exited(18)->exit_code(), 3);
+  EXPECT_EQ(coord().exited(18)->leftovers_killed(), 2);
+  ExpectDetachedProcessesGone(work);
+  EXPECT_FALSE(json::parse(ReadTextFile(h_.AttemptFile(18, "pid.json"))).contains("cgroup"));
+}
+
+TEST_F(AgentIntegrationTest, WithACgroupRootEachAttemptRunsInACgroupRemovedAtItsEnd) {
+  TestCgroup cg;
+  if (!cg.ok()) GTEST_SKIP() << cg.skip_reason();
+  h_.StartAgent({"--cgroup-root", cg.dir()});
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  EXPECT_NE(h_.AgentLog().find("attempts run in cgroups under " + cg.dir()), std::string::npos)
+      << h_.AgentLog();
+  std::string work = h_.AttemptFile(20, "work");
+  ASSERT_TRUE(
+      coord().Start(h_.Spec(20, {"/bin/sh", "-c", LeaveDetachedProcessesScript(work, "exit 0")})));
+  ASSERT_TRUE(h_.WaitExited(20)) << h_.AgentLog();
+  EXPECT_EQ(coord().exited(20)->exit_code(), 0);
+  EXPECT_EQ(coord().exited(20)->leftovers_killed(), 2);
+  ExpectDetachedProcessesGone(work);
+  std::string attempt_cg = json::parse(ReadTextFile(h_.AttemptFile(20, "pid.json")))["cgroup"];
+  EXPECT_TRUE(StartsWith(attempt_cg, cg.dir() + "/attempt-20-")) << attempt_cg;
+  EXPECT_FALSE(PathExists(attempt_cg));
+  EXPECT_TRUE(json::parse(ReadTextFile(h_.AttemptFile(20, "exit.json"))).contains("cpu_usec"));
 }
 
 TEST_F(AgentIntegrationTest, ReadLogAndCheckArtifactsAnswerFromTheNode) {

@@ -94,6 +94,21 @@ bool AgentHarness::WaitExited(int64_t id, int64_t timeout_ms) {
   return WaitFor([&] { return coordinator_->exited(id).has_value(); }, timeout_ms);
 }
 
+std::string LeaveDetachedProcessesScript(const std::string& work, const std::string& then) {
+  return "setsid sh -c 'echo $$ > " + work + "/a.tmp; mv " + work + "/a.tmp " + work +
+         "/a.pid; exec sleep 1000' & ( setsid sh -c 'echo $$ > " + work + "/b.tmp; mv " + work +
+         "/b.tmp " + work + "/b.pid; exec sleep 1000' & ); while [ ! -e " + work +
+         "/a.pid ] || [ ! -e " + work + "/b.pid ]; do sleep 0.01; done; " + then;
+}
+
+void ExpectDetachedProcessesGone(const std::string& work) {
+  for (const char* name : {"a.pid", "b.pid"}) {
+    std::string text = ReadTextFile(work + "/" + name);
+    ASSERT_FALSE(text.empty()) << name;
+    EXPECT_FALSE(ProcessAlive(std::stoi(text))) << name;
+  }
+}
+
 void ExpectEventsMatchFile(const std::map<int64_t, std::string>& events, const std::string& file) {
   std::vector<std::string> lines = SplitLines(ReadTextFile(file));
   ASSERT_EQ(events.size(), lines.size());

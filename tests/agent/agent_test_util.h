@@ -65,6 +65,12 @@ class AgentHarnessTest : public ::testing::Test {
   AgentHarness h_;
 };
 
+// A shell script that leaves a `setsid` helper and a double-forked daemon, each in a session
+// of its own, with their pids in WORK/a.pid and WORK/b.pid, then runs `then`.
+std::string LeaveDetachedProcessesScript(const std::string& work, const std::string& then);
+// Both processes of LeaveDetachedProcessesScript ran and neither is alive now.
+void ExpectDetachedProcessesGone(const std::string& work);
+
 // Every seq from 1 to n stored exactly once, each equal to the file's line.
 void ExpectEventsMatchFile(const std::map<int64_t, std::string>& events, const std::string& file);
 

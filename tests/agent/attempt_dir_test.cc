@@ -4,9 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "absl/strings/match.h"
 #include "agent/lib/agent_setup.h"
 #include "agent/lib/log_reader.h"
-#include "absl/strings/match.h"
 #include "core/fs.h"
 #include "tests/testing/test_util.h"
 
@@ -71,6 +71,13 @@ TEST_F(AttemptDirTest, PidFileAndAckHintRoundTrip) {
   ASSERT_TRUE(pid.ok()) << pid.status();
   EXPECT_EQ(pid->stage_pid, 11);
   EXPECT_EQ(pid->stage_start, 101);
+  EXPECT_EQ(pid->cgroup, "");  // no cgroup: the field is left out
+  testing::WriteTextFile(dir_.File("pid.json"),
+                         R"({"shim_pid":10,"shim_start":100,"stage_pid":11,"stage_start":101,)"
+                         R"("started_at_ms":7,"cgroup":"/sys/fs/cgroup/a/attempt-3-0badf00d"})");
+  auto in_cgroup = dir_.ReadPid();
+  ASSERT_TRUE(in_cgroup.ok()) << in_cgroup.status();
+  EXPECT_EQ(in_cgroup->cgroup, "/sys/fs/cgroup/a/attempt-3-0badf00d");
   ASSERT_TRUE(dir_.WriteAckHint({17, 2048}).ok());
   auto hint = dir_.ReadAckHint();
   ASSERT_TRUE(hint.ok());

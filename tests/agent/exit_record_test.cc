@@ -27,10 +27,17 @@ using testing::TmpfsMount;
 TEST(ExitRecordTest, TheLargestRecordFitsTheReservation) {
   // Every byte of the reason a control character: six bytes each once escaped.
   std::string reason(3 * kMaxExitReasonBytes, '\x01');
-  std::string rec = ExitRecordJson(-2147483647, 255, INT64_MAX, reason, true);
+  std::string rec =
+      ExitRecordJson(-2147483647, 255, INT64_MAX, reason, true, INT32_MAX, INT64_MAX, INT64_MAX);
   EXPECT_LE(static_cast<int64_t>(rec.size()), kExitRecordReserve);
   json doc = json::parse(rec);
   EXPECT_EQ(doc["reason"].get<std::string>().size(), kMaxExitReasonBytes);
+  EXPECT_EQ(doc["memory_peak_bytes"], INT64_MAX);
+  EXPECT_EQ(doc["cpu_usec"], INT64_MAX);
+  // What the cgroup did not measure is left out.
+  json plain = json::parse(ExitRecordJson(0, 0, 1, "", false));
+  EXPECT_FALSE(plain.contains("memory_peak_bytes"));
+  EXPECT_FALSE(plain.contains("cpu_usec"));
 
   // A cut never splits a UTF-8 sequence (which would turn into U+FFFD).
   std::string euros;

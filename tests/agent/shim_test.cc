@@ -22,6 +22,8 @@
 #include "agent/shim/shim_files.h"
 #include "core/fs.h"
 #include "core/json_string.h"
+#include "core/strings.h"
+#include "tests/agent/cgroup_test_util.h"
 #include "tests/testing/test_util.h"
 
 extern char** environ;
@@ -278,6 +280,18 @@ class ShimLeftoversTest : public ShimTest {
     EXPECT_FALSE(ProcessAlive(helper)) << helper;
     EXPECT_FALSE(ProcessAlive(daemon)) << daemon;
   }
+  // Runs the shim `argv` on a stage that leaves both and sleeps, cancels it once both run, and
+  // expects the cancel's reason and both gone.
+  void CancelAndExpectBothGone(const std::vector<std::string>& argv) {
+    ShimProcess shim(argv, Env());
+    ASSERT_TRUE(
+        WaitFor([&] { return PidIn("daemon.pid") > 0 && PidIn("setsid.pid") > 0; }, 10'000));
+    WriteTextFile(dir_.Join("cancel.json"), R"({"reason":"cancelled","grace_ms":5000})");
+    ::kill(shim.pid(), SIGTERM);
+    ASSERT_TRUE(shim.Wait(20'000).has_value());
+    ExpectBothGone();
+    EXPECT_EQ(ReadJson("exit.json")["reason"], "cancelled");
+  }
 };
 
 TEST_F(ShimLeftoversTest, DetachedProcessesAreKilledWhenTheStageSucceeds) {
@@ -304,19 +318,96 @@ TEST_F(ShimLeftoversTest, DetachedProcessesAreKilledWhenTheStageFails) {
 }
 
 TEST_F(ShimLeftoversTest, DetachedProcessesGetTheCancelAndAreGoneAfterIt) {
-  ShimProcess shim(ShimArgv(StageLeavingDetachedProcesses(dir_.Join("work"), "sleep 60")), Env());
-  ASSERT_TRUE(WaitFor([&] { return PidIn("daemon.pid") > 0 && PidIn("setsid.pid") > 0; }, 10'000));
-  WriteTextFile(dir_.Join("cancel.json"), R"({"reason":"cancelled","grace_ms":5000})");
-  ::kill(shim.pid(), SIGTERM);
-  ASSERT_TRUE(shim.Wait(20'000).has_value());
-  ExpectBothGone();
-  EXPECT_EQ(ReadJson("exit.json")["reason"], "cancelled");
+  CancelAndExpectBothGone(ShimArgv(StageLeavingDetachedProcesses(dir_.Join("work"), "sleep 60")));
 }
 
 TEST_F(ShimLeftoversTest, NothingLeftNothingSaid) {
   ShimProcess shim(ShimArgv({"/bin/sh", "-c", "exit 0"}), Env());
   ASSERT_TRUE(shim.Wait(10'000).has_value());
   EXPECT_FALSE(ReadJson("exit.json").contains("leftovers_killed"));
+}
+
+TEST_F(ShimLeftoversTest, AnUnusableCgroupLeavesTheProcWalk) {
+  std::string cgroup = dir_.Join("not-a-cgroup/attempt");  // its parent does not exist
+  std::vector<std::string> argv =
+      ShimArgv(StageLeavingDetachedProcesses(dir_.Join("work"), "exit 0"));
+  argv.insert(argv.begin() + 1, {"--cgroup", cgroup});
+  ShimProcess shim(argv, Env());
+  ASSERT_TRUE(shim.Wait(20'000).has_value());
+  ExpectBothGone();
+  EXPECT_EQ(ReadJson("exit.json")["leftovers_killed"], 2);
+  EXPECT_FALSE(ReadJson("pid.json").contains("cgroup"));
+  EXPECT_NE(ReadTextFile(dir_.Join("stderr.log")).find("cannot use cgroup " + cgroup),
+            std::string::npos)
+      << ReadTextFile(dir_.Join("stderr.log"));
+}
+
+// The same with the attempt in a cgroup (v2) of its own: the shim is given one below a test
+// cgroup, and the stage runs in it.
+class ShimCgroupTest : public ShimLeftoversTest {
+ protected:
+  void SetUp() override {
+    ShimLeftoversTest::SetUp();
+    if (!cg_.ok()) GTEST_SKIP() << cg_.skip_reason();
+    attempt_cg_ = cg_.dir() + "/attempt";
+  }
+  std::vector<std::string> CgroupArgv(const std::vector<std::string>& stage) {
+    std::vector<std::string> argv = ShimArgv(stage);
+    argv.insert(argv.begin() + 1, {"--cgroup", attempt_cg_});
+    return argv;
+  }
+  testing::TestCgroup cg_;
+  std::string attempt_cg_;
+};
+
+TEST_F(ShimCgroupTest, TheStageAndWhatItForksRunInTheCgroupAndEndWithIt) {
+  std::string work = dir_.Join("work");
+  ShimProcess shim(
+      CgroupArgv(StageLeavingDetachedProcesses(
+          work, "cat /proc/$(cat " + work + "/daemon.pid)/cgroup > " + work + "/cgroup.txt")),
+      Env());
+  auto st = shim.Wait(20'000);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(WEXITSTATUS(*st), 0);
+  ExpectBothGone();
+  // The double-forked daemon was in the attempt's cgroup.
+  std::string seen = ReadTextFile(work + "/cgroup.txt");
+  EXPECT_TRUE(EndsWith(StripWhitespace(seen), cg_.dir().substr(cg_.dir().rfind('/')) + "/attempt"))
+      << seen;
+  EXPECT_EQ(ReadJson("pid.json")["cgroup"], attempt_cg_);
+  EXPECT_FALSE(PathExists(attempt_cg_));  // removed once empty
+  json exit = ReadJson("exit.json");
+  EXPECT_EQ(exit["exit_code"], 0);
+  EXPECT_EQ(exit["leftovers_killed"], 2);
+  ASSERT_TRUE(exit.contains("cpu_usec")) << exit.dump();
+  EXPECT_GE(exit["cpu_usec"].get<int64_t>(), 0);
+  // Memory only where the memory controller is enabled for the attempts' cgroups.
+  EXPECT_EQ(exit.contains("memory_peak_bytes"), cg_.accounts_memory()) << exit.dump();
+}
+
+TEST_F(ShimCgroupTest, AProcessOutsideTheShimsTreeButInTheCgroupIsKilledToo) {
+  // Handed to the attempt from outside (as a daemon that took work from the stage would be):
+  // no /proc rule finds it, the cgroup does.
+  std::string work = dir_.Join("work");
+  ShimProcess shim(
+      CgroupArgv({"/bin/sh", "-c", "while [ ! -e " + work + "/go ]; do sleep 0.01; done; exit 0"}),
+      Env());
+  ASSERT_TRUE(WaitFor([&] { return Has("pid.json"); }, 10'000));
+  auto outsider = testing::Subprocess::Start({"/bin/sleep", "1000"});
+  ASSERT_TRUE(outsider.ok());
+  std::string pid = std::to_string((*outsider)->pid());
+  WriteTextFile(attempt_cg_ + "/cgroup.procs", pid);
+  ASSERT_TRUE(EndsWith(testing::CgroupOf((*outsider)->pid()), "/attempt"));
+  WriteTextFile(work + "/go", "");
+  ASSERT_TRUE(shim.Wait(20'000).has_value());
+  EXPECT_FALSE((*outsider)->Running());
+  EXPECT_EQ(ReadJson("exit.json")["leftovers_killed"], 1);
+  EXPECT_FALSE(PathExists(attempt_cg_));
+}
+
+TEST_F(ShimCgroupTest, ACancelReachesTheCgroupAndLeavesNothing) {
+  CancelAndExpectBothGone(CgroupArgv(StageLeavingDetachedProcesses(dir_.Join("work"), "sleep 60")));
+  EXPECT_FALSE(PathExists(attempt_cg_));
 }
 
 TEST(LeftoversTest, TheAttemptIsTheStageGroupTheShimSessionItsChildrenAndTheirDescendants) {
@@ -453,6 +544,12 @@ TEST(ShimArgsTest, RequiresDirAndProgram) {
   ASSERT_TRUE(ParseShimArgs({"--dir", "/d", "--grace-ms", "5", "--", "p", "--", "a"}, &ok, &err));
   EXPECT_EQ(ok.grace_ms, 5);
   EXPECT_EQ(ok.argv, (std::vector<std::string>{"p", "--", "a"}));
+  EXPECT_EQ(ok.cgroup, "");
+  ShimOptions in_cgroup;
+  ASSERT_TRUE(
+      ParseShimArgs({"--dir", "/d", "--cgroup", "/sys/fs/cgroup/x", "--", "p"}, &in_cgroup, &err));
+  EXPECT_EQ(in_cgroup.cgroup, "/sys/fs/cgroup/x");
+  EXPECT_FALSE(ParseShimArgs({"--dir", "/d", "--cgroup"}, &o, &err));
 }
 
 TEST(ShimFilesTest, JsonRoundTripsOfTheFewFieldsItReads) {

@@ -399,7 +399,7 @@ TEST(WorkflowNotifyTest, BadNotifyBlocksSayWhatAndWhere) {
                       "stages:\n  a: {run: [x]}\n"),
             "wf.yaml:3:8: notify.on: unknown event 'run_faild' (did you mean 'run_failed'?); "
             "the events are run_succeeded, run_failed, run_cancelled, stage_failed, "
-            "stage_stalled, service_lost, agent_lost");
+            "stage_stalled, service_lost, agent_lost, gpu_fault");
   EXPECT_EQ(OnlyError("name: w\nnotify:\n  webhook: ftp://h/x\nstages:\n  a: {run: [x]}\n"),
             "wf.yaml:3:12: notify.webhook: 'ftp://h/x': expected http://HOST[:PORT] or "
             "https://HOST[:PORT]");

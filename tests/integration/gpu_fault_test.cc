@@ -1,0 +1,224 @@
+// GPU health with real daemons and the fake NVML (--nvml-library; docs/gpus.md): a hardware
+// XID on the GPU a stage holds ends its attempt as gpu_fault, the retry runs on the other GPU,
+// the GPU stays out of service (agents, /metrics, a notification) until an operator brings it
+// back; an application XID leaves the GPU in service; a drained GPU is offered nothing new.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "core/strings.h"
+#include "tests/agent/fake_nvml/fake_nvml_state.h"
+#include "tests/stages/fake_cuda/fake_cuda_state.h"
+#include "tests/integration/cluster.h"
+#include "tests/integration/journal.h"
+
+namespace longhaul::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class GpuFaultTest : public ClusterTest {
+ protected:
+  void SetUp() override {
+    state_ = dir_.Join("nvml.json");
+    WriteFakeNvmlState(state_, gpus_);
+    ::setenv("LONGHAUL_FAKE_NVML_STATE", state_.c_str(), 1);  // the agent inherits it
+    ClusterOptions o;
+    o.gpus = 2;
+    o.agent_flags = {"--nvml-library", LONGHAUL_FAKE_NVML, "--gpu-sample", "100ms"};
+    o.coordinator_flags = {"--notify-command", "sh -c cat>>" + dir_.Join("notices.jsonl")};
+    StartCluster(o);
+  }
+  void TearDown() override {
+    ClusterTest::TearDown();
+    ::unsetenv("LONGHAUL_FAKE_NVML_STATE");
+  }
+
+  // A stage on one GPU that writes the GPU it got to OUT/cvd and then waits for `release`
+  // (attempt 1) or ends at once (later attempts).
+  std::string Workflow() {
+    return "name: gpu-fault\n"
+           "stages:\n"
+           "  train:\n"
+           "    run: " +
+           YamlList({"sh", "-c",
+                     "echo \"$CUDA_VISIBLE_DEVICES\" > \"$LONGHAUL_OUTPUT_DIR/cvd\"; "
+                     "if [ \"$LONGHAUL_ATTEMPT\" = 1 ]; then while [ ! -e " +
+                         dir_.Join("release") + " ]; do sleep 0.05; done; fi"}) +
+           "\n"
+           "    resources: {cpus: 0.5, gpus: 1}\n";
+  }
+
+  // The GPU entry `index` of the only agent.
+  v1::GpuInfo Gpu(int index) {
+    auto agents = cluster().ListAgents();
+    if (!agents.ok() || agents->empty() || agents->front().gpus_size() <= index) return {};
+    return agents->front().gpus(index);
+  }
+
+  // The GPU the stage's current attempt holds, once it runs.
+  int HeldGpu(int64_t run_id) {
+    int held = -1;
+    WaitFor(
+        [&] {
+          auto agents = cluster().ListAgents();
+          if (!agents.ok() || agents->empty()) return false;
+          for (const v1::GpuInfo& g : agents->front().gpus()) {
+            if (g.run_id() == run_id) held = g.index();
+          }
+          return held >= 0;
+        },
+        20'000);
+    return held;
+  }
+
+  TempDir dir_;
+  std::string state_;
+  std::vector<FakeGpuState> gpus_ = FakeGpus(2);
+};
+
+TEST_F(GpuFaultTest, AHardwareXidQuarantinesTheGpuAndTheRetryRunsOnTheOther) {
+  Result<int64_t> run = cluster().Submit(Workflow());
+  ASSERT_TRUE(run.ok()) << run.status();
+  int bad = HeldGpu(*run);
+  ASSERT_GE(bad, 0) << cluster().Logs();
+  // An application XID first (13: a graphics engine exception): the attempt's, not the GPU's.
+  gpus_[bad].xids = {13};
+  WriteFakeNvmlState(state_, gpus_);
+  ASSERT_TRUE(WaitFor([&] { return cluster().Logs(1 << 20).find("XID 13") != std::string::npos; },
+                      20'000))
+      << cluster().Logs();
+  EXPECT_EQ(Gpu(bad).health(), "ok");
+  // Then a hardware one (79: fallen off the bus).
+  gpus_[bad].xids = {13, 79};
+  WriteFakeNvmlState(state_, gpus_);
+
+  Result<v1::Run> done = cluster().WaitForRunEnd(*run, 60'000);
+  ASSERT_TRUE(done.ok()) << done.status() << cluster().Logs();
+  ASSERT_EQ(done->status(), v1::RUN_SUCCEEDED) << cluster().Logs();
+  const v1::Stage& st = done->stages(0);
+  ASSERT_EQ(st.attempts_size(), 2) << cluster().Logs();
+  EXPECT_THAT(st.attempts(0).reason(), HasSubstr("gpu_fault"));
+  EXPECT_THAT(st.attempts(0).reason(), HasSubstr("XID 79"));
+  std::string cvd2 = std::string(StripWhitespace(
+      ReadTextFile(st.attempts(1).output_dir().empty() ? "" : st.attempts(1).output_dir() + "/cvd")));
+  EXPECT_EQ(cvd2, std::to_string(1 - bad)) << "the retry avoids the quarantined GPU";
+
+  v1::GpuInfo g = Gpu(bad);
+  EXPECT_EQ(g.health(), "quarantined");
+  EXPECT_THAT(g.health_reason(), HasSubstr("XID 79"));
+  EXPECT_EQ(g.uuid(), gpus_[bad].uuid);
+  CommandResult agents = cluster().Cli({"agents"});
+  EXPECT_THAT(agents.out, HasSubstr("quarantined")) << agents.out << agents.err;
+  // The notification names the node, the GPU, the XID and the attempt.
+  ASSERT_TRUE(WaitFor(
+      [&] { return ReadTextFile(dir_.Join("notices.jsonl")).find("gpu_fault") != std::string::npos; },
+      20'000))
+      << cluster().Logs();
+  std::string notices = ReadTextFile(dir_.Join("notices.jsonl"));
+  EXPECT_THAT(notices, HasSubstr("XID 79"));
+  EXPECT_THAT(notices, HasSubstr(gpus_[bad].uuid));
+
+  // Out of service survives a restart of longhauld (a row of the store).
+  ASSERT_TRUE(cluster().RestartCoordinator().ok());
+  ASSERT_TRUE(cluster().WaitAgentConnected(0).ok());
+  EXPECT_EQ(Gpu(bad).health(), "quarantined");
+
+  // An operator brings it back; the trail says who.
+  CommandResult undrain =
+      cluster().Cli({"gpu", "undrain", StrCat(cluster().AgentId(0), ":", bad), "--reason",
+                     "reseated"});
+  ASSERT_EQ(undrain.exit_code, 0) << undrain.out << undrain.err;
+  EXPECT_THAT(undrain.out, HasSubstr(": ok"));
+  EXPECT_EQ(Gpu(bad).health(), "ok");
+  CommandResult audit = cluster().Cli({"audit"});
+  EXPECT_THAT(audit.out, HasSubstr("DrainGpu")) << audit.out << audit.err;
+}
+
+TEST_F(GpuFaultTest, ADrainedGpuIsOfferedNothingNew) {
+  CommandResult drain = cluster().Cli(
+      {"gpu", "drain", StrCat(cluster().AgentId(0), ":0"), "--reason", "fan noise"});
+  ASSERT_EQ(drain.exit_code, 0) << drain.out << drain.err;
+  EXPECT_THAT(drain.out, HasSubstr("drained"));
+  ::close(::open(dir_.Join("release").c_str(), O_CREAT | O_WRONLY, 0644));
+  Result<int64_t> run = cluster().Submit(Workflow());
+  ASSERT_TRUE(run.ok()) << run.status();
+  Result<v1::Run> done = cluster().WaitForRunEnd(*run, 60'000);
+  ASSERT_TRUE(done.ok()) << done.status();
+  ASSERT_EQ(done->status(), v1::RUN_SUCCEEDED) << cluster().Logs();
+  std::string cvd = std::string(
+      StripWhitespace(ReadTextFile(done->stages(0).attempts(0).output_dir() + "/cvd")));
+  EXPECT_EQ(cvd, "1");
+  v1::GpuInfo g = Gpu(0);
+  EXPECT_EQ(g.health(), "drained");
+  EXPECT_THAT(g.health_reason(), HasSubstr("fan noise"));
+  CommandResult bad = cluster().Cli({"gpu", "drain", StrCat(cluster().AgentId(0), ":7")});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("no GPU 7"));
+}
+
+// The repair loop closed without a person: a quarantined GPU's agent is asked for a pre-flight
+// after the cool-down (lh-gpucheck on the fake CUDA driver), and two passes bring it back.
+class GpuReturnTest : public GpuFaultTest {
+ protected:
+  void SetUp() override {
+    std::string cuda = dir_.Join("cuda.json");
+    WriteFakeCudaState(cuda, FakeCudaGpus(2));
+    ::setenv("LONGHAUL_FAKE_CUDA_STATE", cuda.c_str(), 1);
+    state_ = dir_.Join("nvml.json");
+    WriteFakeNvmlState(state_, gpus_);
+    ::setenv("LONGHAUL_FAKE_NVML_STATE", state_.c_str(), 1);
+    ClusterOptions o;
+    o.gpus = 2;
+    o.agent_flags = {"--nvml-library", LONGHAUL_FAKE_NVML, "--gpu-sample", "100ms", "--gpu-check",
+                     // The fake runs the kernel on the CPU: a small burn.
+                     StrCat("lh-gpucheck --quick --no-p2p --burn-launches 2 --burn-threads 1024 "
+                            "--burn-rounds 8 --cuda-library ", LONGHAUL_FAKE_CUDA)};
+    o.coordinator_flags = {"--gpu-cooldown", "300ms", "--gpu-return-passes", "2"};
+    StartCluster(o);
+  }
+  void TearDown() override {
+    GpuFaultTest::TearDown();
+    ::unsetenv("LONGHAUL_FAKE_CUDA_STATE");
+  }
+};
+
+TEST_F(GpuReturnTest, AQuarantinedGpuReturnsAfterPassingPreflights) {
+  gpus_[1].xids = {48};  // a double-bit ECC error: hardware
+  WriteFakeNvmlState(state_, gpus_);
+  ASSERT_TRUE(WaitFor([&] { return Gpu(1).health() == "quarantined"; }, 20'000))
+      << cluster().Logs();
+  EXPECT_THAT(Gpu(1).health_reason(), HasSubstr("XID 48"));
+  ASSERT_TRUE(WaitFor([&] { return Gpu(1).health() == "ok"; }, 30'000)) << cluster().Logs();
+  EXPECT_THAT(cluster().Logs(1 << 20), HasSubstr("back in service after its pre-flights"));
+  CommandResult audit = cluster().Cli({"audit"});
+  EXPECT_THAT(audit.out, HasSubstr("ReturnGpu")) << audit.out << audit.err;
+  EXPECT_EQ(Gpu(0).health(), "ok");
+}
+
+TEST_F(GpuReturnTest, AGpuThatFailsItsPreflightStaysOut) {
+  std::string cuda = dir_.Join("cuda.json");
+  std::vector<FakeCudaGpu> bad = FakeCudaGpus(2);
+  bad[1].wrong_kernel_result = true;
+  WriteFakeCudaState(cuda, bad);
+  gpus_[1].xids = {79};
+  WriteFakeNvmlState(state_, gpus_);
+  ASSERT_TRUE(WaitFor([&] { return Gpu(1).health() == "quarantined"; }, 20'000))
+      << cluster().Logs();
+  // Two failed pre-flights, and still out.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::string logs = cluster().Logs(1 << 20);
+        size_t first = logs.find("GPU 1: pre-flight failed");
+        return first != std::string::npos &&
+               logs.find("GPU 1: pre-flight failed", first + 1) != std::string::npos;
+      },
+      30'000))
+      << cluster().Logs();
+  EXPECT_EQ(Gpu(1).health(), "quarantined");
+}
+
+}  // namespace
+}  // namespace longhaul::testing
