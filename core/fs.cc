@@ -64,34 +64,10 @@ Result<std::string> ReadFile(const std::string& path) {
   return out;
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view data) {
-  std::string tmp = StrCat(path, ".tmp.", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("create", tmp, errno);
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return ErrnoStatus("write", tmp, err);
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return ErrnoStatus("fsync", tmp, err);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return ErrnoStatus("rename to", path, err);
-  }
+Status WriteFileAtomic(const std::string& path, std::string_view data, Durability durability) {
+  AtomicWriteFailure failure;
+  int err = WriteFileAtomicErrno(path, data, durability, &failure);
+  if (err != 0) return ErrnoStatus(failure.step, failure.path, err);
   return OkStatus();
 }
 

@@ -70,7 +70,7 @@ std::string FormatValue(double value) {
 namespace {
 
 // Backslash and newline escaped; a label value also escapes its quote, help text does not.
-std::string Escape(const std::string& v, bool label) {
+std::string EscapePrometheusText(const std::string& v, bool label) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
@@ -89,8 +89,12 @@ std::string Escape(const std::string& v, bool label) {
 
 }  // namespace
 
+std::string EscapePrometheusLabelValue(const std::string& value) {
+  return EscapePrometheusText(value, /*label=*/true);
+}
+
 void TextWriter::Family(const std::string& name, const std::string& type, const std::string& help) {
-  out_ += "# HELP " + name + " " + Escape(help, /*label=*/false) + "\n";
+  out_ += "# HELP " + name + " " + EscapePrometheusText(help, /*label=*/false) + "\n";
   out_ += "# TYPE " + name + " " + type + "\n";
 }
 
@@ -100,7 +104,7 @@ void TextWriter::Sample(const std::string& name, const Labels& labels, double va
     out_ += '{';
     for (size_t i = 0; i < labels.size(); ++i) {
       if (i > 0) out_ += ',';
-      out_ += labels[i].first + "=\"" + Escape(labels[i].second, /*label=*/true) + "\"";
+      out_ += labels[i].first + "=\"" + EscapePrometheusLabelValue(labels[i].second) + "\"";
     }
     out_ += '}';
   }

@@ -58,6 +58,10 @@ class LabeledCounter2 {
   std::map<std::pair<std::string, std::string>, uint64_t> values_;
 };
 
+// A Prometheus label value as the text format wants it between its quotes: '\', '"' and line
+// feeds backslashed. (Not JSON's escaping: core/json_string.h.)
+std::string EscapePrometheusLabelValue(const std::string& value);
+
 // Writes the text exposition format: a HELP and TYPE line per family, then its samples.
 // Label values are escaped (\\, \", \n); names are the caller's and must be valid.
 class TextWriter {

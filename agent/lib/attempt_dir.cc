@@ -36,26 +36,10 @@ Result<T> Field(const json& doc, const char* key, const std::string& path) {
   }
 }
 
-// Atomic (temp file + rename) but not fsynced: every file of an attempt dir can be lost in a
-// crash of the node without harm (docs/architecture.md, "Durability of the agent's files").
-Status WriteFileFast(const std::string& path, const std::string& data) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("create", tmp, errno);
-  ssize_t n = ::write(fd, data.data(), data.size());
-  int err = n < 0 ? errno : EIO;  // a short write of a few hundred bytes: the disk is full
-  ::close(fd);
-  if (n != static_cast<ssize_t>(data.size())) {
-    ::unlink(tmp.c_str());
-    return ErrnoStatus("write", tmp, err);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    err = errno;
-    ::unlink(tmp.c_str());
-    return ErrnoStatus("rename to", path, err);
-  }
-  return OkStatus();
-}
+// An attempt dir's files are written atomically (temp file + rename) but not fsynced: every
+// one can be lost in a crash of the node without harm (docs/architecture.md, "Durability of
+// the agent's files").
+constexpr Durability kAttemptFileDurability = Durability::kRenameOnly;
 
 std::string Dump(const json& doc) {
   return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
@@ -88,7 +72,7 @@ Status AttemptDir::WriteSpec(const v1::StartAttempt& spec) const {
   if (!st.ok()) return absl::InternalError(StrCat("spec.json: ", st.ToString()));
   // Not fsynced: after a crash of the node (which ends the stage anyway) the attempt is
   // reported as never started, or not at all, and then the coordinator sends it again.
-  return WriteFileFast(File("spec.json"), text + "\n");
+  return WriteFileAtomic(File("spec.json"), text + "\n", kAttemptFileDurability);
 }
 
 Result<v1::StartAttempt> AttemptDir::ReadSpec() const {
@@ -159,7 +143,7 @@ Status AttemptDir::WriteExit(const ExitInfo& e) const {
   if (!e.failure_kind.empty()) doc["failure_kind"] = e.failure_kind;
   if (!e.node.empty()) doc["node"] = e.node;
   if (e.leftovers_killed > 0) doc["leftovers_killed"] = e.leftovers_killed;
-  return WriteFileFast(File("exit.json"), Dump(doc));
+  return WriteFileAtomic(File("exit.json"), Dump(doc), kAttemptFileDurability);
 }
 
 Result<std::string> AttemptDir::ReadJobId() const {
@@ -170,8 +154,9 @@ Result<std::string> AttemptDir::ReadJobId() const {
 }
 
 Status AttemptDir::WriteCancel(const CancelInfo& c) const {
-  return WriteFileFast(File("cancel.json"),
-                       Dump(json{{"reason", c.reason}, {"grace_ms", c.grace_ms}}));
+  return WriteFileAtomic(File("cancel.json"),
+                         Dump(json{{"reason", c.reason}, {"grace_ms", c.grace_ms}}),
+                         kAttemptFileDurability);
 }
 
 Result<AckHint> AttemptDir::ReadAckHint() const {
@@ -186,7 +171,8 @@ Result<AckHint> AttemptDir::ReadAckHint() const {
 
 Status AttemptDir::WriteAckHint(const AckHint& h) const {
   // A lost hint only means re-sending a few acknowledged events.
-  return WriteFileFast(File("acked.json"), Dump(json{{"seq", h.seq}, {"offset", h.offset}}));
+  return WriteFileAtomic(File("acked.json"), Dump(json{{"seq", h.seq}, {"offset", h.offset}}),
+                         kAttemptFileDurability);
 }
 
 Result<int64_t> ProcessStartTime(pid_t pid) {

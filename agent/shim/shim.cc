@@ -18,9 +18,15 @@
 #include "agent/shim/attempt_cgroup.h"
 #include "agent/shim/leftovers.h"
 #include "agent/shim/shim_files.h"
+#include "core/atomic_file.h"
+#include "core/json_string.h"
 
 namespace longhaul::shim {
 namespace {
+
+// exit.json and pid.json: atomic against any process being killed, not fsynced (the agent's
+// attempt files, docs/architecture.md, "Durability of the agent's files").
+constexpr Durability kShimFileDurability = Durability::kRenameOnly;
 
 // What the child sends through the CLOEXEC pipe when it cannot exec.
 struct StartError {
@@ -57,7 +63,9 @@ int WriteExit(const std::string& dir, const ExitRecord& e, PreparedFile* prepare
   // Atomic against any process being killed, and not fsynced: after a crash of the node the
   // attempt is reported lost whatever this file says (docs/architecture.md).
   std::string path = dir + "/exit.json";
-  int err = prepared != nullptr && prepared->Publish(path, json) ? 0 : WriteFileAtomic(path, json);
+  int err = prepared != nullptr && prepared->Publish(path, json)
+                ? 0
+                : WriteFileAtomicErrno(path, json, kShimFileDurability);
   if (err != 0) Log("cannot write %s/exit.json: %s", dir, std::strerror(err));
   return err;
 }
@@ -373,7 +381,7 @@ int RunShim(const ShimOptions& opts) {
                          ",\"started_at_ms\":" + std::to_string(started_at) +
                          (cgroup.empty() ? "" : ",\"cgroup\":" + JsonQuote(cgroup)) + "}\n";
   // Not fsynced: after a crash of the node the pids in it mean nothing anyway.
-  if (int e = WriteFileAtomic(dir + "/pid.json", pid_json); e != 0) {
+  if (int e = WriteFileAtomicErrno(dir + "/pid.json", pid_json, kShimFileDurability); e != 0) {
     Log("cannot write %s/pid.json: %s", dir, std::strerror(e));
   }
 

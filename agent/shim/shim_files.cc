@@ -8,8 +8,6 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "core/utf8.h"
-
 namespace longhaul::shim {
 
 int64_t WallMs() {
@@ -36,31 +34,6 @@ int64_t ProcStartTime(pid_t pid) {
   return -1;
 }
 
-std::string JsonQuote(const std::string& s) {
-  std::string out = "\"";
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-      ++i;
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-      ++i;
-    } else if (size_t n = Utf8SequenceLength(s, i); n > 0) {
-      out.append(s, i, n);
-      i += n;
-    } else {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    }
-  }
-  out += '"';
-  return out;
-}
-
 namespace {
 
 // Writes all of `data` to `fd`; 0 or an errno value.
@@ -76,24 +49,6 @@ int WriteAll(int fd, const std::string& data) {
 }
 
 }  // namespace
-
-int WriteFileAtomic(const std::string& path, const std::string& data) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return errno;
-  if (int err = WriteAll(fd, data); err != 0) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return err;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return err;
-  }
-  return 0;
-}
 
 PreparedFile::PreparedFile(const std::string& dir, int64_t reserve)
     : fd_(::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644)) {

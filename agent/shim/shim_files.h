@@ -1,6 +1,6 @@
-// The shim's small file and /proc helpers: atomic writes, a minimal JSON writer and the two
-// lookups it needs from cancel.json. Plain POSIX; of longhaul code only the inline UTF-8 rule
-// of core/utf8.h.
+// The shim's small file and /proc helpers: a prepared file for exit.json and the two lookups it
+// needs from cancel.json. Plain POSIX; of longhaul code only inline headers of core/
+// (atomic_file.h, json_string.h, utf8.h).
 #pragma once
 
 #include <sys/types.h>
@@ -15,14 +15,6 @@ int64_t WallMs();
 
 // Field 22 of /proc/PID/stat (start time in clock ticks since boot), or -1.
 int64_t ProcStartTime(pid_t pid);
-
-// A JSON string literal with quotes; invalid UTF-8 bytes become U+FFFD.
-std::string JsonQuote(const std::string& s);
-
-// Writes `data` to PATH.tmp and renames it over `path`: a reader, or an agent restarted after
-// any process was killed, sees the whole file or none. Not fsynced (docs/architecture.md,
-// "Durability of the agent's files"). Returns 0 or an errno value.
-int WriteFileAtomic(const std::string& path, const std::string& data);
 
 // An unnamed file (O_TMPFILE) in a directory, made ahead of time so that publishing it later
 // allocates no inode and, on a full disk, no block: the constructor reserves `reserve` bytes

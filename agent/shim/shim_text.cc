@@ -5,6 +5,7 @@
 
 #include "agent/shim/shim.h"
 #include "agent/shim/shim_files.h"
+#include "core/json_string.h"
 
 namespace longhaul::shim {
 

@@ -2,9 +2,9 @@
 // longhaul-agent's /metrics and /healthz (docs/operations.md, "Agent metrics"). GET or HEAD
 // of a registered path answers what its handler returns; any other path 404, any other method
 // 405. One request per connection (the answer says Connection: close). A client must send its
-// request header within 10 s and in at most 8 KiB, and a request with a body is refused;
+// request header within 10 s and in at most 8 KiB, and a request with a body is refused (400);
 // past 64 open connections a new one is closed at once. No TLS and no authentication: bind it
-// to loopback unless the network in between is trusted.
+// to loopback unless the network in between is trusted. Built on core/net/http_server.h.
 //
 // Threads: the listener runs on its own thread, and so do the handlers, so neither a slow
 // client nor a handler that reads the disk holds up the caller's event loop. A handler must

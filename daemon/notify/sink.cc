@@ -4,10 +4,9 @@
 #include <set>
 
 #include "core/command.h"
+#include "core/net/http_client.h"
+#include "core/net/url.h"
 #include "core/strings.h"
-#include "daemon/notify/https_post.h"
-#include "stages/common/http_client.h"
-#include "stages/common/url.h"
 
 namespace longhaul::notify {
 namespace {
@@ -81,7 +80,7 @@ std::vector<store::NotificationRow> PlanNotifications(const Event& event,
       row.stage = event.stage;
       row.sink = std::move(json);
       row.payload = !sink.is_command() && sink.format == "slack" ? SlackJson(event, ui_base)
-                                                                  : EventJson(event, ui_base);
+                                                                 : EventJson(event, ui_base);
       row.next_try_at_ms = event.time_ms;
       row.created_at_ms = event.time_ms;
     }
@@ -100,28 +99,20 @@ Status HttpCommandDeliverer::Deliver(const Sink& sink, const std::string& kind,
     std::string err = Snippet(r.err);
     return absl::UnavailableError(StrCat("exit ", r.exit_code, err.empty() ? "" : ": ", err));
   }
-  if (sink.url.rfind("https://", 0) == 0) {
-    ASSIGN_OR_RETURN(HttpsAnswer a, HttpsPost(sink.url, body, ca_file_, timeout_ms_));
-    if (a.status >= 200 && a.status < 300) return OkStatus();
-    std::string answer = Snippet(a.body);
-    return absl::UnavailableError(StrCat("HTTP ", a.status, answer.empty() ? "" : ": ", answer));
-  }
-  ASSIGN_OR_RETURN(stages::HttpUrl url, stages::ParseHttpUrl(sink.url, /*keep_v1=*/true));
-  // ParseHttpUrl splits off the path as the base; the webhook is that path itself.
-  stages::HttpRequest request;
+  ASSIGN_OR_RETURN(net::HttpUrl url, net::ParseHttpUrl(sink.url, {.what = "webhook"}));
+  net::HttpRequest request;
   request.method = "POST";
-  request.target = url.base.empty() ? "/" : url.base;
+  request.target = url.RequestTarget();
   request.body = body;
   request.headers.push_back({"User-Agent", "longhauld"});
   request.timeouts.connect_ms = timeout_ms_;
   request.timeouts.total_ms = timeout_ms_;
-  url.base.clear();
-  Result<stages::HttpResult> r = stages::HttpFetch(url, std::move(request));
+  request.body_limit = 1 << 20;  // only a snippet of the answer is kept
+  Result<net::HttpResult> r = net::HttpFetch(url, std::move(request), {.ca_file = ca_file_});
   if (!r.ok()) return r.status();
   if (r->status() >= 200 && r->status() < 300) return OkStatus();
   std::string answer = Snippet(r->body);
-  return absl::UnavailableError(
-      StrCat("HTTP ", r->status(), answer.empty() ? "" : ": ", answer));
+  return absl::UnavailableError(StrCat("HTTP ", r->status(), answer.empty() ? "" : ": ", answer));
 }
 
 }  // namespace longhaul::notify

@@ -48,8 +48,8 @@ class Deliverer {
   virtual Status Deliver(const Sink& sink, const std::string& kind, const std::string& body) = 0;
 };
 
-// Webhooks over plain HTTP (stages' HttpFetch) or HTTPS (https_post.h: the certificate
-// checked against `ca_file`, or the system's CA store when it is ""), and commands (core's
+// Webhooks over plain HTTP or HTTPS (core/net's HttpFetch; the certificate checked against
+// `ca_file`, or the system's CA store when it is ""), and commands (core's
 // RunCommand, the body on stdin and LONGHAUL_EVENT=kind in the environment), each bounded by
 // `timeout_ms`.
 class HttpCommandDeliverer : public Deliverer {

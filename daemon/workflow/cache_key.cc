@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/hash.h"
+#include "core/json_string.h"
 #include "core/strings.h"
 #include "daemon/workflow/template.h"
 
@@ -170,32 +171,6 @@ nlohmann::json FingerprintToJson(const StageFingerprint& fp) {
 }
 
 namespace {
-
-// A JSON string as nlohmann::json's dump() writes it (UTF-8 kept, control characters escaped).
-void AppendJsonString(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += "\\u00";
-          out += kHex[(c >> 4) & 0xf];
-          out += kHex[c & 0xf];
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
 
 void AppendJsonMap(std::string& out, const std::map<std::string, std::string>& m) {
   out += '{';

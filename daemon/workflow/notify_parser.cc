@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "core/net/url.h"
 #include "core/strings.h"
 
 namespace longhaul::workflow {
@@ -19,12 +20,10 @@ bool IsEvent(std::string_view kind) {
          std::end(kNotifyEvents);
 }
 
-// What is wrong with a webhook URL, or "" when it is one longhauld can send to.
-std::string UrlProblem(std::string_view url) {
-  bool http = url.rfind("http://", 0) == 0 && url.size() > 7;
-  bool https = url.rfind("https://", 0) == 0 && url.size() > 8;
-  if (!http && !https) return "expected an http:// or https:// URL";
-  return "";
+// "'URL': PROBLEM" from the parser longhauld's notifier sends with, so a URL it would refuse
+// is refused here, before anything waits for delivery.
+Status CheckWebhookUrl(std::string_view url) {
+  return net::ParseHttpUrl(url, {.what = ""}).status();
 }
 
 std::string KindProblem(std::string_view kind) {
@@ -39,9 +38,8 @@ Status CheckNotifySpec(const NotifySpec& spec, std::string_view where) {
     if (!IsEvent(kind)) return absl::InvalidArgumentError(StrCat(where, ": ", KindProblem(kind)));
   }
   for (const std::string& url : spec.webhooks) {
-    std::string problem = UrlProblem(url);
-    if (!problem.empty()) {
-      return absl::InvalidArgumentError(StrCat(where, ": '", url, "': ", problem));
+    if (Status s = CheckWebhookUrl(url); !s.ok()) {
+      return absl::InvalidArgumentError(StrCat(where, ": ", s.message()));
     }
   }
   if (spec.format != "json" && spec.format != "slack") {
@@ -72,9 +70,8 @@ void ReadNotify(const MapEntry& e, NotifySpec* out, Diagnostics& diag) {
         urls.push_back(*url);
       }
       for (const Scalar& url : urls) {
-        std::string problem = UrlProblem(url.text);
-        if (!problem.empty()) {
-          diag.Add(url.pos, StrCat("notify.webhook: '", url.text, "': ", problem));
+        if (Status s = CheckWebhookUrl(url.text); !s.ok()) {
+          diag.Add(url.pos, StrCat("notify.webhook: ", s.message()));
           continue;
         }
         out->webhooks.push_back(url.text);
@@ -83,8 +80,8 @@ void ReadNotify(const MapEntry& e, NotifySpec* out, Diagnostics& diag) {
       auto format = ReadScalar(k, "notify.format", diag);
       if (!format) continue;
       if (format->text != "json" && format->text != "slack") {
-        diag.Add(format->pos, StrCat("notify.format: expected json or slack, got '",
-                                     format->text, "'"));
+        diag.Add(format->pos,
+                 StrCat("notify.format: expected json or slack, got '", format->text, "'"));
         continue;
       }
       out->format = format->text;

@@ -1,21 +1,22 @@
 #include "stages/bench/bench_app.h"
 
-#include <filesystem>
 #include <signal.h>
 #include <sys/resource.h>
 
 #include <boost/asio/signal_set.hpp>
 #include <chrono>
+#include <filesystem>
 
 #include "core/fs.h"
 #include "core/logging.h"
+#include "core/net/http_client.h"
 #include "core/strings.h"
 #include "stages/bench/bench_result.h"
 #include "stages/bench/load_runner.h"
 #include "stages/bench/schedule.h"
 #include "stages/bench/spec_metrics.h"
 #include "stages/bench/workload.h"
-#include "stages/common/http_client.h"
+#include "stages/common/endpoint.h"
 
 namespace longhaul::stages {
 namespace {
@@ -50,7 +51,7 @@ std::string Num(const json& j, std::initializer_list<const char*> path, const ch
 Result<BenchOutcome> RunBench(const BenchOptions& o, EventWriter& events) {
   auto log = GetLogger("bench");
   RETURN_IF_ERROR(ValidateBenchOptions(o));
-  ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(o.endpoint));
+  ASSIGN_OR_RETURN(net::HttpUrl url, ParseEndpoint(o.endpoint));
   std::optional<json> baseline;
   if (!o.baseline_file.empty()) {
     ASSIGN_OR_RETURN(baseline, LoadBaseline(o.baseline_file));
@@ -90,7 +91,7 @@ Result<BenchOutcome> RunBench(const BenchOptions& o, EventWriter& events) {
 
   RaiseFileLimit();
   boost::asio::io_context io(1);
-  HttpClient client(io, url);
+  net::HttpClient client(io, url);
   auto last_progress = std::chrono::steady_clock::now() - kProgressEvery;
   int64_t failures = 0;
   int64_t ended = 0;

@@ -1,13 +1,13 @@
 #include "stages/bench/bench_options.h"
 
 #include "core/strings.h"
-#include "stages/common/url.h"
+#include "stages/common/endpoint.h"
 
 namespace longhaul::stages {
 
 Status ValidateBenchOptions(const BenchOptions& o) {
   auto bad = [](std::string_view why) { return absl::InvalidArgumentError(std::string(why)); };
-  RETURN_IF_ERROR(ParseHttpUrl(o.endpoint).status());
+  RETURN_IF_ERROR(ParseEndpoint(o.endpoint).status());
   if (o.model.empty()) return bad("--model is required");
   if (!o.rate && !o.concurrency) return bad("give --rate R or --concurrency C");
   if (o.rate && !(*o.rate > 0)) return bad("--rate must be > 0");

@@ -56,7 +56,8 @@ struct LoadRunner::Stream {
   bool chunks_without_usage = false;
 };
 
-LoadRunner::LoadRunner(boost::asio::io_context& io, HttpClient& client, RunPlan plan, OnComplete cb)
+LoadRunner::LoadRunner(boost::asio::io_context& io, net::HttpClient& client, RunPlan plan,
+                       OnComplete cb)
     : io_(io), client_(client), plan_(std::move(plan)), on_complete_(std::move(cb)), timer_(io) {
   records_.reserve(plan_.planned_ns.empty() ? static_cast<size_t>(plan_.closed_loop_count)
                                             : plan_.planned_ns.size());
@@ -151,14 +152,14 @@ void LoadRunner::Send(size_t i) {
   RequestRecord& rec = records_[i];
   rec.sent_ns = Now();
   ++in_flight_;
-  HttpRequest req;
+  net::HttpRequest req;
   req.method = "POST";
   req.target = plan_.target;
   req.body = (*plan_.bodies)[i % plan_.bodies->size()];
   req.timeouts.total_ms = plan_.request_timeout_ms;
   auto stream = std::make_shared<Stream>(this, i);
-  HttpHandler h;
-  h.on_head = [this, stream](const HttpResponseHead& head) {
+  net::HttpHandler h;
+  h.on_head = [this, stream](const net::HttpResponseHead& head) {
     records_[stream->index].http_status = head.status;
   };
   h.on_body = [this, stream](std::string_view piece) {

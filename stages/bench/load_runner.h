@@ -1,4 +1,4 @@
-// The open-loop load generator: one Asio event loop, one HttpClient, requests started at
+// The open-loop load generator: one Asio event loop, one HttpClient (core/net), requests started at
 // their planned times whatever is in flight.
 //
 // Times are steady-clock nanoseconds from the start of the run (not core/clock.h: latencies
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "stages/common/http_client.h"
+#include "core/net/http_client.h"
 
 namespace longhaul::stages {
 
@@ -52,7 +52,7 @@ class LoadRunner {
   // Called after each request ends, with the number ended so far.
   using OnComplete = std::function<void(const RequestRecord&, int64_t done)>;
 
-  LoadRunner(boost::asio::io_context& io, HttpClient& client, RunPlan plan, OnComplete cb);
+  LoadRunner(boost::asio::io_context& io, net::HttpClient& client, RunPlan plan, OnComplete cb);
 
   // Called once when the plan has ended (nothing left to send, nothing in flight) or Stop().
   void OnFinished(std::function<void()> fn) { on_finished_ = std::move(fn); }
@@ -79,7 +79,7 @@ class LoadRunner {
   size_t NewRecord(int64_t planned_ns);
 
   boost::asio::io_context& io_;
-  HttpClient& client_;
+  net::HttpClient& client_;
   RunPlan plan_;
   OnComplete on_complete_;
   std::function<void()> on_finished_;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "core/net/http_client.h"
 #include "core/strings.h"
-#include "stages/common/http_client.h"
 
 namespace longhaul::stages {
 namespace {
@@ -107,13 +107,13 @@ std::string_view MetricsStyleName(MetricsStyle style) {
   return "?";
 }
 
-ServerScrape ScrapeServer(const HttpUrl& url, MetricsStyle style) {
+ServerScrape ScrapeServer(const net::HttpUrl& url, MetricsStyle style) {
   ServerScrape out;
   if (style == MetricsStyle::kNone) return out;
-  HttpRequest req;
+  net::HttpRequest req;
   req.target = url.Target("/metrics");
   req.timeouts.total_ms = 10'000;
-  auto res = HttpFetch(url, req);
+  auto res = net::HttpFetch(url, req);
   if (!res.ok()) {
     out.error = StrCat("GET /metrics: ", res.status().message());
   } else if (res->status() != 200) {
@@ -128,7 +128,7 @@ ServerScrape ScrapeServer(const HttpUrl& url, MetricsStyle style) {
   }
   if (style == MetricsStyle::kSglang || style == MetricsStyle::kAuto) {
     req.target = url.Target("/get_server_info");
-    auto info = HttpFetch(url, req);
+    auto info = net::HttpFetch(url, req);
     if (info.ok() && info->status() == 200) {
       auto j = nlohmann::json::parse(info->body, nullptr, false);
       if (!j.is_discarded()) out.server_info = std::move(j);

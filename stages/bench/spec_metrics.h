@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "core/status.h"
+#include "stages/common/endpoint.h"
 #include "stages/common/prometheus.h"
-#include "stages/common/url.h"
 
 namespace longhaul::stages {
 
@@ -33,7 +33,7 @@ struct ServerScrape {
 
 // GET /metrics and (unless the style is vllm or none) /get_server_info, 10 s timeout each.
 // Never fails: what could not be read is left empty and said in `error`.
-ServerScrape ScrapeServer(const HttpUrl& url, MetricsStyle style);
+ServerScrape ScrapeServer(const net::HttpUrl& url, MetricsStyle style);
 
 struct SpecMetrics {
   std::string style = "none";  // the style used: "vllm", "sglang" or "none"

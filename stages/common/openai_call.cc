@@ -50,18 +50,18 @@ bool IsRetryable(const Status& s) {
          s.code() == absl::StatusCode::kDeadlineExceeded;
 }
 
-void CallOpenAi(HttpClient& client, std::string target, std::string body, bool stream,
-                HttpTimeouts timeouts, std::function<void(CallOutcome)> done) {
+void CallOpenAi(net::HttpClient& client, std::string target, std::string body, bool stream,
+                net::HttpTimeouts timeouts, std::function<void(CallOutcome)> done) {
   auto st = std::make_shared<CallState>();
   st->stream = stream;
-  HttpRequest req;
+  net::HttpRequest req;
   req.method = "POST";
   req.target = std::move(target);
   req.body = std::move(body);
   req.timeouts = timeouts;
   if (stream) req.headers.push_back({"Accept", "text/event-stream"});
-  HttpHandler h;
-  h.on_head = [st](const HttpResponseHead& head) {
+  net::HttpHandler h;
+  h.on_head = [st](const net::HttpResponseHead& head) {
     st->out.http_status = head.status;
     st->out.retry_after = std::string(head.Header("retry-after"));
   };

@@ -15,8 +15,8 @@
 #include <functional>
 #include <string>
 
+#include "core/net/http_client.h"
 #include "core/status.h"
-#include "stages/common/http_client.h"
 #include "stages/common/openai.h"
 
 namespace longhaul::stages {
@@ -30,8 +30,8 @@ struct CallOutcome {
 
 // Sends `body` (built with BuildChatRequest / BuildCompletionRequest; `stream` must match
 // the body's "stream") to `target` and calls `done` once, on the client's loop.
-void CallOpenAi(HttpClient& client, std::string target, std::string body, bool stream,
-                HttpTimeouts timeouts, std::function<void(CallOutcome)> done);
+void CallOpenAi(net::HttpClient& client, std::string target, std::string body, bool stream,
+                net::HttpTimeouts timeouts, std::function<void(CallOutcome)> done);
 
 // True for the failures worth another try: 429, 5xx, timeouts, connection errors.
 bool IsRetryable(const Status& status);

@@ -9,15 +9,15 @@
 
 #include "core/logging.h"
 #include "core/strings.h"
+#include "stages/common/endpoint.h"
 #include "stages/common/jsonl.h"
-#include "stages/common/url.h"
 
 namespace longhaul::stages {
 
 Result<DatagenOutcome> RunDatagen(DatagenOptions o, EventWriter& events) {
   auto log = GetLogger("datagen");
   RETURN_IF_ERROR(ValidateDatagenOptions(o));
-  ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(o.endpoint));
+  ASSIGN_OR_RETURN(net::HttpUrl url, ParseEndpoint(o.endpoint));
   ASSIGN_OR_RETURN(std::vector<Conversation> prompts, ReadConversations(o.prompts_file));
   // The first N distinct ids, in file order.
   std::vector<Conversation> wanted;
@@ -64,7 +64,7 @@ Result<DatagenOutcome> RunDatagen(DatagenOptions o, EventWriter& events) {
                   "samples");
 
   boost::asio::io_context io(1);
-  HttpClient client(io, url);
+  net::HttpClient client(io, url);
   DatagenRunner runner(io, client, o, std::move(todo), store, events, outcome.total,
                        outcome.resumed);
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);

@@ -1,13 +1,13 @@
 #include "stages/datagen/datagen_options.h"
 
 #include "core/strings.h"
-#include "stages/common/url.h"
+#include "stages/common/endpoint.h"
 
 namespace longhaul::stages {
 
 Status ValidateDatagenOptions(DatagenOptions& o) {
   auto bad = [](std::string_view why) { return absl::InvalidArgumentError(std::string(why)); };
-  RETURN_IF_ERROR(ParseHttpUrl(o.endpoint).status());
+  RETURN_IF_ERROR(ParseEndpoint(o.endpoint).status());
   if (o.model.empty()) return bad("--model is required");
   if (o.prompts_file.empty()) return bad("--prompts is required");
   if (o.out_file.empty()) return bad("--out is required");

@@ -36,7 +36,7 @@ struct DatagenRunner::Job {
   std::string last_reasoning;
 };
 
-DatagenRunner::DatagenRunner(boost::asio::io_context& io, HttpClient& client,
+DatagenRunner::DatagenRunner(boost::asio::io_context& io, net::HttpClient& client,
                              const DatagenOptions& options, std::vector<Conversation> todo,
                              SampleStore& store, EventWriter& events, int64_t total,
                              int64_t already_done)
@@ -125,7 +125,7 @@ void DatagenRunner::Request(const std::shared_ptr<Job>& job) {
   if (options_.seed) p.seed = *options_.seed + static_cast<int64_t>(job->index);
   p.stream = options_.stream;
   p.include_usage = true;
-  HttpTimeouts t;
+  net::HttpTimeouts t;
   t.total_ms = static_cast<int64_t>(options_.request_timeout_s * 1000);
   ++stats_.requests;
   ++job->attempts;

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "core/event_writer.h"
+#include "core/net/http_client.h"
 #include "core/status.h"
-#include "stages/common/http_client.h"
 #include "stages/common/jsonl.h"
 #include "stages/datagen/backoff.h"
 #include "stages/datagen/datagen_options.h"
@@ -41,7 +41,7 @@ struct DatagenStats {
 class DatagenRunner {
  public:
   // `todo`: the samples still to generate; `total`/`already_done` for progress events.
-  DatagenRunner(boost::asio::io_context& io, HttpClient& client, const DatagenOptions& options,
+  DatagenRunner(boost::asio::io_context& io, net::HttpClient& client, const DatagenOptions& options,
                 std::vector<Conversation> todo, SampleStore& store, EventWriter& events,
                 int64_t total, int64_t already_done);
   ~DatagenRunner();
@@ -70,7 +70,7 @@ class DatagenRunner {
   void ReportProgress(bool force);
 
   boost::asio::io_context& io_;
-  HttpClient& client_;
+  net::HttpClient& client_;
   const DatagenOptions& options_;
   std::vector<Conversation> todo_;
   SampleStore& store_;

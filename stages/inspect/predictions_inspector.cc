@@ -7,19 +7,18 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/net/http_client.h"
 #include "core/strings.h"
 #include "stages/bench/spec_metrics.h"
-#include "stages/common/http_client.h"
+#include "stages/common/endpoint.h"
 #include "stages/common/jsonl.h"
 #include "stages/common/openai.h"
-#include "stages/common/url.h"
 
 namespace longhaul::inspect {
 namespace {
 
 using nlohmann::json;
 using stages::ChatMessage;
-using stages::HttpUrl;
 
 const char kPredictionsSection[] = "predictions";
 
@@ -64,19 +63,19 @@ Result<std::vector<Prompt>> LoadPrompts(const std::string& path) {
   return out;
 }
 
-Result<HttpUrl> ParseUrl(const std::string& flag, const std::string& url) {
+Result<net::HttpUrl> ParseUrl(const std::string& flag, const std::string& url) {
   if (url.empty()) return absl::InvalidArgumentError(StrCat(flag, " is required"));
-  auto u = stages::ParseHttpUrl(url);
+  auto u = stages::ParseEndpoint(url);
   if (!u.ok()) return Annotate(u.status(), flag);
   return u;
 }
 
 // The first model a server lists at /v1/models.
-Result<std::string> ServedModel(const std::string& flag, const HttpUrl& url) {
-  stages::HttpRequest req;
+Result<std::string> ServedModel(const std::string& flag, const net::HttpUrl& url) {
+  net::HttpRequest req;
   req.target = url.Target("/v1/models");
   req.timeouts.total_ms = 30'000;
-  auto res = stages::HttpFetch(url, req);
+  auto res = net::HttpFetch(url, req);
   if (!res.ok()) {
     return absl::UnavailableError(
         StrCat(flag, " ", url.Origin(), ": GET /v1/models: ", res.status().message()));
@@ -100,7 +99,7 @@ struct Output {
   stages::Completion completion;
 };
 
-Output Generate(const HttpUrl& url, const Prompt& p, const std::string& model,
+Output Generate(const net::HttpUrl& url, const Prompt& p, const std::string& model,
                 const PredictionOptions& o, stages::OpenAiApi api) {
   stages::GenerationParams params;
   params.model = model;
@@ -108,7 +107,7 @@ Output Generate(const HttpUrl& url, const Prompt& p, const std::string& model,
   params.temperature = 0.0;
   params.seed = 0;
   params.stream = false;
-  stages::HttpRequest req;
+  net::HttpRequest req;
   req.method = "POST";
   req.target = url.Target(stages::OpenAiApiPath(api));
   if (api == stages::OpenAiApi::kChat) {
@@ -120,7 +119,7 @@ Output Generate(const HttpUrl& url, const Prompt& p, const std::string& model,
   }
   req.timeouts.total_ms = static_cast<int64_t>(o.request_timeout_s * 1000);
   Output out;
-  auto res = stages::HttpFetch(url, req);
+  auto res = net::HttpFetch(url, req);
   if (!res.ok()) {
     out.status = res.status();
   } else if (res->status() != 200) {
@@ -226,8 +225,8 @@ Result<Reference> LoadReference(const std::string& path) {
     }
     int max_tokens = j.value("max_tokens", 0);
     if (ref.max_tokens != 0 && max_tokens != ref.max_tokens) {
-      return bad(StrCat("max_tokens ", max_tokens, " differs from earlier lines' ",
-                        ref.max_tokens));
+      return bad(
+          StrCat("max_tokens ", max_tokens, " differs from earlier lines' ", ref.max_tokens));
     }
     ref.max_tokens = max_tokens;
     ref.model = j.value("model", "");
@@ -241,9 +240,9 @@ Result<Reference> LoadReference(const std::string& path) {
 
 }  // namespace
 
-Status RecordReference(const PredictionOptions& o, const std::string& out_path,
-                       std::ostream& out, EventWriter& events) {
-  ASSIGN_OR_RETURN(HttpUrl target, ParseUrl("--target", o.target_url));
+Status RecordReference(const PredictionOptions& o, const std::string& out_path, std::ostream& out,
+                       EventWriter& events) {
+  ASSIGN_OR_RETURN(net::HttpUrl target, ParseUrl("--target", o.target_url));
   ASSIGN_OR_RETURN(stages::OpenAiApi api, stages::ParseOpenAiApi(o.api));
   if (o.num < 1) return absl::InvalidArgumentError("--num must be >= 1");
   if (o.max_tokens < 1) return absl::InvalidArgumentError("--max-tokens must be >= 1");
@@ -260,8 +259,8 @@ Status RecordReference(const PredictionOptions& o, const std::string& out_path,
     if (!t.status.ok()) {
       return Annotate(t.status, StrCat("prompt ", i, " (id ", prompts[i].id, ")"));
     }
-    text += RecordLine(prompts[i], model, o, t.completion).dump(
-                -1, ' ', false, json::error_handler_t::replace) +
+    text += RecordLine(prompts[i], model, o, t.completion)
+                .dump(-1, ' ', false, json::error_handler_t::replace) +
             "\n";
     events.Progress(static_cast<double>(i + 1), static_cast<double>(prompts.size()), "prompts");
   }
@@ -297,12 +296,12 @@ Status InspectPredictions(const PredictionOptions& o, Report& report, std::ostre
   if (!live_target && !o.target_url.empty()) {
     return absl::InvalidArgumentError("give --target or --reference, not both");
   }
-  HttpUrl target;
+  net::HttpUrl target;
   if (live_target) {
     ASSIGN_OR_RETURN(target, ParseUrl("--target", o.target_url));
   }
-  ASSIGN_OR_RETURN(HttpUrl spec, ParseUrl("--spec", o.spec_url));
-  if (live_target && target.Origin() == spec.Origin() && target.base == spec.base) {
+  ASSIGN_OR_RETURN(net::HttpUrl spec, ParseUrl("--spec", o.spec_url));
+  if (live_target && target.Origin() == spec.Origin() && target.path == spec.path) {
     return absl::InvalidArgumentError(
         "--target and --spec name the same server; --target must serve the model alone");
   }
@@ -403,9 +402,9 @@ Status InspectPredictions(const PredictionOptions& o, Report& report, std::ostre
   auto cond = ConditionalAcceptance(fig, o.rules.min_support);
 
   json& sec = report.Section(kPredictionsSection);
-  sec["target"] = live_target ? json(target.Origin() + target.base) : json(nullptr);
+  sec["target"] = live_target ? json(target.Origin() + target.path) : json(nullptr);
   sec["reference"] = live_target ? json(nullptr) : json(o.reference);
-  sec["spec"] = spec.Origin() + spec.base;
+  sec["spec"] = spec.Origin() + spec.path;
   sec["target_model"] = target_model;
   sec["spec_model"] = spec_model;
   sec["prompts_file"] = o.prompts.empty() ? json("(built-in)") : json(o.prompts);

@@ -33,8 +33,8 @@ uint64_t RefEngineServer::Impl::NextRequestSeed() {
   return options_.seed * 0x9e3779b97f4a7c15ull + next_id_;
 }
 
-void RefEngineServer::Impl::Generate(const HttpRequest& req, std::shared_ptr<HttpResponder> resp,
-                                     bool chat) {
+void RefEngineServer::Impl::Generate(const net::ServerRequest& req,
+                                     std::shared_ptr<net::HttpResponder> resp, bool chat) {
   if (!loaded_) {
     resp->Send(503, "application/json", ErrorJson(503, "model is loading"));
     return;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/metrics.h"
 #include "core/strings.h"
 
 namespace longhaul::refengine {
@@ -14,19 +15,6 @@ std::string Num(double v) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.17g", v);
   return buf;
-}
-
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\\' || c == '"') out.push_back('\\');
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out.push_back(c);
-  }
-  return out;
 }
 
 void Header(std::string* out, const std::string& name, const char* type, const char* help) {
@@ -72,7 +60,8 @@ ServerMetrics::ServerMetrics()
 
 std::string RenderPrometheus(const MetricsView& v) {
   const EngineStats& s = *v.stats;
-  const std::string model = StrCat("model_name=\"", Escape(v.model_name), "\"");
+  const std::string model =
+      StrCat("model_name=\"", metrics::EscapePrometheusLabelValue(v.model_name), "\"");
   std::string out;
   if (v.style != MetricsStyle::kSglang) {
     Header(&out, "vllm:num_requests_running", "gauge",

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/json_string.h"
 #include "core/strings.h"
 
 namespace longhaul::refengine {
@@ -115,43 +116,6 @@ json FinishReason(const std::string& reason) {
 
 std::string Event(const json& j) { return StrCat("data: ", j.dump(), "\n\n"); }
 
-// A JSON string literal: quotes, backslashes and control characters escaped; other bytes as
-// they are (the model's vocabulary comes from the corpus, so its text is valid UTF-8).
-std::string JsonString(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out.push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out.push_back('"');
-  return out;
-}
-
 }  // namespace
 
 Result<ApiRequest> ParseChatRequest(std::string_view body) {
@@ -238,12 +202,12 @@ std::string CompletionResponseJson(const ResponseMeta& meta, const std::string& 
 std::string ChatChunkEvent(const ResponseMeta& meta, const TextDelta& delta, bool with_role,
                            const std::string& finish_reason) {
   std::string out =
-      StrCat("data: {\"id\":", JsonString(meta.id),
+      StrCat("data: {\"id\":", JsonQuote(meta.id),
              ",\"object\":\"chat.completion.chunk\",\"created\":", meta.created,
-             ",\"model\":", JsonString(meta.model), ",\"choices\":[{\"index\":0,\"delta\":{");
+             ",\"model\":", JsonQuote(meta.model), ",\"choices\":[{\"index\":0,\"delta\":{");
   bool first = true;
   auto field = [&](std::string_view key, const std::string& value) {
-    out += StrCat(first ? "" : ",", "\"", key, "\":", JsonString(value));
+    out += StrCat(first ? "" : ",", "\"", key, "\":", JsonQuote(value));
     first = false;
   };
   if (with_role) field("role", "assistant");
@@ -251,18 +215,18 @@ std::string ChatChunkEvent(const ResponseMeta& meta, const TextDelta& delta, boo
   if (!delta.content.empty() || (with_role && delta.reasoning.empty()))
     field("content", delta.content);
   out += StrCat("},\"logprobs\":null,\"finish_reason\":",
-                finish_reason.empty() ? std::string("null") : JsonString(finish_reason), "}]}\n\n");
+                finish_reason.empty() ? std::string("null") : JsonQuote(finish_reason), "}]}\n\n");
   return out;
 }
 
 std::string CompletionChunkEvent(const ResponseMeta& meta, const std::string& text,
                                  const std::string& finish_reason) {
-  return StrCat("data: {\"id\":", JsonString(meta.id),
+  return StrCat("data: {\"id\":", JsonQuote(meta.id),
                 ",\"object\":\"text_completion\",\"created\":", meta.created,
-                ",\"model\":", JsonString(meta.model),
-                ",\"choices\":[{\"index\":0,\"text\":", JsonString(text),
+                ",\"model\":", JsonQuote(meta.model),
+                ",\"choices\":[{\"index\":0,\"text\":", JsonQuote(text),
                 ",\"logprobs\":null,\"finish_reason\":",
-                finish_reason.empty() ? std::string("null") : JsonString(finish_reason), "}]}\n\n");
+                finish_reason.empty() ? std::string("null") : JsonQuote(finish_reason), "}]}\n\n");
 }
 
 std::string UsageChunkEvent(const ResponseMeta& meta, bool chat, int prompt_tokens,

@@ -48,15 +48,28 @@ Status ValidateOptions(const ServerOptions& o) {
   return OkStatus();
 }
 
+// Keep-alive, no read timeout (a benchmark's client may hold a connection idle), and a request
+// that is not HTTP answered the way OpenAI's API answers errors.
+net::HttpServer::Options HttpOptions() {
+  net::HttpServer::Options o;
+  o.bad_request = [](std::string_view problem) {
+    return net::BadRequestAnswer{"application/json",
+                                 ErrorJson(400, StrCat("bad HTTP request: ", problem))};
+  };
+  return o;
+}
+
 }  // namespace
 
 RefEngineServer::Impl::Impl(ServerOptions options, std::ostream& out)
     : options_(std::move(options)),
       out_(out),
-      http_(io_,
-            [this](HttpRequest req, std::shared_ptr<HttpResponder> resp) {
-              Handle(std::move(req), std::move(resp));
-            }),
+      http_(
+          io_,
+          [this](net::ServerRequest req, std::shared_ptr<net::HttpResponder> resp) {
+            Handle(std::move(req), std::move(resp));
+          },
+          HttpOptions()),
       crash_([] {
         std::cerr << "refengine: --crash-after reached: exiting abruptly" << std::endl;
         ::_exit(1);
@@ -170,7 +183,8 @@ void RefEngineServer::Impl::Stop() {
   });
 }
 
-void RefEngineServer::Impl::Handle(HttpRequest req, std::shared_ptr<HttpResponder> resp) {
+void RefEngineServer::Impl::Handle(net::ServerRequest req,
+                                   std::shared_ptr<net::HttpResponder> resp) {
   const std::string& p = req.path;
   bool get = req.method == "GET" || req.method == "HEAD";
   if (req.method == "POST" && (p == "/v1/chat/completions" || p == "/v1/completions")) {
@@ -197,7 +211,7 @@ void RefEngineServer::Impl::Handle(HttpRequest req, std::shared_ptr<HttpResponde
   }
 }
 
-void RefEngineServer::Impl::Health(HttpResponder& resp) {
+void RefEngineServer::Impl::Health(net::HttpResponder& resp) {
   if (!loaded_) {
     resp.Send(503, "application/json", R"({"status":"loading"})");
     return;
@@ -205,7 +219,7 @@ void RefEngineServer::Impl::Health(HttpResponder& resp) {
   resp.Send(200, "text/plain", "");
 }
 
-void RefEngineServer::Impl::HealthGenerate(std::shared_ptr<HttpResponder> resp) {
+void RefEngineServer::Impl::HealthGenerate(std::shared_ptr<net::HttpResponder> resp) {
   if (!loaded_) {
     resp->Send(503, "application/json", R"({"status":"loading"})");
     return;
@@ -235,7 +249,7 @@ void RefEngineServer::Impl::HealthGenerate(std::shared_ptr<HttpResponder> resp) 
   });
 }
 
-void RefEngineServer::Impl::Models(HttpResponder& resp) {
+void RefEngineServer::Impl::Models(net::HttpResponder& resp) {
   nlohmann::json model = {{"id", options_.model_name},
                           {"object", "model"},
                           {"created", 0},
@@ -259,7 +273,7 @@ MetricsView RefEngineServer::Impl::View() const {
   return v;
 }
 
-void RefEngineServer::Impl::Metrics(HttpResponder& resp) {
+void RefEngineServer::Impl::Metrics(net::HttpResponder& resp) {
   if (loop_) metrics_.last_gen_throughput = loop_->RecentThroughput();
   resp.Send(200, "text/plain; version=0.0.4; charset=utf-8", RenderPrometheus(View()));
 }

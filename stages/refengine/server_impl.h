@@ -8,9 +8,9 @@
 #include <ostream>
 #include <thread>
 
+#include "core/net/http_server.h"
 #include "stages/refengine/asio.h"
 #include "stages/refengine/engine_loop.h"
-#include "stages/refengine/http_server.h"
 #include "stages/refengine/metrics.h"
 #include "stages/refengine/openai_api.h"
 #include "stages/refengine/server.h"
@@ -29,14 +29,14 @@ class RefEngineServer::Impl {
   void Stop();
 
   // Routes (server.cc).
-  void Handle(HttpRequest req, std::shared_ptr<HttpResponder> resp);
-  void Health(HttpResponder& resp);
-  void HealthGenerate(std::shared_ptr<HttpResponder> resp);
-  void Models(HttpResponder& resp);
-  void Metrics(HttpResponder& resp);
+  void Handle(net::ServerRequest req, std::shared_ptr<net::HttpResponder> resp);
+  void Health(net::HttpResponder& resp);
+  void HealthGenerate(std::shared_ptr<net::HttpResponder> resp);
+  void Models(net::HttpResponder& resp);
+  void Metrics(net::HttpResponder& resp);
   MetricsView View() const;
   // Generation (generation.cc).
-  void Generate(const HttpRequest& req, std::shared_ptr<HttpResponder> resp, bool chat);
+  void Generate(const net::ServerRequest& req, std::shared_ptr<net::HttpResponder> resp, bool chat);
   uint64_t NextRequestSeed();
 
   void StartLoading();
@@ -46,7 +46,7 @@ class RefEngineServer::Impl {
   ServerOptions options_;
   std::ostream& out_;
   boost::asio::io_context io_;
-  HttpServer http_;
+  net::HttpServer http_;
   int port_ = 0;
   std::thread loader_;
   std::atomic<bool> stopping_{false};

@@ -15,6 +15,7 @@
 #include "core/duration.h"
 #include "core/fs.h"
 #include "core/strings.h"
+#include "stages/common/endpoint.h"
 #include "stages/serve/profile_finder.h"
 
 namespace longhaul::stages {
@@ -175,7 +176,7 @@ Result<SupervisorConfig> PrepareServe(const ServeOptions& o, const std::string& 
   const std::string& host = vars["host"];
   std::string check_host = IsWildcard(host) ? (host == "::" ? "::1" : "127.0.0.1") : host;
   ASSIGN_OR_RETURN(cfg.check_url,
-                   ParseHttpUrl(StrCat("http://", HostForUrl(check_host), ":", port)));
+                   ParseEndpoint(StrCat("http://", HostForUrl(check_host), ":", port)));
   std::string advertise = o.advertise_host;
   if (advertise.empty()) {
     advertise = host;

@@ -58,7 +58,7 @@ void ServeSupervisor::Arm(boost::asio::steady_timer& t, int64_t ms, void (ServeS
 Status ServeSupervisor::Run() {
   auto log = GetLogger("serve");
   start_ = SteadyClock::now();
-  client_ = std::make_unique<HttpClient>(io_, cfg_.check_url);
+  client_ = std::make_unique<net::HttpClient>(io_, cfg_.check_url);
   signals_.async_wait([this](boost::system::error_code ec, int sig) {
     if (ec) return;
     GetLogger("serve")->info("signal {}: stopping the engine", sig);
@@ -150,11 +150,11 @@ void ServeSupervisor::CheckHealth() {
     return Arm(check_timer_, p.health_interval_ms, &ServeSupervisor::CheckHealth);
   }
   auto status = std::make_shared<int>(0);
-  HttpRequest req;
+  net::HttpRequest req;
   req.target = cfg_.check_url.Target(p.health_path);
   req.timeouts.total_ms = kHealthRequestMs;
-  HttpHandler h;
-  h.on_head = [status](const HttpResponseHead& head) { *status = head.status; };
+  net::HttpHandler h;
+  h.on_head = [status](const net::HttpResponseHead& head) { *status = head.status; };
   h.on_done = [this, status](const Status& s) {
     if (state_ != State::kLoading) return;
     if (s.ok() && *status == 200) return StartProbe();
@@ -189,7 +189,7 @@ void ServeSupervisor::Probe() {
   std::string body = p.probe_api == OpenAiApi::kChat
                          ? BuildChatRequest({ChatMessage("user", p.probe_prompt)}, gp)
                          : BuildCompletionRequest(p.probe_prompt, gp);
-  HttpTimeouts t;
+  net::HttpTimeouts t;
   t.total_ms = remaining;
   CallOpenAi(*client_, cfg_.check_url.Target(OpenAiApiPath(p.probe_api)), std::move(body),
              /*stream=*/false, t, [this](CallOutcome out) {
@@ -222,11 +222,11 @@ void ServeSupervisor::Ready() {
 void ServeSupervisor::ServingCheck() {
   if (state_ != State::kServing) return;
   auto status = std::make_shared<int>(0);
-  HttpRequest req;
+  net::HttpRequest req;
   req.target = cfg_.check_url.Target(cfg_.profile.health_path);
   req.timeouts.total_ms = kHealthRequestMs;
-  HttpHandler h;
-  h.on_head = [status](const HttpResponseHead& head) { *status = head.status; };
+  net::HttpHandler h;
+  h.on_head = [status](const net::HttpResponseHead& head) { *status = head.status; };
   h.on_done = [this, status](const Status& s) {
     if (state_ != State::kServing) return;
     if (s.ok() && *status == 200) {

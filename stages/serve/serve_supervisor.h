@@ -25,9 +25,9 @@
 #include <string>
 
 #include "core/event_writer.h"
+#include "core/net/http_client.h"
 #include "core/status.h"
 #include "stages/common/group_process.h"
-#include "stages/common/http_client.h"
 #include "stages/serve/argv_template.h"
 #include "stages/serve/engine_output.h"
 #include "stages/serve/engine_profile.h"
@@ -37,9 +37,9 @@ namespace longhaul::stages {
 struct SupervisorConfig {
   EngineProfile profile;
   RenderedCommand command;
-  HttpUrl check_url;     // where lh-serve itself reaches the engine (loopback)
-  std::string endpoint;  // what dependents are told (output `endpoint`)
-  std::string model;     // the served model name, for the probe and output `model`
+  net::HttpUrl check_url;  // where lh-serve itself reaches the engine (loopback)
+  std::string endpoint;    // what dependents are told (output `endpoint`)
+  std::string model;       // the served model name, for the probe and output `model`
   std::string log_dir = ".";
   bool echo = true;
 };
@@ -80,7 +80,7 @@ class ServeSupervisor {
   EventWriter& events_;
   std::unique_ptr<EngineOutput> engine_output_;  // before engine_: outlives its reads
   std::unique_ptr<GroupProcess> engine_;
-  std::unique_ptr<HttpClient> client_;
+  std::unique_ptr<net::HttpClient> client_;
   boost::asio::steady_timer load_timer_, check_timer_, probe_timer_, stop_timer_, exit_timer_;
   boost::asio::signal_set signals_;
   State state_ = State::kLoading;

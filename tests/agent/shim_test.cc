@@ -21,6 +21,7 @@
 #include "agent/shim/leftovers.h"
 #include "agent/shim/shim_files.h"
 #include "core/fs.h"
+#include "core/json_string.h"
 #include "core/strings.h"
 #include "tests/agent/cgroup_test_util.h"
 #include "tests/testing/test_util.h"

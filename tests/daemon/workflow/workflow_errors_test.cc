@@ -401,7 +401,10 @@ TEST(WorkflowNotifyTest, BadNotifyBlocksSayWhatAndWhere) {
             "the events are run_succeeded, run_failed, run_cancelled, stage_failed, "
             "stage_stalled, service_lost, agent_lost, gpu_fault, stage_gpu_idle");
   EXPECT_EQ(OnlyError("name: w\nnotify:\n  webhook: ftp://h/x\nstages:\n  a: {run: [x]}\n"),
-            "wf.yaml:3:12: notify.webhook: 'ftp://h/x': expected an http:// or https:// URL");
+            "wf.yaml:3:12: notify.webhook: 'ftp://h/x': expected http://HOST[:PORT] or "
+            "https://HOST[:PORT]");
+  EXPECT_EQ(OnlyError("name: w\nnotify:\n  webhook: https://me:pw@h/x\nstages:\n  a: {run: [x]}\n"),
+            "wf.yaml:3:12: notify.webhook: 'https://me:pw@h/x': user info is not supported");
   EXPECT_TRUE(ParseWorkflow("name: w\nnotify:\n  webhook: https://h/x\nstages:\n  a: {run: [x]}\n",
                             "wf.yaml")
                   .ok());

@@ -1,4 +1,4 @@
-#include "stages/common/http_client.h"
+#include "core/net/http_client.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include "stages/common/sse.h"
 #include "tests/stages/common/fake_openai_server.h"
 
-namespace longhaul::stages {
+namespace longhaul::net {
 namespace {
 
 using longhaul::testing::FakeOpenAiOptions;
@@ -17,14 +17,14 @@ using longhaul::testing::FakeOpenAiServer;
 using Clock = std::chrono::steady_clock;
 
 HttpRequest Chat(bool stream, int max_tokens = 100) {
-  GenerationParams p;
+  stages::GenerationParams p;
   p.model = "fake-model";
   p.stream = stream;
   p.max_tokens = max_tokens;
   HttpRequest r;
   r.method = "POST";
   r.target = "/v1/chat/completions";
-  r.body = BuildChatRequest({{"user", "hello there"}}, p);
+  r.body = stages::BuildChatRequest({{"user", "hello there"}}, p);
   return r;
 }
 
@@ -76,7 +76,7 @@ TEST_F(HttpClientTest, SequentialRequestsReuseOneKeptAliveConnection) {
   for (const auto& o : out) {
     ASSERT_TRUE(o.done.ok()) << o.done;
     EXPECT_EQ(o.status, 200);
-    auto c = ParseCompletionResponse(o.body);
+    auto c = stages::ParseCompletionResponse(o.body);
     ASSERT_TRUE(c.ok()) << c.status();
     EXPECT_EQ(c->content, "Hello there, my friend.");
   }
@@ -92,10 +92,10 @@ TEST_F(HttpClientTest, StreamsChunkedSseAsItArrives) {
   HttpClient client(io_, Url(server));
   Outcome o;
   std::vector<Clock::time_point> event_times;
-  Completion total;
-  SseParser sse([&](const SseEvent& e) {
+  stages::Completion total;
+  stages::SseParser sse([&](const stages::SseEvent& e) {
     event_times.push_back(Clock::now());
-    auto d = ParseStreamEvent(e.data);
+    auto d = stages::ParseStreamEvent(e.data);
     ASSERT_TRUE(d.ok()) << d.status();
     Accumulate(*d, total);
   });
@@ -234,6 +234,24 @@ TEST_F(HttpClientTest, FetchReturnsStatusAndBody) {
   EXPECT_EQ(bad->head.Header("content-type"), "text/plain");
 }
 
+TEST_F(HttpClientTest, ABodyPastTheRequestsLimitFailsTheRequest) {
+  FakeOpenAiServer server;
+  server.Start();
+  server.SetHealthy(false);  // answers "unhealthy", 9 bytes
+  HttpRequest r;
+  r.target = "/health";
+  r.body_limit = 9;
+  auto whole = HttpFetch(Url(server), r);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->body, "unhealthy");
+  r.body_limit = 8;
+  auto cut = HttpFetch(Url(server), r);
+  EXPECT_EQ(cut.status().code(), absl::StatusCode::kInvalidArgument) << cut.status();
+  EXPECT_NE(cut.status().message().find("longer than 8 bytes (body limit exceeded)"),
+            std::string::npos)
+      << cut.status();
+}
+
 TEST_F(HttpClientTest, ShutdownDropsPendingHandlers) {
   FakeOpenAiServer server;
   server.Start();
@@ -262,4 +280,4 @@ TEST_F(HttpClientTest, RejectsHeaderInjection) {
 }
 
 }  // namespace
-}  // namespace longhaul::stages
+}  // namespace longhaul::net

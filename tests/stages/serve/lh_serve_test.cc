@@ -8,8 +8,9 @@
 #include <regex>
 
 #include "core/event.h"
+#include "core/net/http_client.h"
 #include "core/strings.h"
-#include "stages/common/http_client.h"
+#include "stages/common/endpoint.h"
 #include "tests/stages/common/stage_events.h"
 #include "tests/testing/test_util.h"
 
@@ -94,9 +95,9 @@ TEST_F(LhServeTest, WaitsOutASlowLoadThenReportsEndpointAndStopsOnSigterm) {
   }
   EXPECT_GE(load_s, 1.0);
   // The endpoint really serves.
-  stages::HttpRequest req;
+  net::HttpRequest req;
   req.target = "/health";
-  auto res = stages::HttpFetch(*stages::ParseHttpUrl(endpoint), req);
+  auto res = net::HttpFetch(*stages::ParseEndpoint(endpoint), req);
   ASSERT_TRUE(res.ok()) << res.status();
   EXPECT_EQ(res->status(), 200);
   // Output went to the log files and was echoed.
@@ -148,11 +149,11 @@ TEST_F(LhServeTest, EarlyExitDuringLoadIsReported) {
 TEST_F(LhServeTest, EngineCrashWhileServingEndsTheStage) {
   Serve({"--set", "extra_args=--crash-after 1"});  // the probe is request 1
   ASSERT_TRUE(WaitFor([&] { return Ready(); }, 20'000)) << Log();
-  stages::HttpRequest req;
+  net::HttpRequest req;
   req.method = "POST";
   req.target = "/v1/completions";
   req.body = R"({"model":"fake-model","prompt":"hi","max_tokens":2})";
-  (void)stages::HttpFetch(*stages::ParseHttpUrl(Output("endpoint")), req);
+  (void)net::HttpFetch(*stages::ParseEndpoint(Output("endpoint")), req);
   EXPECT_EQ(ExitCode(20'000), 1);
   EXPECT_NE(Log().find("engine exited with code 3 while serving"), std::string::npos) << Log();
 }
@@ -212,7 +213,7 @@ TEST_F(LhServeTest, DryRunRendersAndBadInputIsNamed) {
 
 TEST_F(LhServeTest, OnAnAgentWithAnAdvertisedAddressItBindsAndAdvertisesThatAddress) {
   auto serve = [&](const std::string& node, std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {BinPath("lh-serve"), "--profile", "fake", "--profiles-dir",
+    std::vector<std::string> argv = {BinPath("lh-serve"),   "--profile", "fake",  "--profiles-dir",
                                      dir_.Join("profiles"), "--dry-run", "--set", "port=4321"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return testing::RunCommand(argv, {{"LONGHAUL_ADVERTISE_HOST", node}});

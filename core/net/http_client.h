@@ -1,6 +1,13 @@
-// An HTTP/1.1 client for one server, on a Boost.Asio io_context (Beast parses responses):
+// The HTTP/1.1 client of every longhaul program (the stages' engine calls and scrapes,
+// longhauld's webhooks), for one server, on a Boost.Asio io_context (Beast parses responses):
 // a keep-alive connection pool, connect / first-byte / total timeouts, response bodies
 // delivered piece by piece as they arrive (chunked encoding decoded), for streaming APIs.
+//
+// TLS for an https:// URL (OpenSSL): the server's certificate must chain to the system's CA
+// store, or to Options::ca_file when one is given, and name the URL's host; the host name is
+// sent as SNI (not for an IP address). A handshake that fails is Unavailable "TLS handshake
+// with HOST:PORT: certificate verify failed (REASON)" or OpenSSL's reason; the handshake
+// counts against the connect timeout.
 //
 // Open loop by default: a request that finds no idle connection opens a new one at once, so
 // nothing ever waits for another request to finish. With max_connections set, requests wait
@@ -20,10 +27,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/net/url.h"
 #include "core/status.h"
-#include "stages/common/url.h"
 
-namespace longhaul::stages {
+namespace longhaul::net {
 
 struct HttpTimeouts {
   int64_t connect_ms = 10'000;  // one TCP connect
@@ -40,6 +47,10 @@ struct HttpRequest {
   std::string content_type = "application/json";  // sent only with a body
   HttpHeaders headers;  // extra headers; names and values must not contain CR or LF
   HttpTimeouts timeouts;
+  // The most response body bytes taken; past it the request fails (InvalidArgument "...
+  // body limit exceeded") and the connection closes. 0: no limit (a stream runs as long as
+  // the server sends).
+  uint64_t body_limit = 0;
 };
 
 struct HttpResponseHead {
@@ -63,6 +74,7 @@ class HttpClient {
   struct Options {
     size_t max_connections = 0;  // 0: no limit (open loop)
     size_t max_idle = 4096;      // idle keep-alive connections kept for reuse
+    std::string ca_file;         // https: PEM CA certificates to trust; "": the system's
   };
   struct Stats {
     int64_t connections_opened = 0;
@@ -77,8 +89,9 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  // Starts a request. `request.target` is sent as is (the URL's base is not added; use
-  // url().Target(path)).
+  // Starts a request. `request.target` is sent as is (the URL's path is not added; use
+  // url().Target(path)). A CA file that cannot be loaded fails every request with
+  // FailedPrecondition naming it.
   void Send(HttpRequest request, HttpHandler handler);
   void Shutdown();
 
@@ -98,7 +111,9 @@ struct HttpResult {
   int status() const { return head.status; }
 };
 
-// Blocking request on a private io_context, for probes and scrapes outside an event loop.
-Result<HttpResult> HttpFetch(const HttpUrl& url, HttpRequest request);
+// Blocking request on a private io_context, for probes, scrapes and webhooks outside an event
+// loop. Thread-safe (each call has its own io_context and connection).
+Result<HttpResult> HttpFetch(const HttpUrl& url, HttpRequest request,
+                             const HttpClient::Options& options = {});
 
-}  // namespace longhaul::stages
+}  // namespace longhaul::net

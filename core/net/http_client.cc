@@ -1,11 +1,11 @@
-#include "stages/common/http_client.h"
+#include "core/net/http_client.h"
 
 #include <cctype>
 
+#include "core/net/http_pool.h"
 #include "core/strings.h"
-#include "stages/common/http_pool.h"
 
-namespace longhaul::stages {
+namespace longhaul::net {
 
 using namespace http_internal;
 
@@ -28,7 +28,28 @@ std::string_view HttpResponseHead::Header(std::string_view name) const {
   return {};
 }
 
+HttpClient::Core::Core(asio::io_context& io, HttpUrl url, Options options)
+    : io_(io), url_(std::move(url)), options_(std::move(options)), sweep_(io) {
+  bool v6 = url_.host.find(':') != std::string::npos;
+  host_header_ = StrCat(v6 ? "[" : "", url_.host, v6 ? "]" : "", ":", static_cast<int>(url_.port));
+  if (!url_.https) return;
+  tls_.emplace(asio::ssl::context::tls_client);
+  beast::error_code ec;
+  if (options_.ca_file.empty()) {
+    tls_->set_default_verify_paths(ec);
+  } else {
+    tls_->load_verify_file(options_.ca_file, ec);
+  }
+  if (ec) {
+    tls_error_ = absl::FailedPreconditionError(StrCat(
+        "cannot load ", options_.ca_file.empty() ? "the system's CA store" : options_.ca_file, ": ",
+        ec.message()));
+  }
+  tls_->set_verify_mode(asio::ssl::verify_peer);
+}
+
 void HttpClient::Core::Send(Pending p) {
+  if (!tls_error_.ok()) return Fail(std::move(p), tls_error_);
   const HttpRequest& r = p.request;
   if (HasCrLf(r.method) || HasCrLf(r.target) || HasCrLf(r.content_type) || r.target.empty() ||
       r.target[0] != '/') {
@@ -191,7 +212,7 @@ void HttpClient::Core::Shutdown() {
 }
 
 HttpClient::HttpClient(asio::io_context& io, HttpUrl url, Options options)
-    : core_(std::make_shared<Core>(io, std::move(url), options)) {}
+    : core_(std::make_shared<Core>(io, std::move(url), std::move(options))) {}
 
 HttpClient::~HttpClient() { core_->Shutdown(); }
 
@@ -208,12 +229,13 @@ const HttpUrl& HttpClient::url() const { return core_->url_; }
 
 HttpClient::Stats HttpClient::stats() const { return core_->stats_; }
 
-Result<HttpResult> HttpFetch(const HttpUrl& url, HttpRequest request) {
+Result<HttpResult> HttpFetch(const HttpUrl& url, HttpRequest request,
+                             const HttpClient::Options& options) {
   asio::io_context io;
   HttpResult out;
   Status status = absl::InternalError("request did not complete");
   {
-    HttpClient client(io, url);
+    HttpClient client(io, url, options);
     HttpHandler h;
     h.on_head = [&](const HttpResponseHead& head) { out.head = head; };
     h.on_body = [&](std::string_view piece) { out.body.append(piece); };
@@ -225,4 +247,4 @@ Result<HttpResult> HttpFetch(const HttpUrl& url, HttpRequest request) {
   return out;
 }
 
-}  // namespace longhaul::stages
+}  // namespace longhaul::net

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/buffer_body.hpp>
@@ -15,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "stages/common/http_client.h"
+#include "core/net/http_client.h"
 
-namespace longhaul::stages::http_internal {
+namespace longhaul::net::http_internal {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -44,21 +46,16 @@ struct Pending {
 
 class Connection;
 
-}  // namespace longhaul::stages::http_internal
+}  // namespace longhaul::net::http_internal
 
-namespace longhaul::stages {
+namespace longhaul::net {
 
 using http_internal::Connection;
 using http_internal::Pending;
 
 class HttpClient::Core : public std::enable_shared_from_this<HttpClient::Core> {
  public:
-  Core(boost::asio::io_context& io, HttpUrl url, Options options)
-      : io_(io), url_(std::move(url)), options_(options), sweep_(io) {
-    bool v6 = url_.host.find(':') != std::string::npos;
-    host_header_ =
-        StrCat(v6 ? "[" : "", url_.host, v6 ? "]" : "", ":", static_cast<int>(url_.port));
-  }
+  Core(boost::asio::io_context& io, HttpUrl url, Options options);
 
   void Send(Pending p);
   // A connection finished its request; `reusable` if it may serve another.
@@ -72,6 +69,8 @@ class HttpClient::Core : public std::enable_shared_from_this<HttpClient::Core> {
   HttpUrl url_;
   std::string host_header_;
   Options options_;
+  std::optional<boost::asio::ssl::context> tls_;  // for an https:// URL
+  Status tls_error_;                              // the CA file could not be loaded
   bool shut_down_ = false;
   std::optional<boost::asio::ip::tcp::resolver::results_type> endpoints_;
   std::vector<std::shared_ptr<Connection>> idle_;
@@ -89,28 +88,28 @@ class HttpClient::Core : public std::enable_shared_from_this<HttpClient::Core> {
   void Sweep();
 };
 
-}  // namespace longhaul::stages
+}  // namespace longhaul::net
 
-namespace longhaul::stages::http_internal {
+namespace longhaul::net::http_internal {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  explicit Connection(const std::shared_ptr<HttpClient::Core>& core)
-      : core_(core), socket_(core->io_) {}
+  explicit Connection(const std::shared_ptr<HttpClient::Core>& core);
 
   void Start(Pending p);
   void CheckDeadline(SteadyTime now);
   void Close() {
     beast::error_code ignored;
-    socket_.close(ignored);
+    socket().close(ignored);
   }
-  bool open() const { return socket_.is_open(); }
+  bool open() { return socket().is_open(); }
 
   size_t busy_index = 0;
 
  private:
   void Connect();
   void ConnectNext();
+  void Handshake();
   void Write();
   void ReadHeader();
   void ReadBody();
@@ -121,8 +120,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return core && !core->shut_down_ ? core : nullptr;
   }
 
+  // The TCP socket, under the TLS stream for https.
+  tcp::socket& socket() { return tls_ ? tls_->next_layer() : socket_; }
+  // Calls `f` with the stream requests and responses go through: the TLS stream or the socket.
+  template <typename F>
+  void WithStream(F&& f) {
+    if (tls_) {
+      f(*tls_);
+    } else {
+      f(socket_);
+    }
+  }
+
   std::weak_ptr<HttpClient::Core> core_;
-  tcp::socket socket_;
+  tcp::socket socket_;                                   // plain http
+  std::unique_ptr<asio::ssl::stream<tcp::socket>> tls_;  // https
   beast::flat_buffer buffer_;
   std::optional<http::response_parser<http::buffer_body>> parser_;
   std::string wire_;
@@ -138,4 +150,4 @@ class Connection : public std::enable_shared_from_this<Connection> {
   char piece_[kBodyPiece];
 };
 
-}  // namespace longhaul::stages::http_internal
+}  // namespace longhaul::net::http_internal

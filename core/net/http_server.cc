@@ -1,15 +1,23 @@
-#include "stages/refengine/http_server.h"
+#include "core/net/http_server.h"
 
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/status.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <cstdio>
 #include <deque>
 #include <optional>
 
-#include "core/logging.h"
+#include "core/net/listen_address.h"
 #include "core/strings.h"
-#include "stages/refengine/asio.h"
 
-namespace longhaul::refengine {
+namespace longhaul::net {
 namespace {
 
 namespace asio = boost::asio;
@@ -17,27 +25,33 @@ namespace beast = boost::beast;
 namespace http = boost::beast::http;
 using tcp = asio::ip::tcp;
 
-constexpr size_t kBodyLimit = 16 * 1024 * 1024;
-
-std::string StatusLine(int status, bool http10) {
+std::string HttpServerStatusLine(int status, bool http10) {
   auto reason = http::obsolete_reason(static_cast<http::status>(status));
   return StrCat(http10 ? "HTTP/1.0 " : "HTTP/1.1 ", status, " ",
                 std::string(reason.data(), reason.size()), "\r\n");
 }
 
-std::string Hex(size_t n) {
+std::string HttpServerHex(size_t n) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%zx", n);
   return buf;
 }
 
+// What the connections share with the server, which may be gone before they are.
+struct ServerShared {
+  HttpServer::Handler handler;
+  HttpServer::Options options;
+  int open = 0;  // connections
+};
+
 class Session;
 
 class Responder : public HttpResponder {
  public:
-  Responder(std::shared_ptr<Session> session, bool keep_alive, bool http10)
-      : session_(std::move(session)), keep_alive_(keep_alive), http10_(http10) {}
-  void Send(int status, std::string_view content_type, std::string body) override;
+  Responder(std::shared_ptr<Session> session, bool keep_alive, bool http10, bool head)
+      : session_(std::move(session)), keep_alive_(keep_alive), http10_(http10), head_(head) {}
+  void Send(int status, std::string_view content_type, std::string body,
+            const Headers& headers) override;
   void StartStream(int status, std::string_view content_type) override;
   void Write(std::string data) override;
   void End() override;
@@ -55,6 +69,7 @@ class Responder : public HttpResponder {
   std::shared_ptr<Session> session_;
   bool keep_alive_;
   bool http10_;
+  bool head_;
   bool started_ = false;
   bool done_ = false;
   std::function<void()> on_close_;
@@ -62,12 +77,16 @@ class Responder : public HttpResponder {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<const HttpServer::Handler> handler)
-      : socket_(std::move(socket)), handler_(std::move(handler)) {
+  Session(tcp::socket socket, std::shared_ptr<ServerShared> shared)
+      : socket_(std::move(socket)),
+        shared_(std::move(shared)),
+        read_timer_(socket_.get_executor()) {
+    ++shared_->open;
     // The close watch peeks without blocking.
     beast::error_code ignored;
     socket_.non_blocking(true, ignored);
   }
+  ~Session() { --shared_->open; }
 
   void Start() { Read(); }
 
@@ -87,32 +106,47 @@ class Session : public std::enable_shared_from_this<Session> {
   bool closed() const { return closed_; }
 
  private:
+  const HttpServer::Options& options() const { return shared_->options; }
+
   void Read() {
     parser_.emplace();
-    parser_->body_limit(kBodyLimit);
+    parser_->header_limit(options().header_limit);
+    parser_->body_limit(options().body_limit);
+    if (options().header_timeout.count() > 0) {
+      read_timer_.expires_after(options().header_timeout);
+      read_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+        if (!ec) self->Close();  // the read fails and finds the session closed
+      });
+    }
     http::async_read(
         socket_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
+    read_timer_.cancel();
+    if (closed_) return;
     if (ec) {
-      if (ec != http::error::end_of_stream && ec != asio::error::operation_aborted &&
-          ec != asio::error::connection_reset && ec != asio::error::eof) {
-        // A malformed request gets a 400 before the connection closes.
-        std::string body = StrCat("{\"error\":{\"message\":\"bad HTTP request: ", ec.message(),
-                                  "\",\"type\":\"BadRequestError\",\"code\":400}}");
-        Enqueue(StrCat(StatusLine(400, false), "Content-Type: application/json\r\n",
-                       "Content-Length: ", body.size(), "\r\nConnection: close\r\n\r\n", body));
-        response_done_ = true;
-        keep_alive_ = false;
+      if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted ||
+          ec == asio::error::connection_reset || ec == asio::error::eof ||
+          ec == http::error::header_limit) {
+        Close();  // gone, or a header too large to be worth an answer
         return;
       }
-      Close();
+      // A malformed request, or a body too large, gets a 400 before the connection closes.
+      BadRequestAnswer a = options().bad_request
+                               ? options().bad_request(ec.message())
+                               : BadRequestAnswer{"text/plain; charset=utf-8",
+                                                  StrCat("bad HTTP request: ", ec.message(), "\n")};
+      Enqueue(StrCat(HttpServerStatusLine(400, false), "Content-Type: ", a.content_type,
+                     "\r\nContent-Length: ", a.body.size(), "\r\nConnection: close\r\n\r\n",
+                     a.body));
+      response_done_ = true;
+      keep_alive_ = false;
       return;
     }
     http::request<http::string_body> req = parser_->release();
-    HttpRequest r;
+    ServerRequest r;
     r.method = std::string(req.method_string());
     std::string target(req.target());
     size_t q = target.find('?');
@@ -121,13 +155,15 @@ class Session : public std::enable_shared_from_this<Session> {
     r.body = std::move(req.body());
     response_done_ = false;
     bool http10 = req.version() < 11;
-    current_ = std::make_shared<Responder>(shared_from_this(), req.keep_alive() && !http10, http10);
+    bool keep_alive = options().keep_alive && req.keep_alive() && !http10;
+    current_ = std::make_shared<Responder>(shared_from_this(), keep_alive, http10,
+                                           req.method() == http::verb::head);
     WatchForClose();
-    (*handler_)(std::move(r), current_);
+    shared_->handler(std::move(r), current_);
   }
 
   // While a request is being answered nobody reads the socket; wait for readability to learn
-  // that the client went away (EOF), so that its generation is cancelled.
+  // that the client went away (EOF), so that its work can be cancelled.
   void WatchForClose() {
     socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
       if (ec || self->closed_ || self->response_done_) return;
@@ -186,12 +222,14 @@ class Session : public std::enable_shared_from_this<Session> {
     closed_ = true;
     beast::error_code ignored;
     socket_.close(ignored);
+    read_timer_.cancel();
     out_.clear();
     if (auto r = std::exchange(current_, nullptr)) r->NotifyClosed();
   }
 
   tcp::socket socket_;
-  std::shared_ptr<const HttpServer::Handler> handler_;
+  std::shared_ptr<ServerShared> shared_;
+  asio::steady_timer read_timer_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::deque<std::string> out_;
@@ -206,15 +244,17 @@ class Session : public std::enable_shared_from_this<Session> {
 
 bool Responder::closed() const { return done_ || session_->closed(); }
 
-void Responder::Send(int status, std::string_view content_type, std::string body) {
+void Responder::Send(int status, std::string_view content_type, std::string body,
+                     const Headers& headers) {
   if (closed() || started_) return;
   started_ = true;
   done_ = true;
-  std::string head = StrCat(StatusLine(status, http10_), "Content-Type: ", content_type,
-                            "\r\nContent-Length: ", body.size(),
-                            "\r\nConnection: ", keep_alive_ ? "keep-alive" : "close", "\r\n\r\n");
-  head += body;
-  session_->Enqueue(std::move(head));
+  std::string out = StrCat(HttpServerStatusLine(status, http10_), "Content-Type: ", content_type,
+                           "\r\nContent-Length: ", body.size(), "\r\n");
+  for (const auto& [name, value] : headers) out += StrCat(name, ": ", value, "\r\n");
+  out += StrCat("Connection: ", keep_alive_ ? "keep-alive" : "close", "\r\n\r\n");
+  if (!head_) out += body;
+  session_->Enqueue(std::move(out));
   session_->ResponseDone(keep_alive_);
 }
 
@@ -222,7 +262,7 @@ void Responder::StartStream(int status, std::string_view content_type) {
   if (closed() || started_) return;
   started_ = true;
   // HTTP/1.0 has no chunked encoding: the body runs to the end of the connection.
-  session_->Enqueue(StrCat(StatusLine(status, http10_), "Content-Type: ", content_type,
+  session_->Enqueue(StrCat(HttpServerStatusLine(status, http10_), "Content-Type: ", content_type,
                            "\r\nCache-Control: no-cache\r\n",
                            http10_ ? "Connection: close\r\n"
                                    : (keep_alive_ ? "Transfer-Encoding: chunked\r\nConnection: "
@@ -233,18 +273,18 @@ void Responder::StartStream(int status, std::string_view content_type) {
 }
 
 void Responder::Write(std::string data) {
-  if (closed() || !started_ || data.empty()) return;
+  if (closed() || !started_ || data.empty() || head_) return;
   if (http10_) {
     session_->Enqueue(std::move(data));
     return;
   }
-  session_->Enqueue(StrCat(Hex(data.size()), "\r\n", data, "\r\n"));
+  session_->Enqueue(StrCat(HttpServerHex(data.size()), "\r\n", data, "\r\n"));
 }
 
 void Responder::End() {
   if (closed() || !started_) return;
   done_ = true;
-  if (!http10_) session_->Enqueue("0\r\n\r\n");
+  if (!http10_ && !head_) session_->Enqueue("0\r\n\r\n");
   session_->ResponseDone(keep_alive_ && !http10_);
 }
 
@@ -252,8 +292,24 @@ void Responder::End() {
 
 class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
  public:
-  Impl(asio::io_context& io, Handler handler)
-      : io_(io), handler_(std::make_shared<const Handler>(std::move(handler))), acceptor_(io) {}
+  Impl(asio::io_context& io, Handler handler, Options options)
+      : io_(io),
+        shared_(std::make_shared<ServerShared>(
+            ServerShared{std::move(handler), std::move(options), 0})),
+        acceptor_(io),
+        accept_retry_(io) {}
+
+  Result<tcp::endpoint> Bind(const tcp::endpoint& ep, const std::string& where) {
+    beast::error_code ec;
+    acceptor_.open(ep.protocol(), ec);
+    if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(ep, ec);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return absl::UnavailableError(StrCat("cannot listen on ", where, ": ", ec.message()));
+    tcp::endpoint bound = acceptor_.local_endpoint(ec);
+    Accept();
+    return bound;
+  }
 
   Result<int> Listen(const std::string& host, int port) {
     beast::error_code ec;
@@ -262,46 +318,49 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
     if (ec || results.empty()) {
       return absl::InvalidArgumentError(StrCat("cannot resolve host '", host, "': ", ec.message()));
     }
-    tcp::endpoint ep = results.begin()->endpoint();
-    acceptor_.open(ep.protocol(), ec);
-    if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-    if (!ec) acceptor_.bind(ep, ec);
-    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-      return absl::UnavailableError(
-          StrCat("cannot listen on ", host, ":", port, ": ", ec.message()));
-    }
-    Accept();
-    return static_cast<int>(acceptor_.local_endpoint().port());
+    ASSIGN_OR_RETURN(tcp::endpoint bound,
+                     Bind(results.begin()->endpoint(), StrCat(host, ":", port)));
+    return static_cast<int>(bound.port());
   }
 
   void Stop() {
     beast::error_code ignored;
     acceptor_.close(ignored);
+    accept_retry_.cancel();
   }
 
  private:
   void Accept() {
     acceptor_.async_accept([self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
-      if (!ec) {
+      if (ec) {
+        // Out of descriptors, most likely: accepting again at once would spin.
+        self->accept_retry_.expires_after(std::chrono::milliseconds(100));
+        self->accept_retry_.async_wait([self](beast::error_code e) {
+          if (!e && self->acceptor_.is_open()) self->Accept();
+        });
+        return;
+      }
+      int cap = self->shared_->options.max_connections;
+      if (cap <= 0 || self->shared_->open < cap) {
         beast::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);
-        std::make_shared<Session>(std::move(socket), self->handler_)->Start();
-      } else {
-        GetLogger("refengine")->warn("accept failed: {}", ec.message());
-      }
+        std::make_shared<Session>(std::move(socket), self->shared_)->Start();
+      }  // else the socket closes here
       self->Accept();
     });
   }
 
   asio::io_context& io_;
-  std::shared_ptr<const Handler> handler_;
+  std::shared_ptr<ServerShared> shared_;
   tcp::acceptor acceptor_;
+  asio::steady_timer accept_retry_;
+
+  friend class HttpServer;
 };
 
-HttpServer::HttpServer(asio::io_context& io, Handler handler)
-    : impl_(std::make_shared<Impl>(io, std::move(handler))) {}
+HttpServer::HttpServer(asio::io_context& io, Handler handler, Options options)
+    : impl_(std::make_shared<Impl>(io, std::move(handler), std::move(options))) {}
 
 HttpServer::~HttpServer() { impl_->Stop(); }
 
@@ -309,6 +368,12 @@ Result<int> HttpServer::Listen(const std::string& host, int port) {
   return impl_->Listen(host, port);
 }
 
+Result<std::string> HttpServer::Listen(const std::string& listen) {
+  ASSIGN_OR_RETURN(tcp::endpoint ep, ParseListenAddress(listen));
+  ASSIGN_OR_RETURN(tcp::endpoint bound, impl_->Bind(ep, listen));
+  return DialableAddress(bound);
+}
+
 void HttpServer::Stop() { impl_->Stop(); }
 
-}  // namespace longhaul::refengine
+}  // namespace longhaul::net
