@@ -12,6 +12,7 @@
 // agent samples two fake GPUs through it).
 // Exit 77 (ctest: skipped) without chromium.
 import { createHash, randomBytes } from "node:crypto";
+import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import {
   existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync,
@@ -362,6 +363,44 @@ const cases = {
     await shot("stage-gpus");
   },
 
+  // The most a stage can show: 8 GPUs of 600 points each (a 5-day attempt's bound), stored as
+  // longhauld stores them (rows of gpu_series, written here with sqlite3 into its database),
+  // drawn as 8 charts of 600-point lines; prints how long the page took.
+  async gpu_many_points() {
+    const c = await gpuNode();
+    const id = c.submit(wf.quick, ["--set", "n=gpus"]);
+    await c.waitRun(id, /SUCCEEDED/);
+    const { attempts } = await c.api(`/runs/${id}/stages/hello/attempts`);
+    const attemptId = Number(attempts[0].id);
+    const t0 = Date.now() - 5 * 86_400_000;
+    const rows = [];
+    for (let g = 0; g < 8; g++) {
+      const pts = [];
+      for (let i = 0; i < 600; i++) {
+        const span = i < 120 ? 5_000 : 900_000;
+        const t = i < 120 ? t0 + i * 5_000 : t0 + 600_000 + (i - 120) * 900_000;
+        const sm = 50 + 45 * Math.sin((i + g * 10) / 20);
+        pts.push([t, span, sm, 30, (20 + g) * 2 ** 30, 150_754_820_096, 400, 60, sm < 5 ? span : 0]);
+      }
+      const json = JSON.stringify({ v: 1, last: pts[599][0] + 900_000, head: pts.slice(0, 120), tail: pts.slice(120) });
+      rows.push(`INSERT INTO gpu_series(attempt_id, gpu_index, uuid, series_json) VALUES (${attemptId}, ${g}, 'GPU-big-${g}', '${json}');`);
+    }
+    execFileSync("sqlite3", [path.join(c.state, "longhaul.db")], { input: `PRAGMA busy_timeout=10000;\n${rows.join("\n")}\n` });
+    const started = Date.now();
+    await openOn(c, `/runs/${id}/stages/hello`);
+    const charts = page.locator("figure.gpu-chart");
+    await charts.nth(7).locator("polyline.line.sm").waitFor({ timeout: T });
+    const ms = Date.now() - started;
+    check(await charts.count() === 8, `${await charts.count()} charts`);
+    for (let g = 0; g < 8; g++) {
+      const pts = (await charts.nth(g).locator("polyline.line.sm").first().getAttribute("points")).trim().split(/\s+/).length;
+      check(pts === 600, `chart ${g}: ${pts} points`);
+    }
+    console.log(`       8 GPUs x 600 points: the stage page drew them ${ms} ms after it was opened`);
+    await page.locator('[data-testid="gpu-summary"]').scrollIntoViewIfNeeded();
+    await shot("stage-gpus-8x600");
+  },
+
   // A hardware XID on GPU 1 quarantines it: the agents page says so, with the XID.
   async gpu_quarantine() {
     const c = await gpuNode();
@@ -442,7 +481,7 @@ async function main() {
       window.__cspViolation(`${e.violatedDirective} blocked ${e.blockedURI || "inline"} (${e.sourceFile}:${e.lineNumber})`));
   });
   const order = ["runs_paging", "live_progress", "cancel", "retry", "markup_is_text", "agents",
-    "audit", "pivot", "reconnect", "gpu_telemetry", "gpu_quarantine", "gpu_drain", "gpu_refused",
+    "audit", "pivot", "reconnect", "gpu_telemetry", "gpu_many_points", "gpu_quarantine", "gpu_drain", "gpu_refused",
     "compare_campaign", "no_csp_violation"];
   for (const name of order) {
     if (ONLY.length && !ONLY.includes(name)) continue;
