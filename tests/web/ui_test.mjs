@@ -388,6 +388,8 @@ const cases = {
     execFileSync("sqlite3", [path.join(c.state, "longhaul.db")], { input: `PRAGMA busy_timeout=10000;\n${rows.join("\n")}\n` });
     const started = Date.now();
     await openOn(c, `/runs/${id}/stages/hello`);
+    await page.locator('[data-testid="attempts"]').waitFor({ timeout: T });
+    const pageMs = Date.now() - started;
     const charts = page.locator("figure.gpu-chart");
     await charts.nth(7).locator("polyline.line.sm").waitFor({ timeout: T });
     const ms = Date.now() - started;
@@ -396,7 +398,14 @@ const cases = {
       const pts = (await charts.nth(g).locator("polyline.line.sm").first().getAttribute("points")).trim().split(/\s+/).length;
       check(pts === 600, `chart ${g}: ${pts} points`);
     }
-    console.log(`       8 GPUs x 600 points: the stage page drew them ${ms} ms after it was opened`);
+    const asked = Date.now();
+    const res = await fetch(`${c.httpUrl}/api/v1/runs/${id}/stages/hello/gpus`,
+      { headers: { Authorization: `Bearer ${gpuTokens.ada}` } });
+    const body = await res.text();
+    const apiMs = Date.now() - asked;
+    check(res.ok && JSON.parse(body).series.length === 8, `GET .../gpus: ${res.status}`);
+    console.log(`       8 GPUs x 600 points: GET .../gpus answered ${(body.length / 1024).toFixed(0)} KiB ` +
+      `in ${apiMs} ms; the stage page showed its attempts ${pageMs} ms and drew the charts ${ms} ms after it was opened`);
     await page.locator('[data-testid="gpu-summary"]').scrollIntoViewIfNeeded();
     await shot("stage-gpus-8x600");
   },
