@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 
 #include "core/log_read.h"
@@ -52,11 +53,11 @@ Response MethodNotAllowed(const Request& req, const std::string& allow) {
   return r;
 }
 
-#define LH_TRY_ASSIGN(lhs, expr)                                  \
-  auto LH_CONCAT(lh_try_, __LINE__) = (expr);                     \
-  if (!LH_CONCAT(lh_try_, __LINE__).ok()) {                       \
-    return ErrorResponse(LH_CONCAT(lh_try_, __LINE__).status());  \
-  }                                                               \
+#define LH_TRY_ASSIGN(lhs, expr)                                 \
+  auto LH_CONCAT(lh_try_, __LINE__) = (expr);                    \
+  if (!LH_CONCAT(lh_try_, __LINE__).ok()) {                      \
+    return ErrorResponse(LH_CONCAT(lh_try_, __LINE__).status()); \
+  }                                                              \
   lhs = std::move(LH_CONCAT(lh_try_, __LINE__)).value()
 
 Response ListRuns(rpc::ClientApi* api, const Request& req, int64_t parent) {
@@ -118,8 +119,7 @@ Response ReadLog(rpc::ClientApi* api, const Request& req, int64_t run, const std
                            StrCat("attachment; filename=\"run", run, "-", stage, "-attempt",
                                   page.attempt(), ".", q.stream(), ".log\""));
   }
-  r.headers.emplace_back("X-Longhaul-Offset",
-                         std::to_string(download ? offset : page.offset()));
+  r.headers.emplace_back("X-Longhaul-Offset", std::to_string(download ? offset : page.offset()));
   r.headers.emplace_back("X-Longhaul-Next-Offset", std::to_string(page.next_offset()));
   r.headers.emplace_back("X-Longhaul-Finished", page.finished() ? "true" : "false");
   r.headers.emplace_back("X-Longhaul-Attempt", std::to_string(page.attempt()));
@@ -146,6 +146,12 @@ Response StageEndpoint(rpc::ClientApi* api, const Request& req, int64_t run,
     return Reply(api->ListMetrics(q));
   }
   if (what == "logs") return ReadLog(api, req, run, stage);
+  if (what == "gpus") {
+    v1::ListGpuSeriesRequest q;
+    q.set_run_id(run);
+    q.set_stage(stage);
+    return Reply(api->ListGpuSeries(q));
+  }
   return NotFound(req);
 }
 
@@ -154,8 +160,8 @@ Response ListEvents(rpc::ClientApi* api, const Request& req, int64_t run) {
   q.set_run_id(run);
   q.set_stage(req.Query("stage").value_or(""));
   if (q.stage().empty()) {
-    return ErrorResponse(absl::InvalidArgumentError(
-        StrCat(req.path, ": query parameter 'stage' is required")));
+    return ErrorResponse(
+        absl::InvalidArgumentError(StrCat(req.path, ": query parameter 'stage' is required")));
   }
   q.set_type(req.Query("type").value_or(""));
   LH_TRY_ASSIGN(int64_t attempt, IntParam(req, "attempt", 0));
@@ -226,6 +232,32 @@ Response RunAction(rpc::ClientApi* api, const Request& req, int64_t run,
   return NotFound(req);
 }
 
+// POST /agents/{id}/gpus/{index|all}/{drain|undrain} {"reason": "..."}: DrainGpu, audited
+// as the gRPC call is, with the caller's name on the GPU's record.
+Response GpuAction(rpc::ClientApi* api, const Request& req, const std::vector<std::string>& seg) {
+  if (seg[4] != "drain" && seg[4] != "undrain") return NotFound(req);
+  if (req.method != "POST") return MethodNotAllowed(req, "POST");
+  int64_t gpu = -1;
+  if (seg[3] != "all") {
+    LH_TRY_ASSIGN(gpu, ParseInt(seg[3], StrCat("GPU index in ", req.path)));
+    if (gpu < 0 || gpu > INT32_MAX) {
+      return ErrorResponse(absl::InvalidArgumentError(
+          StrCat("GPU index in ", req.path, ": '", seg[3], "' is not a GPU index or 'all'")));
+    }
+  }
+  bool undrain = seg[4] == "undrain";
+  std::string who = req.principal.name;
+  return Mutate(
+      api, req, auth::Action::kDrainGpu,
+      [&](v1::DrainGpuRequest& q) {
+        q.set_agent_id(seg[1]);
+        q.set_gpu(static_cast<int32_t>(gpu));
+        q.set_undrain(undrain);
+        q.set_by(who);
+      },
+      &rpc::ClientApi::DrainGpu);
+}
+
 // GET /audit?limit=50&before=ID: the audit trail, newest first.
 Response ListAudit(rpc::ClientApi* api, const Request& req) {
   if (req.method != "GET") return MethodNotAllowed(req, "GET");
@@ -279,6 +311,9 @@ Response HandleApi(rpc::ClientApi* api, const Request& req,
   if (segments[0] == "agents" && segments.size() == 1) {
     if (req.method != "GET") return MethodNotAllowed(req, "GET");
     return Reply(api->ListAgents());
+  }
+  if (segments[0] == "agents" && segments.size() == 5 && segments[2] == "gpus") {
+    return GpuAction(api, req, segments);
   }
   return NotFound(req);
 }

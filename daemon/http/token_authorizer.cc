@@ -7,8 +7,8 @@ namespace longhaul::http {
 namespace {
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(),
-                                                suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace
@@ -24,6 +24,9 @@ std::optional<auth::Action> ActionOf(const Request& request) {
     if (EndsWith(p, "/pivot")) return auth::Action::kPivotRun;
     if (EndsWith(p, "/retry")) return auth::Action::kRetryStage;
     if (EndsWith(p, "/cancel")) return auth::Action::kCancelRun;
+    if (p.rfind("/api/v1/agents/", 0) == 0 && (EndsWith(p, "/drain") || EndsWith(p, "/undrain"))) {
+      return auth::Action::kDrainGpu;
+    }
     // POST /api/v1/runs, and any other method or path: the strictest run mutation.
     return auth::Action::kSubmitRun;
   }
@@ -34,6 +37,7 @@ std::optional<auth::Action> ActionOf(const Request& request) {
   if (EndsWith(p, "/events")) return auth::Action::kListEvents;
   if (EndsWith(p, "/metrics")) return auth::Action::kListMetrics;
   if (EndsWith(p, "/attempts")) return auth::Action::kListAttempts;
+  if (EndsWith(p, "/gpus")) return auth::Action::kListMetrics;
   if (p == "/api/v1/runs" || EndsWith(p, "/children")) return auth::Action::kListRuns;
   return auth::Action::kGetRun;
 }
@@ -59,7 +63,8 @@ std::string RequestToken(const Request& request) {
 Result<auth::Principal> TokenHttpAuthorizer::Authorize(const Request& request) const {
   std::optional<auth::Action> action = ActionOf(request);
   if (!action) return auth::Principal{"", auth::Role::kViewer, request.peer};
-  Result<auth::Principal> who = authorizer_->Authorize(RequestToken(request), request.peer, *action);
+  Result<auth::Principal> who =
+      authorizer_->Authorize(RequestToken(request), request.peer, *action);
   if (!who.ok()) {
     GetLogger("http")->warn("{} {} from {}: {}", request.method, request.path,
                             request.peer.empty() ? "?" : request.peer,

@@ -77,6 +77,11 @@ class ClientApi {
   Result<v1::ListAttemptsResponse> ListAttempts(const v1::ListAttemptsRequest& req);
   // One page of a stage's metric points (every name), in the order they were stored.
   Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req);
+  // A stage's GPU telemetry: per attempt and GPU its points and summary, oldest attempt
+  // first, and the stage's summary over all of them; no series (and an empty summary) when
+  // the stage has none. NotFound for an unknown run or stage, DataLoss for a stored series
+  // that does not parse. (client_gpus.cc)
+  Result<v1::ListGpuSeriesResponse> ListGpuSeries(const v1::ListGpuSeriesRequest& req);
   // Registers `watcher` for run `id`: it gets a snapshot first, then changes, and a final
   // update once the run has ended. NotFound for an unknown run.
   Status Watch(int64_t id, std::shared_ptr<scheduler::Watcher> watcher);

@@ -25,8 +25,21 @@ async function stopChild(p, sig, timeout) {
 }
 
 export class Cluster {
-  constructor({ bin, state, uiDir, agent = true }) {
+  /**
+   * agentId: the agent's --id; agentArgs: more flags for it (e.g. the fake NVML's);
+   * agentEnv: more environment for it; daemonArgs: more flags for longhauld (e.g. --tokens);
+   * token: the bearer token api() and cli() send (with --tokens).
+   */
+  constructor({
+    bin, state, uiDir, agent = true, agentId = "local", agentArgs = [], agentEnv = {},
+    daemonArgs = [], token = "",
+  }) {
     this.withAgent = agent;
+    this.daemonArgs = daemonArgs;
+    this.token = token;
+    this.agentId = agentId;
+    this.agentArgs = agentArgs;
+    this.agentEnv = agentEnv;
     this.bin = bin;
     this.state = state;
     this.uiDir = uiDir;
@@ -45,12 +58,12 @@ export class Cluster {
     await this.startDaemon();
     if (!this.withAgent) return;
     this.agent = spawn(path.join(this.bin, "longhaul-agent"), [
-      "--coordinator", this.grpcAddr, "--state-dir", path.join(this.state, "agent"), "--id", "local",
-      "--log-file", path.join(this.state, "logs/agent.log"),
-    ], { stdio: "ignore" });
+      "--coordinator", this.grpcAddr, "--state-dir", path.join(this.state, "agent"), "--id", this.agentId,
+      "--log-file", path.join(this.state, "logs/agent.log"), ...this.agentArgs,
+    ], { stdio: "ignore", env: { ...process.env, ...this.agentEnv } });
     await waitFor(async () => {
       const a = await this.api("/agents").catch(() => null);
-      return a && (a.agents ?? []).some((x) => x.id === "local" && x.state === "AGENT_CONNECTED");
+      return a && (a.agents ?? []).some((x) => x.id === this.agentId && x.state === "AGENT_CONNECTED");
     }, 30_000, "the agent did not connect");
   }
 
@@ -63,6 +76,7 @@ export class Cluster {
     const args = ["--state-dir", this.state, "--listen", this.grpcAddr, "--http", this.httpAddr,
       "--log-file", path.join(this.state, "logs/longhauld.log")];
     if (this.uiDir) args.push("--ui-dir", this.uiDir);
+    args.push(...this.daemonArgs);
     this.daemon = spawn(path.join(this.bin, "longhauld"), args, { stdio: "ignore" });
     let exited = null;
     this.daemon.on("exit", (c, s) => { exited = `exit ${c} signal ${s}`; });
@@ -85,8 +99,10 @@ export class Cluster {
   }
 
   async api(p, body) {
-    const init = body === undefined ? {} : {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+    const headers = this.token ? { Authorization: `Bearer ${this.token}` } : {};
+    const init = body === undefined ? { headers } : {
+      method: "POST", headers: { ...headers, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
     };
     const res = await fetch(`${this.httpUrl}/api/v1${p}`, init);
     if (!res.ok) throw new Error(`${p}: ${res.status} ${await res.text()}`);
@@ -94,8 +110,9 @@ export class Cluster {
   }
 
   cli(args) {
+    const env = this.token ? { ...process.env, LONGHAUL_TOKEN: this.token } : process.env;
     return execFileSync(path.join(this.bin, "longhaul"), ["--coordinator", this.grpcAddr, ...args],
-      { encoding: "utf8", timeout: 30_000 }).trim();
+      { encoding: "utf8", timeout: 30_000, env }).trim();
   }
 
   /** Submits a workflow file with the CLI; returns the run id. */

@@ -7,10 +7,16 @@
 // Env: LONGHAUL_BIN_DIR (required), LONGHAUL_SOURCE_DIR (default: two folders up),
 // LONGHAUL_UI_DIR (serve this dist with --ui-dir instead of the embedded UI),
 // LONGHAUL_UI_SCREENSHOTS (where to save a PNG of each view), CHROMIUM (default
-// /usr/bin/chromium), LONGHAUL_UI_ONLY (comma list of case names to run).
+// /usr/bin/chromium), LONGHAUL_UI_ONLY (comma list of case names to run), LONGHAUL_FAKE_NVML
+// (the fake NVML library, tests/agent/fake_nvml: the gpu_* cases run a second longhauld whose
+// agent samples two fake GPUs through it).
 // Exit 77 (ctest: skipped) without chromium.
+import { createHash, randomBytes } from "node:crypto";
+import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,6 +30,7 @@ const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const SHOTS = process.env.LONGHAUL_UI_SCREENSHOTS || "";
 const ONLY = (process.env.LONGHAUL_UI_ONLY || "").split(",").filter(Boolean);
 const T = 60_000; // the deadline of one wait in the browser
+const FAKE_NVML = process.env.LONGHAUL_FAKE_NVML || "";
 
 if (!BIN) {
   console.error("LONGHAUL_BIN_DIR is not set");
@@ -83,6 +90,53 @@ async function textChanges(locator, before, timeout = T) {
 
 function check(cond, what) {
   if (!cond) throw new Error(what);
+}
+
+// The gpu_* cases' cluster: its agent "gpunode" reads two fake GPUs (fake_nvml_state.h's
+// format) every 100 ms; a test changes what they report by rewriting the state file. Its
+// longhauld has tokens: the page carries admin ada's, or viewer vera's to be refused.
+const nvmlState = path.join(tmp, "nvml.json");
+const fakeGpus = [0, 1].map((i) => ({
+  uuid: `GPU-fake-000${i}`, name: "NVIDIA H200", sm_util: 80, mem_util: 30,
+  mem_used: 40 * 2 ** 30, mem_total: 150_754_820_096, power_mw: 300_000, temp_c: 55,
+  sm_clock_mhz: 1400, throttle_reasons: 0, ecc_corrected: 0, ecc_uncorrected: 0,
+  remapped_correctable: 0, remapped_uncorrectable: 0, remap_pending: false, remap_failed: false,
+  pcie_replays: 0, xids: [], lost: false,
+}));
+function writeNvmlState() {
+  writeFileSync(`${nvmlState}.tmp`, JSON.stringify({ init_error: 0, gpus: fakeGpus }));
+  renameSync(`${nvmlState}.tmp`, nvmlState); // by rename: the library sees a new file
+}
+const gpuTokens = { ada: `lh_${randomBytes(32).toString("hex")}`, vera: `lh_${randomBytes(32).toString("hex")}` };
+let gpuCluster = null;
+/** The page's requests to the GPU cluster carry `who`'s token (the cookie POST /login sets). */
+async function signInAs(who) {
+  await page.context().clearCookies();
+  await page.context().addCookies([{
+    name: "longhaul_token", value: gpuTokens[who], url: gpuCluster.httpUrl, httpOnly: true,
+    sameSite: "Strict",
+  }]);
+}
+async function gpuNode() {
+  if (!gpuCluster) {
+    check(FAKE_NVML && existsSync(FAKE_NVML), `no fake NVML library at '${FAKE_NVML}' (LONGHAUL_FAKE_NVML)`);
+    writeNvmlState();
+    const sha = (t) => createHash("sha256").update(t).digest("hex");
+    const tokens = path.join(tmp, "tokens");
+    writeFileSync(tokens, `admin ada sha256:${sha(gpuTokens.ada)}\nviewer vera sha256:${sha(gpuTokens.vera)}\n`);
+    gpuCluster = new Cluster({
+      bin: BIN, state: path.join(tmp, "gpu-state"), uiDir: process.env.LONGHAUL_UI_DIR,
+      agentId: "gpunode", agentArgs: ["--nvml-library", FAKE_NVML, "--gpu-sample", "100ms"],
+      agentEnv: { LONGHAUL_FAKE_NVML_STATE: nvmlState }, daemonArgs: ["--tokens", tokens],
+      token: gpuTokens.ada,
+    });
+    await gpuCluster.start();
+  }
+  await signInAs("ada");
+  return gpuCluster;
+}
+async function openOn(c, hash) {
+  await page.goto(`${c.httpUrl}/#${hash}`);
 }
 
 const cases = {
@@ -280,6 +334,136 @@ const cases = {
     await shot("agents");
   },
 
+  // A stage that held a GPU for two attempts: the stage page draws a chart per GPU with SM
+  // utilisation and memory, the second attempt's start marked, and the stage's summary.
+  async gpu_telemetry() {
+    const c = await gpuNode();
+    const id = c.submit(wf.gpu);
+    await c.waitRun(id, /SUCCEEDED|FAILED|CANCELLED/);
+    check(/SUCCEEDED/.test((await c.api(`/runs/${id}`)).status), `GPU run ${id} did not succeed`);
+    const g = await c.api(`/runs/${id}/stages/train/gpus`);
+    check(g.series.length === 2 && g.series.map((x) => x.attempt).join() === "1,2",
+      `series of attempts ${g.series.map((x) => x.attempt)}`);
+    check(g.series.every((x) => x.points.length >= 3), `points: ${g.series.map((x) => x.points.length)}`);
+    await openOn(c, `/runs/${id}/stages/train`);
+    const charts = page.locator("figure.gpu-chart");
+    await charts.first().waitFor({ timeout: T });
+    const lines = charts.locator("polyline.line.sm");
+    check(await lines.count() >= 1, "no SM utilisation line");
+    const pts = (await lines.first().getAttribute("points")).trim().split(/\s+/).length;
+    check(pts >= 3, `the SM line has ${pts} points`);
+    check(await charts.locator("polyline.line.mem").count() >= 1, "no memory line");
+    await charts.locator('.attempt-start[data-attempt="2"]').first().waitFor({ timeout: T });
+    const summary = page.locator('[data-testid="gpu-summary"]');
+    await textMatches(summary, /mean SM util\s*80 %/);
+    await textMatches(summary, /peak memory\s*40\.0 GiB of 140 GiB/);
+    await textMatches(summary, /energy\s*[\d.]+ Wh/);
+    await textMatches(page.locator('[data-testid="gpu-series"] tbody tr').first(), /^1\s*\d/);
+    await summary.scrollIntoViewIfNeeded();
+    await shot("stage-gpus");
+  },
+
+  // The most a stage can show: 8 GPUs of 600 points each (a 5-day attempt's bound), stored as
+  // longhauld stores them (rows of gpu_series, written here with sqlite3 into its database),
+  // drawn as 8 charts of 600-point lines; prints how long the page took.
+  async gpu_many_points() {
+    const c = await gpuNode();
+    const id = c.submit(wf.quick, ["--set", "n=gpus"]);
+    await c.waitRun(id, /SUCCEEDED/);
+    const { attempts } = await c.api(`/runs/${id}/stages/hello/attempts`);
+    const attemptId = Number(attempts[0].id);
+    const t0 = Date.now() - 5 * 86_400_000;
+    const rows = [];
+    for (let g = 0; g < 8; g++) {
+      const pts = [];
+      for (let i = 0; i < 600; i++) {
+        const span = i < 120 ? 5_000 : 900_000;
+        const t = i < 120 ? t0 + i * 5_000 : t0 + 600_000 + (i - 120) * 900_000;
+        const sm = 50 + 45 * Math.sin((i + g * 10) / 20);
+        pts.push([t, span, sm, 30, (20 + g) * 2 ** 30, 150_754_820_096, 400, 60, sm < 5 ? span : 0]);
+      }
+      const json = JSON.stringify({ v: 1, last: pts[599][0] + 900_000, head: pts.slice(0, 120), tail: pts.slice(120) });
+      rows.push(`INSERT INTO gpu_series(attempt_id, gpu_index, uuid, series_json) VALUES (${attemptId}, ${g}, 'GPU-big-${g}', '${json}');`);
+    }
+    execFileSync("sqlite3", [path.join(c.state, "longhaul.db")], { input: `PRAGMA busy_timeout=10000;\n${rows.join("\n")}\n` });
+    const started = Date.now();
+    await openOn(c, `/runs/${id}/stages/hello`);
+    await page.locator('[data-testid="attempts"]').waitFor({ timeout: T });
+    const pageMs = Date.now() - started;
+    const charts = page.locator("figure.gpu-chart");
+    await charts.nth(7).locator("polyline.line.sm").waitFor({ timeout: T });
+    const ms = Date.now() - started;
+    check(await charts.count() === 8, `${await charts.count()} charts`);
+    for (let g = 0; g < 8; g++) {
+      const pts = (await charts.nth(g).locator("polyline.line.sm").first().getAttribute("points")).trim().split(/\s+/).length;
+      check(pts === 600, `chart ${g}: ${pts} points`);
+    }
+    const asked = Date.now();
+    const res = await fetch(`${c.httpUrl}/api/v1/runs/${id}/stages/hello/gpus`,
+      { headers: { Authorization: `Bearer ${gpuTokens.ada}` } });
+    const body = await res.text();
+    const apiMs = Date.now() - asked;
+    check(res.ok && JSON.parse(body).series.length === 8, `GET .../gpus: ${res.status}`);
+    console.log(`       8 GPUs x 600 points: GET .../gpus answered ${(body.length / 1024).toFixed(0)} KiB ` +
+      `in ${apiMs} ms; the stage page showed its attempts ${pageMs} ms and drew the charts ${ms} ms after it was opened`);
+    await page.locator('[data-testid="gpu-summary"]').scrollIntoViewIfNeeded();
+    await shot("stage-gpus-8x600");
+  },
+
+  // A hardware XID on GPU 1 quarantines it: the agents page says so, with the XID.
+  async gpu_quarantine() {
+    const c = await gpuNode();
+    fakeGpus[1].xids = [79];
+    writeNvmlState();
+    await openOn(c, "/agents");
+    const row = page.locator('[data-agent="gpunode"] tr[data-gpu="1"]');
+    await textMatches(row.locator('[data-testid="gpu-health"]'), /quarantined[\s\S]*XID 79[\s\S]*since/);
+    check(await row.getAttribute("data-health") === "quarantined", "GPU 1 is not marked quarantined");
+    await textMatches(page.locator('[data-agent="gpunode"] tr[data-gpu="0"] [data-testid="gpu-health"]'), /^ok$/);
+    await textMatches(page.locator('[data-agent="gpunode"] tr[data-gpu="0"]'), /80 %[\s\S]*40\.0 GiB \/ 140 GiB[\s\S]*300 W[\s\S]*55 °C/);
+    await shot("agents-gpus");
+  },
+
+  // Drain on GPU 0 with a reason drains it (shown, and in the audit trail under the caller);
+  // Undrain brings it back.
+  async gpu_drain() {
+    const c = await gpuNode();
+    await openOn(c, "/agents");
+    const row = page.locator('[data-agent="gpunode"] tr[data-gpu="0"]');
+    await row.locator('[data-testid="gpu-drain"]').click();
+    await row.locator('[data-testid="gpu-drain-reason"]').fill("fan noise");
+    await row.locator('[data-testid="gpu-drain-confirm"]').click();
+    await textMatches(row.locator('[data-testid="gpu-health"]'), /drained[\s\S]*fan noise/);
+    const g0 = (await c.api("/agents")).agents.find((a) => a.id === "gpunode").gpus[0];
+    check(g0.health === "drained", `GPU 0 is ${g0.health} after Drain`);
+    await openOn(c, "/audit");
+    const entry = page.locator('[data-testid="audit-table"] tr[data-action="DrainGpu"]').first();
+    await textMatches(entry.locator('[data-col="who"]'), /^ada$/);
+    await textMatches(entry.locator('[data-col="subject"]'), /agent gpunode GPU 0.*drain: fan noise/);
+    await textMatches(entry.locator('[data-col="outcome"]'), /ok/);
+    await openOn(c, "/agents");
+    await row.locator('[data-testid="gpu-undrain"]').click();
+    await textMatches(row.locator('[data-testid="gpu-health"]'), /^ok$/);
+  },
+
+  // A viewer's Drain is refused: the page shows longhauld's refusal beside the button, and
+  // the GPU stays in service.
+  async gpu_refused() {
+    const c = await gpuNode();
+    await signInAs("vera");
+    await openOn(c, "/agents");
+    const row = page.locator('[data-agent="gpunode"] tr[data-gpu="0"]');
+    await row.locator('[data-testid="gpu-drain"]').click();
+    await row.locator('[data-testid="gpu-drain-reason"]').fill("not mine to drain");
+    await row.locator('[data-testid="gpu-drain-confirm"]').click();
+    await textMatches(row.locator('[data-testid="gpu-error"]'), /vera \(viewer\) may not drain GPUs: that needs the admin role/);
+    check(await row.locator('[data-testid="gpu-error"]').isVisible(), "the refusal is not visible");
+    await shot("agents-gpu-refused");
+    const g0 = (await c.api("/agents")).agents.find((a) => a.id === "gpunode").gpus[0];
+    check(g0.health === "ok", `GPU 0 is ${g0.health} after a refused drain`);
+    await page.context().clearCookies();
+  },
+
   // The UI runs under the server's Content-Security-Policy without breaking it: every view the
   // cases above opened (and this one) reported no violation, in events or on the console.
   async no_csp_violation() {
@@ -306,7 +490,8 @@ async function main() {
       window.__cspViolation(`${e.violatedDirective} blocked ${e.blockedURI || "inline"} (${e.sourceFile}:${e.lineNumber})`));
   });
   const order = ["runs_paging", "live_progress", "cancel", "retry", "markup_is_text", "agents",
-    "audit", "pivot", "reconnect", "compare_campaign", "no_csp_violation"];
+    "audit", "pivot", "reconnect", "gpu_telemetry", "gpu_many_points", "gpu_quarantine", "gpu_drain", "gpu_refused",
+    "compare_campaign", "no_csp_violation"];
   for (const name of order) {
     if (ONLY.length && !ONLY.includes(name)) continue;
     const t0 = Date.now();
@@ -331,9 +516,11 @@ try {
 } catch (e) {
   console.log(`setup failed: ${e.stack || e}`);
   cluster.dumpLogs();
+  gpuCluster?.dumpLogs();
 } finally {
   await browser?.close().catch(() => {});
   await cluster.stop();
+  await gpuCluster?.stop();
   if (code === 0) rmSync(tmp, { recursive: true, force: true });
   else console.log(`state kept in ${tmp}`);
 }

@@ -88,5 +88,16 @@ stages:
     run: [/bin/sh, -c, "echo \${params.greeting}, world"]
 `);
 
-  return { quick, slow, flaky, flakyRelease, markup, pivotable };
+  // One GPU for about 1.5 s per attempt (the fake NVML sampled every 100 ms meanwhile); the
+  // first attempt fails and is retried at once, so the stage has two attempts' telemetry.
+  const gpuScript = 'sleep 1.5; if [ "$LONGHAUL_ATTEMPT" = 1 ]; then echo "attempt 1: failing"; exit 3; fi';
+  const gpu = file("gpu.yaml", `name: ui-gpu
+stages:
+  train:
+    resources: {cpus: 0.5, gpus: 1}
+    retry: {limit: 1, backoff: 1s}
+    run: [/bin/sh, -c, ${JSON.stringify(gpuScript)}]
+`);
+
+  return { quick, slow, flaky, flakyRelease, markup, pivotable, gpu };
 }

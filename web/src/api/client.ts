@@ -1,11 +1,12 @@
 // The typed client of longhauld's JSON API (/api/v1). Every function returns converted,
 // number-typed messages (convert.ts) or throws an ApiError carrying the server's message.
 import {
-  toAgent, toAttempt, toAuditEntry, toListRuns, toMetricPage, toRun, toSubmitResponse,
+  toAgent, toAttempt, toAuditEntry, toGpu, toListRuns, toMetricPage, toRun, toStageGpus,
+  toSubmitResponse,
 } from "./convert";
 import type {
-  AgentInfo, Attempt, AuditEntry, ListRunsResponse, LogChunk, MetricPage, PivotRequest, Run,
-  SubmitRunResponse,
+  AgentInfo, Attempt, AuditEntry, GpuInfo, ListRunsResponse, LogChunk, MetricPage, PivotRequest,
+  Run, StageGpus, SubmitRunResponse,
 } from "./types";
 import { noteRequest, noteUnauthenticated } from "./connection";
 
@@ -105,6 +106,11 @@ export async function listMetrics(run: number, stage: string, after: string): Pr
   return toMetricPage(await getJson(`${stagePath(run, stage)}/metrics?${q}`));
 }
 
+/** A stage's GPU telemetry: per attempt and GPU, and the stage's summary. */
+export async function listGpuSeries(run: number, stage: string): Promise<StageGpus> {
+  return toStageGpus(await getJson(stagePath(run, stage) + "/gpus"));
+}
+
 export function logUrl(run: number, stage: string, attempt: number, stream: string,
                        offset: number, maxBytes: number): string {
   const q = new URLSearchParams({
@@ -138,6 +144,17 @@ export async function readLog(run: number, stage: string, attempt: number, strea
 export async function listAgents(): Promise<AgentInfo[]> {
   const j = await getJson("/agents");
   return Array.isArray(j.agents) ? j.agents.map(toAgent) : [];
+}
+
+/**
+ * Takes GPU `gpu` of `agent` ("all": every one) out of service, or brings it back (admin;
+ * audited). Returns the GPUs' states after.
+ */
+export async function drainGpu(agent: string, gpu: number | "all", undrain: boolean,
+                               reason: string): Promise<GpuInfo[]> {
+  const j = await postJson(
+    `/agents/${encodeURIComponent(agent)}/gpus/${gpu}/${undrain ? "undrain" : "drain"}`, { reason });
+  return Array.isArray(j.gpus) ? j.gpus.map(toGpu) : [];
 }
 
 /** One page of the audit trail, newest first; `before` (an entry id) pages on. Admin only. */

@@ -3,8 +3,9 @@
 // at all when the server omits defaults; every converter fills those in, so views never test
 // for undefined except on the optional sub-messages (progress, resources, total, free).
 import type {
-  AgentInfo, Artifact, Attempt, AuditEntry, GpuInfo, ListRunsResponse, Metric, PlanEntry,
-  Progress, Resources, Run, RunUpdate, Stage, SubmitRunResponse, MetricPage,
+  AgentInfo, Artifact, Attempt, AttemptGpuSeries, AuditEntry, GpuHealth, GpuInfo, GpuPoint,
+  GpuReading, GpuUsageSummary, ListRunsResponse, Metric, PlanEntry, Progress, Resources, Run,
+  RunUpdate, Stage, StageGpus, SubmitRunResponse, MetricPage,
 } from "./types";
 
 type Json = Record<string, any>;
@@ -105,9 +106,42 @@ export const toRunUpdate = (j: Json): RunUpdate => ({
   run: toRun(j.run ?? {}), snapshot: !!j.snapshot,
 });
 
+/** An optional (proto3 `optional`) number: null when the server left it out. */
+const optNum = (v: unknown): number | null => (v === undefined || v === null ? null : num(v));
+
+export const toGpuReading = (j: Json | undefined): GpuReading | null => (j ? {
+  ts_ms: num(j.ts_ms), sm_util_pct: optNum(j.sm_util_pct), mem_util_pct: optNum(j.mem_util_pct),
+  mem_used_bytes: optNum(j.mem_used_bytes), mem_total_bytes: optNum(j.mem_total_bytes),
+  power_watts: optNum(j.power_watts), temperature_c: optNum(j.temperature_c),
+  healthy: j.healthy === true, fault: str(j.fault), lost: j.lost === true,
+} : null);
+
 export const toGpu = (j: Json): GpuInfo => ({
   index: num(j.index), name: str(j.name), memory_bytes: num(j.memory_bytes),
-  attempt_id: num(j.attempt_id), run_id: num(j.run_id), stage: str(j.stage),
+  attempt_id: num(j.attempt_id), run_id: num(j.run_id), stage: str(j.stage), uuid: str(j.uuid),
+  health: (str(j.health) || "ok") as GpuHealth, health_reason: str(j.health_reason),
+  health_since_ms: num(j.health_since_ms), reading: toGpuReading(j.reading),
+});
+
+export const toGpuPoint = (j: Json): GpuPoint => ({
+  t_ms: num(j.t_ms), span_ms: num(j.span_ms), sm_util: num(j.sm_util), mem_util: num(j.mem_util),
+  mem_used_max: num(j.mem_used_max), mem_total: num(j.mem_total), power_w: num(j.power_w),
+  temp_max: num(j.temp_max), idle_ms: num(j.idle_ms),
+});
+
+export const toGpuUsage = (j: Json | undefined): GpuUsageSummary => ({
+  sampled_ms: num(j?.sampled_ms), mean_sm_util: j ? num(j.mean_sm_util) : -1,
+  peak_mem_used: j ? num(j.peak_mem_used) : -1, mem_total: j ? num(j.mem_total) : -1,
+  energy_wh: num(j?.energy_wh), idle_ms: num(j?.idle_ms),
+});
+
+export const toStageGpus = (j: Json): StageGpus => ({
+  series: arr(j.series, (s): AttemptGpuSeries => ({
+    attempt: num(s.attempt), attempt_id: num(s.attempt_id), gpu_index: num(s.gpu_index),
+    uuid: str(s.uuid), agent_id: str(s.agent_id), points: arr(s.points, toGpuPoint),
+    summary: toGpuUsage(s.summary),
+  })),
+  summary: toGpuUsage(j.summary),
 });
 
 export const toAgent = (j: Json): AgentInfo => ({

@@ -63,10 +63,41 @@ export interface ListRunsResponse { runs: Run[]; next_page_token: string }
 
 export interface RunUpdate { run: Run; snapshot: boolean }
 
+/** One sample of a GPU as its agent last sent it; null: a figure the GPU does not report. */
+export interface GpuReading {
+  ts_ms: number; sm_util_pct: number | null; mem_util_pct: number | null;
+  mem_used_bytes: number | null; mem_total_bytes: number | null; power_watts: number | null;
+  temperature_c: number | null; healthy: boolean; fault: string; lost: boolean;
+}
+
+export type GpuHealth = "ok" | "quarantined" | "drained";
+
 export interface GpuInfo {
   index: number; name: string; memory_bytes: number; attempt_id: number; run_id: number;
-  stage: string;
+  stage: string; uuid: string;
+  /** "quarantined" (a fault) and "drained" (an operator) are not offered to attempts. */
+  health: GpuHealth; health_reason: string; health_since_ms: number;
+  reading: GpuReading | null;
 }
+
+/** A stretch of one GPU's telemetry; -1: not known. */
+export interface GpuPoint {
+  t_ms: number; span_ms: number; sm_util: number; mem_util: number; mem_used_max: number;
+  mem_total: number; power_w: number; temp_max: number; idle_ms: number;
+}
+
+export interface GpuUsageSummary {
+  sampled_ms: number; mean_sm_util: number; peak_mem_used: number; mem_total: number;
+  energy_wh: number; idle_ms: number;
+}
+
+/** One attempt's series of one GPU. */
+export interface AttemptGpuSeries {
+  attempt: number; attempt_id: number; gpu_index: number; uuid: string; agent_id: string;
+  points: GpuPoint[]; summary: GpuUsageSummary;
+}
+
+export interface StageGpus { series: AttemptGpuSeries[]; summary: GpuUsageSummary }
 
 export interface AgentInfo {
   id: string; hostname: string; total: Resources | null; free: Resources | null;

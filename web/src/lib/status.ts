@@ -13,6 +13,8 @@ const TONE: Record<string, string> = {
   failed: "bad", killed: "bad", lost: "bad",
   cancelled: "warn", unreachable: "warn", unknown: "warn", disconnected: "warn",
   cached: "cached", stopped: "muted",
+  // GPU service states (docs/gpus.md).
+  ok: "ok", quarantined: "bad", drained: "warn",
 };
 
 /** The colour class of a state: idle, run, start, serve, ok, bad, warn, cached, muted. */

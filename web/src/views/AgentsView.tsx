@@ -1,10 +1,14 @@
-// Agents: each node with its GPUs (index, name, memory, the attempt that holds it), CPUs and
-// memory in use, its state (and a full state dir) and when it was last seen. Polled every 5 s.
-import { listAgents } from "../api/client";
-import type { AgentInfo } from "../api/types";
+// Agents: each node with its GPUs (index, name, service state and why, last reading, the
+// attempt that holds it, Drain/Undrain), CPUs and memory in use, its state (and a full state
+// dir) and when it was last seen. Polled every 5 s.
+import { useState } from "preact/hooks";
+import { ApiError, drainGpu, listAgents } from "../api/client";
+import type { AgentInfo, GpuInfo } from "../api/types";
 import { formatBytes, formatNumber } from "../lib/format";
+import { formatPercent } from "../lib/gpu";
 import { href } from "../lib/router";
 import { useResource } from "../store/resource";
+import { requestRender } from "../store/scheduler";
 import { Ago, Badge, Empty, ErrorBox } from "./common";
 
 function Usage({ used, total, fmt }: { used: number; total: number; fmt: (v: number) => string }) {
@@ -17,12 +21,88 @@ function Usage({ used, total, fmt }: { used: number; total: number; fmt: (v: num
   );
 }
 
-function AgentCard({ a }: { a: AgentInfo }) {
+/**
+ * Drain (with a reason, asked inline) or Undrain one GPU. The page cannot know the caller's
+ * role, so the buttons are always there; a refusal (403 for a non-admin) is shown as is.
+ */
+function DrainButton({ agent, g, onDone }: { agent: string; g: GpuInfo; onDone: () => void }) {
+  const [asking, setAsking] = useState(false);
+  const [reason, setReason] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+  const undrain = g.health !== "ok";
+  const go = async () => {
+    setBusy(true);
+    setError("");
+    try {
+      await drainGpu(agent, g.index, undrain, reason);
+      setAsking(false);
+      setReason("");
+      onDone();
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : String(e));
+    } finally {
+      setBusy(false);
+      requestRender();
+    }
+  };
+  const err = error && <span class="inline-error" role="alert" data-testid="gpu-error">{error}</span>;
+  if (undrain) {
+    return <span class="confirm"><button data-testid="gpu-undrain" disabled={busy} onClick={go}>Undrain</button>{err}</span>;
+  }
+  if (!asking) {
+    return <span class="confirm"><button data-testid="gpu-drain" onClick={() => setAsking(true)}>Drain</button>{err}</span>;
+  }
+  return (
+    <span class="confirm asking">
+      <input type="text" placeholder="reason" value={reason} data-testid="gpu-drain-reason"
+             onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
+      <button class="primary" disabled={busy} data-testid="gpu-drain-confirm" onClick={go}>Drain</button>
+      <button disabled={busy} onClick={() => setAsking(false)}>Cancel</button>
+      {err}
+    </span>
+  );
+}
+
+function GpuTable({ a, onChange }: { a: AgentInfo; onChange: () => void }) {
+  return (
+    <div class="scroll-x"><table class="grid gpus">
+      <thead><tr><th class="num">GPU</th><th>Name</th><th>Health</th><th class="num">Util</th>
+        <th class="num">Memory</th><th class="num">Power</th><th class="num">Temp</th>
+        <th>Held by</th><th /></tr></thead>
+      <tbody>{a.gpus.map((g) => {
+        const r = g.reading;
+        const total = r?.mem_total_bytes ?? g.memory_bytes;
+        return (
+          <tr key={g.index} data-gpu={g.index} data-health={g.health}>
+            <td class="num">{g.index}</td>
+            <td class="nowrap">{g.name}<div class="small muted mono">{g.uuid}</div></td>
+            <td data-testid="gpu-health"><Badge state={g.health} />
+              {g.health !== "ok" && <div class="small gpu-reason">{g.health_reason}
+                {g.health_since_ms > 0 && <> · since <Ago ms={g.health_since_ms} /></>}</div>}
+              {r && r.lost && <div class="small level-error">lost: off the bus</div>}</td>
+            <td class="num">{formatPercent(r?.sm_util_pct ?? null)}</td>
+            <td class="num">{r?.mem_used_bytes != null ? formatBytes(r.mem_used_bytes) : "–"} / {formatBytes(total)}</td>
+            <td class="num">{r?.power_watts != null ? `${r.power_watts.toFixed(0)} W` : "–"}</td>
+            <td class="num">{r?.temperature_c != null ? `${r.temperature_c.toFixed(0)} °C` : "–"}</td>
+            <td>{g.attempt_id
+              ? <a href={href.stage(g.run_id, g.stage)}>run {g.run_id} · {g.stage}</a>
+              : <span class="muted">free</span>}</td>
+            <td><DrainButton agent={a.id} g={g} onDone={onChange} /></td>
+          </tr>
+        );
+      })}
+      </tbody>
+    </table></div>
+  );
+}
+
+function AgentCard({ a, onChange }: { a: AgentInfo; onChange: () => void }) {
   const total = a.total ?? { cpus: 0, memory_bytes: 0, gpus: 0 };
   const free = a.free ?? total;
   const labels = Object.entries(a.labels);
   return (
-    <section class="card agent" data-agent={a.id}>
+    <section class={a.gpus.length ? "card agent with-gpus" : "card agent"} data-agent={a.id}>
       <header class="card-head">
         <h2>{a.id} <span class="sub">{a.hostname}</span></h2>
         <div class="actions">
@@ -42,18 +122,7 @@ function AgentCard({ a }: { a: AgentInfo }) {
         {labels.length > 0 && <div><span class="k">labels</span>{labels.map(([k, v]) => `${k}=${v}`).join(" ")}</div>}
         {a.shared_paths.length > 0 && <div><span class="k">shared paths</span>{a.shared_paths.join(" ")}</div>}
       </div>
-      {a.gpus.length > 0 ? (
-        <table class="grid gpus">
-          <thead><tr><th class="num">GPU</th><th>Name</th><th class="num">Memory</th><th>Held by</th></tr></thead>
-          <tbody>{a.gpus.map((g) => (
-            <tr key={g.index}><td class="num">{g.index}</td><td>{g.name}</td>
-              <td class="num">{formatBytes(g.memory_bytes)}</td>
-              <td>{g.attempt_id
-                ? <a href={href.stage(g.run_id, g.stage)}>run {g.run_id} · {g.stage} (attempt id {g.attempt_id})</a>
-                : <span class="muted">free</span>}</td></tr>))}
-          </tbody>
-        </table>
-      ) : <p class="muted small pad">No GPUs.</p>}
+      {a.gpus.length > 0 ? <GpuTable a={a} onChange={onChange} /> : <p class="muted small pad">No GPUs.</p>}
     </section>
   );
 }
@@ -67,7 +136,7 @@ export function AgentsView() {
       <ErrorBox error={res.error} />
       {res.loading && <Empty>Loading…</Empty>}
       {!res.loading && agents.length === 0 && <Empty>No agent has connected.</Empty>}
-      <div class="agents">{agents.map((a) => <AgentCard key={a.id} a={a} />)}</div>
+      <div class="agents">{agents.map((a) => <AgentCard key={a.id} a={a} onChange={() => void res.reload()} />)}</div>
     </div>
   );
 }

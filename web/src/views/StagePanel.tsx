@@ -1,5 +1,5 @@
 // Stage: its live state (from the run's stream), attempts, the log viewer, metric charts,
-// outputs and artifacts, and Retry this stage.
+// GPU telemetry, outputs and artifacts, and Retry this stage.
 import { useState } from "preact/hooks";
 import { listAttempts, retry } from "../api/client";
 import type { Attempt, Stage } from "../api/types";
@@ -13,6 +13,7 @@ import { useResource } from "../store/resource";
 import { ConfirmButton } from "./Actions";
 import { Ago, Badge, Clock, Empty, KeyValues, ProgressBar, Section } from "./common";
 import { DagView } from "./DagView";
+import { GpuSection } from "./GpuCharts";
 import { LogViewer } from "./LogViewer";
 import { MetricCharts } from "./MetricCharts";
 import { RunHeader } from "./RunView";
@@ -133,6 +134,7 @@ export function StageView({ runId, stage }: { runId: number; stage: string }) {
       <Section title="Metrics">
         <MetricCharts runId={runId} stage={stage} live={!isTerminalStage(s.status)} />
       </Section>
+      <GpuSection runId={runId} stage={stage} live={!isTerminalStage(s.status)} />
       <Section title="Artifacts">
         {s.artifacts.length
           ? <table class="grid"><thead><tr><th>Name</th><th>Path</th><th class="num">Size</th><th>Node</th><th class="num">Attempt</th></tr></thead>
