@@ -7,13 +7,13 @@
 namespace longhaul::rpc {
 namespace {
 
-void FillGpuUsage(const scheduler::GpuSummary& s, v1::GpuUsageSummary* out) {
-  out->set_sampled_ms(s.sampled_ms);
-  out->set_mean_sm_util(s.mean_sm_util);
-  out->set_peak_mem_used(s.peak_mem_used);
-  out->set_mem_total(s.mem_total);
-  out->set_energy_wh(s.energy_wh);
-  out->set_idle_ms(s.idle_ms);
+void FillGpuUsage(const scheduler::GpuSummary& s, v1::GpuUsage* out) {
+  out->set_sampled_gpu_hours(static_cast<double>(s.sampled_ms) / 3.6e6);
+  out->set_mean_sm_util_pct(s.mean_sm_util);
+  out->set_peak_mem_used_bytes(s.peak_mem_used);
+  out->set_mem_total_bytes(s.mem_total);
+  out->set_energy_kwh(s.energy_wh / 1000.0);
+  out->set_idle_gpu_hours(static_cast<double>(s.idle_ms) / 3.6e6);
 }
 
 }  // namespace

@@ -121,19 +121,19 @@ TEST_F(HttpGpusTest, AStagesTelemetryPerAttemptAndGpuWithItsSummary) {
     EXPECT_DOUBLE_EQ(p["temp_max"].get<double>(), 55) << p.dump();
   }
   for (const json* sum : std::vector<const json*>{&s["summary"], &g["summary"]}) {
-    EXPECT_NEAR((*sum)["mean_sm_util"].get<double>(), 80, 1e-6) << sum->dump();
-    EXPECT_EQ((*sum)["peak_mem_used"], std::to_string(kMemUsed)) << sum->dump();
-    EXPECT_EQ((*sum)["idle_ms"], "0") << sum->dump();
+    EXPECT_NEAR((*sum)["mean_sm_util_pct"].get<double>(), 80, 1e-6) << sum->dump();
+    EXPECT_EQ((*sum)["peak_mem_used_bytes"], std::to_string(kMemUsed)) << sum->dump();
+    EXPECT_EQ((*sum)["idle_gpu_hours"].get<double>(), 0) << sum->dump();
     // 300 W over what was sampled.
-    double hours = std::stod((*sum)["sampled_ms"].get<std::string>()) / 3.6e6;
+    double hours = (*sum)["sampled_gpu_hours"].get<double>();
     EXPECT_GT(hours, 0) << sum->dump();
-    EXPECT_NEAR((*sum)["energy_wh"].get<double>(), 300 * hours, 1e-6) << sum->dump();
+    EXPECT_NEAR((*sum)["energy_kwh"].get<double>(), 0.3 * hours, 1e-9) << sum->dump();
   }
 
   // A stage that held no GPU: an empty list, not an error.
   json none = Body(Call("GET", StrCat("/api/v1/runs/", run, "/stages/report/gpus"), "vera"), 200);
   EXPECT_EQ(none["series"], json::array()) << none.dump();
-  EXPECT_EQ(none["summary"]["sampled_ms"], "0") << none.dump();
+  EXPECT_EQ(none["summary"]["sampled_gpu_hours"].get<double>(), 0) << none.dump();
 
   // Unknown stage and run: 404 naming them.
   json stage = Body(Call("GET", StrCat("/api/v1/runs/", run, "/stages/nope/gpus"), "vera"), 404);

@@ -4,7 +4,7 @@
 // for undefined except on the optional sub-messages (progress, resources, total, free).
 import type {
   AgentInfo, Artifact, Attempt, AttemptGpuSeries, AuditEntry, GpuHealth, GpuInfo, GpuPoint,
-  GpuReading, GpuUsageSummary, ListRunsResponse, Metric, PlanEntry, Progress, Resources, Run,
+  GpuReading, GpuUsage, ListRunsResponse, Metric, PlanEntry, Progress, Resources, Run,
   RunUpdate, Stage, StageGpus, SubmitRunResponse, MetricPage,
 } from "./types";
 
@@ -129,10 +129,11 @@ export const toGpuPoint = (j: Json): GpuPoint => ({
   temp_max: num(j.temp_max), idle_ms: num(j.idle_ms),
 });
 
-export const toGpuUsage = (j: Json | undefined): GpuUsageSummary => ({
-  sampled_ms: num(j?.sampled_ms), mean_sm_util: j ? num(j.mean_sm_util) : -1,
-  peak_mem_used: j ? num(j.peak_mem_used) : -1, mem_total: j ? num(j.mem_total) : -1,
-  energy_wh: num(j?.energy_wh), idle_ms: num(j?.idle_ms),
+export const toGpuUsage = (j: Json | undefined): GpuUsage => ({
+  sampled_gpu_hours: num(j?.sampled_gpu_hours), mean_sm_util_pct: j ? num(j.mean_sm_util_pct) : -1,
+  peak_mem_used_bytes: j ? num(j.peak_mem_used_bytes) : -1,
+  mem_total_bytes: j ? num(j.mem_total_bytes) : -1,
+  energy_kwh: num(j?.energy_kwh), idle_gpu_hours: num(j?.idle_gpu_hours),
 });
 
 export const toStageGpus = (j: Json): StageGpus => ({

@@ -86,18 +86,18 @@ export interface GpuPoint {
   mem_total: number; power_w: number; temp_max: number; idle_ms: number;
 }
 
-export interface GpuUsageSummary {
-  sampled_ms: number; mean_sm_util: number; peak_mem_used: number; mem_total: number;
-  energy_wh: number; idle_ms: number;
+export interface GpuUsage {
+  sampled_gpu_hours: number; mean_sm_util_pct: number; peak_mem_used_bytes: number;
+  mem_total_bytes: number; energy_kwh: number; idle_gpu_hours: number;
 }
 
 /** One attempt's series of one GPU. */
 export interface AttemptGpuSeries {
   attempt: number; attempt_id: number; gpu_index: number; uuid: string; agent_id: string;
-  points: GpuPoint[]; summary: GpuUsageSummary;
+  points: GpuPoint[]; summary: GpuUsage;
 }
 
-export interface StageGpus { series: AttemptGpuSeries[]; summary: GpuUsageSummary }
+export interface StageGpus { series: AttemptGpuSeries[]; summary: GpuUsage }
 
 export interface AgentInfo {
   id: string; hostname: string; total: Resources | null; free: Resources | null;

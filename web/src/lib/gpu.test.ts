@@ -11,7 +11,7 @@ const pt = (t: number, sm: number, used = -1, total = -1): GpuPoint => ({
 });
 const series = (attempt: number, agent: string, gpu: number, points: GpuPoint[]): AttemptGpuSeries => ({
   attempt, attempt_id: attempt * 10, gpu_index: gpu, uuid: `GPU-${gpu}`, agent_id: agent, points,
-  summary: { sampled_ms: 0, mean_sm_util: -1, peak_mem_used: -1, mem_total: -1, energy_wh: 0, idle_ms: 0 },
+  summary: { sampled_gpu_hours: 0, mean_sm_util_pct: -1, peak_mem_used_bytes: -1, mem_total_bytes: -1, energy_kwh: 0, idle_gpu_hours: 0 },
 });
 
 describe("gpu", () => {
@@ -66,9 +66,9 @@ describe("gpu", () => {
     expect(g.reading?.power_watts).toBeNull();
     expect(toGpu({ index: 0 }).reading).toBeNull();
     const st = toStageGpus({ series: [{ attempt: 2, gpu_index: 0, points: [{ t_ms: "7", sm_util: 1 }] }],
-      summary: { energy_wh: 2.5, mean_sm_util: 40 } });
+      summary: { energy_kwh: 2.5, mean_sm_util_pct: 40 } });
     expect(st.series[0].points[0].t_ms).toBe(7);
-    expect(st.summary.energy_wh).toBe(2.5);
+    expect(st.summary.energy_kwh).toBe(2.5);
     expect(toStageGpus({}).series).toEqual([]);
   });
 });

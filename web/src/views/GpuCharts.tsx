@@ -2,7 +2,7 @@
 // the stage's time, attempt boundaries as dashed lines, and the stage's summary with a row per
 // attempt and GPU. Draws nothing when the stage has no GPU telemetry. Polled while it runs.
 import { listGpuSeries } from "../api/client";
-import type { GpuUsageSummary, StageGpus } from "../api/types";
+import type { GpuUsage, StageGpus } from "../api/types";
 import { formatBytes, formatDuration, formatGpuHours } from "../lib/format";
 import {
   attemptStarts, chartsByGpu, formatEnergy, formatPercent, memPercent, polylines, timeDomain,
@@ -51,12 +51,12 @@ function Chart({ c, domain, starts }: {
   );
 }
 
-function summaryRows(s: GpuUsageSummary): Array<[string, string]> {
+function summaryRows(s: GpuUsage): Array<[string, string]> {
   return [
-    ["mean SM util", formatPercent(s.mean_sm_util)],
-    ["peak memory", `${formatBytes(s.peak_mem_used)}${s.mem_total > 0 ? ` of ${formatBytes(s.mem_total)}` : ""}`],
-    ["energy", formatEnergy(s.energy_wh)],
-    ["GPU-hours idle", `${formatGpuHours(s.idle_ms / 3.6e6)} of ${formatGpuHours(s.sampled_ms / 3.6e6)} sampled`],
+    ["mean SM util", formatPercent(s.mean_sm_util_pct)],
+    ["peak memory", `${formatBytes(s.peak_mem_used_bytes)}${s.mem_total_bytes > 0 ? ` of ${formatBytes(s.mem_total_bytes)}` : ""}`],
+    ["energy", formatEnergy(s.energy_kwh * 1000)],
+    ["GPU-hours idle", `${formatGpuHours(s.idle_gpu_hours)} of ${formatGpuHours(s.sampled_gpu_hours)} sampled`],
   ];
 }
 
@@ -85,10 +85,10 @@ export function GpuSection({ runId, stage, live }: { runId: number; stage: strin
         <tbody>{g.series.map((s) => (
           <tr key={`${s.attempt_id}:${s.gpu_index}`}><td class="num">{s.attempt}</td>
             <td class="num">{s.gpu_index}</td><td>{s.agent_id}</td>
-            <td class="num">{formatPercent(s.summary.mean_sm_util)}</td>
-            <td class="num">{formatBytes(s.summary.peak_mem_used)}</td>
-            <td class="num">{formatEnergy(s.summary.energy_wh)}</td>
-            <td class="num">{formatDuration(s.summary.idle_ms / 1000)}</td></tr>))}
+            <td class="num">{formatPercent(s.summary.mean_sm_util_pct)}</td>
+            <td class="num">{formatBytes(s.summary.peak_mem_used_bytes)}</td>
+            <td class="num">{formatEnergy(s.summary.energy_kwh * 1000)}</td>
+            <td class="num">{formatDuration(s.summary.idle_gpu_hours * 3600)}</td></tr>))}
         </tbody>
       </table>
     </Section>
