@@ -106,7 +106,7 @@ void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
     highest = std::max(highest, owned.attempt_id());
   }
   store_->RaiseAttemptIds(highest);
-  outbox_.emplace_back(session, welcome);
+  batch_.outbox.emplace_back(session, welcome);
 
   Reconcile(agent, hello);
   ArmAgentTimers(agent);
@@ -141,7 +141,7 @@ void Scheduler::Reconcile(AgentState* agent, const v1::Hello& hello) {
       msg.mutable_cancel()->set_attempt_id(owned.attempt_id());
       msg.mutable_cancel()->set_reason("stale");
       msg.mutable_cancel()->set_grace_ms(10'000);
-      outbox_.emplace_back(agent->session, msg);
+      batch_.outbox.emplace_back(agent->session, msg);
       GetLogger("scheduler")->warn("agent {}: stopping stale attempt {}", agent->row.id,
                                    owned.attempt_id());
     }
@@ -155,7 +155,7 @@ void Scheduler::Reconcile(AgentState* agent, const v1::Hello& hello) {
       // The agent never got it (the coordinator stopped between commit and send).
       v1::CoordinatorMessage msg;
       if (msg.mutable_start()->ParseFromString(a->row.start_blob)) {
-        outbox_.emplace_back(agent->session, msg);
+        batch_.outbox.emplace_back(agent->session, msg);
         continue;
       }
     }
@@ -222,24 +222,6 @@ void Scheduler::OnAgentMessage(uint64_t session, const v1::AgentMessage& msg) {
   }
 }
 
-namespace {
-
-// Answers every request of `pending` that waits on `agent_id` with `status`.
-template <typename Pending>
-void FailPendingOf(std::map<int64_t, Pending>* pending, const std::string& agent_id,
-                   const Status& status) {
-  for (auto it = pending->begin(); it != pending->end();) {
-    if (it->second.agent_id == agent_id) {
-      it->second.done(status);
-      it = pending->erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
-}  // namespace
-
 void Scheduler::OnAgentDisconnected(uint64_t session) {
   AgentState* agent = AgentBySession(session);
   sessions_.erase(session);
@@ -250,9 +232,9 @@ void Scheduler::OnAgentDisconnected(uint64_t session) {
   AgentSilent(agent);
   agent->row.state = v1::AGENT_DISCONNECTED;
   Status gone = absl::UnavailableError(StrCat("agent ", agent->row.id, " disconnected"));
-  FailPendingOf(&pending_logs_, agent->row.id, gone);
-  FailPendingOf(&pending_checks_, agent->row.id, gone);
-  FailPendingOf(&pending_removals_, agent->row.id, gone);
+  pending_logs_.FailAgent(agent->row.id, gone);
+  pending_checks_.FailAgent(agent->row.id, gone);
+  pending_removals_.FailAgent(agent->row.id, gone);
 }
 
 void Scheduler::AgentHeard(AgentState* agent) {
@@ -269,7 +251,7 @@ void Scheduler::AgentHeard(AgentState* agent) {
     msg.mutable_cancel()->set_attempt_id(id);
     msg.mutable_cancel()->set_reason("stale");
     msg.mutable_cancel()->set_grace_ms(10'000);
-    if (agent->session != 0) outbox_.emplace_back(agent->session, msg);
+    if (agent->session != 0) batch_.outbox.emplace_back(agent->session, msg);
   }
   agent->lost_attempts.clear();
   for (int64_t id : agent->attempts) {
@@ -338,8 +320,7 @@ void Scheduler::ReadLog(const store::AttemptRow& attempt, const v1::ReadLogReque
                                        " is not connected; the log stays on its node")));
     return;
   }
-  int64_t id = next_request_id_++;
-  pending_logs_[id] = {std::move(done), attempt.agent_id};
+  int64_t id = pending_logs_.Add(attempt.agent_id, std::move(done));
   v1::CoordinatorMessage msg;
   v1::ReadLog* r = msg.mutable_read_log();
   r->set_request_id(id);
@@ -347,18 +328,16 @@ void Scheduler::ReadLog(const store::AttemptRow& attempt, const v1::ReadLogReque
   r->set_stream(request.stream().empty() ? "stdout" : request.stream());
   r->set_offset(request.offset());
   r->set_max_bytes(request.max_bytes() > 0 ? request.max_bytes() : 64 * 1024);
-  outbox_.emplace_back(it->second->session, msg);
+  batch_.outbox.emplace_back(it->second->session, msg);
 }
 
 void Scheduler::HandleLogData(const v1::LogData& msg) {
-  auto it = pending_logs_.find(msg.request_id());
-  if (it == pending_logs_.end()) return;
-  LogCallback done = std::move(it->second.done);
-  pending_logs_.erase(it);
+  std::optional<LogCallback> done = pending_logs_.Take(msg.request_id());
+  if (!done) return;
   if (!msg.error().empty()) {
-    done(absl::NotFoundError(msg.error()));
+    (*done)(absl::NotFoundError(msg.error()));
   } else {
-    done(msg);
+    (*done)(msg);
   }
 }
 
@@ -369,24 +348,21 @@ void Scheduler::CheckArtifacts(const std::string& agent_id, const std::vector<st
     done(absl::UnavailableError(StrCat("agent ", agent_id, " is not connected")));
     return;
   }
-  int64_t id = next_request_id_++;
-  pending_checks_[id] = {std::move(done), agent_id};
+  int64_t id = pending_checks_.Add(agent_id, std::move(done));
   v1::CoordinatorMessage msg;
   msg.mutable_check_artifacts()->set_request_id(id);
   for (const auto& p : paths) msg.mutable_check_artifacts()->add_paths(p);
-  outbox_.emplace_back(it->second->session, msg);
+  batch_.outbox.emplace_back(it->second->session, msg);
 }
 
 void Scheduler::HandleArtifactCheck(const v1::ArtifactCheck& msg) {
-  auto it = pending_checks_.find(msg.request_id());
-  if (it == pending_checks_.end()) return;
-  auto done = std::move(it->second.done);
-  pending_checks_.erase(it);
+  auto done = pending_checks_.Take(msg.request_id());
+  if (!done) return;
   if (!msg.error().empty()) {
-    done(absl::InternalError(msg.error()));
+    (*done)(absl::InternalError(msg.error()));
     return;
   }
-  done(std::vector<std::string>(msg.missing().begin(), msg.missing().end()));
+  (*done)(std::vector<std::string>(msg.missing().begin(), msg.missing().end()));
 }
 
 void Scheduler::RemoveAttempts(const std::string& agent_id, v1::RemoveAttempts request,
@@ -396,20 +372,16 @@ void Scheduler::RemoveAttempts(const std::string& agent_id, v1::RemoveAttempts r
     done(absl::UnavailableError(StrCat("agent ", agent_id, " is not connected")));
     return;
   }
-  int64_t id = next_request_id_++;
-  pending_removals_[id] = {std::move(done), agent_id};
+  int64_t id = pending_removals_.Add(agent_id, std::move(done));
   request.set_request_id(id);
   v1::CoordinatorMessage msg;
   *msg.mutable_remove_attempts() = std::move(request);
-  outbox_.emplace_back(it->second->session, msg);
+  batch_.outbox.emplace_back(it->second->session, msg);
 }
 
 void Scheduler::HandleAttemptsRemoved(const v1::AttemptsRemoved& msg) {
-  auto it = pending_removals_.find(msg.request_id());
-  if (it == pending_removals_.end()) return;
-  auto done = std::move(it->second.done);
-  pending_removals_.erase(it);
-  done(msg);
+  auto done = pending_removals_.Take(msg.request_id());
+  if (done) (*done)(msg);
 }
 
 }  // namespace longhaul::scheduler

@@ -190,7 +190,7 @@ void Scheduler::AttemptEnded(AttemptState* a, v1::AttemptState state, const std:
   attempts_.erase(a->row.id);
   if (!a->release_queued) {
     a->release_queued = true;
-    ended_attempts_.push_back(a);
+    batch_.ended_attempts.push_back(a);
   }
   StageState* s = a->stage;
   if (s == nullptr || s->current != a) return;

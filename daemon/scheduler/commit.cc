@@ -10,24 +10,24 @@ namespace longhaul::scheduler {
 
 Status Scheduler::FlushToStore() {
   RETURN_IF_ERROR(FlushGpus());
-  for (RunState* r : dirty_runs_) {
+  for (RunState* r : batch_.dirty_runs) {
     RETURN_IF_ERROR(store_->UpdateRun(r->row));
     r->dirty = false;
   }
-  dirty_runs_.clear();
-  for (StageState* s : dirty_stages_) {
+  batch_.dirty_runs.clear();
+  for (StageState* s : batch_.dirty_stages) {
     RETURN_IF_ERROR(store_->UpdateStage(s->row));
     s->dirty = false;
   }
-  dirty_stages_.clear();
-  for (AttemptState* a : dirty_attempts_) {
+  batch_.dirty_stages.clear();
+  for (AttemptState* a : batch_.dirty_attempts) {
     CountGpuUse(a);
     RETURN_IF_ERROR(store_->UpdateAttempt(a->row));
     a->dirty = false;
   }
-  dirty_attempts_.clear();
+  batch_.dirty_attempts.clear();
   // After the attempts: their GPU use goes into their runs' totals.
-  for (RunState* r : dirty_totals_) {
+  for (RunState* r : batch_.dirty_totals) {
     store::RunTotals totals;
     for (int st = 0; st < v1::StageStatus_ARRAYSIZE; ++st) {
       if (r->status_count[st] == 0) continue;
@@ -40,30 +40,30 @@ Status Scheduler::FlushToStore() {
     RETURN_IF_ERROR(store_->UpdateRunTotals(r->row.id, totals));
     r->totals_dirty = false;
   }
-  dirty_totals_.clear();
-  for (AgentState* a : dirty_agents_) {
+  batch_.dirty_totals.clear();
+  for (AgentState* a : batch_.dirty_agents) {
     RETURN_IF_ERROR(store_->UpsertAgent(a->row));
     a->dirty = false;
   }
-  dirty_agents_.clear();
+  batch_.dirty_agents.clear();
   return FlushNotices();
 }
 
 void Scheduler::AfterCommit() {
-  for (auto& [session, msg] : outbox_) link_->Send(session, msg);
-  outbox_.clear();
+  for (auto& [session, msg] : batch_.outbox) link_->Send(session, msg);
+  batch_.outbox.clear();
   std::vector<std::function<void()>> callbacks;
-  callbacks.swap(after_commit_);
+  callbacks.swap(batch_.after_commit);
   for (auto& cb : callbacks) cb();
-  if (!recorded_.empty()) {
+  if (!batch_.recorded.empty()) {
     if (metrics_ != nullptr) {
-      for (const auto& row : recorded_) metrics_->notifications.Add(row.kind, "pending");
+      for (const auto& row : batch_.recorded) metrics_->notifications.Add(row.kind, "pending");
     }
-    notifier_->Enqueue(std::move(recorded_));
-    recorded_.clear();
+    notifier_->Enqueue(std::move(batch_.recorded));
+    batch_.recorded.clear();
   }
 
-  for (int64_t run_id : changed_runs_) {
+  for (int64_t run_id : batch_.changed_runs) {
     auto run_it = runs_.find(run_id);
     if (run_it == runs_.end()) continue;
     RunState* run = run_it->second.get();
@@ -81,11 +81,11 @@ void Scheduler::AfterCommit() {
     }
     run->changed_stages.clear();
   }
-  changed_runs_.clear();
+  batch_.changed_runs.clear();
   ReleaseEndedAttempts();
 
   size_t evicted_stages = 0;
-  for (int64_t run_id : ended_runs_) {
+  for (int64_t run_id : batch_.ended_runs) {
     auto it = runs_.find(run_id);
     if (it == runs_.end() || !IsTerminal(it->second->row.status)) continue;
     evicted_stages += it->second->stages.size();
@@ -102,7 +102,7 @@ void Scheduler::AfterCommit() {
     }
     runs_.erase(it);
   }
-  ended_runs_.clear();
+  batch_.ended_runs.clear();
   if (evicted_stages >= kReturnMemoryAfterStages) {
     // A big run freed a lot at once. Tables and lists sized for it keep their capacity when
     // emptied: size them to what is left. Then hand the free pages back to the system, so
@@ -110,10 +110,10 @@ void Scheduler::AfterCommit() {
     // otherwise keeps freed memory in its arenas). Costs a few ms, once per run of that size.
     stage_owner_.rehash(0);
     attempts_.rehash(0);
-    dirty_stages_.shrink_to_fit();
-    dirty_attempts_.shrink_to_fit();
-    ended_attempts_.shrink_to_fit();
-    outbox_.shrink_to_fit();  // sent and emptied by now; it held the run's busiest batch
+    batch_.dirty_stages.shrink_to_fit();
+    batch_.dirty_attempts.shrink_to_fit();
+    batch_.ended_attempts.shrink_to_fit();
+    batch_.outbox.shrink_to_fit();  // sent and emptied by now; it held the run's busiest batch
     store_->ReleaseMemory();
     ReturnFreedMemory();
     // Once more at the next tick: the answers and snapshots about the run that were still
@@ -125,7 +125,7 @@ void Scheduler::AfterCommit() {
 }
 
 void Scheduler::ReleaseEndedAttempts() {
-  for (AttemptState* a : ended_attempts_) {
+  for (AttemptState* a : batch_.ended_attempts) {
     StageState* s = a->stage;
     if (s == nullptr || s->current == a || a->dirty) continue;  // still needed: kept
     if (a->row.started_at_ms) {
@@ -134,7 +134,7 @@ void Scheduler::ReleaseEndedAttempts() {
     }
     std::erase_if(s->attempts, [a](const auto& p) { return p.get() == a; });
   }
-  ended_attempts_.clear();
+  batch_.ended_attempts.clear();
 }
 
 void Scheduler::DropStaticColumns(store::StageRow* row) {

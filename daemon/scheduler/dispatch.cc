@@ -291,7 +291,7 @@ void Scheduler::ReleaseResources(AttemptState* a) {
 void Scheduler::SendToAgent(const std::string& agent_id, const v1::CoordinatorMessage& msg) {
   auto it = agents_.find(agent_id);
   if (it == agents_.end() || it->second->session == 0) return;  // re-sent on reconnect
-  outbox_.emplace_back(it->second->session, msg);
+  batch_.outbox.emplace_back(it->second->session, msg);
 }
 
 void Scheduler::StopAttempt(AttemptState* a, const std::string& kind, const std::string& detail) {

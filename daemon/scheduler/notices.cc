@@ -23,16 +23,16 @@ void Scheduler::Notice(const std::string& kind, const RunState* run, const Stage
   for (auto& row : notify::PlanNotifications(e, notify_spec_,
                                              run != nullptr ? &run->workflow.notify : nullptr,
                                              ui_base_)) {
-    notices_.push_back(std::move(row));
+    batch_.notices.push_back(std::move(row));
   }
 }
 
 Status Scheduler::FlushNotices() {
-  for (store::NotificationRow& row : notices_) {
+  for (store::NotificationRow& row : batch_.notices) {
     RETURN_IF_ERROR(store_->InsertNotification(&row));
-    recorded_.push_back(std::move(row));
+    batch_.recorded.push_back(std::move(row));
   }
-  notices_.clear();
+  batch_.notices.clear();
   return OkStatus();
 }
 

@@ -7,35 +7,38 @@
 #include "proto/state_names.h"
 
 namespace longhaul::scheduler {
+namespace {
+
+// Replaces `*x` with a new one: nothing of the old is kept (capacity and bookkeeping included).
+template <typename T>
+void ResetWhole(T* x) {
+  *x = T();
+}
+
+}  // namespace
 
 Status Scheduler::Recover() {
   for (const auto& [session, agent] : sessions_) link_->Close(session);
-  sessions_.clear();
-  runs_.clear();
-  attempts_.clear();
-  agents_.clear();
-  ready_.Clear();
-  holds_.clear();
-  yielded_.clear();
-  stage_owner_.clear();
-  timers_ = TimerQueue();
-  outbox_.clear();
-  ended_runs_.clear();
-  // What the failed batch left to write points into the model just dropped.
-  dirty_runs_.clear();
-  dirty_totals_.clear();
-  dirty_stages_.clear();
-  dirty_attempts_.clear();
-  dirty_agents_.clear();
-  ended_attempts_.clear();
-  notices_.clear();  // their rows went with the transaction that failed
-  recorded_.clear();
-  for (auto& [id, p] : pending_logs_) p.done(absl::UnavailableError("coordinator state reloaded"));
-  pending_logs_.clear();
-  for (auto& [id, p] : pending_checks_) p.done(absl::UnavailableError("coordinator reloaded"));
-  pending_checks_.clear();
-  for (auto& [id, p] : pending_removals_) p.done(absl::UnavailableError("coordinator reloaded"));
-  pending_removals_.clear();
+  // Their callers wait: each gets an answer. The messages that asked went out with committed
+  // batches, or were in the outbox dropped below.
+  Status reloaded = absl::UnavailableError("coordinator state reloaded");
+  pending_logs_.FailAll(reloaded);
+  pending_checks_.FailAll(reloaded);
+  pending_removals_.FailAll(reloaded);
+  // What the failed batch decided: its rows went with the transaction, and nothing of it may
+  // leave (agent messages, watch updates, callbacks, notifications). Its lists point into the
+  // model, which goes next.
+  batch_ = Batch{};
+  // The model, loaded again below.
+  ResetWhole(&sessions_);
+  ResetWhole(&runs_);
+  ResetWhole(&attempts_);
+  ResetWhole(&agents_);
+  ResetWhole(&stage_owner_);
+  ResetWhole(&ready_);
+  ResetWhole(&timers_);
+  ResetWhole(&holds_);
+  ResetWhole(&yielded_);
 
   int64_t now = clock_->NowMs();
   started_at_ms_ = now;
@@ -92,7 +95,7 @@ Result<RunState*> Scheduler::LoadRunIntoMemory(int64_t run_id) {
   runs_[run_id] = std::move(run);
   Status built = BuildRunState(raw, std::move(stages), std::move(attempts));
   if (!built.ok()) {
-    std::erase(dirty_totals_, raw);
+    std::erase(batch_.dirty_totals, raw);
     runs_.erase(run_id);
     return built;
   }

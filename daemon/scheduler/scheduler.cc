@@ -34,27 +34,27 @@ const RunState* Scheduler::FindRun(int64_t run_id) const {
 void Scheduler::MarkChanged(StageState* s) {
   Touch(s);
   s->run->changed_stages.insert(s->index);
-  changed_runs_.insert(s->run->row.id);
+  batch_.changed_runs.insert(s->run->row.id);
 }
 
 void Scheduler::Touch(RunState* r) {
-  if (!r->dirty) dirty_runs_.push_back(r);
+  if (!r->dirty) batch_.dirty_runs.push_back(r);
   r->dirty = true;
-  changed_runs_.insert(r->row.id);
+  batch_.changed_runs.insert(r->row.id);
 }
 
 void Scheduler::Touch(StageState* s) {
-  if (!s->dirty) dirty_stages_.push_back(s);
+  if (!s->dirty) batch_.dirty_stages.push_back(s);
   s->dirty = true;
 }
 
 void Scheduler::Touch(AttemptState* a) {
-  if (!a->dirty) dirty_attempts_.push_back(a);
+  if (!a->dirty) batch_.dirty_attempts.push_back(a);
   a->dirty = true;
 }
 
 void Scheduler::Touch(AgentState* a) {
-  if (!a->dirty) dirty_agents_.push_back(a);
+  if (!a->dirty) batch_.dirty_agents.push_back(a);
   a->dirty = true;
 }
 
@@ -65,7 +65,7 @@ void Scheduler::CountStages(RunState* run) {
 }
 
 void Scheduler::TouchTotals(RunState* run) {
-  if (!run->totals_dirty) dirty_totals_.push_back(run);
+  if (!run->totals_dirty) batch_.dirty_totals.push_back(run);
   run->totals_dirty = true;
 }
 
@@ -187,7 +187,7 @@ void Scheduler::MaybeFinishRun(RunState* run) {
     run->row.reason = "";
   }
   Touch(run);
-  ended_runs_.insert(run->row.id);
+  batch_.ended_runs.insert(run->row.id);
   GetLogger("scheduler")->info("run {} {}", run->row.id, RunStatusName(status));
   // The notification gives a reason for a success too: "4 stages: 3 succeeded, 1 cached".
   std::string why = run->row.reason;
@@ -235,7 +235,7 @@ Result<v1::Run> Scheduler::Cancel(int64_t run_id) {
 Result<v1::Run> Scheduler::Retry(int64_t run_id, const std::string& stage_name) {
   ASSIGN_OR_RETURN(RunState * run, LoadRunIntoMemory(run_id));
   // An ended run brought back only to be refused goes out of memory again after the batch.
-  if (IsTerminal(run->row.status)) ended_runs_.insert(run_id);
+  if (IsTerminal(run->row.status)) batch_.ended_runs.insert(run_id);
   if (run->row.collected_at_ms) {
     return absl::FailedPreconditionError(
         StrCat("run ", run_id,
@@ -303,7 +303,7 @@ Result<v1::Run> Scheduler::Retry(int64_t run_id, const std::string& stage_name) 
   run->row.ended_at_ms.reset();
   run->row.reason = "";
   Touch(run);
-  ended_runs_.erase(run_id);
+  batch_.ended_runs.erase(run_id);
   for (int i : reset) {
     StageState* s = run->stages[i].get();
     s->row.retries_used = 0;
@@ -491,11 +491,16 @@ Status Scheduler::Watch(int64_t run_id, std::shared_ptr<Watcher> watcher) {
     watcher->Push(update, /*final=*/IsTerminal(update.run().status()));
     return OkStatus();
   }
-  // Pushed after the commit, so a watcher never sees a state the store might not keep.
+  // Pushed and registered after the commit, so a watcher never sees a state the store might
+  // not keep, and one whose batch failed is not kept (its caller got the commit's error).
+  // Registered before the batch's changes are published: it hears those made after the
+  // snapshot.
   *update.mutable_run() = SnapshotRun(*it->second, StageSet::kAll);
-  bool final = IsTerminal(it->second->row.status) && !changed_runs_.count(run_id);
-  after_commit_.push_back([watcher, update, final] { watcher->Push(update, final); });
-  if (!final) watchers_[run_id].push_back(std::move(watcher));
+  bool final = IsTerminal(it->second->row.status) && !batch_.changed_runs.count(run_id);
+  batch_.after_commit.push_back([this, run_id, watcher = std::move(watcher), update, final] {
+    watcher->Push(update, final);
+    if (!final) watchers_[run_id].push_back(watcher);
+  });
   return OkStatus();
 }
 

@@ -29,6 +29,8 @@
 #include "daemon/metrics/metrics.h"
 #include "daemon/notify/notifier.h"
 #include "daemon/scheduler/agent_link.h"
+#include "daemon/scheduler/agent_requests.h"
+#include "daemon/scheduler/batch.h"
 #include "daemon/scheduler/gpu_fleet.h"
 #include "daemon/scheduler/gpu_telemetry.h"
 #include "daemon/scheduler/model.h"
@@ -99,7 +101,9 @@ class Scheduler {
   ~Scheduler();
 
   // Drops the in-memory model and loads active runs and known agents from the store (at start,
-  // and after a failed commit). Must run inside a transaction.
+  // and after a failed commit). Must run inside a transaction. What the batch so far decided
+  // is dropped whole (nothing of it is written, sent, pushed to watchers or run after a
+  // commit); agent sessions are closed, and requests waiting on agents get Unavailable.
   Status Recover();
 
   // --- client API ---
@@ -381,14 +385,9 @@ class Scheduler {
   TimerQueue timers_;
   absl::flat_hash_map<int64_t, RunState*> stage_owner_;  // stage id -> run (for retry timers)
 
-  std::vector<RunState*> dirty_runs_;
-  std::vector<RunState*> dirty_totals_;
-  std::vector<StageState*> dirty_stages_;
-  std::vector<AttemptState*> dirty_attempts_;
-  std::vector<AgentState*> dirty_agents_;
-  // Attempts that ended in this batch: out of memory after the commit (ReleaseEndedAttempts).
-  std::vector<AttemptState*> ended_attempts_;
-  std::set<int64_t> changed_runs_;  // for watchers
+  // What the current batch decided: written by FlushToStore, let out by AfterCommit, dropped
+  // whole by Recover.
+  Batch batch_;
   bool dispatch_needed_ = false;
   // A consumer's reservation, made when a service started for it (AdmitService), kept until
   // it starts or no longer can. Keyed by (run id, stage index).
@@ -414,33 +413,19 @@ class Scheduler {
   std::vector<store::GpuSeriesRow> gpu_rows_;  // ended attempts' series, written at the flush
   std::vector<v1::AuditEntry> gpu_audit_;      // GPUs returned by pre-flights, for the trail
 
-  std::vector<std::pair<uint64_t, v1::CoordinatorMessage>> outbox_;
+  // Registered watchers (after the commit of the batch that registered them), by run.
   std::map<int64_t, std::vector<std::shared_ptr<Watcher>>> watchers_;
-  std::set<int64_t> ended_runs_;        // to evict after the commit
   bool return_memory_at_tick_ = false;  // a big run left memory: trim again at the next tick
+  // Ids of every request sent to agents (these and CheckGpu); never reset, so that an answer
+  // from before a reload matches nothing after it.
   int64_t next_request_id_ = 1;
-  struct PendingLog {
-    LogCallback done;
-    std::string agent_id;
-  };
-  std::map<int64_t, PendingLog> pending_logs_;
-  struct PendingCheck {
-    std::function<void(Result<std::vector<std::string>>)> done;
-    std::string agent_id;
-  };
-  std::map<int64_t, PendingCheck> pending_checks_;
-  struct PendingRemoval {
-    std::function<void(Result<v1::AttemptsRemoved>)> done;
-    std::string agent_id;
-  };
-  std::map<int64_t, PendingRemoval> pending_removals_;
-  std::vector<std::function<void()>> after_commit_;  // deferred callbacks
+  AgentRequests<v1::LogData> pending_logs_{&next_request_id_};
+  AgentRequests<std::vector<std::string>> pending_checks_{&next_request_id_};
+  AgentRequests<v1::AttemptsRemoved> pending_removals_{&next_request_id_};
   metrics::CoordinatorMetrics* metrics_ = nullptr;
   notify::Notifier* notifier_ = nullptr;
   workflow::NotifySpec notify_spec_;
   std::string ui_base_;
-  std::vector<store::NotificationRow> notices_;   // decided in this batch
-  std::vector<store::NotificationRow> recorded_;  // written; handed over after the commit
 };
 
 }  // namespace longhaul::scheduler

@@ -55,7 +55,7 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input, std::optional<RunPlan>
   int64_t run_id = r->row.id;
   for (auto& st : r->stages) stage_owner_[st->row.id] = r;
   runs_[run_id] = std::move(run);
-  changed_runs_.insert(run_id);
+  batch_.changed_runs.insert(run_id);
   GetLogger("scheduler")
       ->info("run {} submitted: {} ({} stages)", run_id, r->row.workflow_name, r->stages.size());
   store::RunRowToProto(r->row, &out.run);
@@ -79,7 +79,7 @@ Status Scheduler::InsertStages(RunState* r, RunPlan* plan) {
     DropStaticColumns(&st->row);
   }
   plan->stages = {};
-  std::erase_if(dirty_stages_, [r](const StageState* s) { return s->run == r; });
+  std::erase_if(batch_.dirty_stages, [r](const StageState* s) { return s->run == r; });
   return OkStatus();
 }
 
@@ -89,11 +89,11 @@ void Scheduler::ForgetNewRun(RunState* r) {
       ready_.Remove({r->row.id, st->index}, st->row.resources, PlacementKey(st.get()));
     }
   }
-  std::erase_if(dirty_stages_, [r](const StageState* s) { return s->run == r; });
-  std::erase(dirty_runs_, r);
-  std::erase(dirty_totals_, r);
-  changed_runs_.erase(r->row.id);
-  ended_runs_.erase(r->row.id);
+  std::erase_if(batch_.dirty_stages, [r](const StageState* s) { return s->run == r; });
+  std::erase(batch_.dirty_runs, r);
+  std::erase(batch_.dirty_totals, r);
+  batch_.changed_runs.erase(r->row.id);
+  batch_.ended_runs.erase(r->row.id);
 }
 
 Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, const RunPlan& plan,

@@ -36,6 +36,28 @@ void SchedulerTest::Batch(const std::function<void()>& fn) {
   scheduler_->AfterCommit();
 }
 
+Status SchedulerTest::TryBatch(const std::function<void()>& fn) {
+  RETURN_IF_ERROR(store_->Begin());
+  scheduler_->Tick();
+  fn();
+  scheduler_->Dispatch();
+  Status st = scheduler_->FlushToStore();
+  if (st.ok()) st = store_->Commit();
+  if (!st.ok()) {
+    store_->Rollback();
+    return st;
+  }
+  scheduler_->AfterCommit();
+  return OkStatus();
+}
+
+void SchedulerTest::RecoverAfterFailedCommit() {
+  ASSERT_TRUE(store_->Begin().ok());
+  ASSERT_TRUE(scheduler_->Recover().ok());
+  ASSERT_TRUE(scheduler_->FlushToStore().ok());
+  ASSERT_TRUE(store_->Commit().ok());
+}
+
 int64_t SchedulerTest::Submit(const std::string& yaml,
                               std::map<std::string, std::string> overrides) {
   auto wf = workflow::ParseWorkflow(yaml, "test.yaml");

@@ -34,6 +34,12 @@ class SchedulerTest : public ::testing::Test {
   void NewScheduler();  // a fresh scheduler over the same store: a coordinator restart
 
   void Batch(const std::function<void()>& fn = [] {});
+  // As Batch(), but returns what the flush or the commit returned, as the loop's RunBatch: on
+  // an error the transaction is rolled back and no after-commit work runs.
+  Status TryBatch(const std::function<void()>& fn);
+  // What the loop does after a failed batch (loop.cc): reloads the model from the store
+  // (Recover) and commits that, without running the after-commit work.
+  void RecoverAfterFailedCommit();
   int64_t Submit(const std::string& yaml, std::map<std::string, std::string> overrides = {});
   // Connects agent `id` on a new session; returns the session id.
   uint64_t Connect(const std::string& id, double cpus = 4, int gpus = 0,
