@@ -47,7 +47,8 @@ Status Scheduler::Recover() {
   // so the coordinator's own downtime never counts against an agent.
   ASSIGN_OR_RETURN(auto gpu_rows, store_->LoadGpus());
   gpus_.Load(std::move(gpu_rows));
-  gpu_rows_.clear();
+  // gpu_rows_ stays: ended attempts' telemetry, whole series from the agents' reports, is
+  // written again by the next batch (gpu_telemetry_ likewise keeps the running ones').
   gpu_audit_.clear();
   ASSIGN_OR_RETURN(auto agent_rows, store_->LoadAgents());
   for (auto& row : agent_rows) {
