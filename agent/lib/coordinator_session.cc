@@ -1,5 +1,6 @@
 #include "agent/lib/coordinator_session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <random>
@@ -14,6 +15,7 @@ namespace longhaul::agent {
 namespace {
 
 constexpr int kTlsConnectTimeoutMs = 10'000;
+constexpr int kPlainConnectTimeoutMs = 2'000;
 
 int64_t SessionSteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -40,10 +42,15 @@ CoordinatorSession::CoordinatorSession(SessionOptions opts, Callbacks cb)
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, static_cast<int>(opts_.initial_backoff_ms));
   // The "min reconnect backoff" is also each connection attempt's timeout (and the first value
   // given wins): a TLS handshake with a busy coordinator takes longer than the 100 ms that
-  // suit a plaintext connect, and an attempt cut short is only tried again, and cut short again.
+  // suit a plaintext connect to an idle one, and an attempt cut short is only tried again, and
+  // cut short again. A plaintext connect gets kPlainConnectTimeoutMs: on a loaded 2-core
+  // machine, a coordinator that had just restarted answered the HTTP/2 handshake in more than
+  // 100 ms, every attempt was cut short, and the backoff grew until the agent was declared
+  // lost. A refused connection still fails at once and is retried at the backoff's pace.
   bool tls = !opts_.tls_ca_pem.empty();
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
-              tls ? kTlsConnectTimeoutMs : static_cast<int>(opts_.initial_backoff_ms));
+              tls ? kTlsConnectTimeoutMs
+                  : std::max(kPlainConnectTimeoutMs, static_cast<int>(opts_.initial_backoff_ms)));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(opts_.max_backoff_ms));
   if (opts_.keepalive_ms > 0) {
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(opts_.keepalive_ms));
