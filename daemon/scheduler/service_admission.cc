@@ -272,6 +272,15 @@ void Scheduler::BreakServiceWait() {
       if (st->row.status != v1::STAGE_READY) continue;
       for (const StageState* svc : ServicesHolding(st.get(), nullptr)) helpful.insert(svc);
       if (!IsService(st.get())) continue;
+      // A ready service starts only with room for a consumer too (AdmitService): a serving
+      // service that holds the room such a consumer lacks helps as well.
+      for (int c : st->dependents) {
+        const StageState* consumer = run->stages[c].get();
+        if (consumer->current != nullptr || consumer->row.status == v1::STAGE_SUCCEEDED) continue;
+        for (const StageState* svc : ServicesHolding(consumer, nullptr)) {
+          if (svc != st.get()) helpful.insert(svc);
+        }
+      }
       for (int c : st->dependents) {
         for (int d : run->stages[c]->deps) {
           const StageState* other = run->stages[d].get();
