@@ -38,8 +38,7 @@ Result<double> Count(const json& obj, const char* event, const char* key, bool w
 }
 
 // An optional whole count; nullopt when absent or null.
-Result<std::optional<int64_t>> OptionalCount(const json& obj, const char* event,
-                                             const char* key) {
+Result<std::optional<int64_t>> OptionalCount(const json& obj, const char* event, const char* key) {
   if (!obj.contains(key) || obj[key].is_null()) return std::optional<int64_t>();
   ASSIGN_OR_RETURN(double v, Count(obj, event, key, /*whole=*/true));
   return std::optional<int64_t>(static_cast<int64_t>(v));
@@ -59,13 +58,22 @@ Result<std::string> String(const json& obj, const char* event, const char* key, 
 
 std::string_view EventTypeName(EventType type) {
   switch (type) {
-    case EventType::kProgress: return "progress";
-    case EventType::kMetric: return "metric";
-    case EventType::kOutput: return "output";
-    case EventType::kArtifact: return "artifact";
-    case EventType::kCheckpoint: return "checkpoint";
-    case EventType::kReady: return "ready";
-    case EventType::kMessage: return "message";
+    case EventType::kProgress:
+      return "progress";
+    case EventType::kMetric:
+      return "metric";
+    case EventType::kOutput:
+      return "output";
+    case EventType::kArtifact:
+      return "artifact";
+    case EventType::kCheckpoint:
+      return "checkpoint";
+    case EventType::kReady:
+      return "ready";
+    case EventType::kMessage:
+      return "message";
+    case EventType::kGpuFault:
+      return "gpu_fault";
   }
   return "?";
 }
@@ -115,13 +123,19 @@ Result<StageEvent> ParseEventLine(std::string_view line) {
     ASSIGN_OR_RETURN(ev.level, String(body, "message", "level", false));
     if (ev.level.empty()) ev.level = "info";
     if (ev.level != "debug" && ev.level != "info" && ev.level != "warn" && ev.level != "error") {
-      return Bad(StrCat("message.level: '", ev.level,
-                              "' is not one of debug, info, warn, error"));
+      return Bad(StrCat("message.level: '", ev.level, "' is not one of debug, info, warn, error"));
     }
+  } else if (key == "gpu_fault") {
+    ev.type = EventType::kGpuFault;
+    ASSIGN_OR_RETURN(ev.gpu, OptionalCount(body, "gpu_fault", "gpu"));
+    ASSIGN_OR_RETURN(ev.uuid, String(body, "gpu_fault", "uuid", false));
+    ASSIGN_OR_RETURN(ev.text, String(body, "gpu_fault", "reason", true));
+    if (!ev.gpu && ev.uuid.empty()) return Bad("gpu_fault: give the GPU as gpu or uuid");
+    if (ev.text.empty()) return Bad("gpu_fault.reason: empty");
   } else {
     return Bad(StrCat("unknown event '", key,
-                            "' (expected progress, metric, output, artifact, checkpoint, ready "
-                            "or message)"));
+                      "' (expected progress, metric, output, artifact, checkpoint, ready, "
+                      "message or gpu_fault)"));
   }
   return ev;
 }

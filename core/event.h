@@ -8,6 +8,7 @@
 //   {"checkpoint": {"path": "ckpt/epoch-3", "step": 3}}
 //   {"ready": {}}
 //   {"message": {"level": "warn", "text": "429 from server, backing off"}}
+//   {"gpu_fault": {"gpu": 1, "uuid": "GPU-5c1f...", "reason": "memory: 3 wrong words"}}
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,16 @@
 
 namespace longhaul {
 
-enum class EventType { kProgress, kMetric, kOutput, kArtifact, kCheckpoint, kReady, kMessage };
+enum class EventType {
+  kProgress,
+  kMetric,
+  kOutput,
+  kArtifact,
+  kCheckpoint,
+  kReady,
+  kMessage,
+  kGpuFault,
+};
 
 std::string_view EventTypeName(EventType type);
 
@@ -34,8 +44,12 @@ struct StageEvent {
   // metric
   double value = 0;
   std::optional<int64_t> step;  // metric and checkpoint
-  // output value, message text
+  // output value, message text, gpu_fault reason
   std::string text;
+  // gpu_fault: the faulty GPU, by its ordinal as the stage sees it (after CUDA_VISIBLE_DEVICES)
+  // and/or its UUID; at least one of them
+  std::optional<int64_t> gpu;
+  std::string uuid;
   // artifact and checkpoint
   std::string path;
   std::optional<int64_t> bytes;

@@ -76,7 +76,8 @@ void EventWriter::Metric(std::string_view name, double value, std::optional<int6
 
 void EventWriter::Output(std::string_view name, std::string_view value) {
   if (fd_ < 0) return;
-  WriteLine(json{{"output", {{"name", name}, {"value", value}}}}.dump(-1, ' ', false, json::error_handler_t::replace));
+  WriteLine(json{{"output", {{"name", name}, {"value", value}}}}.dump(
+      -1, ' ', false, json::error_handler_t::replace));
 }
 
 void EventWriter::Artifact(std::string_view name, std::string_view path,
@@ -101,7 +102,15 @@ void EventWriter::Ready() {
 
 void EventWriter::Message(std::string_view level, std::string_view text) {
   if (fd_ < 0) return;
-  WriteLine(json{{"message", {{"level", level}, {"text", text}}}}.dump(-1, ' ', false, json::error_handler_t::replace));
+  WriteLine(json{{"message", {{"level", level}, {"text", text}}}}.dump(
+      -1, ' ', false, json::error_handler_t::replace));
+}
+
+void EventWriter::GpuFault(int gpu, std::string_view uuid, std::string_view reason) {
+  if (fd_ < 0) return;
+  json body = {{"gpu", gpu}, {"reason", reason}};
+  if (!uuid.empty()) body["uuid"] = uuid;
+  WriteLine(json{{"gpu_fault", body}}.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 void EventWriter::Raw(std::string_view line) { WriteLine(std::string(line)); }

@@ -37,6 +37,9 @@ class EventWriter {
   void Checkpoint(std::string_view path, std::optional<int64_t> step);
   void Ready();
   void Message(std::string_view level, std::string_view text);
+  // GPU `gpu` (its ordinal as this process sees it) failed a check: the coordinator takes it
+  // out of service and ends the attempt as gpu_fault (docs/stage-protocol.md).
+  void GpuFault(int gpu, std::string_view uuid, std::string_view reason);
 
   // Appends one already-formed JSON line (no newline). For tests and tools.
   void Raw(std::string_view line);

@@ -41,6 +41,10 @@ struct AgentConfig {
   std::string data_dir;
   std::string shim_path;
   std::string bin_dir;  // first on the stages' PATH
+  // The GPU check (--gpu-check's words) a stage with `preflight: true` runs first, as
+  // `CHECK... -- ARGV...` (docs/gpus.md, "Pre-flight before a stage"). Empty: such a stage
+  // fails to start.
+  std::vector<std::string> preflight_argv;
   v1::Resources resources;
   std::map<std::string, std::string> labels;
   // Stages get it as LONGHAUL_ADVERTISE_HOST when set (--advertise-host).

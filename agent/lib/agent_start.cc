@@ -150,6 +150,16 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
     ls.args.push_back(StrCat(config_.cgroup_parent, "/", AttemptCgroupName(a.id, a.dir.path())));
   }
   ls.args.push_back("--");
+  if (spec.preflight()) {
+    // The check runs in the attempt's place, on its GPUs, and execs the stage when they pass.
+    if (config_.preflight_argv.empty()) {
+      return fail(absl::FailedPreconditionError(
+          "the stage asks for a pre-flight (preflight: true) and this agent has no GPU check "
+          "(--gpu-check is empty)"));
+    }
+    ls.args.insert(ls.args.end(), config_.preflight_argv.begin(), config_.preflight_argv.end());
+    ls.args.push_back("--");
+  }
   ls.args.insert(ls.args.end(), spec.argv().begin(), spec.argv().end());
   ls.env = StageEnv(spec, out_dir, a.dir);
   ls.cwd = a.dir.path();

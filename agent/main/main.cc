@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
   config.coordinator = coordinator;
   config.data_dir = flags.data_dir.empty() ? state_dir + "/data" : flags.data_dir;
   config.bin_dir = SelfBinDir();
+  config.preflight_argv = GpuCheckArgv(flags.gpu_check);
   config.shim_path = flags.shim.empty() ? config.bin_dir + "/longhaul-shim" : flags.shim;
   config.heartbeat_ms = flags.heartbeat_ms;
   config.native_poll_ms = flags.poll_ms;

@@ -246,6 +246,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   for (int g : a->gpus) start.add_gpus(g);
   *start.mutable_resources() = a->held;
   start.set_grace_ms(s->spec->grace_ms);
+  start.set_preflight(s->spec->preflight);
   if (s->spec->timeout_ms) start.set_timeout_ms(*s->spec->timeout_ms);
   if (s->avoid != nullptr) {
     for (const std::string& node : s->avoid->nodes) start.add_exclude_nodes(node);

@@ -69,6 +69,15 @@ GpuFleet::ReportOutcome GpuFleet::OnReport(const std::string& agent,
   return out;
 }
 
+bool GpuFleet::Quarantine(const std::string& agent, int index, const std::string& uuid,
+                          const std::string& reason, int64_t now_ms) {
+  Record& r = At(agent, index);
+  if (!uuid.empty() && r.row.uuid.empty()) r.row.uuid = uuid;
+  if (r.row.health != "ok") return false;
+  SetHealth(r, "quarantined", reason, "stage", now_ms);
+  return true;
+}
+
 bool GpuFleet::Offered(const std::string& agent, int index) const {
   const Record* r = Get(agent, index);
   return r == nullptr || r->row.health == "ok";
@@ -103,8 +112,8 @@ store::GpuRow GpuFleet::Undrain(const std::string& agent, int index, const std::
 
 std::vector<int> GpuFleet::ChecksDue(const std::string& agent, int64_t now_ms) {
   std::vector<int> due;
-  for (auto it = gpus_.lower_bound({agent, INT32_MIN}); it != gpus_.end() && it->first.first == agent;
-       ++it) {
+  for (auto it = gpus_.lower_bound({agent, INT32_MIN});
+       it != gpus_.end() && it->first.first == agent; ++it) {
     Record& r = it->second;
     if (r.row.health != "quarantined" || r.check_asked) continue;
     if (r.next_check_ms == 0) r.next_check_ms = now_ms + options_.cooldown_ms;
@@ -135,8 +144,8 @@ bool GpuFleet::OnChecked(const std::string& agent, int index, bool passed,
 }
 
 void GpuFleet::ForgetChecks(const std::string& agent) {
-  for (auto it = gpus_.lower_bound({agent, INT32_MIN}); it != gpus_.end() && it->first.first == agent;
-       ++it) {
+  for (auto it = gpus_.lower_bound({agent, INT32_MIN});
+       it != gpus_.end() && it->first.first == agent; ++it) {
     it->second.check_asked = false;
   }
 }

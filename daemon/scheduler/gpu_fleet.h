@@ -57,6 +57,11 @@ class GpuFleet {
   ReportOutcome OnReport(const std::string& agent, const std::vector<v1::GpuReading>& gpus,
                          int64_t now_ms);
 
+  // A fault found by a stage on a GPU it held (a failed pre-flight: the stage protocol's
+  // gpu_fault event). Quarantines the GPU when it is in service; true when it did.
+  bool Quarantine(const std::string& agent, int index, const std::string& uuid,
+                  const std::string& reason, int64_t now_ms);
+
   // Whether GPU `index` of `agent` may be given to an attempt.
   bool Offered(const std::string& agent, int index) const;
   // The GPU's state, or null when the coordinator has no record of it (then it is ok).

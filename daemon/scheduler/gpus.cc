@@ -55,28 +55,72 @@ void Scheduler::HandleGpuReport(AgentState* agent, const v1::GpuReport& msg) {
   GpuFleet::ReportOutcome out = gpus_.OnReport(agent->row.id, readings, now);
   for (const GpuFleet::AppXid& x : out.app_xids) {
     AttemptState* a = AttemptOnGpu(*agent, x.index);
-    log->warn("agent {} GPU {}: XID {} ({}), an application error{}", agent->row.id, x.index,
-              x.xid, x.description,
-              a == nullptr ? "; no attempt holds the GPU"
-                           : StrCat(", charged to run ", a->row.run_id, " stage ",
-                                    a->stage ? a->stage->row.name : "?", " attempt ",
-                                    a->row.number));
+    log->warn("agent {} GPU {}: XID {} ({}), an application error{}", agent->row.id, x.index, x.xid,
+              x.description,
+              a == nullptr
+                  ? "; no attempt holds the GPU"
+                  : StrCat(", charged to run ", a->row.run_id, " stage ",
+                           a->stage ? a->stage->row.name : "?", " attempt ", a->row.number));
   }
-  for (const GpuFleet::Fault& f : out.quarantined) {
-    GpuLeftService(agent, f.index);
-    std::string gpu = StrCat("GPU ", f.index, f.uuid.empty() ? "" : StrCat(" (", f.uuid, ")"));
-    AttemptState* a = AttemptOnGpu(*agent, f.index);
-    log->warn("agent {} {}: quarantined: {}{}", agent->row.id, gpu, f.reason,
-              a == nullptr ? "" : StrCat("; stopping attempt ", a->row.id));
-    std::string reason = StrCat(gpu, " of agent ", agent->row.id, ": ", f.reason);
-    if (a != nullptr && a->kill_reason.empty()) {
-      StopAttempt(a, "gpu_fault", reason);
-      Notice("gpu_fault", a->stage ? a->stage->run : nullptr, a->stage, a->row.number, reason,
-             agent->row.id);
-    } else {
-      Notice("gpu_fault", nullptr, nullptr, 0, reason, agent->row.id);
+  for (const GpuFleet::Fault& f : out.quarantined) ActOnGpuFault(agent, f);
+}
+
+void Scheduler::ActOnGpuFault(AgentState* agent, const GpuFleet::Fault& f) {
+  auto log = GetLogger("scheduler");
+  GpuLeftService(agent, f.index);
+  std::string gpu = StrCat("GPU ", f.index, f.uuid.empty() ? "" : StrCat(" (", f.uuid, ")"));
+  AttemptState* a = AttemptOnGpu(*agent, f.index);
+  log->warn("agent {} {}: quarantined: {}{}", agent->row.id, gpu, f.reason,
+            a == nullptr ? "" : StrCat("; stopping attempt ", a->row.id));
+  std::string reason = StrCat(gpu, " of agent ", agent->row.id, ": ", f.reason);
+  if (a != nullptr && a->kill_reason.empty()) {
+    StopAttempt(a, "gpu_fault", reason);
+    Notice("gpu_fault", a->stage ? a->stage->run : nullptr, a->stage, a->row.number, reason,
+           agent->row.id);
+  } else {
+    Notice("gpu_fault", nullptr, nullptr, 0, reason, agent->row.id);
+  }
+}
+
+void Scheduler::OnStageGpuFault(AttemptState* a, const StageEvent& ev) {
+  auto log = GetLogger("scheduler");
+  auto it = agents_.find(a->row.agent_id);
+  if (it == agents_.end()) return;
+  AgentState* agent = it->second.get();
+  // The GPU the stage names, among the ones it holds only: by UUID when the agent reported
+  // UUIDs, else by its ordinal in CUDA_VISIBLE_DEVICES (the attempt's GPUs, in order).
+  int index = -1;
+  if (!ev.uuid.empty()) {
+    for (int g : a->gpus) {
+      for (const v1::GpuInfo& known : agent->gpu_info) {
+        if (known.index() == g && known.uuid() == ev.uuid) index = g;
+      }
     }
   }
+  if (index < 0 && ev.gpu && *ev.gpu >= 0 && *ev.gpu < static_cast<int64_t>(a->gpus.size())) {
+    index = a->gpus[static_cast<size_t>(*ev.gpu)];
+  }
+  std::string where = StrCat("run ", a->row.run_id, " stage ", a->stage ? a->stage->row.name : "?",
+                             " attempt ", a->row.number);
+  if (index < 0) {
+    log->warn("{}: gpu_fault for a GPU it does not hold (gpu {}, uuid '{}'), ignored: {}", where,
+              ev.gpu ? StrCat(*ev.gpu) : "-", ev.uuid, ev.text);
+    return;
+  }
+  std::string uuid = ev.uuid;
+  for (const v1::GpuInfo& known : agent->gpu_info) {
+    if (known.index() == index && !known.uuid().empty()) uuid = known.uuid();
+  }
+  std::string reason = StrCat(ev.text, " (reported by ", where, ")");
+  if (!gpus_.Quarantine(agent->row.id, index, uuid, reason, clock_->NowMs())) {
+    // Already out (drained while it ran): the attempt still failed on it.
+    if (a->kill_reason.empty()) {
+      StopAttempt(a, "gpu_fault",
+                  StrCat("GPU ", index, " of agent ", agent->row.id, ": ", ev.text));
+    }
+    return;
+  }
+  ActOnGpuFault(agent, {index, uuid, reason, 0});
 }
 
 // The stage's gpu_idle window: as set, else 15 minutes for a task and off for a service.
@@ -102,7 +146,8 @@ void Scheduler::WatchGpuUse(AttemptState* a, int64_t now) {
   }
   std::string reason = StrCat("gpu idle for ", FormatDurationMs(window));
   log->warn("{}: its {} GPU(s) under 5% utilisation for {}{}", where, a->gpus.size(),
-            FormatDurationMs(window), s->spec->gpu_idle_fail ? "; failing it (on_gpu_idle: fail)" : "");
+            FormatDurationMs(window),
+            s->spec->gpu_idle_fail ? "; failing it (on_gpu_idle: fail)" : "");
   Notice("stage_gpu_idle", s->run, s, a->row.number, reason, a->row.agent_id);
   if (s->spec->gpu_idle_fail) StopAttempt(a, "gpu_idle", reason);
 }
@@ -152,8 +197,8 @@ Result<std::vector<v1::GpuInfo>> Scheduler::SetGpuService(const std::string& age
   int count = agent->row.resources.gpus();
   if (count == 0) return absl::FailedPreconditionError(StrCat("agent ", agent_id, " has no GPUs"));
   if (index >= count) {
-    return absl::InvalidArgumentError(StrCat("agent ", agent_id, " has GPUs 0 to ", count - 1,
-                                             "; there is no GPU ", index));
+    return absl::InvalidArgumentError(
+        StrCat("agent ", agent_id, " has GPUs 0 to ", count - 1, "; there is no GPU ", index));
   }
   int64_t now = clock_->NowMs();
   std::vector<v1::GpuInfo> out;
@@ -171,9 +216,9 @@ Result<std::vector<v1::GpuInfo>> Scheduler::SetGpuService(const std::string& age
       gpus_.Undrain(agent_id, g, by, now);
       if (was_out) GpuReturned(agent, g);
     }
-    GetLogger("scheduler")->info("agent {} GPU {}: {} by {}{}", agent_id, g,
-                                 drain ? "drained" : "back in service", by,
-                                 reason.empty() ? "" : StrCat(": ", reason));
+    GetLogger("scheduler")
+        ->info("agent {} GPU {}: {} by {}{}", agent_id, g, drain ? "drained" : "back in service",
+               by, reason.empty() ? "" : StrCat(": ", reason));
     v1::GpuInfo& info = out.emplace_back();
     info.set_index(g);
     info.set_uuid(uuid);

@@ -195,6 +195,11 @@ void Scheduler::ApplyEvent(AttemptState* a, const StageEvent& ev, int64_t ts_ms)
       s->row.last_message = ev.text;
       s->row.last_message_level = ev.level;
       break;
+    case EventType::kGpuFault:
+      s->row.last_message = StrCat("gpu fault: ", ev.text);
+      s->row.last_message_level = "error";
+      OnStageGpuFault(a, ev);
+      break;
   }
   MarkChanged(s);
 }

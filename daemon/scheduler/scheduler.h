@@ -352,6 +352,11 @@ class Scheduler {
   void GpuReturned(AgentState* agent, int index);
   void HandleGpuReport(AgentState* agent, const v1::GpuReport& msg);
   void HandleGpuChecked(AgentState* agent, const v1::GpuChecked& msg);
+  // A GPU just taken out of service by a fault: not offered, the attempt on it stopped as
+  // gpu_fault, the gpu_fault notice sent.
+  void ActOnGpuFault(AgentState* agent, const GpuFleet::Fault& f);
+  // The stage protocol's gpu_fault event of attempt `a` (a failed pre-flight).
+  void OnStageGpuFault(AttemptState* a, const StageEvent& ev);
   // After a report fed `a`'s telemetry: warns when a GPU's memory nears its total, and notes
   // (or, on_gpu_idle: fail, stops as gpu_idle) GPUs idle for the stage's gpu_idle window.
   void WatchGpuUse(AttemptState* a, int64_t now);

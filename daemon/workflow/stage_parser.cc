@@ -10,13 +10,13 @@ namespace longhaul::workflow {
 namespace {
 
 const std::vector<std::string> kStageKeys = {
-    "run",           "needs", "env",  "resources", "retry", "timeout",       "stall_timeout",
-    "ready_timeout", "grace", "kind", "resume",    "cache", "cache_version", "description",
-    "foreach",       "node_selector", "gpu_idle", "on_gpu_idle"};
-const std::vector<std::string> kDefaultsKeys = {"retry",     "timeout", "stall_timeout",
-                                                "ready_timeout", "grace", "resources",
-                                                "env",       "node_selector", "gpu_idle",
-                                                "on_gpu_idle"};
+    "run",           "needs",         "env",           "resources",   "retry",
+    "timeout",       "stall_timeout", "ready_timeout", "grace",       "kind",
+    "resume",        "cache",         "cache_version", "description", "foreach",
+    "node_selector", "gpu_idle",      "on_gpu_idle",   "preflight"};
+const std::vector<std::string> kDefaultsKeys = {
+    "retry", "timeout",       "stall_timeout", "ready_timeout", "grace",    "resources",
+    "env",   "node_selector", "gpu_idle",      "on_gpu_idle",   "preflight"};
 const std::vector<std::string> kRetryKeys = {"limit",       "infra_limit", "backoff",
                                              "max_backoff", "on",          "exit_codes"};
 const std::vector<std::string> kResourceKeys = {"cpus", "memory", "gpus"};
@@ -129,8 +129,8 @@ void ParseNodeSelector(const MapEntry& e, std::string_view where, OverridableFie
   bool ok = true;
   for (const MapEntry& f : ReadMap(e.value, ctx, "label", nullptr, diag)) {
     if (!IsLabelKey(f.key)) {
-      diag.Add(f.key_pos, StrCat(ctx, ": '", f.key,
-                                 "' is not a label key (letters, digits, _ - . /)"));
+      diag.Add(f.key_pos,
+               StrCat(ctx, ": '", f.key, "' is not a label key (letters, digits, _ - . /)"));
       ok = false;
       continue;
     }
@@ -167,6 +167,9 @@ bool ParseOverridable(const MapEntry& f, std::string_view where, OverridableFiel
     out.grace_ms = ReadDuration(f, what, /*allow_zero=*/true, diag);
   } else if (f.key == "gpu_idle") {
     out.gpu_idle_ms = ReadDuration(f, what, /*allow_zero=*/true, diag);
+  } else if (f.key == "preflight") {
+    out.preflight = ReadBool(f, what, diag);
+    out.preflight_pos = f.key_pos;
   } else if (f.key == "on_gpu_idle") {
     if (auto v = ReadScalar(f, what, diag)) {
       if (v->text == "notify" || v->text == "fail") {
@@ -267,6 +270,11 @@ ParsedStage ParseStage(const MapEntry& entry, StageSpec* spec, Diagnostics& diag
     diag.Add(stage.fields.ready_timeout_pos,
              StrCat("ready_timeout in ", where, ": only a service stage (kind: service) has one"));
   }
+  if (stage.fields.preflight.value_or(false) && stage.fields.gpus && *stage.fields.gpus == 0) {
+    diag.Add(stage.fields.preflight_pos, StrCat("preflight in ", where,
+                                                ": the pre-flight checks the stage's GPUs, and it "
+                                                "asks for none (resources.gpus: 0)"));
+  }
   for (const Scalar& s : stage.run) stage.spec->run.push_back(s.text);
   for (const Scalar& s : stage.needs) stage.spec->needs.push_back(s.text);
   return stage;
@@ -302,6 +310,8 @@ std::vector<TemplateSite> ApplyDefaults(const OverridableFields& d, ParsedStage&
   spec.grace_ms = Pick(own.grace_ms, d.grace_ms, builtin_grace_ms);
   spec.gpu_idle_ms = PickOpt(own.gpu_idle_ms, d.gpu_idle_ms);
   spec.gpu_idle_fail = Pick(own.gpu_idle_fail, d.gpu_idle_fail, false);
+  // A pre-flight checks the stage's GPUs: a default one applies to the stages that hold GPUs.
+  spec.preflight = spec.resources.gpus > 0 && Pick(own.preflight, d.preflight, false);
 
   std::map<std::string, Scalar> merged_env;
   const std::map<std::string, Scalar>* env = &own.env;  // no copy in the usual case

@@ -32,7 +32,9 @@ struct OverridableFields {
   std::optional<int64_t> ready_timeout_ms;
   std::optional<int64_t> gpu_idle_ms;
   std::optional<bool> gpu_idle_fail;
+  std::optional<bool> preflight;
   SourcePos ready_timeout_pos;
+  SourcePos preflight_pos;
   std::optional<int64_t> grace_ms;
   std::map<std::string, Scalar> env;  // merged by variable name
   std::optional<NodeSelector> node_selector;  // replaced whole, not merged by key

@@ -135,6 +135,9 @@ struct StageSpec {
   bool resume = false;                      // every attempt shares one output dir
   bool cache = true;                        // `cache: false` opts out of reuse
   bool gpu_idle_fail = false;               // `on_gpu_idle: fail` (default: notify)
+  // `preflight: true`: each attempt runs the agent's GPU check on its GPUs first and starts
+  // only when they pass (docs/gpus.md, "Pre-flight before a stage"). Not in the cache key.
+  bool preflight = false;
   // Rarely set, and held once per stage of every running run: 8 bytes each while empty.
   LeanString cache_version;  // bump to invalidate cached results
   LeanString description;

@@ -266,6 +266,8 @@ class GpucheckRun {
     std::lock_guard<std::mutex> lock(mu_);
     err_ << text << "\n";
     events_.Message("error", text);
+    // The coordinator takes the GPU out of service and ends the attempt as gpu_fault.
+    events_.GpuFault(r.gpu.ordinal, r.gpu.uuid, StrCat("lh-gpucheck: ", failure));
   }
 
   void Advance(size_t units) {

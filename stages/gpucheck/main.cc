@@ -1,7 +1,11 @@
 // lh-gpucheck: check GPUs before work and before a quarantined GPU returns to service
 // (docs/gpus.md, "Pre-flight: lh-gpucheck"). Flags only; the checks live in
 // longhaul_stages_gpucheck.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 
 #include "core/event_writer.h"
@@ -13,7 +17,8 @@ int main(int argc, char** argv) {
       "lh-gpucheck: check each GPU given (every visible one by default) with a memory pattern "
       "test, a compute burn whose results are checked, and peer copies between GPUs. One "
       "summary line per GPU on stdout; stage events when $LONGHAUL_EVENTS is set. Exit 0 all "
-      "passed, 1 a GPU failed a check (stderr names it), 2 bad flags, 3 no usable CUDA driver."};
+      "passed, 1 a GPU failed a check (stderr names it), 2 bad flags, 3 no usable CUDA driver. "
+      "With `-- COMMAND ARGS`, a pre-flight: COMMAND runs in its place when every GPU passed."};
   GpucheckOptions o;
   QuickDefaults quick;
   bool quick_mode = false;
@@ -67,6 +72,10 @@ int main(int argc, char** argv) {
   app.add_flag("--no-p2p", no_p2p,
                "skip the peer checks (GPUs without NVLink or a P2P path; one GPU skips them "
                "anyway)");
+  std::vector<std::string> command;
+  app.add_option("command", command,
+                 "after --: the command to run in lh-gpucheck's place (exec, same process) when "
+                 "every GPU passed; not run when one did not");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -91,5 +100,20 @@ int main(int argc, char** argv) {
   o.p2p = !no_p2p;
   o.p2p_options.bytes = static_cast<uint64_t>(p2p_mib * (1 << 20));
   longhaul::EventWriter events = longhaul::EventWriter::FromEnv();
-  return RunGpucheck(o, events, std::cout, std::cerr);
+  int rc = RunGpucheck(o, events, std::cout, std::cerr);
+  if (command.empty()) return rc;
+  // A stage's pre-flight (docs/gpus.md, "Pre-flight before a stage").
+  if (rc != kExitAllPassed) {
+    std::cerr << "lh-gpucheck: pre-flight failed (exit " << rc << "); " << command[0]
+              << " was not run\n";
+    return rc;
+  }
+  events.Message("info", "pre-flight passed; starting " + command[0]);
+  std::cout.flush();
+  std::vector<char*> args;
+  for (std::string& a : command) args.push_back(a.data());
+  args.push_back(nullptr);
+  ::execvp(args[0], args.data());
+  std::cerr << "lh-gpucheck: cannot run " << command[0] << ": " << std::strerror(errno) << "\n";
+  return 127;
 }

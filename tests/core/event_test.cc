@@ -42,6 +42,26 @@ TEST(EventTest, ParsesEveryEventOfTheProtocol) {
   ASSERT_TRUE(msg.ok());
   EXPECT_EQ(msg->level, "warn");
   EXPECT_EQ(msg->text, "429, backing off");
+
+  auto f = ParseEventLine(R"({"gpu_fault": {"gpu": 1, "uuid": "GPU-5c1f", "reason": "ECC"}})");
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->type, EventType::kGpuFault);
+  EXPECT_EQ(f->gpu, 1);
+  EXPECT_EQ(f->uuid, "GPU-5c1f");
+  EXPECT_EQ(f->text, "ECC");
+}
+
+TEST(EventTest, AGpuFaultNamesItsGpuAndSaysWhy) {
+  auto by_uuid = ParseEventLine(R"({"gpu_fault": {"uuid": "GPU-5c1f", "reason": "r"}})");
+  ASSERT_TRUE(by_uuid.ok()) << by_uuid.status();
+  EXPECT_FALSE(by_uuid->gpu.has_value());
+  auto neither = ParseEventLine(R"({"gpu_fault": {"reason": "r"}})");
+  ASSERT_FALSE(neither.ok());
+  EXPECT_EQ(neither.status().message(), "gpu_fault: give the GPU as gpu or uuid");
+  auto no_reason = ParseEventLine(R"({"gpu_fault": {"gpu": 0}})");
+  ASSERT_FALSE(no_reason.ok());
+  EXPECT_EQ(no_reason.status().message(), "gpu_fault.reason: missing");
+  EXPECT_FALSE(ParseEventLine(R"({"gpu_fault": {"gpu": -1, "reason": "r"}})").ok());
 }
 
 TEST(EventTest, ProgressWithoutTotalHasNone) {
@@ -79,8 +99,7 @@ TEST(EventTest, NumbersOutOfRangeForTheirFieldAreMalformed) {
   auto huge_step = ParseEventLine(R"({"metric": {"name": "x", "value": 1, "step": 1e19}})");
   ASSERT_FALSE(huge_step.ok());
   EXPECT_EQ(huge_step.status().message(), "metric.step: 1e+19 is out of range (0 to 2^53)");
-  auto big_int = ParseEventLine(
-      R"({"checkpoint": {"path": "c", "step": 18446744073709551615}})");
+  auto big_int = ParseEventLine(R"({"checkpoint": {"path": "c", "step": 18446744073709551615}})");
   EXPECT_FALSE(big_int.ok());
   auto fraction = ParseEventLine(R"({"checkpoint": {"path": "c", "step": 2.5}})");
   ASSERT_FALSE(fraction.ok());

@@ -236,7 +236,8 @@ class GpuReturnTest : public GpuFaultTest {
                      // The fake runs the kernel on the CPU: a small burn.
                      StrCat("lh-gpucheck --quick --no-p2p --burn-launches 2 --burn-threads 1024 "
                             "--burn-rounds 8 --cuda-library ", LONGHAUL_FAKE_CUDA)};
-    o.coordinator_flags = {"--gpu-cooldown", "300ms", "--gpu-return-passes", "2"};
+    o.coordinator_flags = {"--gpu-cooldown", "300ms", "--gpu-return-passes", "2",
+                           "--notify-command", "sh -c cat>>" + dir_.Join("notices.jsonl")};
     StartCluster(o);
   }
   void TearDown() override {
@@ -278,6 +279,45 @@ TEST_F(GpuReturnTest, AGpuThatFailsItsPreflightStaysOut) {
       30'000))
       << cluster().Logs();
   EXPECT_EQ(Gpu(1).health(), "quarantined");
+}
+
+// `preflight: true`: each attempt runs the agent's GPU check (lh-gpucheck on the fake driver)
+// on its GPUs before the stage. GPU 0 fails its burn: the first attempt ends as gpu_fault
+// without running the stage, GPU 0 is quarantined naming the check, and the retry passes its
+// pre-flight on GPU 1 and runs the stage there.
+TEST_F(GpuReturnTest, APreflightStageStartsOnlyOnAGpuThatPasses) {
+  std::string cuda = dir_.Join("cuda.json");
+  std::vector<FakeCudaGpu> bad = FakeCudaGpus(2);
+  bad[0].wrong_kernel_result = true;
+  WriteFakeCudaState(cuda, bad);
+  Result<int64_t> run = cluster().Submit(
+      "name: preflight\n"
+      "stages:\n"
+      "  train:\n"
+      "    run: " +
+      YamlList({"sh", "-c", "echo \"$CUDA_VISIBLE_DEVICES\" > \"$LONGHAUL_OUTPUT_DIR/cvd\""}) +
+      "\n"
+      "    resources: {cpus: 0.5, gpus: 1}\n"
+      "    preflight: true\n");
+  ASSERT_TRUE(run.ok()) << run.status();
+  Result<v1::Run> done = cluster().WaitForRunEnd(*run, 60'000);
+  ASSERT_TRUE(done.ok()) << done.status() << cluster().Logs();
+  ASSERT_EQ(done->status(), v1::RUN_SUCCEEDED) << cluster().Logs();
+  const v1::Stage& st = done->stages(0);
+  ASSERT_EQ(st.attempts_size(), 2) << cluster().Logs();
+  EXPECT_THAT(st.attempts(0).reason(), HasSubstr("gpu_fault"));
+  EXPECT_THAT(st.attempts(0).reason(), HasSubstr("lh-gpucheck: burn"));
+  EXPECT_EQ(ReadTextFile(st.attempts(0).output_dir() + "/cvd"), "") << "the stage ran on GPU 0";
+  EXPECT_EQ(StripWhitespace(ReadTextFile(st.attempts(1).output_dir() + "/cvd")), "1");
+  v1::GpuInfo g = Gpu(0);
+  EXPECT_EQ(g.health(), "quarantined");
+  EXPECT_THAT(g.health_reason(), HasSubstr("lh-gpucheck: burn"));
+  EXPECT_THAT(g.health_reason(), HasSubstr("stage train attempt 1"));
+  EXPECT_EQ(Gpu(1).health(), "ok");
+  ASSERT_TRUE(WaitFor(
+      [&] { return ReadTextFile(dir_.Join("notices.jsonl")).find("gpu_fault") != std::string::npos; },
+      20'000))
+      << cluster().Logs();
 }
 
 }  // namespace

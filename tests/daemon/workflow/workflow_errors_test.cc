@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/strings.h"
 #include "daemon/workflow/limits.h"
 #include "daemon/workflow/workflow.h"
@@ -286,6 +288,44 @@ stages:
 )"),
             "wf.yaml:5:5: ready_timeout in stage 'a': only a service stage (kind: service) has "
             "one");
+}
+
+TEST(WorkflowErrorsTest, PreflightOnlyForAStageWithGpus) {
+  EXPECT_EQ(OnlyError(R"(name: w
+stages:
+  a:
+    run: [x]
+    resources: {gpus: 0}
+    preflight: true
+)"),
+            "wf.yaml:6:5: preflight in stage 'a': the pre-flight checks the stage's GPUs, and it "
+            "asks for none (resources.gpus: 0)");
+  EXPECT_EQ(OnlyError(R"(name: w
+stages:
+  a:
+    run: [x]
+    preflight: maybe
+)"),
+            "wf.yaml:5:16: preflight in stage 'a': expected true or false, got 'maybe'");
+  // A default pre-flight applies to the stages that hold GPUs.
+  auto wf = ParseWorkflow(R"(name: w
+defaults: {preflight: true}
+stages:
+  train:
+    run: [x]
+    resources: {gpus: 2}
+  report:
+    run: [y]
+  skip:
+    run: [z]
+    resources: {gpus: 1}
+    preflight: false
+)",
+                          "wf.yaml");
+  ASSERT_TRUE(wf.ok()) << wf.status();
+  std::map<std::string, bool> preflight;
+  for (const auto& s : wf->stages) preflight[s.name] = s.preflight;
+  EXPECT_EQ(preflight, (std::map<std::string, bool>{{"train", true}, {"report", false}, {"skip", false}}));
 }
 
 TEST(WorkflowErrorsTest, DefaultsAcceptOnlyTheirKeys) {

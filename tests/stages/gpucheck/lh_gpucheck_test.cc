@@ -2,6 +2,7 @@
 // --cuda-library: the same dlopen path as libcuda.so.1.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -193,6 +194,55 @@ TEST_F(LhGpucheckTest, FourGpusCheckedTogetherEachFailureOnce) {
   EXPECT_THAT(lines[3], HasSubstr("(to GPU 2)"));
   EXPECT_EQ(MetricByGpu("gpucheck.p2p_gbps").size(), 2u);
   EXPECT_EQ(testing::OutputValue(events_path(), "failed_gpus"), "0,1");
+}
+
+// A stage's pre-flight: `lh-gpucheck ... -- COMMAND` runs COMMAND in its place (the same
+// process, its exit code and environment) when every GPU passed.
+TEST_F(LhGpucheckTest, PreflightRunsTheCommandWhenEveryGpuPasses) {
+  std::vector<std::string> args = kSmallBurn;
+  args.insert(args.end(), {"--", "sh", "-c", "echo \"stage on $CUDA_VISIBLE_DEVICES\"; exit 7"});
+  auto r = Check(FakeCudaGpus(2), args);
+  EXPECT_EQ(r.exit_code, 7) << r.err << r.out;
+  std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_THAT(lines[0], HasSubstr(": PASS"));
+  EXPECT_EQ(lines[2], "stage on 0,1");
+  bool started = false;
+  for (const StageEvent& e : testing::ReadEvents(events_path(), true)) {
+    EXPECT_NE(e.type, EventType::kGpuFault);
+    started |= e.type == EventType::kMessage && e.text == "pre-flight passed; starting sh";
+  }
+  EXPECT_TRUE(started);
+}
+
+// A GPU that fails: the command does not run, and the stage protocol's gpu_fault event names
+// the GPU (ordinal and UUID) for the coordinator to take it out of service.
+TEST_F(LhGpucheckTest, PreflightThatFailsRunsNothingAndReportsTheGpuFault) {
+  auto gpus = FakeCudaGpus(2);
+  gpus[1].wrong_kernel_result = true;
+  std::vector<std::string> args = kSmallBurn;
+  args.insert(args.end(), {"--", "sh", "-c", "touch " + dir_.Join("ran")});
+  auto r = Check(gpus, args);
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+  EXPECT_THAT(r.err, HasSubstr("lh-gpucheck: pre-flight failed (exit 1); sh was not run"));
+  EXPECT_NE(::access(dir_.Join("ran").c_str(), F_OK), 0) << "the command ran";
+  std::vector<StageEvent> faults;
+  for (const StageEvent& e : testing::ReadEvents(events_path(), true)) {
+    if (e.type == EventType::kGpuFault) faults.push_back(e);
+  }
+  ASSERT_EQ(faults.size(), 1u);
+  EXPECT_EQ(faults[0].gpu, 1);
+  EXPECT_EQ(faults[0].uuid, "GPU-00000000-0000-0000-0000-000000000001");
+  EXPECT_THAT(faults[0].text, HasSubstr("lh-gpucheck: burn: launch 1 of lh_gpucheck_fma"));
+}
+
+TEST_F(LhGpucheckTest, PreflightCommandThatCannotRunExits127) {
+  std::vector<std::string> args = kSmallBurn;
+  args.insert(args.end(), {"--", dir_.Join("no-such-program")});
+  auto r = Check(FakeCudaGpus(1), args, "0");
+  EXPECT_EQ(r.exit_code, 127) << r.err << r.out;
+  EXPECT_THAT(r.err, HasSubstr("lh-gpucheck: cannot run " + dir_.Join("no-such-program") +
+                               ": No such file or directory"));
 }
 
 TEST_F(LhGpucheckTest, MissingDriverLibraryIsAClearError) {
