@@ -78,6 +78,15 @@ bool GpuFleet::Quarantine(const std::string& agent, int index, const std::string
   return true;
 }
 
+int GpuFleet::QuarantinedOn(const std::string& agent) const {
+  int n = 0;
+  for (auto it = gpus_.lower_bound({agent, INT32_MIN});
+       it != gpus_.end() && it->first.first == agent; ++it) {
+    if (it->second.row.health == "quarantined") ++n;
+  }
+  return n;
+}
+
 bool GpuFleet::Offered(const std::string& agent, int index) const {
   const Record* r = Get(agent, index);
   return r == nullptr || r->row.health == "ok";

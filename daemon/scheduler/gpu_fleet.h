@@ -27,6 +27,9 @@ namespace longhaul::scheduler {
 struct GpuFleetOptions {
   int64_t cooldown_ms = 10 * 60 * 1000;  // quarantined -> first pre-flight
   int passes_to_return = 2;              // pre-flights passed in a row
+  // An agent with this many GPUs quarantined at once is a faulty node: the retry of an
+  // attempt ended by a GPU fault there avoids the whole agent, not only the GPU. 0: never.
+  int node_fault_limit = 2;
 };
 
 class GpuFleet {
@@ -90,6 +93,10 @@ class GpuFleet {
 
   // Fills the health fields of `info` (index already set) from the record of `agent`.
   void Fill(const std::string& agent, v1::GpuInfo* info) const;
+
+  // How many GPUs of `agent` are quarantined now.
+  int QuarantinedOn(const std::string& agent) const;
+  const GpuFleetOptions& options() const { return options_; }
 
   // Counts by state name ("ok" only for GPUs with a record) for /metrics.
   std::map<std::string, int64_t> CountByHealth() const;

@@ -73,6 +73,17 @@ void Scheduler::ActOnGpuFault(AgentState* agent, const GpuFleet::Fault& f) {
   log->warn("agent {} {}: quarantined: {}{}", agent->row.id, gpu, f.reason,
             a == nullptr ? "" : StrCat("; stopping attempt ", a->row.id));
   std::string reason = StrCat(gpu, " of agent ", agent->row.id, ": ", f.reason);
+  int limit = gpus_.options().node_fault_limit;
+  int faulty = gpus_.QuarantinedOn(agent->row.id);
+  if (a != nullptr && a->stage != nullptr && limit > 0 && faulty >= limit) {
+    // Past the threshold the node is suspect (its PCIe switch, power, NVLink fabric): the
+    // retry goes elsewhere when it can.
+    log->warn(
+        "agent {}: {} GPUs quarantined (--gpu-node-fault-limit {}): run {} stage {} avoids "
+        "it from now on",
+        agent->row.id, faulty, limit, a->row.run_id, a->stage->row.name);
+    AvoidFailedNode(a->stage, *agent, "");
+  }
   if (a != nullptr && a->kill_reason.empty()) {
     StopAttempt(a, "gpu_fault", reason);
     Notice("gpu_fault", a->stage ? a->stage->run : nullptr, a->stage, a->row.number, reason,

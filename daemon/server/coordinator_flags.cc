@@ -66,6 +66,11 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
   app.add_option("--gpu-return-passes", options.scheduler.gpus.passes_to_return,
                  "pre-flights a quarantined GPU must pass in a row to return to service")
       ->capture_default_str();
+  app.add_option("--gpu-node-fault-limit", options.scheduler.gpus.node_fault_limit,
+                 "GPUs of one agent quarantined at once that make a GPU fault's retry avoid "
+                 "the whole agent (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   SecurityOptions& sec = options.security;
   app.add_option("--tokens", sec.tokens_file,
                  "file of 'ROLE NAME sha256:HEX' lines: the tokens clients must send (re-read "
@@ -183,7 +188,8 @@ std::vector<std::string> CheckCoordinatorFlags(CoordinatorFlags* f,
   }
   duration("retention-age", f->retention_age, &o.retention.older_than_ms);
   duration("retention-interval", f->retention_interval, &o.retention_interval_ms);
-  if (o.retention.keep_last < 0) errors.push_back(config.Error("retention-keep", "must be 0 or more"));
+  if (o.retention.keep_last < 0)
+    errors.push_back(config.Error("retention-keep", "must be 0 or more"));
   if (o.retention_interval_ms <= 0) {
     errors.push_back(config.Error("retention-interval", "must be more than 0"));
   }

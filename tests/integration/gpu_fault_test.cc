@@ -2,17 +2,17 @@
 // XID on the GPU a stage holds ends its attempt as gpu_fault, the retry runs on the other GPU,
 // the GPU stays out of service (agents, /metrics, a notification) until an operator brings it
 // back; an application XID leaves the GPU in service; a drained GPU is offered nothing new.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "core/strings.h"
 #include "tests/agent/fake_nvml/fake_nvml_state.h"
-#include "tests/stages/fake_cuda/fake_cuda_state.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/journal.h"
+#include "tests/stages/fake_cuda/fake_cuda_state.h"
 
 namespace longhaul::testing {
 namespace {
@@ -87,8 +87,8 @@ TEST_F(GpuFaultTest, AHardwareXidQuarantinesTheGpuAndTheRetryRunsOnTheOther) {
   // An application XID first (13: a graphics engine exception): the attempt's, not the GPU's.
   gpus_[bad].xids = {13};
   WriteFakeNvmlState(state_, gpus_);
-  ASSERT_TRUE(WaitFor([&] { return cluster().Logs(1 << 20).find("XID 13") != std::string::npos; },
-                      20'000))
+  ASSERT_TRUE(
+      WaitFor([&] { return cluster().Logs(1 << 20).find("XID 13") != std::string::npos; }, 20'000))
       << cluster().Logs();
   EXPECT_EQ(Gpu(bad).health(), "ok");
   // Then a hardware one (79: fallen off the bus).
@@ -102,8 +102,8 @@ TEST_F(GpuFaultTest, AHardwareXidQuarantinesTheGpuAndTheRetryRunsOnTheOther) {
   ASSERT_EQ(st.attempts_size(), 2) << cluster().Logs();
   EXPECT_THAT(st.attempts(0).reason(), HasSubstr("gpu_fault"));
   EXPECT_THAT(st.attempts(0).reason(), HasSubstr("XID 79"));
-  std::string cvd2 = std::string(StripWhitespace(
-      ReadTextFile(st.attempts(1).output_dir().empty() ? "" : st.attempts(1).output_dir() + "/cvd")));
+  std::string cvd2 = std::string(StripWhitespace(ReadTextFile(
+      st.attempts(1).output_dir().empty() ? "" : st.attempts(1).output_dir() + "/cvd")));
   EXPECT_EQ(cvd2, std::to_string(1 - bad)) << "the retry avoids the quarantined GPU";
   // What the stage's GPUs did, from the samples of both attempts: stored, summed, shown.
   ASSERT_TRUE(st.has_gpu_usage()) << cluster().Logs();
@@ -124,7 +124,9 @@ TEST_F(GpuFaultTest, AHardwareXidQuarantinesTheGpuAndTheRetryRunsOnTheOther) {
   EXPECT_THAT(agents.out, HasSubstr("quarantined")) << agents.out << agents.err;
   // The notification names the node, the GPU, the XID and the attempt.
   ASSERT_TRUE(WaitFor(
-      [&] { return ReadTextFile(dir_.Join("notices.jsonl")).find("gpu_fault") != std::string::npos; },
+      [&] {
+        return ReadTextFile(dir_.Join("notices.jsonl")).find("gpu_fault") != std::string::npos;
+      },
       20'000))
       << cluster().Logs();
   std::string notices = ReadTextFile(dir_.Join("notices.jsonl"));
@@ -137,9 +139,8 @@ TEST_F(GpuFaultTest, AHardwareXidQuarantinesTheGpuAndTheRetryRunsOnTheOther) {
   EXPECT_EQ(Gpu(bad).health(), "quarantined");
 
   // An operator brings it back; the trail says who.
-  CommandResult undrain =
-      cluster().Cli({"gpu", "undrain", StrCat(cluster().AgentId(0), ":", bad), "--reason",
-                     "reseated"});
+  CommandResult undrain = cluster().Cli(
+      {"gpu", "undrain", StrCat(cluster().AgentId(0), ":", bad), "--reason", "reseated"});
   ASSERT_EQ(undrain.exit_code, 0) << undrain.out << undrain.err;
   EXPECT_THAT(undrain.out, HasSubstr(": ok"));
   EXPECT_EQ(Gpu(bad).health(), "ok");
@@ -148,8 +149,8 @@ TEST_F(GpuFaultTest, AHardwareXidQuarantinesTheGpuAndTheRetryRunsOnTheOther) {
 }
 
 TEST_F(GpuFaultTest, ADrainedGpuIsOfferedNothingNew) {
-  CommandResult drain = cluster().Cli(
-      {"gpu", "drain", StrCat(cluster().AgentId(0), ":0"), "--reason", "fan noise"});
+  CommandResult drain =
+      cluster().Cli({"gpu", "drain", StrCat(cluster().AgentId(0), ":0"), "--reason", "fan noise"});
   ASSERT_EQ(drain.exit_code, 0) << drain.out << drain.err;
   EXPECT_THAT(drain.out, HasSubstr("drained"));
   ::close(::open(dir_.Join("release").c_str(), O_CREAT | O_WRONLY, 0644));
@@ -158,8 +159,8 @@ TEST_F(GpuFaultTest, ADrainedGpuIsOfferedNothingNew) {
   Result<v1::Run> done = cluster().WaitForRunEnd(*run, 60'000);
   ASSERT_TRUE(done.ok()) << done.status();
   ASSERT_EQ(done->status(), v1::RUN_SUCCEEDED) << cluster().Logs();
-  std::string cvd = std::string(
-      StripWhitespace(ReadTextFile(done->stages(0).attempts(0).output_dir() + "/cvd")));
+  std::string cvd =
+      std::string(StripWhitespace(ReadTextFile(done->stages(0).attempts(0).output_dir() + "/cvd")));
   EXPECT_EQ(cvd, "1");
   v1::GpuInfo g = Gpu(0);
   EXPECT_EQ(g.health(), "drained");
@@ -175,16 +176,17 @@ TEST_F(GpuFaultTest, AnIdleGpuFailsTheStageThatAsksForIt) {
   gpus_[0].sm_util = 0;
   gpus_[1].sm_util = 0;
   WriteFakeNvmlState(state_, gpus_);
-  std::string wf = "name: gpu-idle\n"
-                   "stages:\n"
-                   "  hung:\n"
-                   "    run: " +
-                   YamlList({"sleep", "60"}) +
-                   "\n"
-                   "    resources: {cpus: 0.5, gpus: 1}\n"
-                   "    gpu_idle: 1s\n"
-                   "    on_gpu_idle: fail\n"
-                   "    retry: {limit: 0}\n";
+  std::string wf =
+      "name: gpu-idle\n"
+      "stages:\n"
+      "  hung:\n"
+      "    run: " +
+      YamlList({"sleep", "60"}) +
+      "\n"
+      "    resources: {cpus: 0.5, gpus: 1}\n"
+      "    gpu_idle: 1s\n"
+      "    on_gpu_idle: fail\n"
+      "    retry: {limit: 0}\n";
   Result<int64_t> run = cluster().Submit(wf);
   ASSERT_TRUE(run.ok()) << run.status();
   Result<v1::Run> done = cluster().WaitForRunEnd(*run, 60'000);
@@ -203,15 +205,16 @@ TEST_F(GpuFaultTest, AnIdleGpuFailsTheStageThatAsksForIt) {
   gpus_[0].sm_util = 90;
   gpus_[1].sm_util = 90;
   WriteFakeNvmlState(state_, gpus_);
-  std::string busy = "name: gpu-busy\n"
-                     "stages:\n"
-                     "  train:\n"
-                     "    run: " +
-                     YamlList({"sleep", "2"}) +
-                     "\n"
-                     "    resources: {cpus: 0.5, gpus: 1}\n"
-                     "    gpu_idle: 1s\n"
-                     "    on_gpu_idle: fail\n";
+  std::string busy =
+      "name: gpu-busy\n"
+      "stages:\n"
+      "  train:\n"
+      "    run: " +
+      YamlList({"sleep", "2"}) +
+      "\n"
+      "    resources: {cpus: 0.5, gpus: 1}\n"
+      "    gpu_idle: 1s\n"
+      "    on_gpu_idle: fail\n";
   Result<int64_t> run2 = cluster().Submit(busy);
   ASSERT_TRUE(run2.ok()) << run2.status();
   Result<v1::Run> done2 = cluster().WaitForRunEnd(*run2, 60'000);
@@ -235,9 +238,11 @@ class GpuReturnTest : public GpuFaultTest {
     o.agent_flags = {"--nvml-library", LONGHAUL_FAKE_NVML, "--gpu-sample", "100ms", "--gpu-check",
                      // The fake runs the kernel on the CPU: a small burn.
                      StrCat("lh-gpucheck --quick --no-p2p --burn-launches 2 --burn-threads 1024 "
-                            "--burn-rounds 8 --cuda-library ", LONGHAUL_FAKE_CUDA)};
-    o.coordinator_flags = {"--gpu-cooldown", "300ms", "--gpu-return-passes", "2",
-                           "--notify-command", "sh -c cat>>" + dir_.Join("notices.jsonl")};
+                            "--burn-rounds 8 --cuda-library ",
+                            LONGHAUL_FAKE_CUDA)};
+    o.coordinator_flags = {"--gpu-cooldown",      "300ms",
+                           "--gpu-return-passes", "2",
+                           "--notify-command",    "sh -c cat>>" + dir_.Join("notices.jsonl")};
     StartCluster(o);
   }
   void TearDown() override {
@@ -315,9 +320,49 @@ TEST_F(GpuReturnTest, APreflightStageStartsOnlyOnAGpuThatPasses) {
   EXPECT_THAT(g.health_reason(), HasSubstr("stage train attempt 1"));
   EXPECT_EQ(Gpu(1).health(), "ok");
   ASSERT_TRUE(WaitFor(
-      [&] { return ReadTextFile(dir_.Join("notices.jsonl")).find("gpu_fault") != std::string::npos; },
+      [&] {
+        return ReadTextFile(dir_.Join("notices.jsonl")).find("gpu_fault") != std::string::npos;
+      },
       20'000))
       << cluster().Logs();
+}
+
+// --gpu-node-fault-limit 1: one quarantined GPU makes the node suspect, so the retry of the
+// attempt the fault ended avoids the agent; with no other agent it waits and says why.
+class GpuNodeFaultTest : public GpuFaultTest {
+ protected:
+  void SetUp() override {
+    state_ = dir_.Join("nvml.json");
+    WriteFakeNvmlState(state_, gpus_);
+    ::setenv("LONGHAUL_FAKE_NVML_STATE", state_.c_str(), 1);
+    ClusterOptions o;
+    o.gpus = 2;
+    o.agent_flags = {"--nvml-library", LONGHAUL_FAKE_NVML, "--gpu-sample", "100ms"};
+    o.coordinator_flags = {"--gpu-node-fault-limit", "1"};
+    StartCluster(o);
+  }
+};
+
+TEST_F(GpuNodeFaultTest, PastTheLimitTheRetryAvoidsTheNode) {
+  Result<int64_t> run = cluster().Submit(Workflow());
+  ASSERT_TRUE(run.ok()) << run.status();
+  int bad = HeldGpu(*run);
+  ASSERT_GE(bad, 0) << cluster().Logs();
+  gpus_[bad].xids = {79};
+  WriteFakeNvmlState(state_, gpus_);
+  std::string reason;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = cluster().GetRun(*run);
+        if (!r.ok() || r->stages_size() == 0) return false;
+        reason = r->stages(0).reason();
+        return reason.find("its node failed") != std::string::npos;
+      },
+      30'000))
+      << reason << cluster().Logs();
+  EXPECT_THAT(reason, HasSubstr("not on " + cluster().AgentId(0)));
+  EXPECT_EQ(Gpu(1 - bad).health(), "ok") << "the other GPU is free, and still not used";
+  EXPECT_THAT(cluster().Logs(1 << 20), HasSubstr("avoids it from now on"));
 }
 
 }  // namespace

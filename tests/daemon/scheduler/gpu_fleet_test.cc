@@ -1,7 +1,8 @@
 // GpuFleet (service states of GPUs) and GpuSeries (bounded per-attempt telemetry).
+#include "daemon/scheduler/gpu_fleet.h"
+
 #include <gtest/gtest.h>
 
-#include "daemon/scheduler/gpu_fleet.h"
 #include "daemon/scheduler/gpu_series.h"
 #include "daemon/scheduler/gpu_telemetry.h"
 
@@ -85,6 +86,24 @@ TEST(GpuFleetTest, DrainedGpusAreNotCheckedAndUndrainBringsThemBack) {
   fleet.Load({store::GpuRow{"a1", 0, "GPU-0", "quarantined", "XID 48", 5, "agent", 0}});
   EXPECT_FALSE(fleet.Offered("a1", 0));
   EXPECT_TRUE(fleet.Offered("a1", 2));
+}
+
+// A stage's gpu_fault (a failed pre-flight) quarantines a GPU in service once; a drained one
+// stays drained. QuarantinedOn counts an agent's quarantined GPUs for the node threshold.
+TEST(GpuFleetTest, AStageReportedFaultQuarantinesAGpuInService) {
+  GpuFleet fleet({.cooldown_ms = 1000, .passes_to_return = 2});
+  EXPECT_TRUE(fleet.Quarantine("a1", 1, "GPU-1", "lh-gpucheck: burn: wrong result", 10));
+  EXPECT_FALSE(fleet.Quarantine("a1", 1, "GPU-1", "again", 11)) << "already out";
+  EXPECT_FALSE(fleet.Offered("a1", 1));
+  EXPECT_EQ(fleet.Find("a1", 1)->by, "stage");
+  EXPECT_EQ(fleet.Find("a1", 1)->reason, "lh-gpucheck: burn: wrong result");
+  EXPECT_EQ(fleet.ChecksDue("a1", 1010), std::vector<int>{1}) << "the return loop applies";
+  fleet.Drain("a1", 2, "GPU-2", "drained by bob", "bob", 12);
+  EXPECT_FALSE(fleet.Quarantine("a1", 2, "GPU-2", "x", 13));
+  EXPECT_EQ(fleet.Find("a1", 2)->health, "drained");
+  fleet.OnReport("a1", {Reading(0, 14, 0, false)}, 14);
+  EXPECT_EQ(fleet.QuarantinedOn("a1"), 2) << "GPUs 0 and 1; the drained one is not a fault";
+  EXPECT_EQ(fleet.QuarantinedOn("a2"), 0);
 }
 
 TEST(GpuSeriesTest, AFiveDayAttemptStaysWithinTheBoundAndSummarises) {
