@@ -590,6 +590,11 @@ const logCases = {
     await page.locator(`.ll.hl[data-offset="${target}"]`).waitFor({ timeout: T });
     check(await inView(logPane().locator(`.ll[data-offset="${target}"]`)), "shared link: line not in view");
     await textMatches(page.locator('[data-testid="log-tab-stdout"]'), /^stdout · \d\.\d+ MiB$/);
+    // Past the end: the end is shown, and the bar says why.
+    await page.locator('[data-testid="log-goto-input"]').fill("999999999");
+    await page.locator('[data-testid="log-goto"]').click();
+    await textMatches(page.locator('[data-testid="log-state"]'), /byte 999,999,999 is past the end/);
+    await logLine(log.lineOffsets(23_999));
   },
 
   // A failed stage opens stderr (its error) with its last lines; the tabs say how much each

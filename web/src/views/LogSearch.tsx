@@ -2,7 +2,7 @@
 // insensitive, matching lines as they are shown: colours left out) and answers at most
 // PAGE matching lines with their byte offsets; "more" asks for the ones after. Picking a
 // match opens the log there.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, searchLog } from "../api/client";
 import type { LogMatch, LogSearchResult } from "../api/types";
 import { formatBytes } from "../lib/format";
@@ -29,7 +29,10 @@ export function LogSearch({ runId, stage, attempt, stream, query, generation, on
   const [found, setFound] = useState<Found>(none);
   useEffect(() => setDraft(query), [query]);
 
-  const search = async (from: number, before: LogMatch[], isStale: () => boolean) => {
+  const latest = useRef(0); // the search whose answer counts: a newer one makes older stale
+  const search = async (from: number, before: LogMatch[]) => {
+    const mine = ++latest.current;
+    const isStale = () => mine !== latest.current;
     setFound({ matches: before, last: null, error: "", busy: true });
     try {
       const r = await searchLog(runId, stage, attempt, stream, query, from, PAGE);
@@ -46,9 +49,8 @@ export function LogSearch({ runId, stage, attempt, stream, query, generation, on
       setFound(none);
       return;
     }
-    let stale = false;
-    void search(0, [], () => stale);
-    return () => { stale = true; };
+    void search(0, []);
+    return () => { latest.current++; };
   }, [runId, stage, attempt, stream, query, generation]);
 
   const last = found.last;
@@ -67,7 +69,7 @@ export function LogSearch({ runId, stage, attempt, stream, query, generation, on
         </span>
         {last?.more && !found.busy && (
           <button type="button" data-testid="log-more-matches"
-                  onClick={() => void search(last.next_offset, found.matches, () => false)}>
+                  onClick={() => void search(last.next_offset, found.matches)}>
             Next {PAGE}
           </button>
         )}

@@ -32,6 +32,7 @@ interface LogState {
   error: string;
   loaded: boolean;
   highlight: number; // the byte offset to mark, -1: none
+  note: string; // why the window is not where it was asked to be
   poll: () => void; // reads on from the window's end (while live)
 }
 
@@ -40,7 +41,7 @@ let logVersions = 0; // LogState.version: unique across windows, so a new window
 function fresh(): LogState {
   return {
     text: new LogText(MAX_LINES), version: ++logVersions, live: true, finished: false, attempt: 0, error: "",
-    loaded: false, highlight: -1, poll: () => {},
+    loaded: false, highlight: -1, note: "", poll: () => {},
   };
 }
 
@@ -134,14 +135,21 @@ export function LogViewer({ runId, stage, generation, failed, active, loc, onLoc
     const open = async () => {
       try {
         const start = at === undefined ? -WINDOW : Math.max(0, at - BEFORE);
-        const c = await readLog(runId, stage, attempt, stream, start, WINDOW);
+        let c = await readLog(runId, stage, attempt, stream, start, WINDOW);
         if (stopped) return;
+        if (at !== undefined && at > 0 && c.text.length === 0) {
+          // Past the end: show the end, and say so.
+          c = await readLog(runId, stage, attempt, stream, -WINDOW, WINDOW);
+          if (stopped) return;
+          s.note = `byte ${at.toLocaleString()} is past the end (${formatBytes(c.next_offset)})`;
+          s.highlight = -1;
+        }
         const cut = c.offset > 0 ? firstLineStart(c.text) : 0;
         s.text = new LogText(MAX_LINES, c.offset + cut);
         s.text.append(c.text.subarray(cut));
         s.attempt = c.attempt;
         s.finished = c.finished;
-        s.live = at === undefined || c.text.length < WINDOW; // a short read ends at the end
+        s.live = at === undefined || s.note !== "" || c.text.length < WINDOW; // short: at the end
         s.loaded = true;
         s.version = ++logVersions;
         s.error = "";
@@ -269,6 +277,7 @@ export function LogViewer({ runId, stage, generation, failed, active, loc, onLoc
           {!s.live ? "window — Load later or End to follow"
             : s.finished ? "complete" : follow ? "following" : "paused — scroll to the end to follow"}
           {s.text.dropped > 0 ? ` · ${s.text.dropped} older lines dropped from view` : ""}
+          {s.note ? ` · ${s.note}` : ""}
         </span>
         <a class="button" href={logDownloadUrl(runId, stage, s.attempt || attempt, stream || "stdout")}
            download>Raw</a>
