@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LogText, collapseCarriageReturns, firstLineStart } from "./logtext";
+import { LogText, chooseStream, collapseCarriageReturns, firstLineStart } from "./logtext";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const texts = (t: LogText) => t.lines.map((l) => l.text);
@@ -64,5 +64,16 @@ describe("LogText", () => {
   it("finds the first complete line of a chunk read mid-log", () => {
     expect(firstLineStart(bytes("tail of a line\nnext\n"))).toBe(15);
     expect(firstLineStart(bytes("no newline"))).toBe(0);
+  });
+});
+
+describe("chooseStream", () => {
+  it("opens a failed attempt's stderr when it holds something", () => {
+    expect(chooseStream(undefined, true, { stdout: 10, stderr: 68 })).toBe("stderr");
+    expect(chooseStream(undefined, true, { stdout: 10, stderr: 0 })).toBe("stdout");
+    expect(chooseStream(undefined, true, {})).toBe("stdout"); // sizes unknown: the read says why
+    expect(chooseStream(undefined, true, null)).toBe(""); // wait for the sizes
+    expect(chooseStream(undefined, false, { stderr: 68 })).toBe("stdout");
+    expect(chooseStream("stdout", true, { stderr: 68 })).toBe("stdout"); // a link chose
   });
 });

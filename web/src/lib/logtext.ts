@@ -122,3 +122,16 @@ export function firstLineStart(bytes: Uint8Array): number {
   const i = bytes.indexOf(NEWLINE);
   return i < 0 ? 0 : i + 1;
 }
+
+/**
+ * The stream the viewer opens: the one a link names; else, for an attempt that failed,
+ * stderr when it holds something (its error is usually there); else stdout. "" while a failed
+ * attempt's sizes are not known yet (null): wait for them rather than open stdout first.
+ */
+export function chooseStream(named: string | undefined, failed: boolean,
+                             sizes: Record<string, number> | null): string {
+  if (named) return named;
+  if (!failed) return "stdout";
+  if (sizes === null) return "";
+  return (sizes.stderr ?? 0) > 0 ? "stderr" : "stdout";
+}

@@ -8,7 +8,7 @@
 // the same lines. It says why when the log cannot be read ("agent X not connected").
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, logDownloadUrl, logSize, readLog } from "../api/client";
-import { LogText, firstLineStart } from "../lib/logtext";
+import { LogText, chooseStream, firstLineStart } from "../lib/logtext";
 import { formatBytes } from "../lib/format";
 import type { LogLocation } from "../lib/router";
 import { requestRender } from "../store/scheduler";
@@ -90,7 +90,7 @@ export function LogViewer({ runId, stage, generation, failed, active, loc, onLoc
   const attempt = loc.attempt ?? 0;
   const sizes = useLogSizes(runId, stage, attempt, generation, active);
   // A failed attempt's error is on stderr: wait for the sizes to choose, unless the link did.
-  const stream = loc.stream ?? (!failed ? "stdout" : sizes === null ? "" : (sizes.stderr ?? 0) > 0 ? "stderr" : "stdout");
+  const stream = chooseStream(loc.stream, failed, sizes);
   const [follow, setFollow] = useState(loc.at === undefined);
   const [jump, setJump] = useState(0); // bumped to read again at the same place
   const st = useRef<LogState>(fresh());
