@@ -577,7 +577,7 @@ const logCases = {
     await page.locator('[data-testid="log-end"]').click();
     check(await inView(await logLine(log.lineOffsets(23_999))), "the last line is not in view after End");
     const target = log.lineOffsets(12_345);
-    await page.locator('[data-testid="log-goto-input"]').fill(String(target + 5)); // inside the line
+    await page.locator('[data-testid="log-goto-input"]').fill((target + 5).toLocaleString("en-US")); // mid-line, with commas
     await page.locator('[data-testid="log-goto"]').click();
     const line = await logLine(target);
     await page.locator(`.ll.hl[data-offset="${target}"]`).waitFor({ timeout: T });

@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, searchLog } from "../api/client";
 import type { LogMatch, LogSearchResult } from "../api/types";
-import { formatBytes } from "../lib/format";
+import { formatBytes, formatNumber } from "../lib/format";
 import { AnsiLine } from "./LogLines";
 
 const PAGE = 100;
@@ -64,7 +64,7 @@ export function LogSearch({ runId, stage, attempt, stream, query, generation, on
         <span class="muted" data-testid="log-match-count">
           {found.busy ? "searching…"
             : found.error ? ""
-            : last ? `${found.matches.length}${last.more ? "+" : ""} matching line${found.matches.length === 1 && !last.more ? "" : "s"} in ${formatBytes(last.end_offset)}${last.more ? ` — more after byte ${last.next_offset.toLocaleString()}` : ""}`
+            : last ? `${found.matches.length}${last.more ? "+" : ""} matching line${found.matches.length === 1 && !last.more ? "" : "s"} in ${formatBytes(last.end_offset)}${last.more ? ` — more after byte ${formatNumber(last.next_offset)}` : ""}`
             : ""}
         </span>
         {last?.more && !found.busy && (
@@ -80,7 +80,7 @@ export function LogSearch({ runId, stage, attempt, stream, query, generation, on
           {found.matches.map((m) => (
             <li key={m.offset}>
               <button class="link" data-testid="log-match" data-offset={m.offset} onClick={() => onPick(m.offset)}>
-                <span class="mono muted">{m.offset.toLocaleString()}</span>
+                <span class="mono muted">{formatNumber(m.offset)}</span>
                 <span class="mono"><AnsiLine text={m.line} />{m.truncated ? "…" : ""}</span>
               </button>
             </li>

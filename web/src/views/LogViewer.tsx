@@ -9,7 +9,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, logDownloadUrl, logSize, readLog } from "../api/client";
 import { LogText, chooseStream, firstLineStart } from "../lib/logtext";
-import { formatBytes } from "../lib/format";
+import { formatBytes, formatNumber } from "../lib/format";
 import type { LogLocation } from "../lib/router";
 import { requestRender } from "../store/scheduler";
 import { LogLines } from "./LogLines";
@@ -141,7 +141,7 @@ export function LogViewer({ runId, stage, generation, failed, active, loc, onLoc
           // Past the end: show the end, and say so.
           c = await readLog(runId, stage, attempt, stream, -WINDOW, WINDOW);
           if (stopped) return;
-          s.note = `byte ${at.toLocaleString()} is past the end (${formatBytes(c.next_offset)})`;
+          s.note = `byte ${formatNumber(at)} is past the end (${formatBytes(c.next_offset)})`;
           s.highlight = -1;
         }
         const cut = c.offset > 0 ? firstLineStart(c.text) : 0;
@@ -233,8 +233,8 @@ export function LogViewer({ runId, stage, generation, failed, active, loc, onLoc
 
   const [goto, setGoto] = useState("");
   const gotoOffset = () => {
-    const n = Number(goto.trim());
-    if (Number.isInteger(n) && n >= 0) go({ ...here, at: n });
+    const t = goto.replace(/[\s,_]/g, ""); // "1,048,576" as the bar shows it
+    if (/^\d{1,15}$/.test(t)) go({ ...here, at: Number(t) });
   };
 
   const sizeOf = (x: string) => {
@@ -273,7 +273,7 @@ export function LogViewer({ runId, stage, generation, failed, active, loc, onLoc
           <button type="submit" data-testid="log-goto">Go</button>
         </form>
         <span class="muted" data-testid="log-state">
-          {`bytes ${s.text.first.toLocaleString()}–${s.text.end.toLocaleString()} · `}
+          {`bytes ${formatNumber(s.text.first)}–${formatNumber(s.text.end)} · `}
           {!s.live ? "window — Load later or End to follow"
             : s.finished ? "complete" : follow ? "following" : "paused — scroll to the end to follow"}
           {s.text.dropped > 0 ? ` · ${s.text.dropped} older lines dropped from view` : ""}
