@@ -1,42 +1,14 @@
 // logs: a stage attempt's stdout or stderr, read through the coordinator from the agent.
 #include <optional>
-#include <regex>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/terminal_text.h"
+#include "core/log_search.h"
 #include "core/strings.h"
 
 namespace longhaul::cli {
 namespace {
-
-// Passes on the whole lines `re` finds; a line split across reads waits for its end.
-class LineFilter {
- public:
-  explicit LineFilter(std::regex re) : re_(std::move(re)) {}
-  void Feed(const std::string& data, std::ostream& out) {
-    partial_ += data;
-    size_t start = 0;
-    for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos; start = nl + 1) {
-      Emit(std::string_view(partial_).substr(start, nl + 1 - start), out);
-    }
-    partial_.erase(0, start);
-  }
-  // The log has ended: a last line without a newline counts too.
-  void Finish(std::ostream& out) {
-    if (!partial_.empty()) Emit(partial_, out);
-    partial_.clear();
-  }
-
- private:
-  void Emit(std::string_view line, std::ostream& out) {
-    std::string_view text = line;
-    if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
-    if (std::regex_search(text.begin(), text.end(), re_)) out << line;
-  }
-  std::regex re_;
-  std::string partial_;
-};
 
 constexpr int kChunkBytes = 64 * 1024;
 // While the agent (or, once reached, the coordinator) is away, ask again this often.
@@ -48,14 +20,12 @@ int Logs(CommandContext& ctx, const LogsOptions& options) {
   if (options.tail_bytes < 0) {
     return ctx.Fail(absl::InvalidArgumentError("--tail: expected a number of bytes >= 0"));
   }
-  std::optional<LineFilter> filter;
+  std::optional<LogLineSearch> filter;
   if (!options.grep.empty()) {
-    try {
-      filter.emplace(std::regex(options.grep, std::regex::ECMAScript));
-    } catch (const std::regex_error& e) {
-      return ctx.Fail(absl::InvalidArgumentError(
-          StrCat("--grep '", options.grep, "': not a regular expression: ", e.what())));
-    }
+    Result<LogLineMatcher> matcher =
+        LogLineMatcher::Make({.text = options.grep, .regex = true}, "--grep");
+    if (!matcher.ok()) return ctx.Fail(matcher.status());
+    filter.emplace(std::move(*matcher), 0);
   }
   v1::ReadLogRequest req;
   req.set_run_id(options.run_id);
@@ -67,12 +37,17 @@ int Logs(CommandContext& ctx, const LogsOptions& options) {
   // On a terminal the log is shown, never obeyed: a stage's escape sequences come out visible.
   std::optional<TerminalSafeLog> escape;
   if (ctx.env.stdout_is_tty && !options.raw) escape.emplace();
+  // The filter sees the raw bytes (it matches lines as a terminal shows them); what passes is
+  // made safe for the terminal after.
+  auto print = [&](std::string_view data) {
+    if (!data.empty()) ctx.out() << (escape ? escape->Feed(data) : std::string(data));
+  };
+  auto print_line = [&](int64_t, std::string_view line) { print(line); };
   auto emit = [&](std::string_view data) {
-    if (data.empty()) return;
     if (filter) {
-      filter->Feed(std::string(data), ctx.out());
+      filter->Feed(data, print_line);
     } else {
-      ctx.out() << data;
+      print(data);
     }
   };
   bool reached = false;     // the coordinator answered once
@@ -98,7 +73,7 @@ int Logs(CommandContext& ctx, const LogsOptions& options) {
       waiting_for.clear();
     }
     if (!resp->data().empty()) {
-      emit(escape ? escape->Feed(resp->data()) : resp->data());
+      emit(resp->data());
       ctx.out().flush();
     }
     // Keep to the attempt the first answer chose, even if a retry starts meanwhile.
@@ -108,8 +83,8 @@ int Logs(CommandContext& ctx, const LogsOptions& options) {
     if (resp->finished() || !options.follow) break;
     ctx.env.sleep_ms(options.poll_ms);
   }
-  if (escape) emit(escape->Finish());
-  if (filter) filter->Finish(ctx.out());
+  if (filter) filter->Finish(print_line);
+  if (escape) ctx.out() << escape->Finish();
   return kExitOk;
 }
 

@@ -4,8 +4,10 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
 #include "core/log_read.h"
+#include "core/log_search.h"
 #include "core/strings.h"
 #include "daemon/http/json.h"
 #include "daemon/rpc/audited_call.h"
@@ -17,6 +19,10 @@ namespace {
 
 constexpr int kMaxRunsPage = 500;
 constexpr int64_t kMaxDownloadBytes = int64_t{1} << 30;
+// A log search's answer: at most this many matching lines (`limit`), each cut to this length.
+constexpr int64_t kDefaultLogMatches = 100;
+constexpr int64_t kMaxLogMatches = 1000;
+constexpr size_t kMaxMatchLineBytes = 1000;
 
 Result<int64_t> ParseInt(const std::string& text, const std::string& what) {
   if (text.empty()) return absl::InvalidArgumentError(StrCat(what, " is empty"));
@@ -87,13 +93,21 @@ Response ListRuns(rpc::ClientApi* api, const Request& req, int64_t parent) {
 
 // One read of at most kMaxLogReadBytes (a larger max_bytes is clamped, as over gRPC), or with
 // download=1 the log from `offset` to its end, read in pages of that size, as an attachment.
-Response ReadLog(rpc::ClientApi* api, const Request& req, int64_t run, const std::string& stage) {
+// The log a request names (run, stage, ?attempt=, ?stream=), to read from `offset`.
+Result<v1::ReadLogRequest> LogRequest(const Request& req, int64_t run, const std::string& stage) {
   v1::ReadLogRequest q;
   q.set_run_id(run);
   q.set_stage(stage);
   q.set_stream(req.Query("stream").value_or("stdout"));
-  LH_TRY_ASSIGN(int64_t attempt, IntParam(req, "attempt", 0));
-  q.set_attempt(static_cast<int32_t>(attempt));
+  Result<int64_t> attempt = IntParam(req, "attempt", 0);
+  if (!attempt.ok()) return attempt.status();
+  q.set_attempt(static_cast<int32_t>(*attempt));
+  q.set_max_bytes(static_cast<int32_t>(kMaxLogReadBytes));
+  return q;
+}
+
+Response ReadLog(rpc::ClientApi* api, const Request& req, int64_t run, const std::string& stage) {
+  LH_TRY_ASSIGN(v1::ReadLogRequest q, LogRequest(req, run, stage));
   bool download = BoolParam(req, "download");
   LH_TRY_ASSIGN(int64_t offset, IntParam(req, "offset", download ? 0 : -kDefaultLogReadBytes));
   LH_TRY_ASSIGN(int64_t max_bytes,
@@ -123,6 +137,63 @@ Response ReadLog(rpc::ClientApi* api, const Request& req, int64_t run, const std
   r.headers.emplace_back("X-Longhaul-Next-Offset", std::to_string(page.next_offset()));
   r.headers.emplace_back("X-Longhaul-Finished", page.finished() ? "true" : "false");
   r.headers.emplace_back("X-Longhaul-Attempt", std::to_string(page.attempt()));
+  return r;
+}
+
+// GET .../logs/search?q=TEXT&regex=1&icase=1&limit=100&offset=0: the log's lines that hold
+// the pattern, from `offset` (a line start) on, read in pages of kMaxLogReadBytes; stops at the
+// end of what the log holds now, after limit matches (`more`, `next_offset` where the next
+// match starts) or after kMaxDownloadBytes read (`next_offset` where it stopped).
+Response SearchLog(rpc::ClientApi* api, const Request& req, int64_t run, const std::string& stage) {
+  LH_TRY_ASSIGN(v1::ReadLogRequest q, LogRequest(req, run, stage));
+  LogPattern pattern{.text = req.Query("q").value_or(""),
+                     .regex = BoolParam(req, "regex"),
+                     .ignore_case = BoolParam(req, "icase")};
+  LH_TRY_ASSIGN(LogLineMatcher matcher, LogLineMatcher::Make(pattern, "query parameter 'q'"));
+  LH_TRY_ASSIGN(int64_t limit, IntParam(req, "limit", kDefaultLogMatches));
+  limit = std::clamp<int64_t>(limit, 1, kMaxLogMatches);
+  LH_TRY_ASSIGN(int64_t offset, IntParam(req, "offset", 0));
+  q.set_offset(std::max<int64_t>(offset, 0));
+  nlohmann::json matches = nlohmann::json::array();
+  std::optional<int64_t> more_at;  // the offset of the first match past `limit`
+  auto on_match = [&](int64_t at, std::string_view line) {
+    if (more_at) return;
+    if (static_cast<int64_t>(matches.size()) == limit) {
+      more_at = at;
+      return;
+    }
+    if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+    bool cut = line.size() > kMaxMatchLineBytes;
+    matches.push_back({{"offset", at},
+                       {"line", std::string(line.substr(0, kMaxMatchLineBytes))},
+                       {"truncated", cut}});
+  };
+  LogLineSearch search(std::move(matcher), q.offset());
+  v1::ReadLogResponse page;
+  int64_t read = 0;
+  for (;;) {
+    LH_TRY_ASSIGN(page, api->ReadLog(q));
+    q.set_attempt(page.attempt());  // a retry that starts meanwhile is not mixed in
+    search.Feed(page.data(), on_match);
+    read += static_cast<int64_t>(page.data().size());
+    q.set_offset(page.next_offset());
+    if (more_at || page.data().empty() || page.finished() || read >= kMaxDownloadBytes) break;
+  }
+  bool at_end = !more_at && (page.data().empty() || page.finished());
+  if (at_end) search.Finish(on_match);  // a last line without a newline counts too
+  nlohmann::json body = {
+      {"matches", std::move(matches)},
+      {"more", more_at.has_value()},
+      {"next_offset", more_at  ? *more_at
+                      : at_end ? page.next_offset()
+                               : search.pending_line()},
+      {"searched_bytes", read},
+      {"end_offset", page.next_offset()},
+      {"finished", at_end && page.finished()},
+      {"attempt", page.attempt()},
+  };
+  Response r;
+  r.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return r;
 }
 
@@ -298,6 +369,10 @@ Response Runs(rpc::ClientApi* api, const Request& req, const std::vector<std::st
   }
   if (seg.size() == 3) return RunAction(api, req, run, seg[2]);
   if (seg.size() == 5 && seg[2] == "stages") return StageEndpoint(api, req, run, seg[3], seg[4]);
+  if (seg.size() == 6 && seg[2] == "stages" && seg[4] == "logs" && seg[5] == "search") {
+    if (req.method != "GET") return MethodNotAllowed(req, "GET");
+    return SearchLog(api, req, run, seg[3]);
+  }
   return NotFound(req);
 }
 

@@ -218,6 +218,26 @@ TEST_F(CommandsTest, LogsGrepPrintsWholeMatchingLinesAcrossReads) {
   EXPECT_THAT(err_.str(), HasSubstr("--grep 'loss (': not a regular expression"));
 }
 
+// --grep matches a line as the terminal shows it (colours left out), and on a terminal the
+// line it prints still has its escapes shown, not obeyed.
+TEST_F(CommandsTest, LogsGrepMatchesColouredLinesAsShown) {
+  v1::ReadLogResponse first;
+  first.set_data("\x1b[32mINFO\x1b[0m step 1\nplain step 2\n\x1b[31mERROR\x1b[0m 32m\n");
+  first.set_next_offset(first.data().size());
+  first.set_attempt(1);
+  v1::ReadLogResponse end;
+  end.set_next_offset(first.data().size());
+  end.set_finished(true);
+  LogsOptions options;
+  options.run_id = 5;
+  options.stage = "s";
+  options.grep = "INFO step|32m";
+  env_.stdout_is_tty = true;
+  coordinator_->log_answers = {first, end};
+  EXPECT_EQ(Logs(ctx_, options), 0) << err_.str();
+  EXPECT_EQ(out_.str(), "\\e[32mINFO\\e[0m step 1\n\\e[31mERROR\\e[0m 32m\n");
+}
+
 // Run 5: bench, reused from run 3, with its description and fingerprint.
 v1::Run RunWithFingerprint() {
   workflow::StageSpec spec;

@@ -101,8 +101,8 @@ TEST_F(HttpApiTest, EveryEndpointAnswersTheContractsJson) {
   EXPECT_TRUE(produce["attempts"].empty());
   EXPECT_EQ(produce["outputs"]["count"], "3");
   EXPECT_GT(produce["wall_seconds"].get<double>(), 0.1);
-  EXPECT_NEAR(produce["gpu_hours"].get<double>(),
-              produce["wall_seconds"].get<double>() / 3600.0, 1e-9);
+  EXPECT_NEAR(produce["gpu_hours"].get<double>(), produce["wall_seconds"].get<double>() / 3600.0,
+              1e-9);
   EXPECT_EQ(detail["stages"][1]["gpu_hours"], 0.0);
   ASSERT_EQ(produce["metrics"].size(), 1u);  // the latest per name only
   EXPECT_EQ(produce["metrics"][0]["value"], 0.25);
@@ -118,8 +118,8 @@ TEST_F(HttpApiTest, EveryEndpointAnswersTheContractsJson) {
   ASSERT_EQ(page1["stages"].size(), 1u);
   EXPECT_EQ(page1["stages"][0]["name"], "produce");
   ASSERT_NE(page1["next_page_token"], "");
-  json page2 = Parse(Get("/api/v1/runs/" + run + "/stages?limit=1&cursor=" +
-                         page1["next_page_token"].get<std::string>()));
+  json page2 = Parse(Get("/api/v1/runs/" + run +
+                         "/stages?limit=1&cursor=" + page1["next_page_token"].get<std::string>()));
   ASSERT_EQ(page2["stages"].size(), 1u);
   EXPECT_EQ(page2["stages"][0]["name"], "consume");
   EXPECT_EQ(page2["next_page_token"], "");
@@ -146,12 +146,12 @@ TEST_F(HttpApiTest, EveryEndpointAnswersTheContractsJson) {
   json m1 = Parse(Get("/api/v1/runs/" + run + "/stages/produce/metrics?limit=1"));
   ASSERT_EQ(m1["points"].size(), 1u);
   EXPECT_EQ(m1["points"][0]["value"], 0.5);
-  json m2 = Parse(Get("/api/v1/runs/" + run + "/stages/produce/metrics?after=" +
-                      m1["next_cursor"].get<std::string>()));
+  json m2 = Parse(Get("/api/v1/runs/" + run +
+                      "/stages/produce/metrics?after=" + m1["next_cursor"].get<std::string>()));
   ASSERT_EQ(m2["points"].size(), 1u);
   EXPECT_EQ(m2["points"][0]["value"], 0.25);
-  json m3 = Parse(Get("/api/v1/runs/" + run + "/stages/produce/metrics?after=" +
-                      m2["next_cursor"].get<std::string>()));
+  json m3 = Parse(Get("/api/v1/runs/" + run +
+                      "/stages/produce/metrics?after=" + m2["next_cursor"].get<std::string>()));
   EXPECT_TRUE(m3["points"].empty());
   EXPECT_EQ(m3["next_cursor"], m2["next_cursor"]);
 
@@ -164,6 +164,25 @@ TEST_F(HttpApiTest, EveryEndpointAnswersTheContractsJson) {
   EXPECT_EQ(log->Header("x-longhaul-next-offset"), std::to_string(log->body.size()));
   EXPECT_EQ(log->Header("x-longhaul-finished"), "true");
   EXPECT_EQ(log->Header("x-longhaul-attempt"), "1");
+  // Search: the whole log, by line, with each match's byte offset.
+  json found = Parse(Get("/api/v1/runs/" + run + "/stages/produce/logs/search?q=MADE&icase=1"));
+  ASSERT_EQ(found["matches"].size(), 1u) << found.dump();
+  EXPECT_EQ(found["matches"][0]["line"], "made 3");
+  EXPECT_EQ(found["matches"][0]["offset"], log->body.find("made 3"));
+  EXPECT_EQ(found["more"], false);
+  EXPECT_EQ(found["finished"], true);
+  EXPECT_EQ(found["end_offset"], log->body.size());
+  EXPECT_TRUE(
+      Parse(Get("/api/v1/runs/" + run + "/stages/produce/logs/search?q=MADE"))["matches"].empty());
+  auto bad = Get("/api/v1/runs/" + run + "/stages/produce/logs/search?q=made+(&regex=1");
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("query parameter 'q' 'made (': not a regular expression"),
+            std::string::npos)
+      << bad->body;
+  auto empty = Get("/api/v1/runs/" + run + "/stages/produce/logs/search");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->status, 400);
   auto download = Get("/api/v1/runs/" + run + "/stages/produce/logs?download=1");
   ASSERT_TRUE(download.ok());
   EXPECT_NE(download->Header("content-disposition").find("attachment"), std::string::npos);
@@ -273,8 +292,8 @@ TEST_F(HttpApiTest, KeysetPagingReachesTheOldestRun) {
 
 TEST_F(HttpApiTest, PostFromAnotherOriginIsRefused) {
   ASSERT_NO_FATAL_FAILURE(Start());
-  auto other = HttpRequest(addr_, "POST", "/api/v1/runs", "{}",
-                           {{"Origin", "http://evil.example:8080"}});
+  auto other =
+      HttpRequest(addr_, "POST", "/api/v1/runs", "{}", {{"Origin", "http://evil.example:8080"}});
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(other->status, 403);
   EXPECT_EQ(Parse(other)["code"], "PERMISSION_DENIED");

@@ -85,6 +85,7 @@ TEST_F(HttpPathsTest, LogRequestsThatTraverseAreRefused) {
     SCOPED_TRACE(stage);
     ExpectRefused(base + stage + "/logs?offset=0");
     ExpectRefused(base + stage + "/logs?download=1");
+    ExpectRefused(base + stage + "/logs/search?q=SECRET");
   }
   for (const std::string& stream : std::vector<std::string>{
            "..%2fsecret.txt", "../../secret.txt", "%2e%2e%2fstdout", "%252e%252e%252fstdout",
@@ -92,6 +93,7 @@ TEST_F(HttpPathsTest, LogRequestsThatTraverseAreRefused) {
     SCOPED_TRACE(stream);
     ExpectRefused(base + "greet/logs?offset=0&stream=" + stream);
     ExpectRefused(base + "greet/logs?download=1&stream=" + stream);
+    ExpectRefused(base + "greet/logs/search?q=SECRET&stream=" + stream);
   }
   ExpectRefused("/api/v1/%ff%fe/..");  // not UTF-8: still a JSON error
   EXPECT_EQ(Get("/healthz")->body, "ok");
@@ -117,6 +119,7 @@ TEST_F(HttpPathsTest, TheAgentFollowsNoSymlinkOrFifoPlantedAsALog) {
   std::filesystem::create_symlink(secret_, attempt_dir_ + "/stdout.log");
   ExpectRefused(base);
   ExpectRefused(base + "&download=1");
+  ExpectRefused("/api/v1/runs/" + run + "/stages/greet/logs/search?q=SECRET");
   std::filesystem::remove(attempt_dir_ + "/stderr.log");
   ASSERT_EQ(::mkfifo((attempt_dir_ + "/stderr.log").c_str(), 0600), 0);
   ExpectRefused(base + "&stream=stderr");  // answered at once, not blocked on the FIFO

@@ -22,6 +22,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Cluster, waitFor } from "./cluster.mjs";
 import { workflows } from "./workflows.mjs";
+import { colourfulLog } from "./colourlog.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SRC = process.env.LONGHAUL_SOURCE_DIR || path.resolve(here, "../..");
@@ -475,6 +476,153 @@ const cases = {
   },
 };
 
+// The log viewer's cases (ANSI colours, search, jumps, the failed stage's stderr, the hash):
+// each stage cats a log the test wrote, so the test knows every byte offset.
+function logWorkflow(name, stages) {
+  const text = [`name: ${name}`, "stages:"];
+  for (const [stage, script] of Object.entries(stages)) {
+    const [run, needs] = Array.isArray(script) ? script : [script, null];
+    text.push(`  ${stage}:`, `    run: [/bin/sh, -c, ${JSON.stringify(run)}]`);
+    if (needs) text.push(`    needs: [${needs}]`);
+  }
+  const file = path.join(tmp, `${name}.yaml`);
+  writeFileSync(file, text.join("\n") + "\n");
+  return file;
+}
+const logPane = () => page.locator('[data-testid="log-text"]');
+/** The log line starting at byte `offset`, once it is shown. */
+async function logLine(offset) {
+  const line = logPane().locator(`.ll[data-offset="${offset}"]`);
+  await line.waitFor({ timeout: T });
+  return line;
+}
+async function inView(locator) {
+  const [box, pane] = [await locator.boundingBox(), await logPane().boundingBox()];
+  return !!box && !!pane && box.y >= pane.y - 1 && box.y + box.height <= pane.y + pane.height + 1;
+}
+let bigLog = null; // the search and jump cases' run: { id, log }
+
+const logCases = {
+  // SGR colours show as coloured spans (green INFO), every escape code's text is gone, a \r
+  // redraw shows its last state, and 256-colour and truecolor get their rgb() colour.
+  async log_colours() {
+    const log = colourfulLog(1200);
+    const file = path.join(tmp, "colours.log");
+    writeFileSync(file, log.bytes);
+    const id = cluster.submit(logWorkflow("ui-log-colours", { train: `cat ${file}` }));
+    await cluster.waitRun(id, /SUCCEEDED/);
+    await open(`/runs/${id}/stages/train`);
+    const last = await logLine(log.lineOffsets(1199));
+    const info = last.locator("span.ansi-fg-2").first();
+    check((await info.textContent()) === "INFO", `green span holds "${await info.textContent()}"`);
+    const green = await info.evaluate((el) => getComputedStyle(el).color);
+    const [r, g, b] = green.match(/\d+/g).map(Number);
+    check(g > 150 && g > r + 60 && g > b + 60, `INFO is not green: ${green}`);
+    check(await last.locator("span.ansi-bold.ansi-fg-3").count() === 1, "bold yellow loss missing");
+    const c256 = await last.locator("span", { hasText: "3.0e-04" }).evaluate((el) => getComputedStyle(el).color);
+    check(c256 === "rgb(175, 135, 255)", `256-colour 141 shows as ${c256}`);
+    const tc = await last.locator("span", { hasText: /^4\d{4}$/ }).evaluate((el) => getComputedStyle(el).color);
+    check(tc === "rgb(255, 128, 0)", `truecolor shows as ${tc}`);
+    const text = await logPane().textContent();
+    for (const bad of ["\x1b", "\u241b[", "[32m", "[0m", "[2K", "]0;", "train step"]) {
+      check(!text.includes(bad), `the pane shows escape text ${JSON.stringify(bad)}`);
+    }
+    check(text.includes("eval 100% done") && !text.includes("eval 10%"), "\\r redraw not collapsed");
+    await shot("log-colours");
+  },
+
+  // The server searches the whole 3 MB log: matches listed with their offsets (100, then
+  // "more"), a click opens the log at the match with its line marked, and the hash says so.
+  async log_search() {
+    const log = colourfulLog(24_000, 150); // 160 needles
+    const file = path.join(tmp, "big.log");
+    writeFileSync(file, log.bytes);
+    const id = cluster.submit(logWorkflow("ui-log-big", { train: `cat ${file}` }));
+    await cluster.waitRun(id, /SUCCEEDED/);
+    bigLog = { id, log };
+    await open(`/runs/${id}/stages/train`);
+    await logLine(log.lineOffsets(23_999));
+    await page.locator('[data-testid="log-search-input"]').fill("WARN needle");
+    await page.locator('[data-testid="log-search"]').click();
+    const count = page.locator('[data-testid="log-match-count"]');
+    await textMatches(count, /100\+ matching lines .* more after byte/);
+    const matches = page.locator('[data-testid="log-match"]');
+    check(await matches.count() === 100, `${await matches.count()} matches listed`);
+    const offsets = await matches.evaluateAll((els) => els.map((e) => Number(e.dataset.offset)));
+    check(JSON.stringify(offsets) === JSON.stringify(log.needles.slice(0, 100)), "match offsets differ from the log's");
+    check((await matches.nth(2).textContent()).includes(log.needles[2].toLocaleString("en-US")), "offset not shown");
+    await page.locator('[data-testid="log-more-matches"]').click();
+    await textMatches(count, /^160 matching lines/);
+    // The third needle is far before the tail window: a click reads the window there.
+    await matches.nth(2).click();
+    await page.waitForURL(new RegExp(`at=${log.needles[2]}&q=WARN\\+needle`), { timeout: T });
+    const line = await logLine(log.needles[2]);
+    check(/\bhl\b/.test(await line.getAttribute("class")), "the match's line is not marked");
+    check((await line.textContent()) === "WARN needle 3 at step 449", `marked line: ${await line.textContent()}`);
+    check(await inView(line), "the marked line is not scrolled into view");
+    await shot("log-search");
+  },
+
+  // Start, End and a byte offset are one click each, in the 3 MB log; the hash keeps the
+  // place, so opening the link again shows the same marked line.
+  async log_jumps() {
+    if (!bigLog) await logCases.log_search();
+    const { id, log } = bigLog;
+    await open(`/runs/${id}/stages/train`);
+    await logLine(log.lineOffsets(23_999));
+    await page.locator('[data-testid="log-start"]').click();
+    const first = await logLine(0);
+    check((await first.textContent()).includes("step 0 loss"), `first line: ${await first.textContent()}`);
+    check(await inView(first), "the first line is not in view after Start");
+    await page.locator('[data-testid="log-end"]').click();
+    check(await inView(await logLine(log.lineOffsets(23_999))), "the last line is not in view after End");
+    const target = log.lineOffsets(12_345);
+    await page.locator('[data-testid="log-goto-input"]').fill((target + 5).toLocaleString("en-US")); // mid-line, with commas
+    await page.locator('[data-testid="log-goto"]').click();
+    const line = await logLine(target);
+    await page.locator(`.ll.hl[data-offset="${target}"]`).waitFor({ timeout: T });
+    check((await line.textContent()).includes("step 12345 loss"), `line at ${target}: ${await line.textContent()}`);
+    // Shared link: a fresh page with the same hash shows the same place and stream.
+    const url = page.url();
+    check(url.includes(`at=${target + 5}`), `hash: ${url}`);
+    await page.goto("about:blank");
+    await page.goto(url);
+    await page.locator(`.ll.hl[data-offset="${target}"]`).waitFor({ timeout: T });
+    check(await inView(logPane().locator(`.ll[data-offset="${target}"]`)), "shared link: line not in view");
+    await textMatches(page.locator('[data-testid="log-tab-stdout"]'), /^stdout · \d\.\d+ MiB$/);
+    // Past the end: the end is shown, and the bar says why.
+    await page.locator('[data-testid="log-goto-input"]').fill("999999999");
+    await page.locator('[data-testid="log-goto"]').click();
+    await textMatches(page.locator('[data-testid="log-state"]'), /byte 999,999,999 is past the end/);
+    await logLine(log.lineOffsets(23_999));
+  },
+
+  // A failed stage opens stderr (its error) with its last lines; the tabs say how much each
+  // stream holds; a finished stage with no output says "(no output)".
+  async log_failed_stderr() {
+    const id = cluster.submit(logWorkflow("ui-log-failed", {
+      silent: "true",
+      crash: ["for i in 1 2 3; do echo \"training step $i\"; done; " +
+        "echo 'Traceback (most recent call last):' >&2; echo 'RuntimeError: CUDA out of memory' >&2; exit 1",
+        "silent"],
+    }));
+    await cluster.waitRun(id, /FAILED/);
+    await open(`/runs/${id}/stages/crash`);
+    await textMatches(logPane(), /RuntimeError: CUDA out of memory/);
+    check((await page.locator('[data-testid="log-tab-stderr"]').getAttribute("class")) === "on", "stderr is not the open tab");
+    await textMatches(page.locator('[data-testid="log-tab-stderr"]'), /^stderr · 68 B$/);
+    await textMatches(page.locator('[data-testid="log-tab-stdout"]'), /^stdout · 48 B$/);
+    await page.locator('[data-testid="log-tab-stdout"]').click();
+    await textMatches(logPane(), /training step 3/);
+    await page.waitForURL(/stream=stdout/, { timeout: T });
+    await open(`/runs/${id}/stages/silent`);
+    await textMatches(logPane(), /^\(no output\)$/);
+    await textMatches(page.locator('[data-testid="log-tab-stdout"]'), /^stdout · empty$/);
+    await shot("log-failed");
+  },
+};
+Object.assign(cases, logCases);
+
 async function main() {
   await cluster.start();
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
@@ -491,7 +639,8 @@ async function main() {
   });
   const order = ["runs_paging", "live_progress", "cancel", "retry", "markup_is_text", "agents",
     "audit", "pivot", "reconnect", "gpu_telemetry", "gpu_many_points", "gpu_quarantine", "gpu_drain", "gpu_refused",
-    "compare_campaign", "no_csp_violation"];
+    "compare_campaign", "log_colours", "log_search", "log_jumps", "log_failed_stderr",
+    "no_csp_violation"];
   for (const name of order) {
     if (ONLY.length && !ONLY.includes(name)) continue;
     const t0 = Date.now();

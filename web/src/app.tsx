@@ -47,7 +47,7 @@ function View({ route }: { route: Route }) {
   switch (route.view) {
     case "runs": return <RunsView key={route.query.toString()} query={route.query} />;
     case "run": return <RunView key={route.run} id={route.run} />;
-    case "stage": return <StageView runId={route.run} stage={route.stage} />;
+    case "stage": return <StageView runId={route.run} stage={route.stage} log={route.log} />;
     case "pivot": return <PivotView id={route.run} />;
     case "compare": return <CompareView ids={route.runs} query={route.query} />;
     case "agents": return <AgentsView />;

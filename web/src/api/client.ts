@@ -5,7 +5,8 @@ import {
   toSubmitResponse,
 } from "./convert";
 import type {
-  AgentInfo, Attempt, AuditEntry, GpuInfo, ListRunsResponse, LogChunk, MetricPage, PivotRequest,
+  AgentInfo, Attempt, AuditEntry, GpuInfo, ListRunsResponse, LogChunk, LogSearchResult, MetricPage,
+  PivotRequest,
   Run, StageGpus, SubmitRunResponse,
 } from "./types";
 import { noteRequest, noteUnauthenticated } from "./connection";
@@ -122,6 +123,33 @@ export function logUrl(run: number, stage: string, attempt: number, stream: stri
 export function logDownloadUrl(run: number, stage: string, attempt: number, stream: string) {
   const q = new URLSearchParams({ attempt: String(attempt), stream, download: "1" });
   return `${API}${stagePath(run, stage)}/logs?${q}`;
+}
+
+/** The lines of a stage's log that hold `query` (the whole log, searched by longhauld), from
+ * byte `offset` on; at most `limit`. */
+export async function searchLog(run: number, stage: string, attempt: number, stream: string,
+                                query: string, offset = 0, limit = 100): Promise<LogSearchResult> {
+  const q = new URLSearchParams({
+    attempt: String(attempt), stream, q: query, icase: "1", offset: String(offset), limit: String(limit),
+  });
+  const r = await getJson(`${stagePath(run, stage)}/logs/search?${q}`);
+  return {
+    matches: (r.matches ?? []).map((m: any) => ({
+      offset: Number(m.offset), line: String(m.line ?? ""), truncated: !!m.truncated,
+    })),
+    more: !!r.more,
+    next_offset: Number(r.next_offset ?? 0),
+    searched_bytes: Number(r.searched_bytes ?? 0),
+    end_offset: Number(r.end_offset ?? 0),
+    finished: !!r.finished,
+    attempt: Number(r.attempt ?? attempt),
+  };
+}
+
+/** The length of a stage's log now (a read of its last byte). */
+export async function logSize(run: number, stage: string, attempt: number,
+                              stream: string): Promise<number> {
+  return (await readLog(run, stage, attempt, stream, -1, 1)).next_offset;
 }
 
 /** One chunk of a stage's log: offset -N reads the last N bytes. */

@@ -122,6 +122,21 @@ export interface LogChunk {
   text: Uint8Array; offset: number; next_offset: number; finished: boolean; attempt: number;
 }
 
+/** One line a log search found: the byte offset where it starts, and its text (raw, at most
+ * 1,000 bytes: `truncated` says it was cut). */
+export interface LogMatch { offset: number; line: string; truncated: boolean }
+
+/** A log search's answer (docs/http-api.md, "Searching a log"). */
+export interface LogSearchResult {
+  matches: LogMatch[];
+  more: boolean; // more matches follow: search on from next_offset
+  next_offset: number;
+  searched_bytes: number;
+  end_offset: number; // the log's length when searched
+  finished: boolean;
+  attempt: number;
+}
+
 export interface PivotRequest {
   params: Record<string, string>; from_stage: string; dry_run: boolean; no_cache: boolean;
 }

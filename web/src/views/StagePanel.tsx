@@ -1,13 +1,12 @@
 // Stage: its live state (from the run's stream), attempts, the log viewer, metric charts,
 // GPU telemetry, outputs and artifacts, and Retry this stage.
-import { useState } from "preact/hooks";
 import { listAttempts, retry } from "../api/client";
 import type { Attempt, Stage } from "../api/types";
 import { useRunWatch } from "../api/watch";
 import {
   elapsedMs, formatBytes, formatDone, formatDuration, formatEta, formatGpuHours, formatRate,
 } from "../lib/format";
-import { href } from "../lib/router";
+import { href, navigate, type LogLocation } from "../lib/router";
 import { isActiveStage, isRetryable, isTerminalStage, stateName } from "../lib/status";
 import { useResource } from "../store/resource";
 import { ConfirmButton } from "./Actions";
@@ -91,9 +90,17 @@ function Summary({ s, runId }: { s: Stage; runId: number }) {
   );
 }
 
-export function StageView({ runId, stage }: { runId: number; stage: string }) {
+/** Whether attempt `a` ended badly (a non-zero exit, a signal, lost). */
+function attemptFailed(a: Attempt | undefined): boolean {
+  if (!a) return false;
+  if (a.state === "ATTEMPT_EXITED") return a.exit_code !== 0;
+  return a.state === "ATTEMPT_KILLED" || a.state === "ATTEMPT_LOST";
+}
+
+export function StageView({ runId, stage, log }: { runId: number; stage: string; log: LogLocation }) {
   const run = useRunWatch(runId);
-  const [selected, setSelected] = useState(0); // 0: the latest attempt
+  const selected = log.attempt ?? 0; // 0: the latest attempt
+  const showLog = (to: LogLocation) => navigate(href.stage(runId, stage, to));
   const s = run?.stages.find((x) => x.name === stage);
   const attemptsKey = s ? `attempts:${runId}:${stage}:${s.attempt_count}:${s.status}` : null;
   const attempts = useResource<Attempt[]>(attemptsKey, () => listAttempts(runId, stage),
@@ -123,13 +130,17 @@ export function StageView({ runId, stage }: { runId: number; stage: string }) {
       </div>
       <Section title="Attempts">
         <Attempts attempts={attempts.data ?? []} selected={selected || s.attempt_count}
-                  onSelect={(n) => setSelected(n === s.attempt_count ? 0 : n)} />
+                  onSelect={(n) => showLog({ attempt: n === s.attempt_count ? undefined : n })} />
       </Section>
       <Section title={`Log${selected ? ` — attempt ${selected}` : ""}`}>
         {s.status === "STAGE_CACHED" && !s.attempt_count
           ? <Empty>Reused from <a href={href.stage(s.cached_from_run_id, s.cached_from_stage || s.name)}>run {s.cached_from_run_id}</a>; its log is there.</Empty>
           : !s.attempt_count ? <Empty>No attempt has started yet.</Empty>
-          : <LogViewer runId={runId} stage={stage} attempt={selected} generation={s.attempt_count} />}
+          : <LogViewer runId={runId} stage={stage} generation={s.attempt_count} loc={log}
+                       onLocation={showLog} active={!isTerminalStage(s.status)}
+                       failed={selected
+                         ? attemptFailed(attempts.data?.find((a) => a.number === selected))
+                         : s.status === "STAGE_FAILED"} />}
       </Section>
       <Section title="Metrics">
         <MetricCharts runId={runId} stage={stage} live={!isTerminalStage(s.status)} />
