@@ -7,7 +7,7 @@ import { API, getRun } from "./client";
 import { applyUpdate, lacksCachedFrom, toRunUpdate, withCachedFrom } from "./convert";
 import { noteStream } from "./connection";
 import type { Run } from "./types";
-import { requestRender } from "../store/scheduler";
+import { renderNow, requestRender } from "../store/scheduler";
 
 const runs = new Map<number, Run>();
 const ended = new Set<number>();
@@ -24,13 +24,18 @@ function open(id: number): () => void {
     noteStream("connecting");
     es = new EventSource(`${API}/runs/${id}/watch`);
     const onData = (ev: MessageEvent) => {
+      let urgent = false;
       try {
-        runs.set(id, applyUpdate(runs.get(id) ?? null, toRunUpdate(JSON.parse(ev.data))));
+        const j = JSON.parse(ev.data);
+        // The page waits for the run's first data and for the last piece of a big snapshot.
+        urgent = !runs.has(id) || j.snapshot_complete === true;
+        runs.set(id, applyUpdate(runs.get(id) ?? null, toRunUpdate(j)));
       } catch {
         return; // a malformed frame changes nothing
       }
       noteStream("live");
-      requestRender();
+      if (urgent) renderNow();
+      else requestRender();
       // The stream may not say where a reused stage came from; the stored run does.
       if (!askedCachedFrom && lacksCachedFrom(runs.get(id)!)) {
         askedCachedFrom = true;

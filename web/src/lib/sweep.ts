@@ -32,7 +32,7 @@ function commonBase(a: string, b: string): string {
 }
 
 /** The sweeps of a run's stages, in order; a stage is in at most one. */
-export function sweepGroups(stages: { name: string }[]): SweepGroup[] {
+export function sweepGroups(stages: readonly { name: string }[]): SweepGroup[] {
   const names = new Set(stages.map((s) => s.name));
   const groups: SweepGroup[] = [];
   let i = 0;
@@ -121,11 +121,11 @@ export class ShapeMemo<T> {
   private value: T | undefined;
   computations = 0;
 
-  constructor(private readonly compute: (stages: readonly DagInput[]) => T) {}
+  constructor(private readonly compute: (stages: readonly DagInput[], key: string) => T) {}
 
   get(stages: readonly DagInput[], key = ""): T {
     if (this.stages === null || key !== this.key || !sameShape(this.stages, stages)) {
-      this.value = this.compute(stages);
+      this.value = this.compute(stages, key);
       this.computations++;
       this.key = key;
     }

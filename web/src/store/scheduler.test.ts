@@ -27,4 +27,23 @@ describe("Throttle", () => {
     expect(renders).toBe(3);
     expect(timers.length).toBe(1);
   });
+
+  it("flush renders at once and drops the pending render", () => {
+    let now = 10_000;
+    const timers: Array<{ at: number; f: () => void }> = [];
+    let renders = 0;
+    const t = new Throttle(() => renders++, () => now, 1000, (f, ms) => {
+      timers.push({ at: now + ms, f });
+      return 0 as any;
+    });
+    t.request();
+    now += 100;
+    t.request(); // folded into a render at 11,000
+    expect(renders).toBe(1);
+    t.flush();
+    expect(renders).toBe(2);
+    now += 100;
+    t.request(); // a second after the flush, not after the first render
+    expect(timers.at(-1)!.at).toBe(11_100);
+  });
 });
