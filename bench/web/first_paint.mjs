@@ -9,32 +9,19 @@
 // until the first page of runs is in the table (navigation start to the first row). Then it
 // opens --idle-pages pages (half the runs page, which polls, half a run page, which holds a
 // live stream) and reports longhauld's CPU over --idle-seconds (utime + stime from /proc).
-import { createRequire } from "node:module";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { Cluster } from "../../tests/web/cluster.mjs";
+import { SRC, arg, chromium, median } from "./common.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const SRC = path.resolve(here, "../..");
-const arg = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : def;
-};
 const BIN = path.resolve(arg("bin", path.join(SRC, "build/bin")));
 const RUNS = Number(arg("runs", "1000"));
 const N = Number(arg("n", "15"));
 const IDLE_PAGES = Number(arg("idle-pages", "20"));
 const IDLE_SECONDS = Number(arg("idle-seconds", "60"));
 const UI_DIR = arg("ui-dir", "");
-const require = createRequire(path.join(SRC, "web/package.json"));
-const { chromium } = require("playwright-core");
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 function cpuTicks(pid) {
   const f = readFileSync(`/proc/${pid}/stat`, "utf8");

@@ -19,6 +19,7 @@ function open(id: number): () => void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
   let askedCachedFrom = false;
+  let streamed = false; // the stream's first data has come
 
   const connect = () => {
     noteStream("connecting");
@@ -28,7 +29,8 @@ function open(id: number): () => void {
       try {
         const j = JSON.parse(ev.data);
         // The page waits for the run's first data and for the last piece of a big snapshot.
-        urgent = !runs.has(id) || j.snapshot_complete === true;
+        urgent = !streamed || j.snapshot_complete === true;
+        streamed = true;
         runs.set(id, applyUpdate(runs.get(id) ?? null, toRunUpdate(j)));
       } catch {
         return; // a malformed frame changes nothing
@@ -69,6 +71,16 @@ function open(id: number): () => void {
     };
   };
   connect();
+  // A big run's stream starts after longhauld has read all of its stages (seconds for
+  // 100,000); its first page (GET /runs/{id}: stage_counts and 1,000 stages) comes at once and
+  // is shown until the stream's first data.
+  if (!runs.has(id)) {
+    getRun(id).then((r) => {
+      if (closed || streamed || runs.has(id)) return;
+      runs.set(id, r);
+      renderNow();
+    }).catch(() => {});
+  }
   return () => {
     closed = true;
     clearTimeout(timer);

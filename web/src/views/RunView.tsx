@@ -73,6 +73,9 @@ function Stages({ run }: { run: Run }) {
   const [state, setState] = useState("");
   const [focused, setFocused] = useState<string | undefined>(undefined);
   const filtered = filtering(query, state);
+  // The first page of a big run (GET /runs/{id}) until the stream has every stage.
+  const pending = run.next_stage_page_token
+    ? Object.values(run.stage_counts).reduce((a, b) => a + b, 0) - run.stages.length : 0;
   const shown = filtered ? run.stages.filter((s) => stageMatches(s, query, state)) : run.stages;
   // The states the run's stages are in, with their counts (the watch's run has no stage_counts).
   const counts: Record<string, number> = {};
@@ -112,6 +115,7 @@ function Stages({ run }: { run: Run }) {
           {filtered ? `${shown.length.toLocaleString("en-US")} of ` : ""}{run.stages.length.toLocaleString("en-US")} stages
           {focused ? ` · selected ${focused}` : ""}
         </span>
+        {pending > 0 && <span class="muted small" data-testid="stages-loading">loading {pending.toLocaleString("en-US")} more…</span>}
         {focused && <a href={href.stage(run.id, focused)} data-testid="open-selected">open</a>}
       </div>
       {large ? (tab === "table" ? table : graph) : <>{graph}{table}</>}
