@@ -662,8 +662,9 @@ async function main() {
   });
   const order = ["runs_paging", "live_progress", "cancel", "retry", "markup_is_text", "agents",
     "audit", "pivot", "reconnect", "gpu_telemetry", "gpu_many_points", "gpu_quarantine", "gpu_drain", "gpu_refused",
-    "compare_campaign", "no_csp_violation",
-    "big_run_graph", "table_messages"];
+    "compare_campaign",
+    "big_run_graph", "table_messages", // big runs; before no_csp_violation, which checks them too
+    "no_csp_violation"];
   for (const name of order) {
     if (ONLY.length && !ONLY.includes(name)) continue;
     const t0 = Date.now();
