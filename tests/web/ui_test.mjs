@@ -635,6 +635,14 @@ stages:
         check(!/level-error/.test(cls) && color !== "rgb(220, 38, 38)", `${width} px: the earlier error is drawn as ${cls} ${color}`);
         await shot(`messages-${width}`);
       }
+      // A small run shows the graph and the table together; the search works on both.
+      await page.locator('[data-testid="stage-search"]').fill("recov");
+      await page.locator('[data-testid="stage-search"]').press("Enter");
+      await page.locator('[data-testid="stage-table"] tr.sel[data-stage="recovers"]').waitFor({ timeout: T });
+      await page.locator('svg.dag g.selected.match[data-stage="recovers"]').waitFor({ timeout: T });
+      await page.locator('svg.dag g.dim[data-stage="chatty"]').waitFor({ timeout: T });
+      check(await page.locator('[data-testid="stage-table"] tr[data-stage="chatty"]').count() === 0,
+        "the table lists a stage the search does not match");
       await open(`/runs/${id}/stages/chatty`);
       await textMatches(page.locator('[data-testid="stage-message"]'), new RegExp(escapeRe(long)));
       await open(`/runs/${id}/stages/recovers`);

@@ -91,17 +91,25 @@ const HEAD = (
 export function StageTable({ runId, stages, virtual = false, focused }:
     { runId: number; stages: Stage[]; virtual?: boolean; focused?: string }) {
   const now = Date.now();
-  if (!virtual) {
-    return (
-      <div class="table-scroll">
-        <table class="grid stages" data-testid="stage-table">
-          {HEAD}
-          <tbody>{stages.map((s) => <Row key={s.name} runId={runId} s={s} now={now} focused={s.name === focused} />)}</tbody>
-        </table>
-      </div>
-    );
-  }
+  if (!virtual) return <PlainTable runId={runId} stages={stages} now={now} focused={focused} />;
   return <VirtualTable runId={runId} stages={stages} now={now} focused={focused} />;
+}
+
+function PlainTable({ runId, stages, now, focused }:
+    { runId: number; stages: Stage[]; now: number; focused?: string }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!focused) return;
+    box.current?.querySelector(`tr[data-stage="${CSS.escape(focused)}"]`)?.scrollIntoView({ block: "nearest" });
+  }, [focused]);
+  return (
+    <div class="table-scroll" ref={box}>
+      <table class="grid stages" data-testid="stage-table">
+        {HEAD}
+        <tbody>{stages.map((s) => <Row key={s.name} runId={runId} s={s} now={now} focused={s.name === focused} />)}</tbody>
+      </table>
+    </div>
+  );
 }
 
 function VirtualTable({ runId, stages, now, focused }:
