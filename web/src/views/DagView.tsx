@@ -47,9 +47,16 @@ function groupTone(counts: Record<string, number>): string {
   return counts.succeeded ? tone("succeeded") : tone(Object.keys(counts)[0] ?? "unspecified");
 }
 
-function countsText(counts: Record<string, number>): string {
+/** The order of a group's counts in its node: what needs a look first. */
+const GROUP_COUNT_ORDER = [
+  "failed", "running", "starting", "serving", "cancelled", "succeeded", "cached", "ready",
+  "waiting", "skipped", "stopped",
+];
+
+function countsText(counts: Record<string, number>, order = COUNT_ORDER): string {
+  const at = (k: string) => (order.indexOf(k) + order.length + 1) % (order.length + 1);
   return Object.entries(counts)
-    .sort((a, b) => COUNT_ORDER.indexOf(a[0]) - COUNT_ORDER.indexOf(b[0]))
+    .sort((a, b) => at(a[0]) - at(b[0]))
     .map(([k, v]) => `${v.toLocaleString("en-US")} ${k}`).join(" · ");
 }
 
@@ -296,7 +303,7 @@ function GroupNode({ n, g, counts, hits, filtered, selected, withText, onOpen }:
       <rect width="5" height={G.nodeHeight} rx="2" class="stripe" />
       {segs}
       {withText && <text x="14" y="17" class="name">{clip(`${g.base} ×${total.toLocaleString("en-US")}`)}</text>}
-      {withText && <text x="14" y="32" class="sub">{clip(filtered ? `${hits.toLocaleString("en-US")} match` : text, 24)}</text>}
+      {withText && <text x="14" y="32" class="sub group-sub">{clip(filtered ? `${hits.toLocaleString("en-US")} match` : countsText(counts, GROUP_COUNT_ORDER), 25)}</text>}
     </g>
   );
 }
