@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Cluster } from "../../tests/web/cluster.mjs";
-import { SRC, arg, chromium, median } from "./bench_args.mjs";
+import { SRC, arg, chromium, median } from "./common.mjs";
 
 const BIN = path.resolve(arg("bin", path.join(SRC, "build/bin")));
 const RUNS = Number(arg("runs", "1000"));
@@ -21,6 +21,7 @@ const N = Number(arg("n", "15"));
 const IDLE_PAGES = Number(arg("idle-pages", "20"));
 const IDLE_SECONDS = Number(arg("idle-seconds", "60"));
 const UI_DIR = arg("ui-dir", "");
+
 
 function cpuTicks(pid) {
   const f = readFileSync(`/proc/${pid}/stat`, "utf8");

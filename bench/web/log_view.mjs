@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Cluster } from "../../tests/web/cluster.mjs";
-import { SRC, arg, chromium, median } from "./bench_args.mjs";
+import { SRC, arg, chromium, median } from "./common.mjs";
 import { colourfulLog } from "../../tests/web/colourlog.mjs";
 
 const BIN = path.resolve(arg("bin", path.join(SRC, "build/bin")));

@@ -140,6 +140,95 @@ async function openOn(c, hash) {
   await page.goto(`${c.httpUrl}/#${hash}`);
 }
 
+/** big_run_graph's steps on its run `id` (602 stages, the gate running, the rest waiting). */
+async function bigRunGraph(id) {
+  await cluster.waitRun(id, /RUNNING/);
+  await open(`/runs/${id}`);
+  const table = page.locator('[data-testid="stage-table"]');
+  await table.locator('tr[data-stage="gate"]').waitFor({ timeout: T });
+  await textMatches(page.locator('[data-testid="stage-matches"]'), /^602 stages/);
+  check(await page.locator('[data-testid="tab-table"][aria-selected="true"]').count() === 1, "the table is not the first view");
+  check(await page.locator("svg.dag").count() === 0, "the graph is drawn under the table-first threshold");
+  const drawn = await table.locator("tbody tr[data-stage]").count();
+  check(drawn > 5 && drawn < 80, `${drawn} of 602 rows in the DOM (virtualised: only those in view)`);
+  // Scrolling the table's own container reaches the last stage.
+  await page.locator('[data-testid="stage-table-scroll"]').evaluate((el) => { el.scrollTop = el.scrollHeight; });
+  await table.locator('tr[data-stage="report"]').waitFor({ timeout: T });
+  check(await table.locator('tr[data-stage="gate"]').count() === 0, "the first row stayed in the DOM after scrolling away");
+  await shot("big-table");
+
+  // Search: Enter selects the match; the table scrolls it into view.
+  const search = page.locator('[data-testid="stage-search"]');
+  await search.fill("sweep-123-y");
+  await textMatches(page.locator('[data-testid="stage-matches"]'), /^1 of 602 stages/);
+  await search.press("Enter");
+  await textMatches(page.locator('[data-testid="stage-matches"]'), /selected sweep-123-y/);
+  const row = table.locator('tr.sel[data-stage="sweep-123-y"]');
+  await row.waitFor({ timeout: T });
+  check(await row.isVisible(), "the selected row is not visible");
+  await search.fill("");
+  await table.locator('tr[data-stage="sweep-0-x"]').waitFor({ timeout: T });
+
+  // The graph tab: the sweep is one node with its counts; gate and report around it.
+  await page.locator('[data-testid="tab-graph"]').click();
+  const group = page.locator('svg.dag g[data-group="sweep-*"]');
+  await group.waitFor({ timeout: T });
+  check(/600 waiting/.test(await group.getAttribute("data-counts")), `group counts: ${await group.getAttribute("data-counts")}`);
+  check(await page.locator("svg.dag g.node").count() === 3, "not 3 nodes (gate, sweep, report)");
+  await page.locator('svg.dag g[data-stage="gate"]').waitFor({ timeout: T });
+  const zoom = page.locator('[data-testid="dag-zoom"]');
+  const fitted = await zoom.textContent();
+  await page.locator('[data-testid="dag-zoom-out"]').click();
+  const out = await textChanges(zoom, fitted);
+  check(parseInt(out) < parseInt(fitted), `zoom out: ${fitted} -> ${out}`);
+  // Wheel up over the graph zooms in about the cursor.
+  const svg = page.locator("svg.dag");
+  const box = await svg.boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.wheel(0, -400);
+  const wheeled = await textChanges(zoom, out);
+  check(parseInt(wheeled) > parseInt(out), `wheel: ${out} -> ${wheeled}`);
+  // A drag pans: the gate node moves with the pointer.
+  const gateNode = page.locator('svg.dag g[data-stage="gate"]');
+  const before = await gateNode.boundingBox();
+  await page.mouse.move(box.x + 40, box.y + 40);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 100, box.y + 70, { steps: 5 });
+  await page.mouse.up();
+  const after = await gateNode.boundingBox();
+  check(Math.abs(after.x - before.x - 60) < 2 && Math.abs(after.y - before.y - 30) < 2,
+    `drag by (60, 30) moved the node by (${after.x - before.x}, ${after.y - before.y})`);
+  await page.locator('[data-testid="dag-fit"]').click();
+  await textMatches(zoom, new RegExp(`^${escapeRe(fitted)}$`));
+
+  // The state filter: the running gate is highlighted, the waiting sweep dimmed.
+  await page.locator('[data-testid="stage-state"]').selectOption("running");
+  await page.locator('svg.dag g.match[data-stage="gate"]').waitFor({ timeout: T });
+  await page.locator('svg.dag g.dim[data-group="sweep-*"]').waitFor({ timeout: T });
+  await page.locator('[data-testid="stage-state"]').selectOption("");
+
+  // Search selects an item inside the collapsed sweep: the group is marked; expanding it
+  // (a click) draws the item, panned into view.
+  await search.fill("sweep-250-x");
+  await search.press("Enter");
+  await page.locator('svg.dag g.selected[data-group="sweep-*"]').waitFor({ timeout: T });
+  await shot("big-graph");
+  await group.click();
+  const item = page.locator('svg.dag g.selected[data-stage="sweep-250-x"]');
+  await item.waitFor({ timeout: T });
+  const ib = await item.boundingBox();
+  const sb = await svg.boundingBox();
+  check(ib.x >= sb.x && ib.y >= sb.y && ib.x + ib.width <= sb.x + sb.width && ib.y + ib.height <= sb.y + sb.height,
+    `the selected item is not inside the graph's view: ${JSON.stringify(ib)} in ${JSON.stringify(sb)}`);
+  const nodes = Number(await svg.getAttribute("data-nodes"));
+  check(nodes < 602, `${nodes} nodes drawn of 602: not only those in view`);
+  await shot("big-graph-expanded");
+  // A click on the item opens its stage; that page's graph shows it, the sweep collapsed.
+  await item.click();
+  await page.waitForURL(/stages\/sweep-250-x/, { timeout: T });
+  await page.locator('.mini-dag svg.dag g.selected[data-group="sweep-*"]').waitFor({ timeout: T });
+}
+
 const cases = {
   // The runs page lists the runs, and paging (3 a page) reaches the oldest.
   async runs_paging() {
@@ -474,6 +563,96 @@ const cases = {
     await textMatches(page.locator('[data-testid="connection"]'), /live/);
     check(cspViolations.length === 0, `CSP violations: ${cspViolations.join("; ")}`);
   },
+
+  // --- Big runs (a foreach sweep): table first, virtualised; the graph a tab away, sweeps
+  // collapsed with counts by state, search / state filter, zoom and pan, selection in view.
+  async big_run_graph() {
+    const gate = path.join(tmp, "big.gate");
+    const file = path.join(tmp, "big.yaml");
+    const a = Array.from({ length: 300 }, (_, i) => i).join(", ");
+    writeFileSync(file, `name: ui-big
+stages:
+  gate:
+    run: [/bin/sh, -c, "while [ ! -f ${gate} ]; do sleep 0.1; done"]
+  sweep:
+    foreach: {a: [${a}], b: [x, y]}
+    needs: [gate]
+    run: [/bin/true]
+  report:
+    needs: [sweep]
+    run: [/bin/true]
+`);
+    const id = cluster.submit(file);
+    try {
+      await bigRunGraph(id);
+    } finally {
+      await cluster.cancel(id).catch(() => {});
+    }
+    await cluster.waitRun(id, /CANCELLED/);
+  },
+
+  // The stage table's message column at 1000 and 1400 px: visible (the table scrolls sideways
+  // when it must), one line with an ellipsis, the full text on hover and on the stage page. An
+  // error from a failed first attempt is not red once the retry succeeded.
+  async table_messages() {
+    const long = `loading shard ${"0123456789abcdef".repeat(12)} of the calibration set: done`;
+    const mark = path.join(tmp, "msg.failed-once");
+    const flaky = [
+      `if [ ! -f ${mark} ]; then touch ${mark};`,
+      `echo '{"message": {"level": "error", "text": "CUDA error: out of memory"}}' >> "$LONGHAUL_EVENTS"; exit 3; fi`,
+      "echo ok",
+    ].join("\n");
+    const file = path.join(tmp, "messages.yaml");
+    writeFileSync(file, `name: ui-messages
+stages:
+  chatty:
+    run: [/bin/sh, -c, ${JSON.stringify(`echo '{"message": {"text": "${long}"}}' >> "$LONGHAUL_EVENTS"`)}]
+  recovers:
+    retry: {limit: 1, backoff: 1s}
+    run: [/bin/sh, -c, ${JSON.stringify(flaky)}]
+`);
+    const id = cluster.submit(file);
+    await cluster.waitRun(id, /SUCCEEDED/);
+    try {
+      for (const width of [1000, 1400]) {
+        await page.setViewportSize({ width, height: 860 });
+        await open(`/runs/${id}`);
+        const msg = page.locator('[data-testid="stage-table"] tr[data-stage="chatty"] [data-testid="stage-message"]');
+        await msg.waitFor({ timeout: T });
+        check(await msg.getAttribute("title") === long, `${width} px: the title is not the full message`);
+        await msg.scrollIntoViewIfNeeded();
+        const m = await msg.evaluate((el) => {
+          const r = el.getBoundingClientRect();
+          return { left: r.left, right: r.right, width: r.width, sw: el.scrollWidth, cw: el.clientWidth,
+            overflow: getComputedStyle(el).textOverflow, vw: window.innerWidth };
+        });
+        check(m.width >= 150, `${width} px: the message is ${m.width} px wide`);
+        check(m.left >= 0 && m.right <= m.vw, `${width} px: the message is off screen (${m.left}..${m.right} of ${m.vw})`);
+        check(m.sw > m.cw && m.overflow === "ellipsis", `${width} px: the long message is not cut with an ellipsis`);
+        const earlier = page.locator('[data-testid="stage-table"] tr[data-stage="recovers"] [data-testid="stage-message"]');
+        await textMatches(earlier, /out of memory/);
+        const cls = await earlier.getAttribute("class");
+        const color = await earlier.evaluate((el) => getComputedStyle(el).color);
+        check(!/level-error/.test(cls) && color !== "rgb(220, 38, 38)", `${width} px: the earlier error is drawn as ${cls} ${color}`);
+        await shot(`messages-${width}`);
+      }
+      // A small run shows the graph and the table together; the search works on both.
+      await page.locator('[data-testid="stage-search"]').fill("recov");
+      await page.locator('[data-testid="stage-search"]').press("Enter");
+      await page.locator('[data-testid="stage-table"] tr.sel[data-stage="recovers"]').waitFor({ timeout: T });
+      await page.locator('svg.dag g.selected.match[data-stage="recovers"]').waitFor({ timeout: T });
+      await page.locator('svg.dag g.dim[data-stage="chatty"]').waitFor({ timeout: T });
+      check(await page.locator('[data-testid="stage-table"] tr[data-stage="chatty"]').count() === 0,
+        "the table lists a stage the search does not match");
+      await open(`/runs/${id}/stages/chatty`);
+      await textMatches(page.locator('[data-testid="stage-message"]'), new RegExp(escapeRe(long)));
+      await open(`/runs/${id}/stages/recovers`);
+      await textMatches(page.locator('[data-testid="stage-message"]'), /out of memory[\s\S]*earlier attempt that failed/);
+    } finally {
+      await page.setViewportSize({ width: 1360, height: 860 });
+    }
+  },
+  // --- end of big runs
 };
 
 // The log viewer's cases (ANSI colours, search, jumps, the failed stage's stderr, the hash):
@@ -640,6 +819,7 @@ async function main() {
   const order = ["runs_paging", "live_progress", "cancel", "retry", "markup_is_text", "agents",
     "audit", "pivot", "reconnect", "gpu_telemetry", "gpu_many_points", "gpu_quarantine", "gpu_drain", "gpu_refused",
     "compare_campaign", "log_colours", "log_search", "log_jumps", "log_failed_stderr",
+    "big_run_graph", "table_messages", // big runs; before no_csp_violation, which checks them too
     "no_csp_violation"];
   for (const name of order) {
     if (ONLY.length && !ONLY.includes(name)) continue;

@@ -96,6 +96,7 @@ export const toRun = (j: Json): Run => ({
   no_cache: !!j.no_cache, stages: arr(j.stages, toStage), workflow_path: str(j.workflow_path),
   stage_counts: numMap(j.stage_counts), summary_metrics: numMap(j.summary_metrics),
   wall_seconds: num(j.wall_seconds), gpu_hours: num(j.gpu_hours),
+  next_stage_page_token: str(j.next_stage_page_token),
 });
 
 export const toListRuns = (j: Json): ListRunsResponse => ({

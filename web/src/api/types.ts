@@ -57,6 +57,8 @@ export interface Run {
   no_cache: boolean; stages: Stage[]; workflow_path: string;
   stage_counts: Record<string, number>; summary_metrics: Record<string, number>;
   wall_seconds: number; gpu_hours: number;
+  /** Set when the answer holds only the first page of the run's stages (GET /runs/{id}). */
+  next_stage_page_token: string;
 }
 
 export interface ListRunsResponse { runs: Run[]; next_page_token: string }

@@ -7,7 +7,7 @@ import { API, getRun } from "./client";
 import { applyUpdate, lacksCachedFrom, toRunUpdate, withCachedFrom } from "./convert";
 import { noteStream } from "./connection";
 import type { Run } from "./types";
-import { requestRender } from "../store/scheduler";
+import { renderNow, requestRender } from "../store/scheduler";
 
 const runs = new Map<number, Run>();
 const ended = new Set<number>();
@@ -19,18 +19,25 @@ function open(id: number): () => void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
   let askedCachedFrom = false;
+  let streamed = false; // the stream's first data has come
 
   const connect = () => {
     noteStream("connecting");
     es = new EventSource(`${API}/runs/${id}/watch`);
     const onData = (ev: MessageEvent) => {
+      let urgent = false;
       try {
-        runs.set(id, applyUpdate(runs.get(id) ?? null, toRunUpdate(JSON.parse(ev.data))));
+        const j = JSON.parse(ev.data);
+        // The page waits for the run's first data and for the last piece of a big snapshot.
+        urgent = !streamed || j.snapshot_complete === true;
+        streamed = true;
+        runs.set(id, applyUpdate(runs.get(id) ?? null, toRunUpdate(j)));
       } catch {
         return; // a malformed frame changes nothing
       }
       noteStream("live");
-      requestRender();
+      if (urgent) renderNow();
+      else requestRender();
       // The stream may not say where a reused stage came from; the stored run does.
       if (!askedCachedFrom && lacksCachedFrom(runs.get(id)!)) {
         askedCachedFrom = true;
@@ -64,6 +71,16 @@ function open(id: number): () => void {
     };
   };
   connect();
+  // A big run's stream starts after longhauld has read all of its stages (seconds for
+  // 100,000); its first page (GET /runs/{id}: stage_counts and 1,000 stages) comes at once and
+  // is shown until the stream's first data.
+  if (!runs.has(id)) {
+    getRun(id).then((r) => {
+      if (closed || streamed || runs.has(id)) return;
+      runs.set(id, r);
+      renderNow();
+    }).catch(() => {});
+  }
   return () => {
     closed = true;
     clearTimeout(timer);

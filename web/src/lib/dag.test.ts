@@ -74,3 +74,20 @@ describe("layoutDag", () => {
     expect(layoutDag([])).toEqual({ nodes: [], edges: [], width: 0, height: 0 });
   });
 });
+
+describe("columns of long and wide graphs", () => {
+  it("lays out a chain of 50,000 stages without overflowing the stack", () => {
+    const chain = Array.from({ length: 50000 }, (_, i) => ({ name: `s${i}`, needs: i ? [`s${i - 1}`] : [] }));
+    const c = columns(chain);
+    expect(c.get("s49999")).toBe(49999);
+  });
+  it("lays out 20,000 stages in well under a second", () => {
+    const items = Array.from({ length: 20000 }, (_, i) => ({ name: `sweep-${i}`, needs: ["prep"] }));
+    const t0 = performance.now();
+    const l = layoutDag([{ name: "prep", needs: [] }, ...items,
+      { name: "report", needs: items.map((s) => s.name) }]);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(l.nodes).toHaveLength(20002);
+    expect(l.edges).toHaveLength(40000);
+  });
+});

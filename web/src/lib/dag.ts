@@ -42,32 +42,47 @@ export const DEFAULT_GEOMETRY: DagGeometry = {
 
 /**
  * The column of each stage: longest path over needs. Unknown needs are ignored; a cycle (not
- * possible in a valid run) is broken where it is found, so this always terminates.
+ * possible in a valid run) is broken where it is found, so this always terminates. Iterative
+ * (an explicit stack), so that a chain of 100,000 stages does not overflow the call stack.
  */
 export function columns(stages: DagInput[]): Map<string, number> {
   const byName = new Map(stages.map((s) => [s.name, s]));
   const col = new Map<string, number>();
   const visiting = new Set<string>();
-  const visit = (name: string): number => {
-    const known = col.get(name);
-    if (known !== undefined) return known;
-    if (visiting.has(name)) return 0;
-    visiting.add(name);
-    let c = 0;
-    for (const n of byName.get(name)?.needs ?? []) {
-      if (byName.has(n)) c = Math.max(c, visit(n) + 1);
+  for (const root of stages) {
+    if (col.has(root.name)) continue;
+    // Each frame: the stage and the index of the next need to look at.
+    const stack: [DagInput, number][] = [[root, 0]];
+    visiting.add(root.name);
+    while (stack.length) {
+      const top = stack[stack.length - 1];
+      const [s, i] = top;
+      if (i < s.needs.length) {
+        top[1] = i + 1;
+        const n = byName.get(s.needs[i]);
+        if (n && !col.has(n.name) && !visiting.has(n.name)) {
+          visiting.add(n.name);
+          stack.push([n, 0]);
+        }
+        continue;
+      }
+      let c = 0;
+      for (const n of s.needs) {
+        const k = col.get(n);
+        if (k !== undefined) c = Math.max(c, k + 1);
+      }
+      col.set(s.name, c);
+      visiting.delete(s.name);
+      stack.pop();
     }
-    visiting.delete(name);
-    col.set(name, c);
-    return c;
-  };
-  for (const s of stages) visit(s.name);
+  }
   return col;
 }
 
 export function layoutDag(stages: DagInput[], g: DagGeometry = DEFAULT_GEOMETRY): DagLayout {
   const col = columns(stages);
-  const ncols = stages.length ? Math.max(...col.values()) + 1 : 0;
+  let ncols = 0;
+  for (const c of col.values()) ncols = Math.max(ncols, c + 1);
   const byCol: DagInput[][] = Array.from({ length: ncols }, () => []);
   stages.forEach((s) => byCol[col.get(s.name)!].push(s));
   const row = new Map<string, number>();
@@ -81,7 +96,7 @@ export function layoutDag(stages: DagInput[], g: DagGeometry = DEFAULT_GEOMETRY)
     keyed.sort((a, b) => a.k - b.k || order.get(a.s.name)! - order.get(b.s.name)!);
     keyed.forEach(({ s }, i) => row.set(s.name, i));
   }
-  const maxRows = Math.max(0, ...byCol.map((l) => l.length));
+  const maxRows = byCol.reduce((m, l) => Math.max(m, l.length), 0);
   const height = maxRows ? 2 * g.pad + maxRows * g.nodeHeight + (maxRows - 1) * g.rowGap : 0;
   const nodes: NodeBox[] = stages.map((s) => {
     const c = col.get(s.name)!;

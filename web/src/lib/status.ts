@@ -50,3 +50,15 @@ export const COUNT_ORDER = [
   "succeeded", "cached", "serving", "running", "starting", "ready", "waiting", "stopped",
   "failed", "cancelled", "skipped",
 ];
+
+/**
+ * The level a stage's last message is drawn with: its own, except that an error on a stage
+ * that succeeded after more than one attempt came from an attempt that failed, and is drawn as
+ * "earlier" (not red): the stage is fine now.
+ */
+export function messageLevel(status: string, level: string, attempts: number): string {
+  if (level === "error" && attempts > 1 && (status === "STAGE_SUCCEEDED" || status === "STAGE_CACHED")) {
+    return "earlier";
+  }
+  return level || "info";
+}

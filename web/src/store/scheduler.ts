@@ -31,6 +31,15 @@ export class Throttle {
     }
   }
 
+  /** Renders now (a pending render is dropped: this one covers it). */
+  flush(): void {
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    this.fire();
+  }
+
   private fire(): void {
     this.last = this.now();
     this.run();
@@ -48,4 +57,12 @@ export function setRenderer(r: Renderer): void {
 /** Asks for a re-render; folded into at most one per second. */
 export function requestRender(): void {
   throttle.request();
+}
+
+/**
+ * Renders at once, outside the throttle: for data a user waits for (a run's first snapshot, the
+ * last piece of a big run's), not for routine updates.
+ */
+export function renderNow(): void {
+  throttle.flush();
 }

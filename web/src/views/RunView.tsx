@@ -1,10 +1,13 @@
 // Run: header with status and cost, actions, the DAG, the stage table, params and lineage.
+import { useState } from "preact/hooks";
 import { cancel, listChildren, retry } from "../api/client";
 import type { Run } from "../api/types";
 import { useRunWatch } from "../api/watch";
 import { elapsedMs, formatDuration, formatGpuHours } from "../lib/format";
 import { href } from "../lib/router";
-import { isRetryable, isTerminalRun } from "../lib/status";
+import { COUNT_ORDER, isRetryable, isTerminalRun, stateName } from "../lib/status";
+import { filtering, stageMatches } from "../lib/sweep";
+import { LARGE_RUN_STAGES } from "../lib/virtual";
 import { useResource } from "../store/resource";
 import { ConfirmButton } from "./Actions";
 import { Badge, Clock, Empty, KeyValues, Section } from "./common";
@@ -56,6 +59,70 @@ function Lineage({ run }: { run: Run }) {
   );
 }
 
+/**
+ * The run's stages: a search box and a state filter over the graph (matches highlighted, the
+ * rest dimmed) and the table (only the matches); Enter in the search box selects the next
+ * match, which both bring into view. Up to LARGE_RUN_STAGES stages the graph and the table are
+ * shown one above the other; past it the table (virtualised) is shown first and the graph is a
+ * tab away.
+ */
+function Stages({ run }: { run: Run }) {
+  const large = run.stages.length > LARGE_RUN_STAGES;
+  const [tab, setTab] = useState<"table" | "graph">("table");
+  const [query, setQuery] = useState("");
+  const [state, setState] = useState("");
+  const [focused, setFocused] = useState<string | undefined>(undefined);
+  const filtered = filtering(query, state);
+  // The first page of a big run (GET /runs/{id}) until the stream has every stage.
+  const pending = run.next_stage_page_token
+    ? Object.values(run.stage_counts).reduce((a, b) => a + b, 0) - run.stages.length : 0;
+  const shown = filtered ? run.stages.filter((s) => stageMatches(s, query, state)) : run.stages;
+  // The states the run's stages are in, with their counts (the watch's run has no stage_counts).
+  const counts: Record<string, number> = {};
+  for (const s of run.stages) {
+    const k = stateName(s.status);
+    counts[k] = (counts[k] ?? 0) + 1;
+  }
+  const states = Object.keys(counts).sort((a, b) => COUNT_ORDER.indexOf(a) - COUNT_ORDER.indexOf(b));
+  const selectNext = () => {
+    if (!shown.length) return;
+    const i = focused ? shown.findIndex((s) => s.name === focused) : -1;
+    setFocused(shown[(i + 1) % shown.length].name);
+  };
+  const graph = <DagView runId={run.id} stages={run.stages} query={query} state={state} selected={focused} />;
+  const table = <StageTable runId={run.id} stages={shown} virtual={large} focused={focused} />;
+  return (
+    <Section title="Stages">
+      <div class="stage-filter">
+        {large && (
+          <span class="seg-buttons" role="tablist">
+            <button type="button" role="tab" class={tab === "table" ? "on" : ""} data-testid="tab-table"
+                    aria-selected={tab === "table"} onClick={() => setTab("table")}>Table</button>
+            <button type="button" role="tab" class={tab === "graph" ? "on" : ""} data-testid="tab-graph"
+                    aria-selected={tab === "graph"} onClick={() => setTab("graph")}>Graph</button>
+          </span>
+        )}
+        <input type="search" placeholder="Search stages (Enter: next match)" value={query}
+               data-testid="stage-search" aria-label="search stages"
+               onInput={(e) => { setQuery((e.target as HTMLInputElement).value); setFocused(undefined); }}
+               onKeyDown={(e) => { if (e.key === "Enter") { e.preventDefault(); selectNext(); } }} />
+        <select value={state} data-testid="stage-state" aria-label="filter by state"
+                onChange={(e) => { setState((e.target as HTMLSelectElement).value); setFocused(undefined); }}>
+          <option value="">any state</option>
+          {states.map((k) => <option key={k} value={k}>{k} ({counts[k].toLocaleString("en-US")})</option>)}
+        </select>
+        <span class="muted small" data-testid="stage-matches">
+          {filtered ? `${shown.length.toLocaleString("en-US")} of ` : ""}{run.stages.length.toLocaleString("en-US")} stages
+          {focused ? ` · selected ${focused}` : ""}
+        </span>
+        {pending > 0 && <span class="muted small" data-testid="stages-loading">loading {pending.toLocaleString("en-US")} more…</span>}
+        {focused && <a href={href.stage(run.id, focused)} data-testid="open-selected">open</a>}
+      </div>
+      {large ? (tab === "table" ? table : graph) : <>{graph}{table}</>}
+    </Section>
+  );
+}
+
 export function RunView({ id }: { id: number }) {
   const run = useRunWatch(id);
   if (!run) return <Empty>Loading run {id}…</Empty>;
@@ -77,10 +144,7 @@ export function RunView({ id }: { id: number }) {
         )}
         {run.reason && <span class="note">{run.reason}</span>}
       </div>
-      <Section title="Stages">
-        <DagView runId={id} stages={run.stages} />
-        <StageTable runId={id} stages={run.stages} />
-      </Section>
+      <Stages run={run} />
       <div class="two-col">
         <Section title="Params">
           {params.length

@@ -7,7 +7,7 @@ import {
   elapsedMs, formatBytes, formatDone, formatDuration, formatEta, formatGpuHours, formatRate,
 } from "../lib/format";
 import { href, navigate, type LogLocation } from "../lib/router";
-import { isActiveStage, isRetryable, isTerminalStage, stateName } from "../lib/status";
+import { isActiveStage, isRetryable, isTerminalStage, messageLevel, stateName } from "../lib/status";
 import { useResource } from "../store/resource";
 import { ConfirmButton } from "./Actions";
 import { Ago, Badge, Clock, Empty, KeyValues, ProgressBar, Section } from "./common";
@@ -81,7 +81,7 @@ function Summary({ s, runId }: { s: Stage; runId: number }) {
         ...(note ? [["note", s.cached_from_run_id
           ? <a href={href.stage(s.cached_from_run_id, s.cached_from_stage || s.name)}>{note}</a>
           : note] as [string, any]] : []),
-        ...(s.last_message ? [["message", <span class={`level-${s.last_message_level || "info"}`}>{s.last_message}</span>] as [string, any]] : []),
+        ...(s.last_message ? [["message", <StageMessage s={s} />] as [string, any]] : []),
         ...(s.plan_reason ? [["plan", `${s.plan_action}: ${s.plan_reason}`] as [string, any]] : []),
         ...(s.description ? [["about", s.description] as [string, any]] : []),
       ]} />
@@ -118,7 +118,7 @@ export function StageView({ runId, stage, log }: { runId: number; stage: string;
                          testId="retry-stage" onConfirm={() => retry(runId, stage)} />
         )}
       </div>
-      <div class="mini-dag"><DagView runId={runId} stages={run.stages} selected={stage} /></div>
+      <div class="mini-dag"><DagView runId={runId} stages={run.stages} selected={stage} maxHeight={320} /></div>
       <div class="two-col wide-left">
         <Section title="Progress"><Summary s={s} runId={runId} /></Section>
         <Section title="Outputs">
@@ -156,5 +156,16 @@ export function StageView({ runId, stage, log }: { runId: number; stage: string;
           : <Empty>No artifacts.</Empty>}
       </Section>
     </div>
+  );
+}
+
+/** The last message in full; an earlier failed attempt's error is not drawn as the state. */
+function StageMessage({ s }: { s: Stage }) {
+  const level = messageLevel(s.status, s.last_message_level, s.attempt_count);
+  return (
+    <span class={`full-msg level-${level}`} data-testid="stage-message">
+      {s.last_message}
+      {level === "earlier" && <span class="muted"> (from an earlier attempt that failed)</span>}
+    </span>
   );
 }
