@@ -26,7 +26,8 @@ async function request(path: string, init?: RequestInit): Promise<Response> {
     noteRequest(false);
     throw new ApiError("longhauld is not reachable", 0, "UNAVAILABLE");
   }
-  noteRequest(true);
+  // A 5xx says longhauld cannot serve (or is not the one answering); a 4xx is an answer.
+  noteRequest(res.status < 500);
   if (res.status === 401) noteUnauthenticated(true);
   if (!res.ok) {
     let message = `${res.status} ${res.statusText}`;
