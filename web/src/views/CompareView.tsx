@@ -7,6 +7,7 @@ import type { Run } from "../api/types";
 import {
   CAMPAIGN_METRICS, findStage, metricMap, metricRows, paramRows, stageRows,
 } from "../lib/compare";
+import { workflowMismatch } from "../lib/filters";
 import { formatDelta, formatDeltaDuration, formatDuration, formatGpuHours, formatMetric } from "../lib/format";
 import { href, navigate } from "../lib/router";
 import { isTerminalRun } from "../lib/status";
@@ -172,6 +173,8 @@ export function CompareView({ ids, query }: { ids: number[]; query: URLSearchPar
       <Picker key={ids.join(",")} ids={ids} />
       <ErrorBox error={res.error} />
       {ids.length < 2 && <Empty>Pick two or more runs (or tick them on the Runs page).</Empty>}
+      {workflowMismatch(runs) && (
+        <p class="note warn" data-testid="workflow-mismatch">{workflowMismatch(runs)}</p>)}
       {runs.length >= 1 && (
         <>
           <Campaign runs={runs} />
