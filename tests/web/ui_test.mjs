@@ -488,6 +488,18 @@ const cases = {
     await textMatches(page.locator('[data-testid="not-found"] h2'), new RegExp(`No stage .nosuch. in run ${id}`));
     await page.locator(`[data-testid="not-found-back"][href="#/runs/${id}"]`).waitFor({ timeout: T });
     await textMatches(conn, /live/);
+    // The CLI says the same of a run that does not exist, in its own form, exit 3.
+    for (const [args, want] of [[["logs", "999999", "x"], "longhaul: no run 999999"],
+      [["logs", String(id), "x"], `longhaul: run ${id} has no stage 'x'`]]) {
+      let failed = null;
+      try {
+        cluster.cli(args);
+      } catch (e) {
+        failed = e;
+      }
+      check(failed && failed.status === 3, `longhaul ${args.join(" ")}: exit ${failed?.status ?? 0}`);
+      check(String(failed.stderr).trim() === want, `longhaul ${args.join(" ")} said: ${failed.stderr}`);
+    }
   },
 
   // The pivot plan follows every edit: Submit is disabled until the plan shown is that of the
