@@ -26,8 +26,6 @@ async function request(path: string, init?: RequestInit): Promise<Response> {
     noteRequest(false);
     throw new ApiError("longhauld is not reachable", 0, "UNAVAILABLE");
   }
-  // A 5xx says longhauld cannot serve (or is not the one answering); a 4xx is an answer.
-  noteRequest(res.status < 500);
   if (res.status === 401) noteUnauthenticated(true);
   if (!res.ok) {
     let message = `${res.status} ${res.statusText}`;
@@ -39,8 +37,12 @@ async function request(path: string, init?: RequestInit): Promise<Response> {
     } catch {
       /* not JSON: keep the status line */
     }
+    // A 4xx, or longhauld's own error (503 "agent not connected"), is an answer; a 5xx without
+    // longhauld's error body (a proxy's 502) says longhauld is not the one answering.
+    noteRequest(res.status < 500 || code !== "");
     throw new ApiError(message, res.status, code);
   }
+  noteRequest(true);
   return res;
 }
 

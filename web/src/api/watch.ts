@@ -74,7 +74,9 @@ function open(id: number): () => void {
           requestRender();
           return;
         }
-        noteStream(e instanceof ApiError && e.status > 0 && e.status < 500 ? null : "disconnected");
+        // longhauld answered (its own error body): not a lost connection.
+        const answered = e instanceof ApiError && e.status > 0 && (e.status < 500 || e.code !== "");
+        noteStream(answered ? "connecting" : "disconnected");
         requestRender();
         timer = setTimeout(connect, RETRY_MS);
       });
