@@ -561,6 +561,8 @@ const cases = {
     await open(`/compare?runs=${quick},${pivotable}`);
     await textMatches(page.locator('[data-testid="workflow-mismatch"]'),
       new RegExp(`different workflows \\(run ${quick} is ui-quick, run ${pivotable} is ui-pivot\\)`));
+    await page.locator(".filters input").fill(`${quick}, abc`);
+    await textMatches(page.locator('[data-testid="runs-error"]'), /“abc” is not a run id/);
   },
 
   // A metric reported once, without a step, is shown as its value, not a dot at x = -1; times

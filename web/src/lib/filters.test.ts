@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Run } from "../api/types";
-import { metricsNoRunHas, parseMetricFilter, parseParamFilter, workflowMismatch } from "./filters";
+import {
+  metricsNoRunHas, parseMetricFilter, parseParamFilter, parseRunIds, workflowMismatch,
+} from "./filters";
 
 const run = (id: number, workflow: string, metrics: Record<string, number> = {}) =>
   ({ id, workflow_name: workflow, summary_metrics: metrics }) as unknown as Run;
@@ -30,5 +32,10 @@ describe("filters", () => {
     expect(workflowMismatch([run(1, "w"), run(2, "w")])).toBe("");
     expect(workflowMismatch([run(1, "hello"), run(2, "eagle3")]))
       .toMatch(/^These runs are of different workflows \(run 1 is hello, run 2 is eagle3\)/);
+  });
+
+  it("says which runs to compare are not run ids", () => {
+    expect(parseRunIds("3, 4 5")).toEqual({ ids: [3, 4, 5], error: "" });
+    expect(parseRunIds("3, abc, 0")).toEqual({ ids: [3], error: "“abc”, “0” are not run ids" });
   });
 });

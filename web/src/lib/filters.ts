@@ -43,3 +43,14 @@ export function workflowMismatch(runs: Run[]): string {
   return `These runs are of different workflows (${of}): a difference (Δ) is shown only for ` +
     `a param, stage or metric both runs have.`;
 }
+
+/** "3, 4 5" -> the run ids, and an error naming each term that is not a run id. */
+export function parseRunIds(text: string): { ids: number[]; error: string } {
+  const terms = text.split(/[\s,]+/).filter(Boolean);
+  const ids = terms.filter((t) => /^\d+$/.test(t) && Number(t) > 0).map(Number);
+  const bad = terms.filter((t) => !/^\d+$/.test(t) || Number(t) <= 0);
+  const error = bad.length
+    ? `${bad.map((b) => `“${b}”`).join(", ")} ${bad.length > 1 ? "are not run ids" : "is not a run id"}`
+    : "";
+  return { ids, error };
+}
