@@ -15,6 +15,45 @@ constexpr char kFooter[] =
     "6 unauthenticated (no token, or an unknown one), 7 permission denied (the token's role\n"
     "may not do this), 10 any other error.";
 
+// A run id on the command line: a positive number ("longhaul: show: run: 'abc' is not a run
+// id" rather than CLI11's "Could not convert").
+CLI::Validator RunIdCheck() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        bool digits = !text.empty() && text.size() <= 18 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+        if (digits && std::stoll(text) > 0) return "";
+        return "'" + text + "' is not a run id (a number such as 12)";
+      },
+      "RUN");
+}
+
+// The first word of argv that is not a global option or its value: the command asked for.
+std::string CommandWord(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--coordinator" || a == "--token-file" || a == "--tls-ca") {
+      ++i;  // its value
+      continue;
+    }
+    if (!a.empty() && a[0] == '-') continue;
+    return a;
+  }
+  return "";
+}
+
+// A parse error in the CLI's own form: what is wrong and where to read how it is used.
+std::string UsageError(const CLI::App& app, const CLI::ParseError& e, int argc,
+                       const char* const* argv) {
+  std::string word = CommandWord(argc, argv);
+  if (word.empty()) return "no command given (`longhaul --help` lists them)";
+  auto named = [&](const CLI::App* c) { return c->check_name(word); };
+  if (app.get_subcommands(std::function<bool(const CLI::App*)>(named)).empty()) {
+    return "unknown command '" + word + "' (`longhaul --help` lists the commands)";
+  }
+  return word + ": " + e.what() + " (`longhaul " + word + " --help` says how it is used)";
+}
+
 }  // namespace
 
 int RunCli(int argc, const char* const* argv, CliEnv& env) {
@@ -54,7 +93,7 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   PivotOptions pivot;
   cmd = app.add_subcommand(
       "pivot", "run an earlier run's workflow again with changes, reusing what did not change");
-  cmd->add_option("run", pivot.run_id, "the run to pivot from")->required();
+  cmd->add_option("run", pivot.run_id, "the run to pivot from")->required()->check(RunIdCheck());
   cmd->add_option("--set", pivot.sets, "change a param: NAME=VALUE (repeatable)")
       ->allow_extra_args(false);
   cmd->add_option("--from", pivot.from_stage, "re-run this stage and everything after it");
@@ -66,24 +105,34 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
 
   CompareOptions compare;
   cmd = app.add_subcommand("compare", "two runs side by side: params, stages, metrics");
-  cmd->add_option("a", compare.a, "the first run")->required();
-  cmd->add_option("b", compare.b, "the second run")->required();
+  cmd->add_option("a", compare.a, "the first run")->required()->check(RunIdCheck());
+  cmd->add_option("b", compare.b, "the second run")->check(RunIdCheck());
   cmd->add_option("--metric", compare.metrics,
                   "only this metric: NAME, STAGE.NAME or STAGE (repeatable)");
   cmd->add_flag("--all-params", compare.all_params, "show every param, not only those that differ");
-  cmd->callback([&] { action = [&](CommandContext& c) { return CompareRuns(c, compare); }; });
+  cmd->callback([&] {
+    action = [&](CommandContext& c) {
+      if (compare.b == 0) {
+        return c.Fail(absl::InvalidArgumentError(
+            "compare: needs two runs, as in `longhaul compare 3 4` (only run " +
+            std::to_string(compare.a) + " was given)"));
+      }
+      return CompareRuns(c, compare);
+    };
+  });
 
   RunsOptions runs;
   cmd = app.add_subcommand("runs", "list runs, newest first");
   cmd->add_option("--status", runs.status, "only runs in this status (running, failed, ...)");
-  cmd->add_option("--workflow", runs.workflow, "only runs of this workflow");
+  cmd->add_option("--workflow", runs.workflow,
+                  "only runs whose workflow name contains this (any case)");
   cmd->add_option("--limit", runs.limit, "at most this many runs (default 50)");
   cmd->callback([&] { action = [&](CommandContext& c) { return ListRuns(c, runs); }; });
 
   ShowOptions show;
   cmd = app.add_subcommand("show",
                            "a run: header, stages, outputs, metrics, artifacts; or one stage");
-  cmd->add_option("run", show.run_id, "run id")->required();
+  cmd->add_option("run", show.run_id, "run id")->required()->check(RunIdCheck());
   cmd->add_option("stage", show.stage, "only this stage");
   cmd->add_flag("--attempts", show.attempts, "also list every attempt of every stage");
   cmd->add_flag("--all", show.all, "every stage of a big run, not a summary");
@@ -96,7 +145,7 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
 
   LogsOptions logs;
   cmd = app.add_subcommand("logs", "print a stage's log (stdout by default)");
-  cmd->add_option("run", logs.run_id, "run id")->required();
+  cmd->add_option("run", logs.run_id, "run id")->required()->check(RunIdCheck());
   cmd->add_option("stage", logs.stage, "stage name")->required();
   cmd->add_option("--attempt", logs.attempt, "attempt number (default: the latest)");
   cmd->add_flag("--stderr", logs.stderr_stream, "the stage's stderr instead of its stdout");
@@ -111,7 +160,7 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
 
   int64_t cancel_id = 0;
   cmd = app.add_subcommand("cancel", "cancel a run: stop its running stages");
-  cmd->add_option("run", cancel_id, "run id")->required();
+  cmd->add_option("run", cancel_id, "run id")->required()->check(RunIdCheck());
   cmd->callback([&] { action = [&](CommandContext& c) { return CancelRun(c, cancel_id); }; });
 
   int64_t retry_id = 0;
@@ -120,7 +169,7 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
       "retry",
       "re-run a stage (default: every failed, cancelled or skipped stage) and its "
       "not-succeeded dependents");
-  cmd->add_option("run", retry_id, "run id")->required();
+  cmd->add_option("run", retry_id, "run id")->required()->check(RunIdCheck());
   cmd->add_option("stage", retry_stage, "stage name");
   cmd->callback(
       [&] { action = [&](CommandContext& c) { return RetryRun(c, retry_id, retry_stage); }; });
@@ -203,9 +252,14 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   });
 
   int64_t watch_id = 0;
+  std::string watch_interval = "10s";
   cmd = app.add_subcommand("watch", "follow a run live until it ends; exit code from its result");
-  cmd->add_option("run", watch_id, "run id")->required();
-  cmd->callback([&] { action = [&](CommandContext& c) { return Watch(c, watch_id); }; });
+  cmd->add_option("run", watch_id, "run id")->required()->check(RunIdCheck());
+  cmd->add_option("--interval", watch_interval,
+                  "when stdout is not a terminal: at most one progress line per stage this "
+                  "often (default 10s); state changes are printed at once");
+  cmd->callback(
+      [&] { action = [&](CommandContext& c) { return Watch(c, watch_id, watch_interval); }; });
 
   TokenOptions token;
   CLI::App* token_cmd = app.add_subcommand("token", "make tokens for longhauld's --tokens file");
@@ -244,11 +298,14 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e, *env.out, *env.err);
-    return code == 0 ? kExitOk : kExitUsage;
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+      return app.exit(e, *env.out, *env.err) == 0 ? kExitOk : kExitUsage;  // --help
+    }
+    *env.err << "longhaul: " << UsageError(app, e, argc, argv) << '\n';
+    return kExitUsage;
   }
   if (!action) {
-    *env.err << app.help();
+    *env.err << "longhaul: no command given (`longhaul --help` lists them)\n";
     return kExitUsage;
   }
   CommandContext ctx{env, ResolveCoordinatorAddress(coordinator_flag, env), json, nullptr};

@@ -140,8 +140,10 @@ int TokenNew(CommandContext& ctx, const TokenOptions& options);
 // The tokens-file line for the token on the first line of stdin.
 int TokenHash(CommandContext& ctx, const TokenOptions& options);
 
-// Follows the run until it ends; exit code from its result (0, 1 or 5).
-int Watch(CommandContext& ctx, int64_t run_id);
+// Follows the run until it ends; exit code from its result (0, 1 or 5). `interval`: piped,
+// the least time between two lines of one stage that only tell new progress or a new message
+// (a duration such as 10s; state changes are printed at once, --json prints every update).
+int Watch(CommandContext& ctx, int64_t run_id, const std::string& interval = "10s");
 
 // `message` as one line of protobuf JSON (field names as in the .proto) on ctx.out().
 int PrintJson(CommandContext& ctx, const google::protobuf::Message& message);

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/watch.h"
+#include "core/duration.h"
 #include "core/strings.h"
 #include "proto/state_names.h"
 
@@ -51,10 +52,15 @@ class Ticker {
 
 }  // namespace
 
-int Watch(CommandContext& ctx, int64_t run_id) {
+int Watch(CommandContext& ctx, int64_t run_id, const std::string& interval) {
+  Result<int64_t> interval_ms = ParseDurationMs(interval);
+  if (!interval_ms.ok() || *interval_ms < 0) {
+    return ctx.Fail(absl::InvalidArgumentError(
+        StrCat("--interval '", interval, "': expected a duration such as 10s")));
+  }
   std::mutex mu;
   WatchRenderer renderer(ctx.out(), *ctx.env.clock, ctx.env.stdout_is_tty && !ctx.json,
-                         ctx.env.terminal_width);
+                         ctx.env.terminal_width, *interval_ms);
   RunTracker json_tracker;  // with --json, the state is only tracked, for the exit code
   auto current = [&]() -> const v1::Run& { return ctx.json ? json_tracker.run() : renderer.run(); };
   std::optional<Ticker> ticker;

@@ -39,10 +39,19 @@ std::vector<std::string> RunTracker::Apply(const v1::RunUpdate& update) {
 }
 
 WatchRenderer::WatchRenderer(std::ostream& out, const Clock& clock, bool terminal,
-                             std::function<int()> width)
-    : out_(out), clock_(clock), terminal_(terminal), width_(std::move(width)) {}
+                             std::function<int()> width, int64_t progress_interval_ms)
+    : out_(out),
+      clock_(clock),
+      terminal_(terminal),
+      width_(std::move(width)),
+      progress_interval_ms_(progress_interval_ms) {}
 
 std::string WatchRenderer::Signature(const v1::Stage& s) {
+  return StrCat(static_cast<int>(s.status()), "|", s.attempt_count(), "|", s.reason(), "|",
+                s.malformed_events());
+}
+
+std::string WatchRenderer::DetailSignature(const v1::Stage& s) {
   std::string progress;
   if (s.has_progress()) {
     const v1::Progress& p = s.progress();
@@ -50,8 +59,7 @@ std::string WatchRenderer::Signature(const v1::Stage& s) {
                    ? std::to_string(static_cast<int>(std::floor(100 * p.done() / p.total())))
                    : FormatNumber(p.done());
   }
-  return StrCat(static_cast<int>(s.status()), "|", s.attempt_count(), "|", s.reason(), "|",
-                s.last_message(), "|", progress, "|", s.malformed_events());
+  return StrCat(s.last_message(), "|", progress);
 }
 
 std::string WatchRenderer::PlainStageLine(const v1::Stage& s, int64_t now_ms) {
@@ -199,9 +207,15 @@ void WatchRenderer::PrintPlainChanges(const std::vector<std::string>& stages) {
     const v1::Stage* s = tracker_.Find(name);
     if (s == nullptr) continue;
     std::string sig = Signature(*s);
+    std::string detail = DetailSignature(*s);
     auto it = printed_.find(name);
-    if (it != printed_.end() && it->second == sig) continue;
+    if (it != printed_.end() && it->second == sig) {
+      // Only progress or the message may have changed: at most a line per interval.
+      const Detail& last = detail_[name];
+      if (last.signature == detail || now - last.printed_ms < progress_interval_ms_) continue;
+    }
     printed_[name] = sig;
+    detail_[name] = {detail, now};
     out_ << prefix << "  " << PlainStageLine(*s, now) << '\n';
   }
   out_.flush();

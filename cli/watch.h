@@ -3,12 +3,15 @@
 // RunTracker merges updates into the run's current state (the first update is a snapshot,
 // perhaps in chunks; later ones carry the run's fields and only the stages that changed), at a
 // cost of the stages each update carries. WatchRenderer draws it: on a terminal, a table of
-// every stage redrawn in place (ANSI cursor-up and clear); piped, one plain line per change.
+// every stage redrawn in place (ANSI cursor-up and clear); piped, one plain line per change of
+// a stage's state (status, attempt, reason) at once, and of its progress or message at most
+// once per `progress_interval_ms` per stage (a stage reporting 100 times a second is one line
+// every 10 s, not 100 a second).
 // A run of more than kSmallRunStages stages (cli/run_view.h) is summarised instead: counts per
 // state, then the stages running, failed and most recently changed (kSummaryStages each); piped,
 // once the snapshot is complete a counts line when the run's state changes or (at most once a
-// second) its counts do, a line for each stage that fails, and the counts at the end. Not thread-safe:
-// the caller serializes OnUpdate, Redraw and Finish.
+// second) its counts do, a line for each stage that fails, and the counts at the end. Not
+// thread-safe: the caller serializes OnUpdate, Redraw and Finish.
 #pragma once
 
 #include <deque>
@@ -41,9 +44,14 @@ class RunTracker {
 
 class WatchRenderer {
  public:
+  static constexpr int64_t kDefaultProgressIntervalMs = 10'000;
+
   // `width` gives the terminal's columns (0: unknown, 120 assumed); used in terminal mode.
+  // `progress_interval_ms`: piped, the least time between two lines of one stage that only
+  // tell new progress or a new message.
   WatchRenderer(std::ostream& out, const Clock& clock, bool terminal,
-                std::function<int()> width = nullptr);
+                std::function<int()> width = nullptr,
+                int64_t progress_interval_ms = kDefaultProgressIntervalMs);
 
   void OnUpdate(const v1::RunUpdate& update);
   // Terminal mode: draws the table again (elapsed times move on). No-op when piped.
@@ -70,16 +78,25 @@ class WatchRenderer {
   void PrintPlainSummary(const std::vector<std::string>& stages);
   void PrintCountsLine(const std::string& counts);
   void NoteRecent(const std::vector<std::string>& stages);
-  // What must change for a plain line to be printed: state, attempt, reason, message, and
-  // progress by a whole percent (or any done count without a total).
+  // What must change for a plain line to be printed at once: state, attempt, reason (and the
+  // count of malformed events).
   static std::string Signature(const v1::Stage& stage);
+  // What must change for a plain line to be printed once the interval has passed: the message,
+  // and progress by a whole percent (or any done count without a total).
+  static std::string DetailSignature(const v1::Stage& stage);
 
   std::ostream& out_;
   const Clock& clock_;
   bool terminal_;
   std::function<int()> width_;
   RunTracker tracker_;
+  int64_t progress_interval_ms_;
   std::map<std::string, std::string> printed_;  // stage -> Signature last printed
+  struct Detail {
+    std::string signature;   // DetailSignature last printed
+    int64_t printed_ms = 0;  // when the stage's last line was printed
+  };
+  std::map<std::string, Detail> detail_;  // stage -> its last line's detail
   int last_run_status_ = -1;
   int lines_drawn_ = 0;
   bool loading_snapshot_ = false;   // a snapshot's chunks are still coming

@@ -24,11 +24,11 @@ void Scheduler::NoteAgentDisk(AgentState* agent, bool full, int64_t free_bytes) 
   agent->disk_full = full;
   // One line when an episode starts and one when it ends; the agent logs its own side.
   if (full) {
-    GetLogger("scheduler")->warn("agent {}: its state dir is full ({} bytes free)",
-                                 agent->row.id, free_bytes);
+    GetLogger("scheduler")
+        ->warn("agent {}: its state dir is full ({} bytes free)", agent->row.id, free_bytes);
   } else {
-    GetLogger("scheduler")->info("agent {}: its state dir has room again ({} bytes free)",
-                                 agent->row.id, free_bytes);
+    GetLogger("scheduler")
+        ->info("agent {}: its state dir has room again ({} bytes free)", agent->row.id, free_bytes);
   }
 }
 
@@ -142,8 +142,8 @@ void Scheduler::Reconcile(AgentState* agent, const v1::Hello& hello) {
       msg.mutable_cancel()->set_reason("stale");
       msg.mutable_cancel()->set_grace_ms(10'000);
       batch_.outbox.emplace_back(agent->session, msg);
-      GetLogger("scheduler")->warn("agent {}: stopping stale attempt {}", agent->row.id,
-                                   owned.attempt_id());
+      GetLogger("scheduler")
+          ->warn("agent {}: stopping stale attempt {}", agent->row.id, owned.attempt_id());
     }
   }
   std::vector<int64_t> placed(agent->attempts.begin(), agent->attempts.end());
@@ -267,12 +267,14 @@ void Scheduler::AgentHeard(AgentState* agent) {
 
 void Scheduler::AgentSilent(AgentState* agent) {
   if (agent->reachable) {
-    GetLogger("scheduler")->warn("agent {} unreachable (silent for {})", agent->row.id,
-                                 FormatDurationMs(clock_->NowMs() - agent->row.last_seen_ms));
+    GetLogger("scheduler")
+        ->warn("agent {} unreachable (silent for {})", agent->row.id,
+               FormatDurationMs(clock_->NowMs() - agent->row.last_seen_ms));
   }
   agent->reachable = false;
   if (agent->row.state == v1::AGENT_CONNECTED) agent->row.state = v1::AGENT_UNREACHABLE;
   Touch(agent);
+  dispatch_needed_ = true;  // the waiting stages' reasons may change (none connected)
   for (int64_t id : agent->attempts) {
     AttemptState* a = FindAttempt(id);
     if (a != nullptr && !IsTerminal(a->row.state) && a->row.state != v1::ATTEMPT_UNKNOWN) {
@@ -285,8 +287,9 @@ void Scheduler::AgentSilent(AgentState* agent) {
 
 void Scheduler::AgentLost(AgentState* agent) {
   int64_t silent = clock_->NowMs() - agent->row.last_seen_ms;
-  GetLogger("scheduler")->warn("agent {} lost (silent for {}); its {} attempt(s) are lost",
-                               agent->row.id, FormatDurationMs(silent), agent->attempts.size());
+  GetLogger("scheduler")
+      ->warn("agent {} lost (silent for {}); its {} attempt(s) are lost", agent->row.id,
+             FormatDurationMs(silent), agent->attempts.size());
   agent->row.state = v1::AGENT_LOST;
   agent->reachable = false;
   Touch(agent);
@@ -316,8 +319,8 @@ void Scheduler::ReadLog(const store::AttemptRow& attempt, const v1::ReadLogReque
                         LogCallback done) {
   auto it = agents_.find(attempt.agent_id);
   if (it == agents_.end() || it->second->session == 0 || !it->second->reachable) {
-    done(absl::UnavailableError(StrCat("agent ", attempt.agent_id,
-                                       " is not connected; the log stays on its node")));
+    done(absl::UnavailableError(
+        StrCat("agent ", attempt.agent_id, " is not connected; the log stays on its node")));
     return;
   }
   int64_t id = pending_logs_.Add(attempt.agent_id, std::move(done));

@@ -43,6 +43,15 @@ void Scheduler::Dispatch() {
   roomiest();
   if (!any) {
     UnapplyHolds();
+    // No agent at all: the waiting stages say so (the oldest of each shape, as below).
+    ready_.Pass([&](ReadyQueue::Entry e) {
+      StageState* s = runs_.at(e.run_id)->stages[e.index].get();
+      if (std::string reason = ReadyReason(s); reason != s->row.reason) {
+        s->row.reason = std::move(reason);
+        MarkChanged(s);
+      }
+      return ReadyQueue::Outcome::kNoRoom;
+    });
     return;
   }
   // Consumers that hold room go first, each into its own hold: the ready queue skips the

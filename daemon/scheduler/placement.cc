@@ -147,6 +147,12 @@ AgentState* Scheduler::GangAgent(const StageState* s) {
 }
 
 std::string Scheduler::ReadyReason(const StageState* s) const {
+  bool any_connected = false;
+  for (const auto& [id, a] : agents_) any_connected = any_connected || Connected(*a);
+  if (!any_connected) {
+    // Not a question of room: nothing could run it now, whatever it needs.
+    return StrCat("no agent is connected (", WaitingReason(s->row.resources), ")");
+  }
   const workflow::NodeSelector& selector = s->spec->node_selector;
   if (!selector.empty()) {
     bool any = false;

@@ -261,8 +261,9 @@ class Scheduler {
   // when they do; a whole reason, not starting with a space, when no agent it may go to can
   // read them ("waiting for agent n1, which holds the outputs of extract (...)").
   std::string LocalityReason(const StageState* s) const;
-  // What a ready stage waits for: "no agent matches node_selector {gpu: h200}" when no
-  // connected agent has its labels, else WaitingReason (plus the agents it avoids).
+  // What a ready stage waits for: "no agent is connected (waiting for an agent with 1 cpus
+  // free)" when none is; "no agent matches node_selector {gpu: h200}" when no connected agent
+  // has its labels; else WaitingReason (plus the agents it avoids).
   std::string ReadyReason(const StageState* s) const;
   // After node_fail on `agent`: later attempts of `s` avoid the node (`node`, for an agent
   // that submits to a cluster) or the agent.

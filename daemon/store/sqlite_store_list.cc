@@ -27,10 +27,12 @@ constexpr char kStageGpus[] = "coalesce(json_extract(s.resources_json, '$.gpus')
 
 Result<std::map<int64_t, SqliteStore::StageCost>> ReadStageCosts(Db* db, int64_t run_id,
                                                                  int64_t now_ms) {
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(StrCat(
-      "SELECT a.stage_id, sum(", kAttemptWallMs, "), sum(", kAttemptWallMs, " * ", kStageGpus,
-      ") FROM attempts a JOIN stages s ON s.id = a.stage_id "
-      "WHERE a.run_id = ?1 AND a.started_at_ms IS NOT NULL GROUP BY a.stage_id")));
+  ASSIGN_OR_RETURN(
+      Stmt * st,
+      db->Prepare(StrCat(
+          "SELECT a.stage_id, sum(", kAttemptWallMs, "), sum(", kAttemptWallMs, " * ", kStageGpus,
+          ") FROM attempts a JOIN stages s ON s.id = a.stage_id "
+          "WHERE a.run_id = ?1 AND a.started_at_ms IS NOT NULL GROUP BY a.stage_id")));
   st->Bind(1, run_id).Bind(2, now_ms);
   std::map<int64_t, SqliteStore::StageCost> out;
   for (;;) {
@@ -42,8 +44,8 @@ Result<std::map<int64_t, SqliteStore::StageCost>> ReadStageCosts(Db* db, int64_t
   return out;
 }
 
-Status FillRunTotals(Db* db, int64_t run_id, const std::optional<RunTotals>& totals,
-                     int64_t now_ms, v1::Run* run) {
+Status FillRunTotals(Db* db, int64_t run_id, const std::optional<RunTotals>& totals, int64_t now_ms,
+                     v1::Run* run) {
   if (totals) {
     for (const auto& [status, n] : totals->stage_counts) {
       if (n > 0) (*run->mutable_stage_counts())[status] = static_cast<int32_t>(n);
@@ -51,8 +53,9 @@ Status FillRunTotals(Db* db, int64_t run_id, const std::optional<RunTotals>& tot
     run->set_gpu_hours(totals->GpuHoursAt(now_ms));
     return OkStatus();
   }
-  ASSIGN_OR_RETURN(Stmt * counts, db->Prepare(
-      "SELECT status, count(*) FROM stages WHERE run_id = ? GROUP BY status"));
+  ASSIGN_OR_RETURN(
+      Stmt * counts,
+      db->Prepare("SELECT status, count(*) FROM stages WHERE run_id = ? GROUP BY status"));
   counts->Bind(1, run_id);
   for (;;) {
     ASSIGN_OR_RETURN(bool r, counts->Step());
@@ -77,8 +80,8 @@ Result<int64_t> ParseCursor(const std::string& token, const char* what) {
   int64_t v = 0;
   for (char c : token) {
     if (c < '0' || c > '9' || v > (INT64_MAX - 9) / 10) {
-      return absl::InvalidArgumentError(StrCat("bad ", what, " '", token,
-                                               "' (pass back the one a page returned)"));
+      return absl::InvalidArgumentError(
+          StrCat("bad ", what, " '", token, "' (pass back the one a page returned)"));
     }
     v = v * 10 + (c - '0');
   }
@@ -96,9 +99,11 @@ Result<std::optional<double>> LatestMetric(Db* db, int64_t run_id, const std::st
     return absl::InvalidArgumentError(
         StrCat("metric '", name, "' must be STAGE.NAME, e.g. bench.accept_rate"));
   }
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
-      "SELECT value FROM metrics WHERE stage_id = (SELECT coalesce(cached_from_stage_id, id) "
-      "FROM stages WHERE run_id = ?1 AND name = ?2) AND name = ?3 ORDER BY id DESC LIMIT 1"));
+  ASSIGN_OR_RETURN(
+      Stmt * st,
+      db->Prepare(
+          "SELECT value FROM metrics WHERE stage_id = (SELECT coalesce(cached_from_stage_id, id) "
+          "FROM stages WHERE run_id = ?1 AND name = ?2) AND name = ?3 ORDER BY id DESC LIMIT 1"));
   st->Bind(1, run_id).Bind(2, name.substr(0, dot)).Bind(3, name.substr(dot + 1));
   ASSIGN_OR_RETURN(bool found, st->Step());
   std::optional<double> v;
@@ -118,20 +123,20 @@ Result<v1::ListRunsResponse> SqliteStore::ListRuns(const v1::ListRunsRequest& re
   int limit = req.limit() > 0 ? std::min(req.limit(), 1000) : 50;
   ASSIGN_OR_RETURN(int64_t before, ParseCursor(req.page_token(), "page token"));
   if (!req.status().empty() && !ParseRunStatus(req.status())) {
-    return absl::InvalidArgumentError(StrCat(
-        "unknown run status '", req.status(),
-        "' (expected pending, running, succeeded, failed or cancelled)"));
+    return absl::InvalidArgumentError(
+        StrCat("unknown run status '", req.status(),
+               "' (expected pending, running, succeeded, failed or cancelled)"));
   }
   std::string sql =
       StrCat("SELECT ", kShownRunColumns, ", ", kRunTotalsColumns, " FROM runs r WHERE 1=1");
   if (!req.status().empty()) sql += " AND r.status = ?1";
-  if (!req.workflow().empty()) sql += " AND r.workflow_name = ?2";
+  // The workflow filter finds a part of the name, any case: "eagle3" finds "eagle3-campaign".
+  if (!req.workflow().empty()) sql += " AND instr(lower(r.workflow_name), lower(?2)) > 0";
   if (before > 0) sql += " AND r.id < ?3";
   if (req.id() > 0) sql += " AND r.id = ?5";
   if (req.parent_run_id() > 0) sql += " AND r.parent_run_id = ?6";
   // Params: ?7, ?8 = first key path and value, ?9, ?10 the second, ...
-  std::vector<std::pair<std::string, std::string>> params(req.params().begin(),
-                                                          req.params().end());
+  std::vector<std::pair<std::string, std::string>> params(req.params().begin(), req.params().end());
   std::sort(params.begin(), params.end());
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i].first.empty() || params[i].first.find('"') != std::string::npos) {
@@ -184,8 +189,10 @@ Result<v1::ListMetricsResponse> SqliteStore::ListMetrics(const v1::ListMetricsRe
   RETURN_IF_ERROR(db.Acquire());
   int limit = req.limit() > 0 ? std::min(req.limit(), 10000) : 1000;
   ASSIGN_OR_RETURN(int64_t after, ParseCursor(req.after(), "metrics cursor"));
-  ASSIGN_OR_RETURN(Stmt * stage, db->Prepare(
-      "SELECT coalesce(cached_from_stage_id, id) FROM stages WHERE run_id = ?1 AND name = ?2"));
+  ASSIGN_OR_RETURN(
+      Stmt * stage,
+      db->Prepare(
+          "SELECT coalesce(cached_from_stage_id, id) FROM stages WHERE run_id = ?1 AND name = ?2"));
   stage->Bind(1, req.run_id()).Bind(2, req.stage());
   ASSIGN_OR_RETURN(bool found, stage->Step());
   int64_t stage_id = found ? stage->Int(0) : 0;
@@ -193,9 +200,9 @@ Result<v1::ListMetricsResponse> SqliteStore::ListMetrics(const v1::ListMetricsRe
   if (!found) {
     return absl::NotFoundError(StrCat("run ", req.run_id(), " has no stage '", req.stage(), "'"));
   }
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
-      "SELECT id, name, value, step, attempt, ts_ms FROM metrics WHERE stage_id = ?1 AND id > ?2 "
-      "ORDER BY id LIMIT ?3"));
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT id, name, value, step, attempt, ts_ms FROM "
+                                          "metrics WHERE stage_id = ?1 AND id > ?2 "
+                                          "ORDER BY id LIMIT ?3"));
   st->Bind(1, stage_id).Bind(2, after).Bind(3, limit);
   v1::ListMetricsResponse resp;
   int64_t last = after;
@@ -215,8 +222,7 @@ Result<v1::ListMetricsResponse> SqliteStore::ListMetrics(const v1::ListMetricsRe
   return resp;
 }
 
-Result<SqliteStore::StageCost> SqliteStore::GetStageCost(int64_t run_id,
-                                                         const std::string& stage) {
+Result<SqliteStore::StageCost> SqliteStore::GetStageCost(int64_t run_id, const std::string& stage) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
   ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT id FROM stages WHERE run_id = ?1 AND name = ?2"));

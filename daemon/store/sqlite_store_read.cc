@@ -203,12 +203,24 @@ Result<AttemptRow> SqliteStore::FindAttempt(int64_t run_id, const std::string& s
   ASSIGN_OR_RETURN(bool found, st->Step());
   if (!found) {
     st->Reset();
+    // Say what is missing: the run, its stage, or the stage's attempt.
+    ASSIGN_OR_RETURN(Stmt * which, db->Prepare("SELECT (SELECT count(*) FROM runs WHERE id = ?1), "
+                                               "(SELECT count(*) FROM stages WHERE run_id = ?1 "
+                                               "AND name = ?2)"));
+    which->Bind(1, run_id).Bind(2, stage);
+    ASSIGN_OR_RETURN(bool row, which->Step());
+    bool run_found = row && which->Int(0) > 0;
+    bool stage_found = row && which->Int(1) > 0;
+    which->Reset();
+    if (!run_found) return absl::NotFoundError(StrCat("no run ", run_id));
+    if (!stage_found) {
+      return absl::NotFoundError(StrCat("run ", run_id, " has no stage '", stage, "'"));
+    }
     if (number > 0) {
       return absl::NotFoundError(
           StrCat("run ", run_id, " stage '", stage, "' has no attempt ", number));
     }
-    return absl::NotFoundError(
-        StrCat("run ", run_id, " has no stage '", stage, "' with an attempt"));
+    return absl::NotFoundError(StrCat("run ", run_id, " stage '", stage, "' has no attempt yet"));
   }
   AttemptRow row = ReadAttempt(*st);
   st->Reset();

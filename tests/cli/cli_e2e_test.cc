@@ -576,6 +576,32 @@ TEST_F(CliE2eTest, UsageErrorsExit2) {
   EXPECT_THAT(help.out, HasSubstr("Exit codes:"));
 }
 
+TEST_F(CliE2eTest, UsageErrorsSayWhatIsWrongInTheCliOwnForm) {
+  CommandResult r = Run({"show", "abc"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "longhaul: show: run: 'abc' is not a run id (a number such as 12) (`longhaul show "
+            "--help` says how it is used)\n");
+  r = Run({"compare", "1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "longhaul: compare: needs two runs, as in `longhaul compare 3 4` (only run 1 was "
+            "given)\n");
+  r = Run({"frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "longhaul: unknown command 'frobnicate' (`longhaul --help` lists the commands)\n");
+  r = Run({});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "longhaul: no command given (`longhaul --help` lists them)\n");
+  r = Run({"watch", "12", "--interval", "soon"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "longhaul: --interval 'soon': expected a duration such as 10s\n");
+  r = Run({"logs", "99", "x"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, ::testing::StartsWith("longhaul: no run"));
+}
+
 TEST_F(CliE2eTest, UnreachableCoordinatorExits4AndSaysSoOnce) {
   // A port that was free a moment ago: nothing listens there.
   int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -88,7 +88,7 @@ TEST(RunTrackerTest, DeltasReplaceChangedStagesAndKeepTheOthers) {
 }
 
 TEST_F(WatchTest, PlainModePrintsOneLinePerChange) {
-  WatchRenderer r(out_, clock_, /*terminal=*/false);
+  WatchRenderer r(out_, clock_, /*terminal=*/false, nullptr, /*progress_interval_ms=*/1'000);
   r.OnUpdate(Snapshot());
 
   clock_.AdvanceMs(2'000);
@@ -137,6 +137,32 @@ TEST_F(WatchTest, PlainModePrintsOneLinePerChange) {
   EXPECT_EQ(r.run().status(), v1::RUN_FAILED);
 }
 
+// A stage that reports progress 100 times a second for 25 s, piped: a line when it starts,
+// then at most one every 10 s (the default interval); its end at once, whenever it comes.
+TEST_F(WatchTest, PlainModePrintsProgressAtMostOncePerIntervalAndStateChangesAtOnce) {
+  WatchRenderer r(out_, clock_, /*terminal=*/false);
+  r.OnUpdate(Snapshot());
+  v1::Stage greet = MakeStage("greet", v1::STAGE_RUNNING);
+  greet.set_attempt_count(1);
+  v1::Progress* p = greet.mutable_progress();
+  p->set_total(2'500);
+  p->set_unit("steps");
+  for (int i = 1; i <= 2'500; ++i) {
+    clock_.AdvanceMs(10);
+    p->set_done(i);
+    greet.set_last_message(StrCat("step ", i));
+    r.OnUpdate(Delta(v1::RUN_RUNNING, {greet}));
+  }
+  greet.set_status(v1::STAGE_SUCCEEDED);
+  r.OnUpdate(Delta(v1::RUN_RUNNING, {greet}));
+  std::vector<std::string> lines = Lines();
+  // The snapshot (run, greet, left), a progress line at 10 s and 20 s, and the end.
+  ASSERT_EQ(lines.size(), 6u) << out_.str();
+  EXPECT_THAT(lines[3], HasSubstr("22:13:30  greet  running  attempt 1  1000/2500 steps (40%)"));
+  EXPECT_THAT(lines[4], HasSubstr("22:13:40  greet  running  attempt 1  2000/2500 steps (80%)"));
+  EXPECT_THAT(lines[5], HasSubstr("22:13:45  greet  succeeded  attempt 1"));
+}
+
 // A run of 200 stages, in two snapshot chunks: 199 waiting, s0 running.
 std::vector<v1::RunUpdate> BigSnapshot() {
   std::vector<v1::RunUpdate> chunks(2);
@@ -164,11 +190,12 @@ TEST_F(WatchTest, PlainModeSummarisesABigRunWithCountsAndFailures) {
   v1::Stage failed = MakeStage("s0", v1::STAGE_FAILED);
   failed.set_reason("exit 3");
   r.OnUpdate(Delta(v1::RUN_RUNNING, {failed, MakeStage("s1", v1::STAGE_RUNNING)}));
-  EXPECT_THAT(Lines(), ElementsAre("22:13:20  run 12  big  running  0/200 ok, 1 running, 199 waiting",
-                                   "22:13:22  s0  failed  exit 3",
-                                   // the delta's run fields (Delta() names the workflow "hello")
-                                   "22:13:22  run 12  hello  running  0/200 ok, 1 running, "
-                                   "1 failed, 198 waiting"));
+  EXPECT_THAT(Lines(),
+              ElementsAre("22:13:20  run 12  big  running  0/200 ok, 1 running, 199 waiting",
+                          "22:13:22  s0  failed  exit 3",
+                          // the delta's run fields (Delta() names the workflow "hello")
+                          "22:13:22  run 12  hello  running  0/200 ok, 1 running, "
+                          "1 failed, 198 waiting"));
 }
 
 TEST_F(WatchTest, TerminalFrameOfABigRunListsCountsAndBoundedStages) {

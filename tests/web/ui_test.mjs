@@ -554,6 +554,149 @@ const cases = {
     await page.context().clearCookies();
   },
 
+  // ---- Pages that never fail silently ----
+
+  // A run, stage or pivot that does not exist is a page that says so, with a way back; the
+  // 404 is an answer, so the connection stays "live" (it is "disconnected" only when longhauld
+  // cannot be reached).
+  async not_found() {
+    const conn = page.locator('[data-testid="connection"]');
+    await open("/runs/999999");
+    const nf = page.locator('[data-testid="not-found"]');
+    await textMatches(nf.locator("h2"), /^No run 999999$/);
+    await textMatches(nf, /longhauld: no run 999999/);
+    await textMatches(conn, /live/);
+    check(!/disconnected/.test(await conn.textContent()), "a 404 turned the connection red");
+    check(await page.getByText("Loading run 999999").count() === 0, "still says Loading");
+    await nf.locator('[data-testid="not-found-back"]').click();
+    await page.waitForURL(/#\/runs$/, { timeout: T });
+    await open("/runs/999999/pivot");
+    await textMatches(page.locator('[data-testid="not-found"] h2'), /^No run 999999$/);
+    const id = cluster.submit(wf.quick, ["--set", "n=nf"]);
+    await cluster.waitRun(id, /SUCCEEDED/);
+    await open(`/runs/${id}/stages/nosuch`);
+    await textMatches(page.locator('[data-testid="not-found"] h2'), new RegExp(`No stage .nosuch. in run ${id}`));
+    await page.locator(`[data-testid="not-found-back"][href="#/runs/${id}"]`).waitFor({ timeout: T });
+    await textMatches(conn, /live/);
+    // The CLI says the same of a run that does not exist, in its own form, exit 3.
+    for (const [args, want] of [[["logs", "999999", "x"], "longhaul: no run 999999"],
+      [["logs", String(id), "x"], `longhaul: run ${id} has no stage 'x'`]]) {
+      let failed = null;
+      try {
+        cluster.cli(args);
+      } catch (e) {
+        failed = e;
+      }
+      check(failed && failed.status === 3, `longhaul ${args.join(" ")}: exit ${failed?.status ?? 0}`);
+      check(String(failed.stderr).trim() === want, `longhaul ${args.join(" ")} said: ${failed.stderr}`);
+    }
+  },
+
+  // The pivot plan follows every edit: Submit is disabled until the plan shown is that of the
+  // params in the form, and the run it starts re-runs exactly what that plan said. A pivot that
+  // would repeat a run says so, with a link to it.
+  async pivot_follows_edits() {
+    const first = cluster.submit(wf.pivotable, ["--set", "greeting=hi"]);
+    await cluster.waitRun(first, /SUCCEEDED/);
+    await open(`/runs/${first}/pivot`);
+    const submit = page.locator('[data-testid="submit-pivot"]');
+    const repeats = page.locator('[data-testid="pivot-repeats"]');
+    await textMatches(repeats, new RegExp(`This pivot repeats run ${first}: it has exactly these params`));
+    await textMatches(repeats, /Every stage would be reused .*: nothing new would run/);
+    await page.locator('input[data-param="greeting"]').fill("salut");
+    // No "Update plan": the plan is made again by itself; until then Submit is disabled.
+    await page.locator('[data-testid="submit-pivot"]:disabled').waitFor({ timeout: T });
+    await textMatches(page.locator('[data-testid="plan"] tr[data-stage="greet"]'), /run.*greeting/);
+    await page.locator('[data-testid="submit-pivot"]:enabled').waitFor({ timeout: T });
+    check(await repeats.count() === 0, "a changed pivot still says it repeats a run");
+    await submit.click();
+    await page.waitForURL((u) => /#\/runs\/\d+$/.test(u.hash) && !u.hash.endsWith(`/${first}`), { timeout: T });
+    const second = Number(new URL(page.url()).hash.split("/").pop());
+    await cluster.waitRun(second, /SUCCEEDED/);
+    const run = await cluster.api(`/runs/${second}`);
+    check(run.params.greeting === "salut", `the pivot ran greeting=${run.params.greeting}`);
+    const byName = Object.fromEntries(run.stages.map((x) => [x.name, x.status]));
+    check(byName.prep === "STAGE_CACHED" && byName.greet === "STAGE_SUCCEEDED",
+      `stages ${JSON.stringify(byName)}: not what the plan said (prep reused, greet run)`);
+    // The same change again: every stage would be reused from the pivot just made.
+    await open(`/runs/${first}/pivot`);
+    await page.locator('input[data-param="greeting"]').fill("salut");
+    await textMatches(repeats, new RegExp(`This pivot repeats run ${second}: it has exactly these params`));
+    await textMatches(repeats, new RegExp(`Every stage would be reused \\(from .*run ${second}\\): nothing new would run`));
+    await repeats.locator(`a[href="#/runs/${second}"]`).first().waitFor({ timeout: T });
+    await shot("pivot-repeats");
+  },
+
+  // The runs page's filters: a part of a workflow name finds its runs; a param without "=" and
+  // a metric no run has are said, not dropped; Compare says why runs of two workflows show no
+  // differences.
+  async filters_say_why() {
+    const quick = cluster.submit(wf.quick, ["--set", "n=filters"]);
+    const pivotable = cluster.submit(wf.pivotable, ["--set", "greeting=filters"]);
+    await cluster.waitRun(quick, /SUCCEEDED/);
+    await cluster.waitRun(pivotable, /SUCCEEDED/);
+    await open("/runs");
+    await page.locator('[data-testid="workflow-filter"]').fill("QUIC");
+    await page.locator('[data-testid="apply-filters"]').click();
+    const table = page.locator('[data-testid="runs-table"]');
+    await table.locator(`tr[data-run="${quick}"]`).waitFor({ timeout: T });
+    check(await table.locator(`tr[data-run="${pivotable}"]`).count() === 0, "the ui-pivot run is listed under QUIC");
+    await page.locator('[data-testid="param-filter"]').fill("n=filters eagle3");
+    await textMatches(page.locator('[data-testid="param-error"]'), /“eagle3” is not NAME=VALUE/);
+    const before = page.url();
+    await page.locator('[data-testid="apply-filters"]').click();
+    check(page.url() === before, `a bad param filter was applied: ${page.url()}`);
+    await open("/runs?metric=hello.no_such_metric");
+    await textMatches(page.locator('[data-testid="metric-missing"]'), /No run listed has metric “hello\.no_such_metric”/);
+    await open(`/compare?runs=${quick},${pivotable}`);
+    await textMatches(page.locator('[data-testid="workflow-mismatch"]'),
+      new RegExp(`different workflows \\(run ${quick} is ui-quick, run ${pivotable} is ui-pivot\\)`));
+    await page.locator(".filters input").fill(`${quick}, abc`);
+    await textMatches(page.locator('[data-testid="runs-error"]'), /“abc” is not a run id/);
+  },
+
+  // A metric reported once, without a step, is shown as its value, not a dot at x = -1; times
+  // switch to UTC and stay so after a reload, with ISO 8601 in their tooltips.
+  async metric_and_times() {
+    const id = cluster.submit(wf.markup, ["--no-cache"]); // its own metric, not a reused one
+    await cluster.waitRun(id, /SUCCEEDED/);
+    await open(`/runs/${id}/stages/b_img_onerror_alert`);
+    const single = page.locator('[data-testid="metric-charts"] figure[data-metric="score"][data-single="true"]');
+    await textMatches(single.locator('[data-testid="metric-value"]'), /^1$/);
+    check(await page.locator('figure[data-metric="score"] canvas').count() === 0, "a one-value metric is drawn as a chart");
+    const started = page.locator(".stats time").first(); // the run's start, in the header
+    await textMatches(page.locator('[data-testid="tz-toggle"]'), /local/);
+    await page.locator('[data-testid="tz-toggle"]').click();
+    await textMatches(started, /UTC$/);
+    await page.reload();
+    await textMatches(page.locator('[data-testid="tz-toggle"]'), /UTC/);
+    await textMatches(started, /^\d\d:\d\d:\d\d UTC$/);
+    const iso = await started.getAttribute("title");
+    check(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(iso), `tooltip "${iso}" is not ISO 8601 UTC`);
+    await page.locator('[data-testid="tz-toggle"]').click(); // back to local for the other cases
+    await textMatches(page.locator('[data-testid="tz-toggle"]'), /local/);
+  },
+
+  // With no agent connected, a ready stage says so on the page and in `longhaul show`, not
+  // that it waits for an agent with room.
+  async no_agent_reason() {
+    const lonely = new Cluster({ bin: BIN, state: path.join(tmp, "lonely-state"), uiDir: process.env.LONGHAUL_UI_DIR, agent: false });
+    await lonely.start();
+    try {
+      const id = lonely.submit(wf.quick, ["--set", "n=alone"]);
+      await waitFor(async () => (await lonely.api(`/runs/${id}`)).stages[0].status === "STAGE_READY", T, "the stage is not ready");
+      await openOn(lonely, `/runs/${id}`);
+      await textMatches(page.locator('[data-testid="stage-table"] tr[data-stage="hello"]'), /no agent is connected/);
+      await openOn(lonely, `/runs/${id}/stages/hello`);
+      await textMatches(page.locator(".stage-summary"), /no agent is connected \(waiting for an agent with 1 cpus free\)/);
+      const shown = lonely.cli(["show", String(id)]);
+      check(/no agent is connected/.test(shown), `longhaul show says: ${shown}`);
+      check(!/^hello .*waiting for an agent with 1 cpus free$/m.test(shown), `longhaul show: ${shown}`);
+    } finally {
+      await lonely.stop();
+    }
+  },
+
   // The UI runs under the server's Content-Security-Policy without breaking it: every view the
   // cases above opened (and this one) reported no violation, in events or on the console.
   async no_csp_violation() {
@@ -819,6 +962,7 @@ async function main() {
   const order = ["runs_paging", "live_progress", "cancel", "retry", "markup_is_text", "agents",
     "audit", "pivot", "reconnect", "gpu_telemetry", "gpu_many_points", "gpu_quarantine", "gpu_drain", "gpu_refused",
     "compare_campaign", "log_colours", "log_search", "log_jumps", "log_failed_stderr",
+    "not_found", "pivot_follows_edits", "filters_say_why", "metric_and_times", "no_agent_reason",
     "big_run_graph", "table_messages", // big runs; before no_csp_violation, which checks them too
     "no_csp_violation"];
   for (const name of order) {

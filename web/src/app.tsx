@@ -5,6 +5,7 @@ import { useEffect, useState } from "preact/hooks";
 import { connectionState, needsLogin } from "./api/connection";
 import { LoginView } from "./views/LoginView";
 import { parseRoute, type Route } from "./lib/router";
+import { setTimeZone, timeZone } from "./lib/settings";
 import { requestRender, setRenderer } from "./store/scheduler";
 import { RunsView } from "./views/RunsView";
 import { RunView } from "./views/RunView";
@@ -26,6 +27,17 @@ function ConnectionBadge() {
   );
 }
 
+/** Times in the browser's zone or in UTC (kept in localStorage). */
+function ZoneToggle() {
+  const utc = timeZone() === "utc";
+  return (
+    <button class="link zone" data-testid="tz-toggle" title="show times in UTC or in your time zone"
+            onClick={() => setTimeZone(utc ? "local" : "utc")}>
+      times: {utc ? "UTC" : "local"}
+    </button>
+  );
+}
+
 function Nav({ route }: { route: Route }) {
   const at = (v: string) => (route.view === v ? "active" : "");
   const runsActive = ["runs", "run", "stage", "pivot"].includes(route.view) ? "active" : "";
@@ -38,6 +50,7 @@ function Nav({ route }: { route: Route }) {
         <a class={at("agents")} href="#/agents">Agents</a>
         <a class={at("audit")} href="#/audit">Audit</a>
       </nav>
+      <ZoneToggle />
       <ConnectionBadge />
     </header>
   );

@@ -146,6 +146,30 @@ stages:
   EXPECT_EQ(s.agent_id(), "a100");
 }
 
+TEST_F(SchedulerTest, WithNoAgentConnectedAReadyStageSaysSoNotThatItWaitsForRoom) {
+  int64_t run = Submit(R"(
+name: alone
+stages:
+  a: {run: [prog]}
+  b: {run: [prog], node_selector: {gpu: h200}}
+)");
+  EXPECT_EQ(GetStage(run, "a").status(), v1::STAGE_READY);
+  EXPECT_EQ(GetStage(run, "a").reason(),
+            "no agent is connected (waiting for an agent with 1 cpus free)");
+  EXPECT_EQ(GetStage(run, "b").reason(),
+            "no agent is connected (waiting for an agent with 1 cpus free)");
+  // An agent with no room for it: now it is a question of room.
+  uint64_t small = Connect("small", 0.5);
+  EXPECT_EQ(GetStage(run, "a").reason(), "waiting for an agent with 1 cpus free");
+  EXPECT_EQ(GetStage(run, "b").reason(), "no agent matches node_selector {gpu: h200}");
+  // The only agent goes away: the reason says so again.
+  Batch([&] { scheduler_->OnAgentDisconnected(small); });
+  EXPECT_EQ(GetStage(run, "a").reason(),
+            "no agent is connected (waiting for an agent with 1 cpus free)");
+  Connect("big", 4);
+  EXPECT_EQ(GetStage(run, "a").status(), v1::STAGE_RUNNING);
+}
+
 TEST_F(SchedulerTest, AMatchingAgentWithoutRoomMakesItWaitForRoom) {
   uint64_t h200 = ConnectLabeled("h200", 1, 0, {{"gpu", "h200"}});
   int64_t run = Submit(R"(
@@ -206,10 +230,11 @@ stages:
 
 TEST_F(SchedulerTest, AGangStageReservesItsAgentSoSmallerOnesDoNotStarveIt) {
   uint64_t eight = Connect("eight", 16, 8);
-  std::string small = "stages:\n  a: {run: [prog], resources: {gpus: 1}}\n"
-                      "  b: {run: [prog], resources: {gpus: 1}}\n"
-                      "  c: {run: [prog], resources: {gpus: 1}}\n"
-                      "  d: {run: [prog], resources: {gpus: 1}}\n";
+  std::string small =
+      "stages:\n  a: {run: [prog], resources: {gpus: 1}}\n"
+      "  b: {run: [prog], resources: {gpus: 1}}\n"
+      "  c: {run: [prog], resources: {gpus: 1}}\n"
+      "  d: {run: [prog], resources: {gpus: 1}}\n";
   Submit("name: early\n" + small);
   std::vector<v1::StartAttempt> early = TakeStarts();
   ASSERT_EQ(early.size(), 4u);

@@ -56,10 +56,10 @@ class ListRunsPageTest : public ::testing::Test {
 };
 
 TEST_F(ListRunsPageTest, EachRunOfAPageHasItsOwnCountsAndCosts) {
-  int64_t one = AddRun("a", v1::RUN_SUCCEEDED, 1, 1);    // 0 GPU hours
-  int64_t three = AddRun("b", v1::RUN_FAILED, 3, 2);     // 0 + 1 + 2 GPU hours
-  int64_t none = AddRun("a", v1::RUN_SUCCEEDED, 0, 0);   // no stages at all
-  int64_t four = AddRun("b", v1::RUN_SUCCEEDED, 4, 4);   // 0 + 1 + 2 + 3
+  int64_t one = AddRun("a", v1::RUN_SUCCEEDED, 1, 1);   // 0 GPU hours
+  int64_t three = AddRun("b", v1::RUN_FAILED, 3, 2);    // 0 + 1 + 2 GPU hours
+  int64_t none = AddRun("a", v1::RUN_SUCCEEDED, 0, 0);  // no stages at all
+  int64_t four = AddRun("b", v1::RUN_SUCCEEDED, 4, 4);  // 0 + 1 + 2 + 3
   auto page = store_->ListRuns({});
   ASSERT_TRUE(page.ok()) << page.status();
   ASSERT_EQ(page->runs_size(), 4);
@@ -102,6 +102,39 @@ TEST_F(ListRunsPageTest, WorkflowAndStatusFiltersCombineAndPage) {
     req.set_page_token(resp->next_page_token());
   }
   EXPECT_EQ(got, want);
+}
+
+TEST_F(ListRunsPageTest, TheWorkflowFilterFindsAPartOfTheNameInAnyCase) {
+  int64_t campaign = AddRun("eagle3-campaign", v1::RUN_SUCCEEDED, 0, 0);
+  int64_t smoke = AddRun("Eagle3-smoke", v1::RUN_SUCCEEDED, 0, 0);
+  AddRun("hello", v1::RUN_SUCCEEDED, 0, 0);
+  auto ids = [&](const std::string& workflow) {
+    v1::ListRunsRequest req;
+    req.set_workflow(workflow);
+    std::vector<int64_t> out;
+    auto resp = store_->ListRuns(req);
+    EXPECT_TRUE(resp.ok()) << resp.status();
+    if (resp.ok()) {
+      for (const v1::Run& r : resp->runs()) out.push_back(r.id());
+    }
+    return out;
+  };
+  EXPECT_EQ(ids("eagle3"), (std::vector<int64_t>{smoke, campaign}));
+  EXPECT_EQ(ids("CAMPAIGN"), (std::vector<int64_t>{campaign}));
+  EXPECT_EQ(ids("eagle3-campaign"), (std::vector<int64_t>{campaign}));
+  EXPECT_TRUE(ids("%").empty());  // no wildcard: a literal part of the name
+  EXPECT_TRUE(ids("medusa").empty());
+}
+
+TEST_F(ListRunsPageTest, FindAttemptSaysWhetherTheRunTheStageOrTheAttemptIsMissing) {
+  int64_t run = AddRun("a", v1::RUN_SUCCEEDED, 1, 1);
+  EXPECT_EQ(store_->FindAttempt(run + 1, "s0", 0).status().message(), StrCat("no run ", run + 1));
+  EXPECT_EQ(store_->FindAttempt(run, "x", 0).status().message(),
+            StrCat("run ", run, " has no stage 'x'"));
+  EXPECT_EQ(store_->FindAttempt(run, "s0", 2).status().message(),
+            StrCat("run ", run, " stage 's0' has no attempt 2"));
+  EXPECT_TRUE(absl::IsNotFound(store_->FindAttempt(run + 1, "s0", 0).status()));
+  EXPECT_TRUE(store_->FindAttempt(run, "s0", 0).ok());
 }
 
 }  // namespace

@@ -27,7 +27,6 @@ async function request(path: string, init?: RequestInit): Promise<Response> {
     noteRequest(false);
     throw new ApiError("longhauld is not reachable", 0, "UNAVAILABLE");
   }
-  noteRequest(true);
   if (res.status === 401) noteUnauthenticated(true);
   if (!res.ok) {
     let message = `${res.status} ${res.statusText}`;
@@ -39,8 +38,12 @@ async function request(path: string, init?: RequestInit): Promise<Response> {
     } catch {
       /* not JSON: keep the status line */
     }
+    // A 4xx, or longhauld's own error (503 "agent not connected"), is an answer; a 5xx without
+    // longhauld's error body (a proxy's 502) says longhauld is not the one answering.
+    noteRequest(res.status < 500 || code !== "");
     throw new ApiError(message, res.status, code);
   }
+  noteRequest(true);
   return res;
 }
 

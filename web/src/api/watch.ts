@@ -1,9 +1,11 @@
 // The live view of one run: GET /runs/{id}/watch as Server-Sent Events. EventSource
 // reconnects by itself after a network error and sends Last-Event-ID, so the server replays
 // only what followed (or a fresh snapshot). When the server refuses the stream (503 past the
-// cap) EventSource gives up; then this reads the run once and opens a new stream later.
+// cap) EventSource gives up; then this reads the run once and opens a new stream later. When
+// that read says there is no such run (404), the stream is not tried again: the page says the
+// run does not exist (runMissing), and the connection is not "disconnected" for it.
 import { useEffect } from "preact/hooks";
-import { API, getRun } from "./client";
+import { API, ApiError, getRun } from "./client";
 import { applyUpdate, lacksCachedFrom, toRunUpdate, withCachedFrom } from "./convert";
 import { noteStream } from "./connection";
 import type { Run } from "./types";
@@ -11,6 +13,7 @@ import { renderNow, requestRender } from "../store/scheduler";
 
 const runs = new Map<number, Run>();
 const ended = new Set<number>();
+const missing = new Map<number, string>(); // run id -> the server's "no run N"
 const generations = new Map<number, number>();
 const RETRY_MS = 3000;
 
@@ -59,15 +62,31 @@ function open(id: number): () => void {
     es.onopen = () => noteStream("live");
     es.onerror = () => {
       if (closed) return;
-      noteStream("disconnected");
-      if (es && es.readyState === EventSource.CLOSED) {
-        // Refused (not a network error): read the run once, try the stream again later.
-        getRun(id).then((r) => {
-          runs.set(id, r);
-          requestRender();
-        }).catch(() => {});
-        timer = setTimeout(connect, RETRY_MS);
+      if (!es || es.readyState !== EventSource.CLOSED) {
+        noteStream("disconnected"); // a network error: EventSource tries again by itself
+        return;
       }
+      // Refused (not a network error): read the run once to learn why, then maybe try again.
+      noteStream("connecting");
+      getRun(id).then((r) => {
+        missing.delete(id);
+        runs.set(id, r);
+        requestRender();
+        if (!closed) timer = setTimeout(connect, RETRY_MS);
+      }).catch((e) => {
+        if (closed) return;
+        if (e instanceof ApiError && e.status === 404) {
+          missing.set(id, e.message);
+          noteStream(null); // an answer, not a lost connection
+          requestRender();
+          return;
+        }
+        // longhauld answered (its own error body): not a lost connection.
+        const answered = e instanceof ApiError && e.status > 0 && (e.status < 500 || e.code !== "");
+        noteStream(answered ? "connecting" : "disconnected");
+        requestRender();
+        timer = setTimeout(connect, RETRY_MS);
+      });
     };
   };
   connect();
@@ -94,9 +113,15 @@ export function useRunWatch(id: number): Run | null {
   const gen = generations.get(id) ?? 0;
   useEffect(() => {
     ended.delete(id);
+    missing.delete(id); // asked again: it may exist by now
     return open(id);
   }, [id, gen]);
   return runs.get(id) ?? null;
+}
+
+/** The server's answer when run id does not exist ("no run 999"); null otherwise. */
+export function runMissing(id: number): string | null {
+  return missing.get(id) ?? null;
 }
 
 /** Whether the stream of run id has ended (the run is terminal). */

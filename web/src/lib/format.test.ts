@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   elapsedMs, formatAgo, formatBytes, formatDelta, formatDone, formatDuration, formatEta,
-  formatGpuHours, formatMetric, formatNumber, formatRate, fractionDone,
+  formatClock, formatGpuHours, formatIso, formatMetric, formatNumber, formatRate, fractionDone,
 } from "./format";
 
 describe("format", () => {
@@ -67,5 +67,23 @@ describe("format", () => {
     expect(formatDelta(0.5, 0.25)).toBe("−0.25 (−50%)");
     expect(formatDelta(1, 1)).toBe("=");
     expect(formatDelta(0, 2)).toBe("+2");
+  });
+});
+
+describe("times", () => {
+  const noon = Date.UTC(2026, 11, 5, 12, 3, 7); // Sat 2026-12-05 12:03:07 UTC
+  it("shows the time alone today, the date on another day, the year in another year", () => {
+    expect(formatClock(noon, noon + 3_600_000, "utc")).toBe("12:03:07 UTC");
+    expect(formatClock(noon, noon + 2 * 86_400_000, "utc")).toBe("Dec 5 12:03 UTC");
+    expect(formatClock(noon, Date.UTC(2027, 0, 2), "utc")).toBe("Dec 5 2026 12:03 UTC");
+    expect(formatClock(0, noon, "utc")).toBe("–");
+  });
+
+  it("writes ISO 8601 with the zone", () => {
+    expect(formatIso(noon, "utc")).toBe("2026-12-05T12:03:07Z");
+    // The local form names its offset, and means the same instant.
+    const local = formatIso(noon, "local");
+    expect(local).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/);
+    expect(Date.parse(local)).toBe(noon);
   });
 });

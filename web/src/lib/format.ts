@@ -91,15 +91,49 @@ export function formatAgo(thenMs: number, nowMs: number): string {
   return `${Math.floor(h / 24)} d ago`;
 }
 
-/** A wall-clock time: "14:03:07" today, "Dec 1 14:03" on another day. */
-export function formatClock(ms: number, nowMs: number): string {
-  if (!ms) return "–";
+/** Where times are shown: the browser's time zone, or UTC. */
+export type Zone = "local" | "utc";
+
+interface Parts { y: number; mo: number; d: number; h: number; mi: number; s: number }
+
+function parts(ms: number, zone: Zone): Parts {
   const d = new Date(ms);
-  const pad = (n: number) => String(n).padStart(2, "0");
-  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
-  if (new Date(nowMs).toDateString() === d.toDateString()) return `${time}:${pad(d.getSeconds())}`;
-  const month = d.toLocaleString("en-US", { month: "short" });
-  return `${month} ${d.getDate()} ${time}`;
+  return zone === "utc"
+    ? { y: d.getUTCFullYear(), mo: d.getUTCMonth(), d: d.getUTCDate(), h: d.getUTCHours(),
+        mi: d.getUTCMinutes(), s: d.getUTCSeconds() }
+    : { y: d.getFullYear(), mo: d.getMonth(), d: d.getDate(), h: d.getHours(),
+        mi: d.getMinutes(), s: d.getSeconds() };
+}
+
+const pad2 = (n: number) => String(n).padStart(2, "0");
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/**
+ * A wall-clock time in `zone`: "14:03:07" today, "Dec 1 14:03" on another day of this year,
+ * "Dec 1 2025 14:03" before; " UTC" after it when shown in UTC.
+ */
+export function formatClock(ms: number, nowMs: number, zone: Zone = "local"): string {
+  if (!ms) return "–";
+  const t = parts(ms, zone);
+  const now = parts(nowMs, zone);
+  const suffix = zone === "utc" ? " UTC" : "";
+  const time = `${pad2(t.h)}:${pad2(t.mi)}`;
+  if (t.y === now.y && t.mo === now.mo && t.d === now.d) return `${time}:${pad2(t.s)}${suffix}`;
+  const year = t.y === now.y ? "" : ` ${t.y}`;
+  return `${MONTHS[t.mo]} ${t.d}${year} ${time}${suffix}`;
+}
+
+/** ISO 8601 with the zone's offset: "2026-12-05T14:03:07+01:00", or "...Z" in UTC. */
+export function formatIso(ms: number, zone: Zone = "local"): string {
+  if (!ms) return "";
+  const t = parts(ms, zone);
+  let offset = "Z";
+  if (zone === "local") {
+    const minutes = -new Date(ms).getTimezoneOffset();
+    const a = Math.abs(minutes);
+    offset = `${minutes < 0 ? "-" : "+"}${pad2(Math.floor(a / 60))}:${pad2(a % 60)}`;
+  }
+  return `${t.y}-${pad2(t.mo + 1)}-${pad2(t.d)}T${pad2(t.h)}:${pad2(t.mi)}:${pad2(t.s)}${offset}`;
 }
 
 /** GPU-hours: "0", "0.013", "2.5", "1,204". */

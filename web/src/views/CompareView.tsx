@@ -7,6 +7,7 @@ import type { Run } from "../api/types";
 import {
   CAMPAIGN_METRICS, findStage, metricMap, metricRows, paramRows, stageRows,
 } from "../lib/compare";
+import { parseRunIds, workflowMismatch } from "../lib/filters";
 import { formatDelta, formatDeltaDuration, formatDuration, formatGpuHours, formatMetric } from "../lib/format";
 import { href, navigate } from "../lib/router";
 import { isTerminalRun } from "../lib/status";
@@ -16,14 +17,16 @@ import { BarChart } from "./BarChart";
 
 function Picker({ ids }: { ids: number[] }) {
   const [text, setText] = useState(ids.join(", "));
+  const parsed = parseRunIds(text);
   const go = () => {
-    const list = text.split(/[\s,]+/).map(Number).filter((n) => Number.isInteger(n) && n > 0);
-    if (list.length) navigate(href.compare(list));
+    if (!parsed.error && parsed.ids.length) navigate(href.compare(parsed.ids));
   };
   return (
     <form class="filters" onSubmit={(e) => { e.preventDefault(); go(); }}>
       <label class="grow">Runs to compare
-        <input value={text} placeholder="e.g. 3, 4" onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+        <input value={text} placeholder="e.g. 3, 4" aria-invalid={parsed.error ? "true" : undefined}
+               onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+        {parsed.error && <span class="field-error" data-testid="runs-error">{parsed.error}</span>}
       </label>
       <button type="submit">Compare</button>
     </form>
@@ -172,6 +175,8 @@ export function CompareView({ ids, query }: { ids: number[]; query: URLSearchPar
       <Picker key={ids.join(",")} ids={ids} />
       <ErrorBox error={res.error} />
       {ids.length < 2 && <Empty>Pick two or more runs (or tick them on the Runs page).</Empty>}
+      {workflowMismatch(runs) && (
+        <p class="note warn" data-testid="workflow-mismatch">{workflowMismatch(runs)}</p>)}
       {runs.length >= 1 && (
         <>
           <Campaign runs={runs} />

@@ -6,25 +6,21 @@ import "uplot/dist/uPlot.min.css";
 import { listMetrics } from "../api/client";
 import type { Metric } from "../api/types";
 import { formatMetric } from "../lib/format";
+import { seriesByName } from "../lib/metrics";
 import { requestRender } from "../store/scheduler";
 import { Empty } from "./common";
 
 const POLL_MS = 2000;
 
-/** Points per metric name, x = step (or the point's index when the stage reports no steps). */
-export function seriesByName(points: Metric[]): Map<string, [number[], number[]]> {
-  const out = new Map<string, [number[], number[]]>();
-  const grouped = new Map<string, Metric[]>();
-  for (const p of points) {
-    if (!grouped.has(p.name)) grouped.set(p.name, []);
-    grouped.get(p.name)!.push(p);
-  }
-  for (const [name, ps] of grouped) {
-    const stepped = ps.some((p) => p.step !== 0);
-    const sorted = stepped ? [...ps].sort((a, b) => a.step - b.step || a.ts_ms - b.ts_ms) : ps;
-    out.set(name, [sorted.map((p, i) => (stepped ? p.step : i)), sorted.map((p) => p.value)]);
-  }
-  return out;
+/** A metric of one value (no series to draw): the number itself, labelled. */
+function SingleValue({ name, value, stepped }: { name: string; value: number; stepped: boolean }) {
+  return (
+    <figure class="chart single" data-metric={name} data-single="true">
+      <figcaption><span class="mono">{name}</span></figcaption>
+      <div class="single-value" data-testid="metric-value">{formatMetric(value)}</div>
+      <div class="muted small">{stepped ? "one value so far" : "one value, reported without a step"}</div>
+    </figure>
+  );
 }
 
 function Chart({ name, data }: { name: string; data: [number[], number[]] }) {
@@ -89,7 +85,10 @@ export function MetricCharts({ runId, stage, live }: { runId: number; stage: str
   if (series.size === 0) return <Empty>No metrics reported.</Empty>;
   return (
     <div class="charts" data-testid="metric-charts">
-      {[...series.entries()].map(([name, d]) => <Chart key={name} name={name} data={d} />)}
+      {[...series.entries()].map(([name, d]) => d[0].length === 1
+        ? <SingleValue key={name} name={name} value={d[1][0]}
+                       stepped={state.current.points.some((p) => p.name === name && p.step >= 0)} />
+        : <Chart key={name} name={name} data={d} />)}
     </div>
   );
 }

@@ -1,19 +1,19 @@
 // Pivot: the run's params as a form with the current values, the dry-run plan (each stage:
-// run or reuse, why, and what reusing it saves), then submit, landing on the new run.
-import { useEffect, useState } from "preact/hooks";
-import { ApiError, getRun, pivot } from "../api/client";
-import type { PlanEntry, Run } from "../api/types";
+// run or reuse, why, and what reusing it saves), then submit, landing on the new run. The plan
+// follows every edit (a dry run 300 ms after the last one); Submit sends exactly the request
+// the plan shown was made for, and is disabled while the form says something else.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { ApiError, getRun, listRuns, pivot } from "../api/client";
+import type { PivotRequest, PlanEntry, Run } from "../api/types";
 import { formatDuration, formatGpuHours } from "../lib/format";
+import {
+  allReusedFrom, changedParams, pivotParams, pivotRequest, requestKey, sameParamsRuns,
+} from "../lib/pivot";
 import { href, navigate } from "../lib/router";
 import { useResource } from "../store/resource";
-import { Badge, Empty, ErrorBox, Section } from "./common";
+import { Badge, Empty, ErrorBox, NotFound, Section } from "./common";
 
-/** Only the params whose value differs from the run's (what the pivot changes). */
-export function changedParams(run: Record<string, string>, form: Record<string, string>) {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(form)) if (run[k] !== v) out[k] = v;
-  return out;
-}
+const PLAN_DEBOUNCE_MS = 300;
 
 function Plan({ plan }: { plan: PlanEntry[] }) {
   const reused = plan.filter((p) => p.action === "reuse");
@@ -45,47 +45,72 @@ function Plan({ plan }: { plan: PlanEntry[] }) {
   );
 }
 
+interface Planned { key: string; req: PivotRequest; plan: PlanEntry[] }
+
 function PivotForm({ run }: { run: Run }) {
   const [form, setForm] = useState<Record<string, string>>({ ...run.params });
   const [fromStage, setFromStage] = useState("");
   const [noCache, setNoCache] = useState(false);
-  const [plan, setPlan] = useState<PlanEntry[] | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const [planned, setPlanned] = useState<Planned | null>(null);
+  const [error, setError] = useState<{ key: string; error: ApiError } | null>(null);
+  const [inflight, setInflight] = useState(false);
+  const [submitting, setSubmitting] = useState(false);
   const [newKey, setNewKey] = useState("");
-  const req = (dry: boolean) => ({
-    params: changedParams(run.params, form), from_stage: fromStage, dry_run: dry, no_cache: noCache,
-  });
-  const dryRun = async () => {
-    setBusy(true);
+  const latest = useRef(0); // the dry run whose answer is wanted (older answers are dropped)
+  const req = pivotRequest(run.params, form, fromStage, noCache);
+  const key = requestKey(req);
+  const dryRun = async (r: PivotRequest, k: string) => {
+    const seq = ++latest.current;
+    setInflight(true);
     try {
-      setPlan((await pivot(run.id, req(true))).plan);
+      const plan = (await pivot(run.id, r)).plan;
+      if (seq !== latest.current) return;
+      setPlanned({ key: k, req: r, plan });
       setError(null);
     } catch (e) {
-      setError(e as ApiError);
-      setPlan(null);
+      if (seq !== latest.current) return;
+      setError({ key: k, error: e instanceof ApiError ? e : new ApiError(String(e), 0, "") });
+      setPlanned(null);
     } finally {
-      setBusy(false);
+      if (seq === latest.current) setInflight(false);
     }
   };
+  // Every edit asks for a new plan once the typing pauses.
+  useEffect(() => {
+    const t = setTimeout(() => void dryRun(req, key), planned || error ? PLAN_DEBOUNCE_MS : 0);
+    return () => clearTimeout(t);
+  }, [key]);
+  const current = !inflight && planned !== null && planned.key === key;
   const submit = async () => {
-    setBusy(true);
+    if (!current || !planned) return;
+    setSubmitting(true);
     try {
-      const r = await pivot(run.id, req(false));
+      // Exactly what the plan shown was made for.
+      const r = await pivot(run.id, { ...planned.req, dry_run: false });
       if (r.run) navigate(href.run(r.run.id));
     } catch (e) {
-      setError(e as ApiError);
+      setError({ key, error: e as ApiError });
     } finally {
-      setBusy(false);
+      setSubmitting(false);
     }
   };
-  useEffect(() => { void dryRun(); }, []);
   const keys = Object.keys(form).sort();
   const changed = changedParams(run.params, form);
+  const reusedFrom = current && planned ? allReusedFrom(run.id, planned.plan) : null;
+  // Runs of this workflow with exactly the params the pivot would have (not asked when the
+  // pivot re-runs on purpose: from a stage, or without the cache).
+  const wanted = planned && !planned.req.from_stage && !planned.req.no_cache
+    ? pivotParams(run.params, planned.req) : null;
+  const twins = useResource<Run[]>(
+    wanted ? `pivot-twins:${run.id}:${planned!.key}` : null,
+    async () => (await listRuns({ workflow: run.workflow_name, params: wanted!, limit: 20 })).runs);
+  const same = current && wanted && twins.data ? sameParamsRuns(twins.data, run.workflow_name, wanted) : [];
+  const runLinks = (ids: number[]) => ids.map((id, i) => (
+    <span key={id}>{i > 0 && ", "}<a href={href.run(id)}>run {id}</a></span>));
   return (
     <>
       <Section title="Params">
-        <form class="pivot-form" onSubmit={(e) => { e.preventDefault(); void dryRun(); }}>
+        <form class="pivot-form" onSubmit={(e) => { e.preventDefault(); void dryRun(req, key); }}>
           <table class="grid params-form">
             <tbody>
               {keys.map((k) => (
@@ -114,16 +139,29 @@ function PivotForm({ run }: { run: Run }) {
             </label>
             <label class="check"><input type="checkbox" checked={noCache}
               onChange={(e) => setNoCache((e.target as HTMLInputElement).checked)} /> no cache (run everything)</label>
-            <button type="submit" disabled={busy} data-testid="update-plan">Update plan</button>
+            <button type="submit" disabled={inflight} data-testid="update-plan">Update plan</button>
           </div>
         </form>
       </Section>
       <Section title="Plan" actions={
-        <button class="primary" disabled={busy || !plan} onClick={submit} data-testid="submit-pivot">
+        <button class="primary" disabled={submitting || !current} onClick={submit} data-testid="submit-pivot"
+                title={current ? "start this plan" : "the plan is being made for the params in the form"}>
           Submit pivot
         </button>}>
-        <ErrorBox error={error} />
-        {plan ? <Plan plan={plan} /> : !error && <Empty>Planning…</Empty>}
+        {error && error.key === key && <ErrorBox error={error.error} />}
+        {!current && (planned || error) && (
+          <p class="note" data-testid="plan-stale">Planning for the params in the form…</p>)}
+        {(same.length > 0 || reusedFrom) && (
+          <div class="note warn" data-testid="pivot-repeats">
+            {same.length > 0 && (
+              <p>This pivot repeats {runLinks(same)}: {same.length > 1 ? "they have" : "it has"} exactly
+                these params.</p>)}
+            {reusedFrom && (
+              <p>Every stage would be reused (from {runLinks(reusedFrom)}): nothing new would run.</p>)}
+          </div>)}
+        {planned
+          ? <div class={current ? "" : "stale"}><Plan plan={planned.plan} /></div>
+          : !error && <Empty>Planning…</Empty>}
       </Section>
     </>
   );
@@ -132,7 +170,12 @@ function PivotForm({ run }: { run: Run }) {
 export function PivotView({ id }: { id: number }) {
   const res = useResource<Run>(`run:${id}`, () => getRun(id));
   const run = res.data;
-  if (!run) return res.error ? <ErrorBox error={res.error} /> : <Empty>Loading run {id}…</Empty>;
+  if (!run) {
+    if (res.error?.status === 404) {
+      return <NotFound title={`No run ${id}`} message={res.error.message} back="#/runs" backLabel="← All runs" />;
+    }
+    return res.error ? <ErrorBox error={res.error} /> : <Empty>Loading run {id}…</Empty>;
+  }
   return (
     <div>
       <div class="page-head">

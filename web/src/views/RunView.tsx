@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { cancel, listChildren, retry } from "../api/client";
 import type { Run } from "../api/types";
-import { useRunWatch } from "../api/watch";
+import { runMissing, useRunWatch } from "../api/watch";
 import { elapsedMs, formatDuration, formatGpuHours } from "../lib/format";
 import { href } from "../lib/router";
 import { COUNT_ORDER, isRetryable, isTerminalRun, stateName } from "../lib/status";
@@ -10,7 +10,7 @@ import { filtering, stageMatches } from "../lib/sweep";
 import { LARGE_RUN_STAGES } from "../lib/virtual";
 import { useResource } from "../store/resource";
 import { ConfirmButton } from "./Actions";
-import { Badge, Clock, Empty, KeyValues, Section } from "./common";
+import { Badge, Clock, Empty, KeyValues, NotFound, Section } from "./common";
 import { DagView } from "./DagView";
 import { StageTable } from "./StageTable";
 
@@ -123,9 +123,18 @@ function Stages({ run }: { run: Run }) {
   );
 }
 
+/** While a run is not there: "No run 999" when longhauld says so, else loading. */
+export function RunNotLoaded({ id }: { id: number }) {
+  const missing = runMissing(id);
+  if (missing) {
+    return <NotFound title={`No run ${id}`} message={missing} back="#/runs" backLabel="← All runs" />;
+  }
+  return <Empty>Loading run {id}…</Empty>;
+}
+
 export function RunView({ id }: { id: number }) {
   const run = useRunWatch(id);
-  if (!run) return <Empty>Loading run {id}…</Empty>;
+  if (!run) return <RunNotLoaded id={id} />;
   const retryable = run.stages.some((s) => isRetryable(s.status));
   const params = Object.entries(run.params).sort(([a], [b]) => a.localeCompare(b));
   return (

@@ -1,8 +1,11 @@
 // Runs (home): newest first, filters in the URL (#/runs?status=&workflow=&param=k=v&id=&metric=),
 // keyset paging through the API's cursor (a stack of cursors for "newer"), polled every 5 s.
+// A filter the server could not use (a param without `=`, a metric that is not STAGE.NAME) is
+// said next to its field and not applied; a metric no listed run has is said above the table.
 import { useState } from "preact/hooks";
 import { listRuns, type RunsQuery } from "../api/client";
 import type { ListRunsResponse, Run } from "../api/types";
+import { metricsNoRunHas, parseMetricFilter, parseParamFilter } from "../lib/filters";
 import { elapsedMs, formatDuration, formatGpuHours, formatMetric } from "../lib/format";
 import { href, navigate } from "../lib/router";
 import { useResource } from "../store/resource";
@@ -32,13 +35,17 @@ function Filters({ q }: { q: URLSearchParams }) {
   const [param, setParam] = useState(q.getAll("param").join(" "));
   const [id, setId] = useState(q.get("id") ?? "");
   const [metric, setMetric] = useState(q.get("metric") ?? "");
+  const params = parseParamFilter(param);
+  const metrics = parseMetricFilter(metric);
+  const idError = id.trim() && !/^\d+$/.test(id.trim()) ? `“${id.trim()}” is not a run id` : "";
   const go = (status: string) => {
+    if (params.error || metrics.error || idError) return; // said next to the field
     const n = new URLSearchParams();
     if (status) n.set("status", status);
     if (workflow.trim()) n.set("workflow", workflow.trim());
-    for (const p of param.split(/\s+/).filter((s) => s.includes("="))) n.append("param", p);
+    for (const p of params.params) n.append("param", p);
     if (id.trim()) n.set("id", id.trim());
-    if (metric.trim()) n.set("metric", metric.replace(/\s+/g, ""));
+    if (metric.trim()) n.set("metric", metrics.metrics.join(","));
     if (q.get("limit")) n.set("limit", q.get("limit")!);
     navigate(href.runs(n));
   };
@@ -52,22 +59,29 @@ function Filters({ q }: { q: URLSearchParams }) {
         </select>
       </label>
       <label>Workflow
-        <input value={workflow} placeholder="name" size={14}
+        <input data-testid="workflow-filter" value={workflow} placeholder="name or a part" size={14}
+               title="runs whose workflow name contains this (any case)"
                onInput={(e) => setWorkflow((e.target as HTMLInputElement).value)} />
       </label>
       <label>Param
-        <input value={param} placeholder="key=value" size={18}
+        <input data-testid="param-filter" value={param} placeholder="key=value" size={18}
+               aria-invalid={params.error ? "true" : undefined}
                onInput={(e) => setParam((e.target as HTMLInputElement).value)} />
+        {params.error && <span class="field-error" data-testid="param-error">{params.error}</span>}
       </label>
       <label>Run id
         <input data-testid="id-search" value={id} placeholder="#" size={6} inputMode="numeric"
+               aria-invalid={idError ? "true" : undefined}
                onInput={(e) => setId((e.target as HTMLInputElement).value)} />
+        {idError && <span class="field-error" data-testid="id-error">{idError}</span>}
       </label>
       <label class="grow">Metrics
-        <input value={metric} placeholder="stage.metric, …"
+        <input data-testid="metric-filter" value={metric} placeholder="stage.metric, …"
+               aria-invalid={metrics.error ? "true" : undefined}
                onInput={(e) => setMetric((e.target as HTMLInputElement).value)} />
+        {metrics.error && <span class="field-error" data-testid="metric-error">{metrics.error}</span>}
       </label>
-      <button type="submit">Apply</button>
+      <button type="submit" data-testid="apply-filters">Apply</button>
     </form>
   );
 }
@@ -120,6 +134,11 @@ export function RunsView({ query }: { query: URLSearchParams }) {
       </div>
       <Filters key={query.toString()} q={query} />
       <ErrorBox error={res.error} />
+      {res.data && metricsNoRunHas(runs, metrics).map((m) => (
+        <p key={m} class="note warn" data-testid="metric-missing">
+          No run listed has metric “{m}”: its column is empty. (A metric is STAGE.NAME as the
+          stage reports it; a run's stage page lists its metrics.)
+        </p>))}
       <div class="card flush">
         <table class="grid runs" data-testid="runs-table">
           <thead>

@@ -10,12 +10,12 @@ import { href, navigate, type LogLocation } from "../lib/router";
 import { isActiveStage, isRetryable, isTerminalStage, messageLevel, stateName } from "../lib/status";
 import { useResource } from "../store/resource";
 import { ConfirmButton } from "./Actions";
-import { Ago, Badge, Clock, Empty, KeyValues, ProgressBar, Section } from "./common";
+import { Ago, Badge, Clock, Empty, KeyValues, NotFound, ProgressBar, Section } from "./common";
 import { DagView } from "./DagView";
 import { GpuSection } from "./GpuCharts";
 import { LogViewer } from "./LogViewer";
 import { MetricCharts } from "./MetricCharts";
-import { RunHeader } from "./RunView";
+import { RunHeader, RunNotLoaded } from "./RunView";
 import { stageNote } from "./StageTable";
 
 function endedHow(a: Attempt): string {
@@ -105,8 +105,12 @@ export function StageView({ runId, stage, log }: { runId: number; stage: string;
   const attemptsKey = s ? `attempts:${runId}:${stage}:${s.attempt_count}:${s.status}` : null;
   const attempts = useResource<Attempt[]>(attemptsKey, () => listAttempts(runId, stage),
                                           s && isActiveStage(s.status) ? 5000 : 0);
-  if (!run) return <Empty>Loading run {runId}…</Empty>;
-  if (!s) return <Empty>Run {runId} has no stage named “{stage}”.</Empty>;
+  if (!run) return <RunNotLoaded id={runId} />;
+  if (!s) {
+    return <NotFound title={`No stage “${stage}” in run ${runId}`}
+                     message={`run ${runId} (${run.workflow_name}) has no stage '${stage}'`}
+                     back={href.run(runId)} backLabel={`← Run ${runId}`} />;
+  }
   const outputs = Object.entries(s.outputs);
   return (
     <div>

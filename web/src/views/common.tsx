@@ -2,7 +2,8 @@
 import type { ComponentChildren } from "preact";
 import type { Progress } from "../api/types";
 import { COUNT_ORDER, stateName, tone } from "../lib/status";
-import { formatAgo, formatClock, fractionDone } from "../lib/format";
+import { formatAgo, formatClock, formatIso, fractionDone } from "../lib/format";
+import { timeZone } from "../lib/settings";
 
 export function Badge({ state, label }: { state: string; label?: string }) {
   return <span class={`badge tone-${tone(state)}`}>{label ?? stateName(state)}</span>;
@@ -38,11 +39,11 @@ export function CountsBar({ counts }: { counts: Record<string, number> }) {
 
 export function Ago({ ms }: { ms: number }) {
   const now = Date.now();
-  return <span title={ms ? new Date(ms).toLocaleString() : ""}>{formatAgo(ms, now)}</span>;
+  return <time dateTime={formatIso(ms, "utc")} title={formatIso(ms, timeZone())}>{formatAgo(ms, now)}</time>;
 }
 
 export function Clock({ ms }: { ms: number }) {
-  return <span title={ms ? new Date(ms).toLocaleString() : ""}>{formatClock(ms, Date.now())}</span>;
+  return <time dateTime={formatIso(ms, "utc")} title={formatIso(ms, timeZone())}>{formatClock(ms, Date.now(), timeZone())}</time>;
 }
 
 export function ErrorBox({ error }: { error: { message: string } | null }) {
@@ -83,6 +84,21 @@ export function Pager({ page, newer, older, prefix = "" }:
       <button data-testid={`${prefix}newer`} disabled={!newer} onClick={() => newer?.()}>← Newer</button>
       <span class="muted">page {page}</span>
       <button data-testid={`${prefix}older`} disabled={!older} onClick={() => older?.()}>Older →</button>
+    </div>
+  );
+}
+
+/**
+ * A page for something that does not exist (a 404 from longhauld): what is missing, the
+ * server's words, and a way back.
+ */
+export function NotFound({ title, message, back, backLabel }:
+    { title: string; message?: string; back: string; backLabel: string }) {
+  return (
+    <div class="card not-found" data-testid="not-found">
+      <h2>{title}</h2>
+      {message && <p class="muted">longhauld: {message}</p>}
+      <p><a href={back} data-testid="not-found-back">{backLabel}</a></p>
     </div>
   );
 }
