@@ -92,6 +92,11 @@ export async function getRun(id: number, attempts = false): Promise<Run> {
   return toRun(await getJson(`/runs/${id}${attempts ? "?attempts=1" : ""}`));
 }
 
+/** The run without its stages (GET /runs/{id}?stages=-1): its counts, cost and GPU use. */
+export async function getRunTotals(id: number): Promise<Run> {
+  return toRun(await getJson(`/runs/${id}?stages=-1`));
+}
+
 export async function listChildren(id: number): Promise<Run[]> {
   return toListRuns(await getJson(`/runs/${id}/children`)).runs;
 }

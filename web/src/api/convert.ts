@@ -85,6 +85,7 @@ export const toStage = (j: Json): Stage => ({
   last_malformed: str(j.last_malformed), plan_action: str(j.plan_action),
   plan_reason: str(j.plan_reason), description: str(j.description),
   fingerprint: str(j.fingerprint), wall_seconds: num(j.wall_seconds), gpu_hours: num(j.gpu_hours),
+  gpu_usage: j.gpu_usage ? toGpuUsage(j.gpu_usage) : null,
 });
 
 export const toRun = (j: Json): Run => ({
@@ -96,6 +97,7 @@ export const toRun = (j: Json): Run => ({
   no_cache: !!j.no_cache, stages: arr(j.stages, toStage), workflow_path: str(j.workflow_path),
   stage_counts: numMap(j.stage_counts), summary_metrics: numMap(j.summary_metrics),
   wall_seconds: num(j.wall_seconds), gpu_hours: num(j.gpu_hours),
+  gpu_usage: j.gpu_usage ? toGpuUsage(j.gpu_usage) : null,
   next_stage_page_token: str(j.next_stage_page_token),
 });
 

@@ -48,6 +48,8 @@ export interface Stage {
   metrics: Metric[]; artifacts: Artifact[]; resources: Resources | null; agent_id: string;
   malformed_events: number; last_malformed: string; plan_action: string; plan_reason: string;
   description: string; fingerprint: string; wall_seconds: number; gpu_hours: number;
+  /** What its attempts' GPUs did (GET /runs/{id}); null without telemetry, or from the stream. */
+  gpu_usage: GpuUsage | null;
 }
 
 export interface Run {
@@ -57,6 +59,8 @@ export interface Run {
   no_cache: boolean; stages: Stage[]; workflow_path: string;
   stage_counts: Record<string, number>; summary_metrics: Record<string, number>;
   wall_seconds: number; gpu_hours: number;
+  /** What its GPUs did (GET /runs/{id}); null without telemetry, or from the live stream. */
+  gpu_usage: GpuUsage | null;
   /** Set when the answer holds only the first page of the run's stages (GET /runs/{id}). */
   next_stage_page_token: string;
 }

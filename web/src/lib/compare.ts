@@ -1,6 +1,8 @@
 // What Compare shows, computed from two or more runs: params that differ, each stage's state
-// per run, and every metric ("stage.metric", latest value) side by side.
-import type { Run, Stage } from "../api/types";
+// per run, every metric ("stage.metric", latest value) and what their GPUs did side by side.
+import type { GpuUsage, Run, Stage } from "../api/types";
+import { formatBytes, formatDelta, formatGpuHours, formatNumber } from "./format";
+import { formatEnergy, formatPercent } from "./gpu";
 
 export const CAMPAIGN_METRICS: Array<[string, string]> = [
   ["bench_spec.accept_rate", "accept rate"],
@@ -44,4 +46,89 @@ export function metricRows(runs: Run[]): string[] {
 
 export function findStage(run: Run, name: string): Stage | undefined {
   return run.stages.find((s) => s.name === name);
+}
+
+/** A run or a stage, as far as its GPUs go. */
+interface HoldsGpus { gpu_hours: number; gpu_usage: GpuUsage | null }
+
+/** Whether it held a GPU: GPU-hours counted, or telemetry sampled. */
+export function heldGpu(x: HoldsGpus): boolean {
+  return x.gpu_hours > 0 || x.gpu_usage !== null;
+}
+
+/** Whether any of the runs (or any of their stages) held a GPU: Compare's GPU section is shown then. */
+export function anyHeldGpu(runs: Run[]): boolean {
+  return runs.some((r) => heldGpu(r) || r.stages.some(heldGpu));
+}
+
+/** The stages that held a GPU in any of the runs, in stage order. */
+export function gpuStageRows(runs: Run[]): string[] {
+  return stageRows(runs).filter((name) => runs.some((r) => {
+    const s = findStage(r, name);
+    return s !== undefined && heldGpu(s);
+  }));
+}
+
+/** The idle GPU-hours as % of the GPU time sampled; null when nothing was sampled. */
+export function idleShare(u: GpuUsage | null): number | null {
+  return u && u.sampled_gpu_hours > 0 ? (100 * u.idle_gpu_hours) / u.sampled_gpu_hours : null;
+}
+
+/** "3.1 idle (25 %)"; "" without telemetry. */
+export function idleText(u: GpuUsage | null): string {
+  if (!u) return "";
+  const share = idleShare(u);
+  return `${formatGpuHours(u.idle_gpu_hours)} idle${share === null ? "" : ` (${formatPercent(share)})`}`;
+}
+
+export type GpuMeasure = "gpu_hours" | "idle" | "mean_sm" | "peak_mem" | "energy";
+
+/** The GPU rows of a run, and of each stage that held a GPU, with their labels. */
+export const RUN_GPU_MEASURES: Array<[GpuMeasure, string]> = [
+  ["gpu_hours", "GPU-hours"], ["idle", "idle GPU-hours"], ["mean_sm", "mean SM util"], ["energy", "energy"],
+];
+export const STAGE_GPU_MEASURES: Array<[GpuMeasure, string]> = [
+  ["mean_sm", "mean SM util"], ["peak_mem", "peak memory"], ["energy", "energy"], ["idle", "idle GPU-hours"],
+];
+
+/** A measure as a number (GPU-hours, %, bytes, kWh), what Δ compares; null: not known. */
+export function gpuValue(x: HoldsGpus | undefined, m: GpuMeasure): number | null {
+  if (!x) return null;
+  const u = x.gpu_usage;
+  switch (m) {
+    case "gpu_hours": return heldGpu(x) ? x.gpu_hours : null;
+    case "idle": return u ? u.idle_gpu_hours : null;
+    case "mean_sm": return u && u.mean_sm_util_pct >= 0 ? u.mean_sm_util_pct : null;
+    case "peak_mem": return u && u.peak_mem_used_bytes >= 0 ? u.peak_mem_used_bytes : null;
+    case "energy": return u ? u.energy_kwh : null;
+  }
+}
+
+/** A measure as shown: "2.5", "1 (25 %)", "61 %", "70.0 GiB of 140 GiB", "2.00 kWh"; "–" when not known. */
+export function gpuText(x: HoldsGpus | undefined, m: GpuMeasure): string {
+  const v = gpuValue(x, m);
+  if (v === null || !x) return "–";
+  const u = x.gpu_usage;
+  switch (m) {
+    case "gpu_hours": return formatGpuHours(v);
+    case "idle": {
+      const share = idleShare(u);
+      return share === null ? formatGpuHours(v) : `${formatGpuHours(v)} (${formatPercent(share)})`;
+    }
+    case "mean_sm": return formatPercent(v);
+    case "peak_mem": return u && u.mem_total_bytes > 0 ? `${formatBytes(v)} of ${formatBytes(u.mem_total_bytes)}` : formatBytes(v);
+    case "energy": return formatEnergy(v * 1000);
+  }
+}
+
+/** b's measure against a's: "+0.5 (+20.0%)", memory as "+63.0 GiB (+90.0%)"; "" unless both are known. */
+export function gpuDelta(a: HoldsGpus | undefined, b: HoldsGpus | undefined, m: GpuMeasure): string {
+  const va = gpuValue(a, m);
+  const vb = gpuValue(b, m);
+  if (va === null || vb === null) return "";
+  if (m !== "peak_mem") return formatDelta(va, vb);
+  const d = vb - va;
+  if (d === 0) return "=";
+  const pct = va > 0 ? ` (${d > 0 ? "+" : "−"}${formatNumber(Math.abs(d / va) * 100, 1)}%)` : "";
+  return `${d > 0 ? "+" : "−"}${formatBytes(Math.abs(d))}${pct}`;
 }

@@ -1,11 +1,12 @@
 // Compare: two or more runs side by side — the params that differ (all on request), each
-// stage's state and where it was reused from, what each cost, every metric with the
-// difference to the first run, and a bar chart of the chosen metrics (the campaign's by default).
+// stage's state and where it was reused from, what each cost, what their GPUs did, every
+// metric with the difference to the first run, and a bar chart of the chosen metrics (the campaign's by default).
 import { useState } from "preact/hooks";
 import { getRun } from "../api/client";
 import type { Run } from "../api/types";
 import {
-  CAMPAIGN_METRICS, findStage, metricMap, metricRows, paramRows, stageRows,
+  anyHeldGpu, CAMPAIGN_METRICS, findStage, gpuDelta, gpuStageRows, gpuText, metricMap, metricRows,
+  paramRows, RUN_GPU_MEASURES, STAGE_GPU_MEASURES, stageRows,
 } from "../lib/compare";
 import { parseRunIds, workflowMismatch } from "../lib/filters";
 import { formatDelta, formatDeltaDuration, formatDuration, formatGpuHours, formatMetric } from "../lib/format";
@@ -132,6 +133,34 @@ function Stages({ runs }: { runs: Run[] }) {
   );
 }
 
+/** What the GPUs did: per run, then per stage that held a GPU in any run; none held: nothing. */
+function Gpus({ runs }: { runs: Run[] }) {
+  if (!anyHeldGpu(runs)) return null;
+  const stages = gpuStageRows(runs);
+  return (
+    <Section title="GPUs">
+      <table class="grid compare" data-testid="compare-gpus">
+        <thead><RunHeads runs={runs} /></thead>
+        <tbody>
+          {RUN_GPU_MEASURES.map(([m, label]) => (
+            <tr key={m} data-gpu={m}>
+              <th>{label}</th>
+              {runs.map((r) => <td key={r.id} class="num">{gpuText(r, m)}</td>)}
+              {runs.slice(1).map((r) => <td key={`d${r.id}`} class="num delta">{gpuDelta(runs[0], r, m)}</td>)}
+            </tr>))}
+          {stages.flatMap((name) => STAGE_GPU_MEASURES.map(([m, label], i) => (
+            <tr key={`${name}:${m}`} class={i === 0 ? "group-start" : ""} data-stage={name} data-gpu={m}>
+              <th>{i === 0 ? <b>{name}</b> : ""} <span class="muted">{label}</span></th>
+              {runs.map((r) => <td key={r.id} class="num">{gpuText(findStage(r, name), m)}</td>)}
+              {runs.slice(1).map((r) => (
+                <td key={`d${r.id}`} class="num delta">{gpuDelta(findStage(runs[0], name), findStage(r, name), m)}</td>))}
+            </tr>)))}
+        </tbody>
+      </table>
+    </Section>
+  );
+}
+
 function Metrics({ runs }: { runs: Run[] }) {
   const maps = runs.map(metricMap);
   const rows = metricRows(runs);
@@ -188,6 +217,7 @@ export function CompareView({ ids, query }: { ids: number[]; query: URLSearchPar
           )}
           <Params runs={runs} />
           <Stages runs={runs} />
+          <Gpus runs={runs} />
           <Metrics runs={runs} />
         </>
       )}

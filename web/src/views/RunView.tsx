@@ -1,8 +1,9 @@
 // Run: header with status and cost, actions, the DAG, the stage table, params and lineage.
 import { useState } from "preact/hooks";
-import { cancel, listChildren, retry } from "../api/client";
-import type { Run } from "../api/types";
+import { cancel, getRunTotals, listChildren, retry } from "../api/client";
+import type { GpuUsage, Run } from "../api/types";
 import { runMissing, useRunWatch } from "../api/watch";
+import { idleText } from "../lib/compare";
 import { elapsedMs, formatDuration, formatGpuHours } from "../lib/format";
 import { href } from "../lib/router";
 import { COUNT_ORDER, isRetryable, isTerminalRun, stateName } from "../lib/status";
@@ -14,8 +15,20 @@ import { Badge, Clock, Empty, KeyValues, NotFound, Section } from "./common";
 import { DagView } from "./DagView";
 import { StageTable } from "./StageTable";
 
+/**
+ * The run's GPU use: as the run says it, else read from the store (the live stream does not
+ * carry it), again every minute while the run is live (longhauld writes telemetry once a minute).
+ */
+function useGpuUsage(run: Run): GpuUsage | null {
+  const ask = run.gpu_usage === null && run.gpu_hours > 0;
+  const res = useResource<Run>(ask ? `gpu-usage:${run.id}` : null, () => getRunTotals(run.id),
+                               isTerminalRun(run.status) ? 0 : 60_000);
+  return run.gpu_usage ?? res.data?.gpu_usage ?? null;
+}
+
 export function RunHeader({ run, crumb, state }: { run: Run; crumb?: string; state?: string }) {
   const el = elapsedMs(run.started_at_ms, run.ended_at_ms, Date.now());
+  const idle = idleText(useGpuUsage(run));
   return (
     <div class="page-head">
       <div>
@@ -33,7 +46,8 @@ export function RunHeader({ run, crumb, state }: { run: Run; crumb?: string; sta
         <div><span class="k">started</span><Clock ms={run.started_at_ms || run.created_at_ms} /></div>
         <div><span class="k">duration</span>{el >= 0 ? formatDuration(el / 1000) : "–"}</div>
         <div><span class="k">wall (stages)</span>{formatDuration(run.stages.reduce((a, s) => a + s.wall_seconds, 0))}</div>
-        <div><span class="k">GPU-hours</span>{formatGpuHours(run.gpu_hours)}</div>
+        <div data-testid="run-gpu-hours"><span class="k">GPU-hours</span>{formatGpuHours(run.gpu_hours)}
+          {idle && <span class="muted">, {idle}</span>}</div>
       </div>
     </div>
   );
