@@ -68,7 +68,7 @@ struct CompareOptions {
   bool all_params = false;           // every param, not only those that differ
 };
 // Two runs side by side: params that differ, what each stage did (ran, reused from which
-// run), and their metrics with the ratio B/A.
+// run), their metrics with the ratio B/A, and what their GPUs did (compare_gpus.h).
 int CompareRuns(CommandContext& ctx, const CompareOptions& options);
 int CancelRun(CommandContext& ctx, int64_t run_id);
 int RetryRun(CommandContext& ctx, int64_t run_id, const std::string& stage);

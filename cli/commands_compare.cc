@@ -1,11 +1,11 @@
 // compare: two runs side by side (docs/cli.md, "compare"): params that differ, what each
-// stage did, and every metric of both.
-#include <cmath>
+// stage did, every metric of both, and what their GPUs did (compare_gpus.h).
 #include <cstdio>
 #include <map>
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/compare_gpus.h"
 #include "cli/exit_codes.h"
 #include "cli/table.h"
 #include "core/strings.h"
@@ -28,14 +28,6 @@ std::string StageSummary(const v1::Stage* s) {
 std::string Number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-
-// "1.59x" for B relative to A, when both are numbers and A is not zero.
-std::string Ratio(const std::optional<double>& a, const std::optional<double>& b) {
-  if (!a || !b || *a == 0 || !std::isfinite(*a) || !std::isfinite(*b)) return "";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", *b / *a);
   return buf;
 }
 
@@ -131,14 +123,15 @@ int CompareRuns(CommandContext& ctx, const CompareOptions& options) {
       if (!Wanted(options.metrics, name, m)) continue;
       std::optional<double> a = values[0].count(m) ? values[0][m] : std::nullopt;
       std::optional<double> b = values[1].count(m) ? values[1][m] : std::nullopt;
-      metrics.AddRow({StrCat(name, ".", m), a ? Number(*a) : "-", b ? Number(*b) : "-",
-                      Ratio(a, b)});
+      metrics.AddRow(
+          {StrCat(name, ".", m), a ? Number(*a) : "-", b ? Number(*b) : "-", CompareRatio(a, b)});
     }
   }
   if (metrics.rows() > 0) {
     ctx.out() << "\nmetrics:\n";
     metrics.Render(ctx.out());
   }
+  RenderGpuComparison(ctx.out(), runs[0], runs[1], order);
   return kExitOk;
 }
 

@@ -278,6 +278,25 @@ TEST_F(CommandsTest, ShowPrintsStageDescriptions) {
                                     "bench  benchmark the server\n"));
 }
 
+// A stage's last message: on its own page with its level, and under warnings: when it warns.
+TEST_F(CommandsTest, ShowSaysAStagesWarning) {
+  v1::Run run = RunWithFingerprint();
+  run.mutable_stages(0)->set_last_message("GPU 0 memory at 97%: near the limit");
+  run.mutable_stages(0)->set_last_message_level("warn");
+  coordinator_->runs[5] = run;
+  EXPECT_EQ(ShowRun(ctx_, Show(5)), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("\nwarnings:\n  bench: GPU 0 memory at 97%: near the limit\n"));
+  out_.str("");
+  EXPECT_EQ(ShowRun(ctx_, Show(5, "bench")), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("  message:    warn: GPU 0 memory at 97%: near the limit\n"));
+
+  run.mutable_stages(0)->set_last_message_level("info");
+  coordinator_->runs[5] = run;
+  out_.str("");
+  EXPECT_EQ(ShowRun(ctx_, Show(5)), 0) << err_.str();
+  EXPECT_THAT(out_.str(), Not(HasSubstr("warnings:")));
+}
+
 TEST_F(CommandsTest, ShowStageWhyPrintsWhatWentIntoTheKey) {
   coordinator_->runs[5] = RunWithFingerprint();
   const std::string key = coordinator_->runs[5].stages(0).cache_key();
@@ -314,6 +333,100 @@ TEST_F(CommandsTest, ShowStageErrors) {
   EXPECT_THAT(err_.str(), HasSubstr("longhaul: run 5 has no stage 'nosuch' (its stages: bench)"));
   EXPECT_EQ(ShowRun(ctx_, Show(5, "", true)), 2);
   EXPECT_THAT(err_.str(), HasSubstr("--why explains one stage"));
+}
+
+// Runs 3 and 4 of one workflow: `train` held a GPU in both (run 4 used it better), `prep` held
+// none, and `eval` ran on a GPU only in run 4.
+v1::Run GpuRun(int64_t id) {
+  const int64_t gib = int64_t{1} << 30;
+  v1::Run run;
+  run.set_id(id);
+  run.set_workflow_name("ft");
+  run.set_status(v1::RUN_SUCCEEDED);
+  v1::Stage* prep = run.add_stages();
+  prep->set_name("prep");
+  prep->set_status(v1::STAGE_SUCCEEDED);
+  v1::Stage* train = run.add_stages();
+  train->set_name("train");
+  train->set_status(v1::STAGE_SUCCEEDED);
+  train->set_gpu_hours(id == 3 ? 4 : 2);
+  v1::GpuUsage* u = train->mutable_gpu_usage();
+  u->set_sampled_gpu_hours(id == 3 ? 4 : 2);
+  u->set_idle_gpu_hours(id == 3 ? 1 : 0.05);
+  u->set_mean_sm_util_pct(id == 3 ? 60 : 90);
+  u->set_peak_mem_used_bytes((id == 3 ? 70 : 133) * gib);
+  u->set_mem_total_bytes(140 * gib);
+  u->set_energy_kwh(id == 3 ? 2 : 1.5);
+  *run.mutable_gpu_usage() = *u;
+  run.set_gpu_hours(train->gpu_hours());
+  if (id == 4) {
+    v1::Stage* eval = run.add_stages();
+    eval->set_name("eval");
+    eval->set_status(v1::STAGE_SUCCEEDED);
+    eval->set_gpu_hours(0.5);  // on a GPU without telemetry
+    run.set_gpu_hours(run.gpu_hours() + 0.5);
+  }
+  return run;
+}
+
+TEST_F(CommandsTest, CompareShowsWhatTheGpusDid) {
+  coordinator_->runs[3] = GpuRun(3);
+  coordinator_->runs[4] = GpuRun(4);
+  CompareOptions options;
+  options.a = 3;
+  options.b = 4;
+  ASSERT_EQ(CompareRuns(ctx_, options), 0) << err_.str();
+  // After the metrics; prep, which held no GPU, has no rows.
+  EXPECT_THAT(out_.str(),
+              HasSubstr("eval   -          succeeded\n"
+                        "\n"
+                        "gpus:\n"
+                        "GPUS                 run 3        run 4    B/A\n"
+                        "GPU-hours             4.00         2.50  0.62x\n"
+                        "idle GPU-hours  1.00 (25%)  0.05 (2.5%)  0.05x\n"
+                        "mean SM                60%          90%  1.50x\n"
+                        "energy               2 kWh      1.5 kWh  0.75x\n"
+                        "\n"
+                        "gpus by stage:\n"
+                        "STAGE  GPU USE                         run 3                   "
+                        "run 4    B/A\n"
+                        "train  GPU-hours                        4.00                    "
+                        "2.00  0.50x\n"
+                        "train  mean SM                           60%                     "
+                        "90%  1.50x\n"
+                        "train  peak memory     70.0 GiB of 140.0 GiB  133.0 GiB of 140.0 "
+                        "GiB  1.90x\n"
+                        "train  energy                          2 kWh                 "
+                        "1.5 kWh  0.75x\n"
+                        "train  idle GPU-hours             1.00 (25%)             0.05 "
+                        "(2.5%)  0.05x\n"
+                        "eval   GPU-hours                           -                    "
+                        "0.50\n"))
+      << out_.str();
+  EXPECT_THAT(out_.str(), Not(HasSubstr("eval   mean SM"))) << "eval had no telemetry";
+
+  // --json: the two runs as they are, each with its gpu_usage and its stages'.
+  out_.str("");
+  ctx_.json = true;
+  ASSERT_EQ(CompareRuns(ctx_, options), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("\"gpu_usage\":{\"sampled_gpu_hours\":4"));
+  EXPECT_THAT(out_.str(), HasSubstr("\"idle_gpu_hours\":0.05"));
+}
+
+TEST_F(CommandsTest, CompareSaysNothingOfGpusWhenNeitherRunHeldOne) {
+  for (int64_t id : {3, 4}) {
+    v1::Run run;
+    run.set_id(id);
+    run.add_stages()->set_name("prep");
+    coordinator_->runs[id] = run;
+  }
+  CompareOptions options;
+  options.a = 3;
+  options.b = 4;
+  ASSERT_EQ(CompareRuns(ctx_, options), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("stages:\nSTAGE  run 3"));
+  EXPECT_THAT(out_.str(), Not(HasSubstr("gpu"))) << out_.str();
+  EXPECT_THAT(out_.str(), Not(HasSubstr("GPU"))) << out_.str();
 }
 
 // A stage that needs hundreds of stages: its NEEDS cell says how many and is cut, and no row
