@@ -116,16 +116,18 @@ void PrintDescriptions(CommandContext& ctx, const v1::Run& run) {
   table.Render(ctx.out());
 }
 
-// Stages whose event lines did not parse: the lines are kept, the stage goes on, and this says
-// where to look.
+// Stages whose last message is a warning (a GPU's memory near its limit, say), and those whose
+// event lines did not parse: the lines are kept, the stage goes on, and this says where to look.
 void PrintWarnings(CommandContext& ctx, const v1::Run& run) {
   bool any = false;
-  for (const v1::Stage& s : run.stages()) {
-    if (s.malformed_events() <= 0) continue;
+  auto say = [&](const v1::Stage& s, const std::string& text) {
     if (!any) ctx.out() << "\nwarnings:\n";
     any = true;
-    ctx.out() << "  " << TerminalSafe(s.name()) << ": " << TerminalSafe(MalformedWarning(s))
-              << '\n';
+    ctx.out() << "  " << TerminalSafe(s.name()) << ": " << TerminalSafe(text) << '\n';
+  };
+  for (const v1::Stage& s : run.stages()) {
+    if (s.last_message_level() == "warn" && !s.last_message().empty()) say(s, s.last_message());
+    if (s.malformed_events() > 0) say(s, MalformedWarning(s));
   }
 }
 

@@ -101,6 +101,11 @@ std::string StageHeaderText(const v1::Run& run, const v1::Stage& stage, int64_t 
   }
   std::string progress = StageProgress(stage);
   if (!progress.empty()) pairs.emplace_back("progress", progress);
+  if (!stage.last_message().empty()) {
+    const std::string& level = stage.last_message_level();
+    bool plain = level.empty() || level == "info" || level == "debug";
+    pairs.emplace_back("message", StrCat(plain ? "" : StrCat(level, ": "), stage.last_message()));
+  }
   if (stage.started_at_ms() > 0)
     pairs.emplace_back("started", FormatLocalTime(stage.started_at_ms()));
   if (stage.ended_at_ms() > 0) {

@@ -147,8 +147,15 @@ void Scheduler::WatchGpuUse(AttemptState* a, int64_t now) {
   std::string where = StrCat("run ", s->run->row.id, " stage ", s->row.name, " attempt ",
                              a->row.number, " on ", a->row.agent_id);
   if (auto m = gpu_telemetry_.TakeMemoryWarning(a->row.id)) {
-    log->warn("{}: GPU {} memory at {}% ({} of {} MiB): near the limit, a CUDA OOM may follow",
-              where, m->index, m->used * 100 / m->total, m->used >> 20, m->total >> 20);
+    std::string text =
+        StrCat("GPU ", m->index, " memory at ", m->used * 100 / m->total, "% (", m->used >> 20,
+               " of ", m->total >> 20, " MiB): near the limit, a CUDA OOM may follow");
+    log->warn("{}: {}", where, text);
+    // Where a user looks (watch, show, the UI): the stage's last message, until the stage
+    // says something else.
+    s->row.last_message = std::move(text);
+    s->row.last_message_level = "warn";
+    MarkChanged(s);
   }
   int64_t window = GpuIdleWindowMs(*s);
   if (a->row.state != v1::ATTEMPT_RUNNING ||

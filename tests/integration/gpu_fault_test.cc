@@ -17,7 +17,9 @@
 namespace longhaul::testing {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class GpuFaultTest : public ClusterTest {
  protected:
@@ -220,6 +222,62 @@ TEST_F(GpuFaultTest, AnIdleGpuFailsTheStageThatAsksForIt) {
   Result<v1::Run> done2 = cluster().WaitForRunEnd(*run2, 60'000);
   ASSERT_TRUE(done2.ok()) << done2.status();
   EXPECT_EQ(done2->status(), v1::RUN_SUCCEEDED) << cluster().Logs();
+}
+
+// A GPU whose memory used nears its total: the stage's last message says so (level warn), for
+// `show`, `watch` and the UI, and longhauld's log keeps its line. `compare` then sets that
+// run's GPUs beside those of a run that held none.
+TEST_F(GpuFaultTest, MemoryNearTheLimitBecomesTheStagesMessage) {
+  Result<int64_t> run = cluster().Submit(Workflow());
+  ASSERT_TRUE(run.ok()) << run.status();
+  int held = HeldGpu(*run);
+  ASSERT_GE(held, 0) << cluster().Logs();
+  gpus_[held].mem_used = uint64_t{140'000} << 20;  // of 143771 MiB: 97 %
+  WriteFakeNvmlState(state_, gpus_);
+  const std::string text = StrCat("GPU ", held,
+                                  " memory at 97% (140000 of 143771 MiB): near the limit, a CUDA "
+                                  "OOM may follow");
+  v1::Stage stage;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = cluster().GetRun(*run);
+        if (!r.ok() || r->stages_size() == 0) return false;
+        stage = r->stages(0);
+        return !stage.last_message().empty();
+      },
+      20'000))
+      << cluster().Logs();
+  EXPECT_EQ(stage.last_message(), text);
+  EXPECT_EQ(stage.last_message_level(), "warn");
+  EXPECT_THAT(cluster().Logs(1 << 20),
+              HasSubstr(StrCat("stage train attempt 1 on ", cluster().AgentId(0), ": ", text)));
+  CommandResult show = cluster().Cli({"show", std::to_string(*run)});
+  EXPECT_THAT(show.out, HasSubstr("\nwarnings:\n  train: " + text + "\n")) << show.out << show.err;
+  show = cluster().Cli({"show", std::to_string(*run), "train"});
+  EXPECT_THAT(show.out, ContainsRegex("\n  message: +warn: GPU")) << show.out << show.err;
+  EXPECT_THAT(show.out, HasSubstr("warn: " + text + "\n")) << show.out;
+  // A few more samples, so that the attempt's series has some time in it.
+  int64_t seen_ms = Gpu(held).reading().ts_ms();
+  ASSERT_TRUE(WaitFor([&] { return Gpu(held).reading().ts_ms() >= seen_ms + 500; }, 20'000))
+      << cluster().Logs();
+
+  ::close(::open(dir_.Join("release").c_str(), O_CREAT | O_WRONLY, 0644));
+  Result<v1::Run> done = cluster().WaitForRunEnd(*run, 60'000);
+  ASSERT_TRUE(done.ok()) << done.status();
+  ASSERT_EQ(done->status(), v1::RUN_SUCCEEDED) << cluster().Logs();
+  EXPECT_EQ(done->stages(0).last_message(), text) << "kept once the stage ended";
+  ASSERT_TRUE(done->stages(0).has_gpu_usage()) << cluster().Logs();
+  EXPECT_EQ(done->stages(0).gpu_usage().peak_mem_used_bytes(), int64_t{140'000} << 20);
+
+  Result<int64_t> cpu = cluster().Submit("name: cpu-only\nstages:\n  prep:\n    run: [true]\n");
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  ASSERT_TRUE(cluster().WaitForRunEnd(*cpu, 60'000).ok());
+  CommandResult compare = cluster().Cli({"compare", std::to_string(*run), std::to_string(*cpu)});
+  ASSERT_EQ(compare.exit_code, 0) << compare.out << compare.err;
+  EXPECT_THAT(compare.out, HasSubstr("\ngpus:\nGPUS")) << compare.out;
+  EXPECT_THAT(compare.out, HasSubstr("\ngpus by stage:\n")) << compare.out;
+  EXPECT_THAT(compare.out, HasSubstr("136.7 GiB of 140.4 GiB")) << compare.out;
+  EXPECT_THAT(compare.out, Not(HasSubstr("prep  mean SM"))) << compare.out;
 }
 
 // The repair loop closed without a person: a quarantined GPU's agent is asked for a pre-flight
