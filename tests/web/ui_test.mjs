@@ -554,6 +554,63 @@ const cases = {
     await page.context().clearCookies();
   },
 
+  // ---- GPU use compared, and memory near its limit ----
+
+  // A stage whose GPU memory nears its total says so in its message (the run page's table);
+  // Compare sets that run's GPU use beside a run that held none (per run and per stage, "–"
+  // where a run has none), and shows no GPU section for two runs that held none; the run
+  // page's GPU-hours say how much was idle.
+  async gpu_compare() {
+    const c = await gpuNode();
+    const release = path.join(tmp, "gpu-compare-release");
+    const file = path.join(tmp, "gpu-compare.yaml");
+    writeFileSync(file, `name: ui-gpu-compare
+stages:
+  train:
+    resources: {cpus: 0.5, gpus: 1}
+    run: [/bin/sh, -c, ${JSON.stringify(`while [ ! -e ${release} ]; do sleep 0.05; done`)}]
+`);
+    const id = c.submit(file);
+    await c.waitRun(id, /RUNNING/);
+    const before = fakeGpus.map((g) => g.mem_used);
+    for (const g of fakeGpus) g.mem_used = 140_000 * 2 ** 20; // of 143771 MiB: 97 %
+    writeNvmlState();
+    try {
+      await openOn(c, `/runs/${id}`);
+      const row = page.locator('[data-testid="stage-table"] tr[data-stage="train"]');
+      await textMatches(row.locator('[data-col="message"]'),
+        /GPU \d memory at 97% \(140000 of 143771 MiB\): near the limit, a CUDA OOM may follow/);
+      await shot("gpu-memory-warning");
+    } finally {
+      fakeGpus.forEach((g, i) => { g.mem_used = before[i]; });
+      writeNvmlState();
+      writeFileSync(release, "");
+    }
+    await c.waitRun(id, /SUCCEEDED/);
+    const cpu = [1, 2].map((i) => c.submit(wf.quick, ["--set", `n=gpu-compare-${i}`]));
+    for (const r of cpu) await c.waitRun(r, /SUCCEEDED/);
+
+    await openOn(c, `/compare?runs=${id},${cpu[0]}`);
+    const gpus = page.locator('[data-testid="compare-gpus"]');
+    const cells = (sel) => gpus.locator(`${sel} td`);
+    await textMatches(cells('tr[data-gpu="gpu_hours"]:not([data-stage])').nth(0), /^\d/);
+    await textMatches(cells('tr[data-gpu="gpu_hours"]:not([data-stage])').nth(1), /^–$/);
+    await textMatches(cells('tr[data-gpu="idle"]:not([data-stage])').nth(0), /^[\d.]+ \([\d.]+ %\)$/);
+    await textMatches(cells('tr[data-gpu="mean_sm"]:not([data-stage])').nth(0), /^80 %$/);
+    await textMatches(cells('tr[data-stage="train"][data-gpu="peak_mem"]').nth(0), /^137 GiB of 140 GiB$/);
+    await textMatches(cells('tr[data-stage="train"][data-gpu="energy"]').nth(1), /^–$/);
+    check(await gpus.locator('tr[data-stage="hello"]').count() === 0, "a stage that held no GPU has GPU rows");
+    await gpus.scrollIntoViewIfNeeded();
+    await shot("compare-gpus");
+
+    await openOn(c, `/compare?runs=${cpu[0]},${cpu[1]}`);
+    await page.locator('[data-testid="compare-stages"] tr[data-stage="hello"]').waitFor({ timeout: T });
+    check(await gpus.count() === 0, "a GPU section for two runs that held no GPU");
+
+    await openOn(c, `/runs/${id}`);
+    await textMatches(page.locator('[data-testid="run-gpu-hours"]'), /GPU-hours[\d.]+, [\d.]+ idle \([\d.]+ %\)$/);
+  },
+
   // ---- Pages that never fail silently ----
 
   // A run, stage or pivot that does not exist is a page that says so, with a way back; the
@@ -961,6 +1018,7 @@ async function main() {
   });
   const order = ["runs_paging", "live_progress", "cancel", "retry", "markup_is_text", "agents",
     "audit", "pivot", "reconnect", "gpu_telemetry", "gpu_many_points", "gpu_quarantine", "gpu_drain", "gpu_refused",
+    "gpu_compare",
     "compare_campaign", "log_colours", "log_search", "log_jumps", "log_failed_stderr",
     "not_found", "pivot_follows_edits", "filters_say_why", "metric_and_times", "no_agent_reason",
     "big_run_graph", "table_messages", // big runs; before no_csp_violation, which checks them too
