@@ -93,18 +93,31 @@ void HttpClient::Core::Dispatch(Pending p, bool fresh) {
       return;
     }
   }
+  ++open_;  // a request waiting for the lookup holds its connection's place under the cap
   if (!endpoints_) {
     SteadyTime deadline = DeadlineAfter(SteadyClock::now(), p.request.timeouts.connect_ms);
-    resolving_.push_back(Resolving{std::move(p), fresh, deadline});
+    resolving_.push_back(Resolving{std::move(p), deadline});
     StartResolve();
     ArmSweep();
     return;
   }
+  Open(std::move(p));
+}
+
+void HttpClient::Core::Open(Pending p) {
   auto c = std::make_shared<Connection>(shared_from_this());
-  ++open_;
   ++stats_.connections_opened;
   AddBusy(c);
   c->Start(std::move(p));
+}
+
+void HttpClient::Core::FreedPlaces() {
+  while (!queue_.empty() && (options_.max_connections == 0 || open_ < options_.max_connections)) {
+    Pending p = std::move(queue_.front());
+    queue_.pop_front();
+    --stats_.queued;
+    Dispatch(std::move(p), /*fresh=*/true);
+  }
 }
 
 void HttpClient::Core::StartResolve() {
@@ -137,11 +150,15 @@ void HttpClient::Core::OnResolved(const std::shared_ptr<ResolveState>& state, be
   waiting.swap(resolving_);
   if (ec) {
     Status s = absl::UnavailableError(StrCat("resolve ", url_.host, ": ", ec.message()));
-    for (auto& r : waiting) Fail(std::move(r.p), s);
+    for (auto& r : waiting) {
+      --open_;
+      Fail(std::move(r.p), s);
+    }
+    FreedPlaces();
     return;
   }
   endpoints_ = results;
-  for (auto& r : waiting) Dispatch(std::move(r.p), r.fresh);
+  for (auto& r : waiting) Open(std::move(r.p));
 }
 
 void HttpClient::Core::AbandonResolve() {
@@ -167,8 +184,10 @@ void HttpClient::Core::ExpireResolving(SteadyTime now) {
                total ? " ms (the total timeout)" : " ms (the connect timeout)"));
     Fail(std::move(it->p), s);
     it = resolving_.erase(it);
+    --open_;
   }
   if (resolving_.empty()) AbandonResolve();
+  FreedPlaces();
 }
 
 void HttpClient::Core::Fail(Pending p, Status s) {

@@ -83,7 +83,7 @@ class HttpClient {
     size_t max_idle = 4096;      // idle keep-alive connections kept for reuse
     std::string ca_file;         // https: PEM CA certificates to trust; "": the system's
     // Tests only (a slow name service): runs on the lookup's thread before each lookup.
-    std::function<void(const std::string& host)> before_resolve;
+    std::function<void(const std::string& host)> before_resolve = nullptr;
   };
   struct Stats {
     int64_t connections_opened = 0;

@@ -49,10 +49,10 @@ struct Pending {
 
 class Connection;
 
-// A request waiting for the host's addresses, with its connect deadline.
+// A request waiting for the host's addresses, with its connect deadline. It counts in open_
+// (the connection it will open).
 struct Resolving {
   Pending p;
-  bool fresh = false;  // Dispatch's
   SteadyTime deadline = kNever;
 };
 
@@ -100,7 +100,7 @@ class HttpClient::Core : public std::enable_shared_from_this<HttpClient::Core> {
   // Keeps io_.run() going while a lookup is in flight (its thread is not the io_context's).
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>
       resolve_work_;
-  size_t open_ = 0;  // idle + busy
+  size_t open_ = 0;  // idle + busy + waiting for the lookup
   boost::asio::steady_timer sweep_;
   bool sweeping_ = false;
   Stats stats_;
@@ -110,6 +110,11 @@ class HttpClient::Core : public std::enable_shared_from_this<HttpClient::Core> {
   void RemoveBusy(Connection* c);
   void ArmSweep();
   void Sweep();
+  // Starts `p` on a new connection (its place in open_ already taken).
+  void Open(Pending p);
+  // Places under max_connections came free (requests that waited for a lookup failed): starts
+  // queued requests in them.
+  void FreedPlaces();
   // Looks the host up on a thread of its own unless a lookup is in flight; OnResolved gets
   // the answer on the io_context's thread.
   void StartResolve();
