@@ -184,7 +184,7 @@ class Agent {
   void RewindAll();
   void SaveHint(Attempt& a);
 
-  // agent_native.cc: attempts of a polled executor (Slurm).
+  // agent_polled_executor.cc: attempts of a polled executor (Slurm).
   void SubmitNative(Attempt& a, RunRequest req);
   void OnNativeSubmitted(int64_t id, const RunRequest& req, Result<Started> started);
   void AdoptNative(int64_t id, const AttemptDir& dir);

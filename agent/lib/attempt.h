@@ -37,7 +37,7 @@ struct Attempt {
   bool cancel_signalled = false;
   boost::asio::steady_timer kill_timer;  // SIGKILL after the grace, when there is no shim
 
-  // A polled executor's attempt (Slurm; agent_native.cc). `native_id` is the job id, empty
+  // A polled executor's attempt (Slurm; agent_polled_executor.cc). `native_id` is the job id, empty
   // until the submission answers (or, after a restart, until the job is found by name).
   std::string native_id;
   bool native_busy = false;     // a submission is in flight on the worker

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/strings.h"
+#include "daemon/store/query.h"
 
 namespace longhaul::store {
 namespace {
@@ -293,11 +294,8 @@ CREATE TABLE gpu_series (
 }
 
 Result<int> UserVersion(Db* db) {
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("PRAGMA user_version"));
-  ASSIGN_OR_RETURN(bool row, st->Step());
-  int v = row ? static_cast<int>(st->Int(0)) : 0;
-  st->Reset();
-  return v;
+  ASSIGN_OR_RETURN(std::optional<int64_t> v, QueryFirst(db, "PRAGMA user_version", FirstColumnInt));
+  return static_cast<int>(v.value_or(0));
 }
 
 }  // namespace

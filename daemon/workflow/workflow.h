@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/lean.h"
+#include "core/compact_fields.h"
 #include "core/status.h"
 
 namespace longhaul::workflow {
