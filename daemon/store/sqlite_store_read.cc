@@ -170,13 +170,14 @@ Result<AttemptRow> SqliteStore::FindAttempt(int64_t run_id, const std::string& s
   ASSIGN_OR_RETURN(std::optional<AttemptRow> found, FirstRow(st, ReadAttempt));
   if (found) return std::move(*found);
   // Say what is missing: the run, its stage, or the stage's attempt.
+  using RunAndStage = std::pair<bool, bool>;  // whether each exists
   ASSIGN_OR_RETURN(
-      std::optional<std::pair<bool, bool>> which,
+      std::optional<RunAndStage> which,
       QueryFirst(
           db.get(),
           "SELECT (SELECT count(*) FROM runs WHERE id = ?1), "
           "(SELECT count(*) FROM stages WHERE run_id = ?1 AND name = ?2)",
-          [](const Stmt& r) { return std::make_pair(r.Int(0) > 0, r.Int(1) > 0); }, run_id, stage));
+          [](const Stmt& r) { return RunAndStage(r.Int(0) > 0, r.Int(1) > 0); }, run_id, stage));
   if (!which || !which->first) return absl::NotFoundError(StrCat("no run ", run_id));
   if (!which->second) {
     return absl::NotFoundError(StrCat("run ", run_id, " has no stage '", stage, "'"));
