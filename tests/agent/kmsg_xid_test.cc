@@ -19,81 +19,66 @@
 namespace longhaul::agent {
 namespace {
 
-TEST(KmsgXidParseTest, ReadsTheCurrentDriversLine) {
-  auto x = ParseKmsgXid(
-      "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.");
-  ASSERT_TRUE(x.has_value());
-  EXPECT_EQ(x->pci_bus_id, "0000:3b:00");
-  EXPECT_EQ(x->xid, 79);
-  EXPECT_EQ(x->pid, 1234);
-  EXPECT_EQ(x->process, "python3");
-  EXPECT_EQ(x->text, "GPU has fallen off the bus.");
-}
+// A line and what it must parse to.
+struct KmsgXidCase {
+  const char* what;
+  std::string line;
+  std::string bus;
+  int xid;
+  std::optional<int64_t> pid;
+  std::string process, text;
+};
 
-TEST(KmsgXidParseTest, ReadsADevKmsgRecordWithAnUnknownProcess) {
-  // One read() of /dev/kmsg: the prefix, the message with commas in it, the dictionary.
-  auto x = ParseKmsgXid(
-      "3,1843,5812345678,-;NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, "
-      "Graphics SM Warp Exception on (GPC 7, TPC 1, SM 0): Out Of Range Address\n"
-      " SUBSYSTEM=pci\n DEVICE=+pci:0000:cb:00.0\n");
-  ASSERT_TRUE(x.has_value());
-  EXPECT_EQ(x->pci_bus_id, "0000:cb:00");
-  EXPECT_EQ(x->xid, 13);
-  EXPECT_FALSE(x->pid.has_value());
-  EXPECT_EQ(x->process, "");
-  EXPECT_EQ(x->text, "Graphics SM Warp Exception on (GPC 7, TPC 1, SM 0): Out Of Range Address");
-}
-
-TEST(KmsgXidParseTest, ReadsOlderDriversLinesWithFewerFields) {
-  auto pid_only = ParseKmsgXid(
-      "NVRM: Xid (PCI:0000:01:00): 79, pid=1122, GPU has fallen off "
-      "the bus.\n");
-  ASSERT_TRUE(pid_only.has_value());
-  EXPECT_EQ(pid_only->pid, 1122);
-  EXPECT_EQ(pid_only->process, "");
-  EXPECT_EQ(pid_only->text, "GPU has fallen off the bus.");
-  auto neither = ParseKmsgXid("NVRM: Xid (PCI:0000:23:00): 79, GPU has fallen off the bus.");
-  ASSERT_TRUE(neither.has_value());
-  EXPECT_EQ(neither->pci_bus_id, "0000:23:00");
-  EXPECT_FALSE(neither->pid.has_value());
-  EXPECT_EQ(neither->text, "GPU has fallen off the bus.");
-  auto bare = ParseKmsgXid("NVRM: Xid (PCI:0000:23:00): 48");
-  ASSERT_TRUE(bare.has_value());
-  EXPECT_EQ(bare->xid, 48);
-  EXPECT_EQ(bare->text, "");
-}
-
-TEST(KmsgXidParseTest, ReadsEveryBusIdFormAndTheMigAttribution) {
-  auto with_function = ParseKmsgXid(
-      "NVRM: Xid (PCI:00000000:3B:00.0): 48, pid=7, name=train, An uncorrectable double bit "
-      "error (DBE) has been detected on GPU in the framebuffer at partition 6.");
-  ASSERT_TRUE(with_function.has_value());
-  EXPECT_EQ(with_function->pci_bus_id, "0000:3b:00");
-  EXPECT_EQ(with_function->process, "train");
-  auto mig = ParseKmsgXid(
-      "NVRM: Xid (PCI:0000:3b:00 GPU-I:01 GPU-CI:00): 94, pid=42, name=vllm, Contained: "
-      "SM (0x1). RST: No, D-RST: No");
-  ASSERT_TRUE(mig.has_value());
-  EXPECT_EQ(mig->pci_bus_id, "0000:3b:00");
-  EXPECT_EQ(mig->xid, 94);
-  EXPECT_EQ(mig->pid, 42);
-  auto gi_only = ParseKmsgXid("NVRM: Xid (PCI:0002:00:00 GPU-I:03): 119, pid=1, name=x, y");
-  ASSERT_TRUE(gi_only.has_value());
-  EXPECT_EQ(gi_only->pci_bus_id, "0002:00:00");
-}
-
-TEST(KmsgXidParseTest, ReadsWhatDmesgAndJournalctlPrint) {
-  auto dmesg = ParseKmsgXid(
-      "[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 31, pid=79749, name=exe, Ch 0000000a, intr "
-      "00000000. MMU Fault: ENGINE GRAPHICS GPC2 GPCCLIENT_T1_7 faulted @ 0x2b57_b3000000.");
-  ASSERT_TRUE(dmesg.has_value());
-  EXPECT_EQ(dmesg->xid, 31);
-  EXPECT_EQ(dmesg->pid, 79749);
-  auto journal = ParseKmsgXid(
-      "Dec 05 02:00:00 node1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=a, GPU has "
-      "fallen off the bus.");
-  ASSERT_TRUE(journal.has_value());
-  EXPECT_EQ(journal->xid, 79);
+TEST(KmsgXidParseTest, ReadsEveryFormOfTheDriversLine) {
+  const std::vector<KmsgXidCase> cases = {
+      {"the current driver's line",
+       "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, "
+       "GPU has fallen off the bus.",
+       "0000:3b:00", 79, 1234, "python3", "GPU has fallen off the bus."},
+      // One read() of /dev/kmsg: the prefix, a message with commas in it, the dictionary.
+      {"a /dev/kmsg record, process unknown",
+       "3,1843,5812345678,-;NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, "
+       "Graphics SM Warp Exception on (GPC 7, TPC 1, SM 0): Out Of Range Address\n"
+       " SUBSYSTEM=pci\n DEVICE=+pci:0000:cb:00.0\n",
+       "0000:cb:00", 13, std::nullopt, "",
+       "Graphics SM Warp Exception on (GPC 7, TPC 1, SM 0): Out Of Range Address"},
+      {"an older driver's, pid only",
+       "NVRM: Xid (PCI:0000:01:00): 79, pid=1122, GPU has fallen off the bus.\n", "0000:01:00", 79,
+       1122, "", "GPU has fallen off the bus."},
+      {"an older driver's, neither",
+       "NVRM: Xid (PCI:0000:23:00): 79, GPU has fallen off the "
+       "bus.",
+       "0000:23:00", 79, std::nullopt, "", "GPU has fallen off the bus."},
+      {"the XID alone", "NVRM: Xid (PCI:0000:23:00): 48", "0000:23:00", 48, std::nullopt, "", ""},
+      {"a bus id with the function, upper case",
+       "NVRM: Xid (PCI:00000000:3B:00.0): 48, pid=7, name=train, An uncorrectable double bit "
+       "error (DBE) has been detected.",
+       "0000:3b:00", 48, 7, "train", "An uncorrectable double bit error (DBE) has been detected."},
+      {"MIG: GPU and compute instance",
+       "NVRM: Xid (PCI:0000:3b:00 GPU-I:01 GPU-CI:00): 94, "
+       "pid=42, name=vllm, Contained: SM (0x1).",
+       "0000:3b:00", 94, 42, "vllm", "Contained: SM (0x1)."},
+      {"MIG: GPU instance only", "NVRM: Xid (PCI:0002:00:00 GPU-I:03): 119, pid=1, name=x, y",
+       "0002:00:00", 119, 1, "x", "y"},
+      {"as dmesg prints it",
+       "[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 31, pid=79749, "
+       "name=exe, Ch 0000000a, intr 00000000. MMU Fault",
+       "0000:3b:00", 31, 79749, "exe", "Ch 0000000a, intr 00000000. MMU Fault"},
+      {"as journalctl prints it",
+       "Dec 05 02:00:00 node1 kernel: NVRM: Xid (PCI:0000:3b:00): "
+       "79, pid=1, name=a, GPU has fallen off the bus.",
+       "0000:3b:00", 79, 1, "a", "GPU has fallen off the bus."},
+  };
+  for (const KmsgXidCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::optional<KmsgXid> x = ParseKmsgXid(c.line);
+    ASSERT_TRUE(x.has_value()) << c.line;
+    EXPECT_EQ(x->pci_bus_id, c.bus);
+    EXPECT_EQ(x->xid, c.xid);
+    EXPECT_EQ(x->pid, c.pid);
+    EXPECT_EQ(x->process, c.process);
+    EXPECT_EQ(x->text, c.text);
+  }
 }
 
 TEST(KmsgXidParseTest, OtherAndMalformedLinesAreNotXids) {
