@@ -93,7 +93,9 @@ Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool incl
     for (;;) {
       ASSIGN_OR_RETURN(bool r, st->Step());
       if (!r) break;
-      AttemptRowToProto(ReadAttempt(*st), out->add_attempts());
+      v1::Attempt* attempt = out->add_attempts();
+      AttemptRowToProto(ReadAttempt(*st), attempt);
+      RETURN_IF_ERROR(FillAttemptEnvironment(db, attempt->id(), attempt));
     }
     st->Reset();
   }
@@ -115,7 +117,7 @@ Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run, std::optional<RunTota
   st->Reset();
   RunRowToProto(row, run);
   run->set_workflow_hash("");
-  return OkStatus();
+  return FillRunSourceState(db, run_id, run);
 }
 
 }  // namespace internal
