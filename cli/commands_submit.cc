@@ -1,6 +1,6 @@
 // submit and validate: the commands that read a workflow file.
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <random>
 
 #include "cli/commands.h"

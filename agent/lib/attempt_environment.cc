@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/command.h"
-#include "core/fs.h"
 #include "core/engine_arg.h"
+#include "core/fs.h"
 #include "core/hash.h"
 #include "core/strings.h"
 
@@ -33,7 +33,7 @@ std::string StampText(const std::string& path) {
 EnvironmentProbe::EnvironmentProbe(std::string agent_version, int64_t timeout_ms)
     : agent_version_(std::move(agent_version)) {
   run_command_ = [timeout_ms](const std::vector<std::string>& argv, const std::string& path,
-                             const std::string& profiles_env) -> Result<std::string> {
+                              const std::string& profiles_env) -> Result<std::string> {
     CommandInput input;
     input.env["PATH"] = path;
     input.env["LONGHAUL_ENGINE_PROFILES"] = profiles_env;
@@ -149,7 +149,8 @@ Status EnvironmentProbe::AskKnownEngines() {
   ASSIGN_OR_RETURN(std::string text, ReadFile(known_file_));
   nlohmann::json list = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!list.is_array()) {
-    return absl::DataLossError(StrCat(known_file_, ": not a JSON list; the engines it named are "
+    return absl::DataLossError(StrCat(known_file_,
+                                      ": not a JSON list; the engines it named are "
                                       "asked again when an attempt uses them"));
   }
   for (const auto& item : list) {

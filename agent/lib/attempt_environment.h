@@ -80,8 +80,8 @@ class EnvironmentProbe {
   Result<std::string> AskEngine(const EngineQuery& q);
   void SaveKnown();
 
-  std::map<std::string, Result<std::string>> versions_;  // by cache key
-  std::map<std::string, EngineQuery> known_;             // by cache key
+  std::map<std::string, Result<std::string>> versions_;     // by cache key
+  std::map<std::string, EngineQuery> known_;                // by cache key
   std::map<std::string, v1::EngineVersionReport> reports_;  // by profile
   std::string known_file_;
   std::function<int64_t()> now_ms_;

@@ -51,8 +51,8 @@ Status Scheduler::FlushToStore() {
   }
   batch_.environments.clear();
   for (const auto& [agent_id, v] : batch_.engine_versions) {
-    RETURN_IF_ERROR(store_->PutAgentEngineVersion(agent_id, v.profile(), v.version(),
-                                                  v.checked_at_ms()));
+    RETURN_IF_ERROR(
+        store_->PutAgentEngineVersion(agent_id, v.profile(), v.version(), v.checked_at_ms()));
   }
   batch_.engine_versions.clear();
   return FlushNotices();

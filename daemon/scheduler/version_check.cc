@@ -75,9 +75,9 @@ Status CheckRecordedVersions(store::SqliteStore* store, const workflow::Workflow
     }
     if ((spec.cache_key_on & workflow::kKeyOnExecutable) && !argv.empty()) {
       ASSIGN_OR_RETURN(std::string now, store->LatestExecutableSha256(argv[0]));
-      if (auto change = VersionChange(StrCat("executable ", argv[0]),
-                                      ShortSha(before.executable_sha256()), ShortSha(now),
-                                      sp.hit->run_id)) {
+      if (auto change =
+              VersionChange(StrCat("executable ", argv[0]), ShortSha(before.executable_sha256()),
+                            ShortSha(now), sp.hit->run_id)) {
         why.push_back(*change);
       }
     }

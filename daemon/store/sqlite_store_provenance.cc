@@ -36,11 +36,11 @@ Status SqliteStore::PutAttemptEnvironment(int64_t attempt_id, const v1::AttemptE
 
 Status SqliteStore::PutAgentEngineVersion(const std::string& agent_id, const std::string& profile,
                                           const std::string& version, int64_t checked_at_ms) {
-  ASSIGN_OR_RETURN(Stmt * st,
-                   writer_->Prepare("INSERT INTO agent_engine_versions(agent_id, profile, "
-                                    "version, checked_at_ms) VALUES (?,?,?,?) ON CONFLICT(agent_id, "
-                                    "profile) DO UPDATE SET version = excluded.version, "
-                                    "checked_at_ms = excluded.checked_at_ms"));
+  ASSIGN_OR_RETURN(
+      Stmt * st, writer_->Prepare("INSERT INTO agent_engine_versions(agent_id, profile, "
+                                  "version, checked_at_ms) VALUES (?,?,?,?) ON CONFLICT(agent_id, "
+                                  "profile) DO UPDATE SET version = excluded.version, "
+                                  "checked_at_ms = excluded.checked_at_ms"));
   st->Bind(1, agent_id).Bind(2, profile).Bind(3, version).Bind(4, checked_at_ms);
   return st->Run();
 }

@@ -98,11 +98,10 @@ class Reader {
 };
 
 Status ParseInto(const YAML::Node& root, const Reader& r, EngineProfile& p) {
-  RETURN_IF_ERROR(r.Keys(
-      root, "the profile",
-      {"name", "description", "argv", "optional", "defaults", "env", "port", "health", "probe",
-       "metrics", "fatal_log_patterns", "fatal_while_serving", "ready_log_line", "timeouts",
-       "version_command"}));
+  RETURN_IF_ERROR(r.Keys(root, "the profile",
+                         {"name", "description", "argv", "optional", "defaults", "env", "port",
+                          "health", "probe", "metrics", "fatal_log_patterns", "fatal_while_serving",
+                          "ready_log_line", "timeouts", "version_command"}));
   if (!root["name"]) return r.Bad(root, "missing 'name'");
   ASSIGN_OR_RETURN(p.name, r.Str(root["name"], "name"));
   if (root["description"]) {

@@ -24,7 +24,9 @@ Result<std::string> EngineVersion(const ServeOptions& o, const std::string& exe_
   ASSIGN_OR_RETURN(CommandResult r, RunCommand(profile.version_command, timeout_ms));
   std::string line(StripWhitespace(r.out.substr(0, r.out.find('\n'))));
   if (r.exit_code != 0 || line.empty()) {
+    // The last line says why (a Python traceback ends with the exception).
     std::string err(StripWhitespace(r.err));
+    if (auto nl = err.rfind('\n'); nl != std::string::npos) err = err.substr(nl + 1);
     return absl::FailedPreconditionError(
         StrCat("profile '", profile.name, "': ", CommandLine(profile.version_command),
                r.exit_code != 0 ? StrCat(" exited with ", r.exit_code) : " printed nothing",

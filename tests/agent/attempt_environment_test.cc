@@ -82,8 +82,8 @@ TEST_F(AttemptEnvironmentTest, AMissingProgramIsANoteNotAnError) {
 TEST_F(AttemptEnvironmentTest, TheEngineVersionIsAskedOncePerProfile) {
   std::string serve = MakeExecutable("lh-serve", "#!/bin/sh\n");
   EnvironmentProbe p = FakeEngineProbe();
-  std::vector<std::string> argv = {"lh-serve", "--profile", "ref", "--profiles-dir", "/p",
-                                   "--model", "m"};
+  std::vector<std::string> argv = {"lh-serve", "--profile", "ref", "--profiles-dir",
+                                   "/p",       "--model",   "m"};
   v1::AttemptEnvironment e = p.Probe(argv, dir_.path(), "/envdir");
   EXPECT_EQ(e.engine_profile(), "ref");
   EXPECT_EQ(e.engine_version(), "0.8.4");

@@ -33,11 +33,15 @@ v1::Run ProvRun(const std::string& commit, bool dirty, const std::string& engine
   if (dirty) s->set_diff_sha256(std::string(64, 'd'));
   v1::Stage* gen = r.add_stages();
   gen->set_name("gen");
-  *gen->add_attempts()->mutable_environment() = ProvEnv("lh-datagen", gen_sha, "", agent);
+  v1::Attempt* g1 = gen->add_attempts();
+  g1->set_number(1);
+  *g1->mutable_environment() = ProvEnv("lh-datagen", gen_sha, "", agent);
   v1::Stage* serve = r.add_stages();
   serve->set_name("serve");
-  serve->add_attempts();  // a first attempt whose agent recorded nothing
-  *serve->add_attempts()->mutable_environment() = ProvEnv("lh-serve", "s1", engine, agent);
+  serve->add_attempts()->set_number(1);  // a first attempt whose agent recorded nothing
+  v1::Attempt* s2 = serve->add_attempts();
+  s2->set_number(2);
+  *s2->mutable_environment() = ProvEnv("lh-serve", "s1", engine, agent);
   return r;
 }
 

@@ -21,8 +21,8 @@ class SourceStateTest : public ::testing::Test {
     std::vector<std::string> argv = {"git", "-C", repo_};
     argv.insert(argv.end(), args.begin(), args.end());
     CommandInput in;
-    in.env = {{"GIT_AUTHOR_NAME", "t"},     {"GIT_AUTHOR_EMAIL", "t@x"},
-              {"GIT_COMMITTER_NAME", "t"},  {"GIT_COMMITTER_EMAIL", "t@x"},
+    in.env = {{"GIT_AUTHOR_NAME", "t"},           {"GIT_AUTHOR_EMAIL", "t@x"},
+              {"GIT_COMMITTER_NAME", "t"},        {"GIT_COMMITTER_EMAIL", "t@x"},
               {"GIT_CONFIG_GLOBAL", "/dev/null"}, {"GIT_CONFIG_NOSYSTEM", "1"}};
     Result<CommandResult> r = RunCommand(argv, 20'000, in);
     EXPECT_TRUE(r.ok()) << r.status();

@@ -23,10 +23,10 @@ class ProvenanceTest : public ClusterTest {
     std::vector<std::string> argv = {"git", "-C", repo};
     argv.insert(argv.end(), args.begin(), args.end());
     CommandInput in;
-    in.env = {{"GIT_AUTHOR_NAME", "t"},    {"GIT_AUTHOR_EMAIL", "t@x"},
-              {"GIT_COMMITTER_NAME", "t"}, {"GIT_COMMITTER_EMAIL", "t@x"},
+    in.env = {{"GIT_AUTHOR_NAME", "t"},           {"GIT_AUTHOR_EMAIL", "t@x"},
+              {"GIT_COMMITTER_NAME", "t"},        {"GIT_COMMITTER_EMAIL", "t@x"},
               {"GIT_CONFIG_GLOBAL", "/dev/null"}, {"GIT_CONFIG_NOSYSTEM", "1"}};
-    Result<CommandResult> r = RunCommand(argv, 20'000, in);
+    Result<longhaul::CommandResult> r = longhaul::RunCommand(argv, 20'000, in);
     EXPECT_TRUE(r.ok() && r->exit_code == 0) << StrJoin(argv, " ");
     return r.ok() ? r->out : "";
   }
@@ -49,10 +49,13 @@ TEST_F(ProvenanceTest, DirtyTreeAndEngineUpgradeAreRecordedComparedAndRerunWhere
   ASSERT_EQ(::chmod(script.c_str(), 0755), 0);
   std::string profiles = cluster().dir().Join("profiles");
   std::filesystem::create_directories(profiles);
-  WriteTextFile(profiles + "/fake.yaml", StrCat(R"(name: fake
-argv: [")", BinPath("lh-fake-engine"), R"(", --host, "${host}", --port, "${port}",
+  WriteTextFile(profiles + "/fake.yaml",
+                StrCat(R"(name: fake
+argv: [")",
+                       BinPath("lh-fake-engine"), R"(", --host, "${host}", --port, "${port}",
        --model-name, "${model}"]
-version_command: [")", script, R"("]
+version_command: [")",
+                       script, R"("]
 defaults:
   model: fake-model
 health: {path: /health, interval: 100ms, serving_interval: 200ms, serving_failures: 2}
@@ -64,15 +67,17 @@ timeouts: {load: 20s, probe: 5s, stop_grace: 1s}
   std::filesystem::create_directories(repo);
   Git(repo, {"init", "-q", "-b", "main"});
   std::string wf = repo + "/prov.yaml";
-  WriteTextFile(wf, StrCat(R"(name: prov
+  WriteTextFile(wf,
+                StrCat(R"(name: prov
 stages:
   datagen:
     run: [lh-testjob, --output, "data=generated"]
   server:
     kind: service
     needs: [datagen]
-    run: [")", BinPath("lh-serve"), R"(", --profile, fake, --profiles-dir, ")", profiles,
-                           R"(", --log-dir, .]
+    run: [")",
+                       BinPath("lh-serve"), R"(", --profile, fake, --profiles-dir, ")", profiles,
+                       R"(", --log-dir, .]
     cache: {key_on: [engine_version]}
   bench:
     needs: [server]
@@ -152,6 +157,24 @@ stages:
   EXPECT_NE(lines[2].find("fake 0.8.4"), std::string::npos) << cmp.out;
   EXPECT_NE(lines[2].find("fake 0.9.0"), std::string::npos) << cmp.out;
   EXPECT_LT(cmp.out.find("engine version"), cmp.out.find("stages:")) << cmp.out;
+
+  // lineage: the first run's data generation fed its server and was reused by the second run;
+  // the second run's server was fed a reused result.
+  std::string r1 = std::to_string(first), r2 = std::to_string(second);
+  CommandResult gen = cluster().Cli({"lineage", r1, "datagen"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  EXPECT_NE(gen.out.find(StrCat("made by: run ", r1, " stage datagen attempt 1\n")),
+            std::string::npos)
+      << gen.out;
+  EXPECT_NE(gen.out.find(StrCat(r1, "    server   needs it")), std::string::npos) << gen.out;
+  EXPECT_NE(gen.out.find(StrCat(r2, "    datagen  reused this result")), std::string::npos)
+      << gen.out;
+  CommandResult srv = cluster().Cli({"lineage", r2, "server"});
+  ASSERT_EQ(srv.exit_code, 0) << srv.err;
+  EXPECT_NE(srv.out.find(StrCat("datagen  run ", r1, " stage datagen attempt 1  reused")),
+            std::string::npos)
+      << srv.out;
+  EXPECT_EQ(cluster().Cli({"lineage", r2, "nope"}).exit_code, 3);
 }
 
 }  // namespace

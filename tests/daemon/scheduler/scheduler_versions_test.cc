@@ -117,7 +117,7 @@ TEST_F(VersionsTest, ARebuiltExecutableRerunsOnlyTheStageThatAsksForIt) {
   RunStarted(n1, [](const std::string& s) { return Env(s, "0.8.4", "aaaa"); });
   // An attempt of another run (another workflow) records a new hash of `gen`.
   clock_.AdvanceMs(1000);
-  Submit("name: other\nstages:\n  g: {run: [gen]}\n");
+  Submit("name: other\nstages:\n  g: {run: [gen, --other]}\n");  // not a cache hit of gen
   RunStarted(n1, [](const std::string& s) {
     v1::AttemptEnvironment e = Env("gen", "", "bbbb");
     return s == "g" ? e : Env(s, "0.8.4");
