@@ -124,8 +124,9 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("DROP TABLE notifications").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE identity").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE gpus; DROP TABLE gpu_series").ok());
-    ASSERT_TRUE((*db)->Exec("DROP TABLE run_sources; DROP TABLE attempt_environments; "
-                            "DROP TABLE agent_engine_versions")
+    ASSERT_TRUE((*db)
+                    ->Exec("DROP TABLE run_sources; DROP TABLE attempt_environments; "
+                           "DROP TABLE agent_engine_versions")
                     .ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
@@ -448,8 +449,9 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
     }
     ASSERT_TRUE((*db)->Exec("DROP TABLE identity").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE gpus; DROP TABLE gpu_series").ok());
-    ASSERT_TRUE((*db)->Exec("DROP TABLE run_sources; DROP TABLE attempt_environments; "
-                            "DROP TABLE agent_engine_versions")
+    ASSERT_TRUE((*db)
+                    ->Exec("DROP TABLE run_sources; DROP TABLE attempt_environments; "
+                           "DROP TABLE agent_engine_versions")
                     .ok());
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=11").ok());
   }
