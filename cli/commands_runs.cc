@@ -262,7 +262,8 @@ namespace {
 // `show RUN STAGE`: the stage's header, with --why what decided it, then its outputs,
 // metrics, artifacts (and attempts) as `show RUN` prints them.
 int ShowStage(CommandContext& ctx, v1::Run run, const ShowOptions& options) {
-  Result<v1::Stage> found = FindStage(*ctx.coordinator, run, options.stage, options.attempts);
+  Result<v1::Stage> found =
+      FindStage(*ctx.coordinator, run, options.stage, options.attempts || !ctx.json);
   if (!found.ok()) return ctx.Fail(found.status());
   v1::Stage stage = *std::move(found);
   if (ctx.json) return PrintJson(ctx, stage);

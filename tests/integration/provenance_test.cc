@@ -146,6 +146,9 @@ stages:
   const v1::AttemptEnvironment* server2 = LastEnv(FindStage(*run2, "server"));
   ASSERT_NE(server2, nullptr);
   EXPECT_EQ(server2->engine_version(), "0.9.0");
+  CommandResult show_server = cluster().Cli({"show", std::to_string(second), "server"});
+  ASSERT_EQ(show_server.exit_code, 0) << show_server.err;
+  EXPECT_NE(show_server.out.find("fake 0.9.0"), std::string::npos) << show_server.out;
 
   // compare lists the engine first, before the params and stages.
   CommandResult cmp = cluster().Cli({"compare", std::to_string(first), std::to_string(second)});

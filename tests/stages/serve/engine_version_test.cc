@@ -37,7 +37,8 @@ TEST(EngineVersionTest, NoCommandAFailureOrNothingPrintedSayWhy) {
   testing::TempDir dir;
   EXPECT_NE(EngineVersionOf(dir, "").find("has no version_command"), std::string::npos);
   std::string failed = EngineVersionOf(
-      dir, "version_command: [/bin/sh, -c, 'echo Traceback >&2; echo No module vllm >&2; exit 1']\n");
+      dir,
+      "version_command: [/bin/sh, -c, 'echo Traceback >&2; echo No module vllm >&2; exit 1']\n");
   ASSERT_NE(failed.find("exited with 1: "), std::string::npos) << failed;
   EXPECT_EQ(failed.substr(failed.find("exited with 1: ")), "exited with 1: No module vllm")
       << "only stderr's last line";
