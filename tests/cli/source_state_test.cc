@@ -10,6 +10,7 @@
 #include "core/command.h"
 #include "core/hash.h"
 #include "core/strings.h"
+#include "tests/testing/git_repo.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::cli {
@@ -18,17 +19,7 @@ namespace {
 class SourceStateTest : public ::testing::Test {
  protected:
   std::string Git(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"git", "-C", repo_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    CommandInput in;
-    in.env = {{"GIT_AUTHOR_NAME", "t"},           {"GIT_AUTHOR_EMAIL", "t@x"},
-              {"GIT_COMMITTER_NAME", "t"},        {"GIT_COMMITTER_EMAIL", "t@x"},
-              {"GIT_CONFIG_GLOBAL", "/dev/null"}, {"GIT_CONFIG_NOSYSTEM", "1"}};
-    Result<CommandResult> r = RunCommand(argv, 20'000, in);
-    EXPECT_TRUE(r.ok()) << r.status();
-    if (!r.ok()) return "";
-    EXPECT_EQ(r->exit_code, 0) << StrJoin(argv, " ") << ": " << r->err;
-    return r->out;
+    return testing::RunGitInRepo(repo_, args);
   }
   void SetUp() override {
     repo_ = dir_.Join("repo");

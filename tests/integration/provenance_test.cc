@@ -13,6 +13,7 @@
 #include "core/strings.h"
 #include "proto/state_names.h"
 #include "tests/integration/cluster.h"
+#include "tests/testing/git_repo.h"
 
 namespace longhaul::testing {
 namespace {
@@ -20,15 +21,7 @@ namespace {
 class ProvenanceTest : public ClusterTest {
  protected:
   std::string Git(const std::string& repo, const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"git", "-C", repo};
-    argv.insert(argv.end(), args.begin(), args.end());
-    CommandInput in;
-    in.env = {{"GIT_AUTHOR_NAME", "t"},           {"GIT_AUTHOR_EMAIL", "t@x"},
-              {"GIT_COMMITTER_NAME", "t"},        {"GIT_COMMITTER_EMAIL", "t@x"},
-              {"GIT_CONFIG_GLOBAL", "/dev/null"}, {"GIT_CONFIG_NOSYSTEM", "1"}};
-    Result<longhaul::CommandResult> r = longhaul::RunCommand(argv, 20'000, in);
-    EXPECT_TRUE(r.ok() && r->exit_code == 0) << StrJoin(argv, " ");
-    return r.ok() ? r->out : "";
+    return RunGitInRepo(repo, args);
   }
 };
 
