@@ -68,6 +68,9 @@ struct Attempt {
   int64_t rate_window_sent = 0;      // events sent in it
   bool rate_limited_logged = false;  // one log line per attempt when it is first held back
 
+  // What it runs on, found when this agent process launched it (absent for an adopted one).
+  std::optional<v1::AttemptEnvironment> environment;
+
   // Exit.
   std::optional<ExitInfo> exit;
   bool exit_sent = false;  // on the current stream

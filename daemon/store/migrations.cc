@@ -289,6 +289,33 @@ CREATE TABLE gpu_series (
   PRIMARY KEY (attempt_id, gpu_index)
 );
 )sql",
+      // Provenance: the workflow file's git work tree at submission (a serialized
+      // v1::SourceState), and each attempt's environment as its agent saw it (a serialized
+      // v1::AttemptEnvironment; profile, executable and their versions also as columns, so
+      // the planner finds the latest for a cache key's key_on).
+      R"sql(
+CREATE TABLE run_sources (
+  run_id INTEGER PRIMARY KEY,
+  source BLOB NOT NULL
+);
+CREATE TABLE attempt_environments (
+  attempt_id INTEGER PRIMARY KEY,
+  executable TEXT NOT NULL DEFAULT '',
+  executable_sha256 TEXT NOT NULL DEFAULT '',
+  engine_profile TEXT NOT NULL DEFAULT '',
+  engine_version TEXT NOT NULL DEFAULT '',
+  environment BLOB NOT NULL
+);
+CREATE INDEX attempt_environments_by_profile ON attempt_environments(engine_profile, attempt_id);
+CREATE INDEX attempt_environments_by_executable ON attempt_environments(executable, attempt_id);
+CREATE TABLE agent_engine_versions (
+  agent_id TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  version TEXT NOT NULL,
+  checked_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (agent_id, profile)
+);
+)sql",
   };
   return kMigrations;
 }

@@ -74,9 +74,13 @@ Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool incl
       },
       source));
   if (!include_attempts) return OkStatus();
-  return QueryEach(
+  RETURN_IF_ERROR(QueryEach(
       db, StrCat("SELECT ", kAttemptColumns, " FROM attempts WHERE stage_id = ? ORDER BY number"),
-      [&](const Stmt& st) { AttemptRowToProto(ReadAttempt(st), out->add_attempts()); }, stage_id);
+      [&](const Stmt& st) { AttemptRowToProto(ReadAttempt(st), out->add_attempts()); }, stage_id));
+  for (v1::Attempt& attempt : *out->mutable_attempts()) {
+    RETURN_IF_ERROR(FillAttemptEnvironment(db, attempt.id(), &attempt));
+  }
+  return OkStatus();
 }
 
 Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run, std::optional<RunTotals>* totals) {
@@ -93,7 +97,7 @@ Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run, std::optional<RunTota
   if (totals != nullptr) *totals = std::move(row.second);
   RunRowToProto(row.first, run);
   run->set_workflow_hash("");
-  return OkStatus();
+  return FillRunSourceState(db, run_id, run);
 }
 
 }  // namespace internal
