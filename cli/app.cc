@@ -121,6 +121,12 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
     };
   });
 
+  LineageOptions lineage;
+  cmd = app.add_subcommand("lineage", "where a stage's result came from and which stages used it");
+  cmd->add_option("run", lineage.run_id, "the run")->required();
+  cmd->add_option("stage", lineage.stage, "the stage")->required();
+  cmd->callback([&] { action = [&](CommandContext& c) { return StageLineage(c, lineage); }; });
+
   RunsOptions runs;
   cmd = app.add_subcommand("runs", "list runs, newest first");
   cmd->add_option("--status", runs.status, "only runs in this status (running, failed, ...)");

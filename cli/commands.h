@@ -70,6 +70,15 @@ struct CompareOptions {
 // Two runs side by side: params that differ, what each stage did (ran, reused from which
 // run), their metrics with the ratio B/A, and what their GPUs did (compare_gpus.h).
 int CompareRuns(CommandContext& ctx, const CompareOptions& options);
+
+struct LineageOptions {
+  int64_t run_id = 0;
+  std::string stage;
+};
+// Where a stage's result came from (the attempt that made it, here or in the run it was reused
+// from; the stages it needed and where theirs came from) and which stages used it (in this run,
+// and later runs of the workflow that reused it). commands_lineage.cc.
+int StageLineage(CommandContext& ctx, const LineageOptions& options);
 int CancelRun(CommandContext& ctx, int64_t run_id);
 int RetryRun(CommandContext& ctx, int64_t run_id, const std::string& stage);
 

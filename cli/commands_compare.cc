@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/compare_gpus.h"
 #include "cli/exit_codes.h"
+#include "cli/provenance_view.h"
 #include "cli/table.h"
 #include "core/strings.h"
 #include "proto/state_names.h"
@@ -47,6 +48,7 @@ int CompareRuns(CommandContext& ctx, const CompareOptions& options) {
   for (int i = 0; i < 2; ++i) {
     v1::GetRunRequest req;
     req.set_id(i == 0 ? options.a : options.b);
+    req.set_include_attempts(true);  // their environments
     Result<v1::Run> run = ctx.coordinator->GetRun(req);
     if (!run.ok()) return ctx.Fail(run.status());
     runs[i] = std::move(*run);
@@ -60,6 +62,16 @@ int CompareRuns(CommandContext& ctx, const CompareOptions& options) {
     return kExitOk;
   }
   std::string ha = StrCat("run ", runs[0].id()), hb = StrCat("run ", runs[1].id());
+  // First what differs besides the params: a changed engine or uncommitted code explains a
+  // difference in results that the params do not.
+  std::vector<ProvenanceDifference> diffs = ProvenanceDifferences(runs[0], runs[1]);
+  if (!diffs.empty()) {
+    Table what({"DIFFERS", ha, hb});
+    for (const auto& d : diffs) what.AddRow({d.what, d.a, d.b});
+    ctx.out() << "what differs besides params:\n";
+    what.Render(ctx.out());
+    ctx.out() << '\n';
+  }
   Table head({"", ha, hb});
   head.AddRow({"workflow", runs[0].workflow_name(), runs[1].workflow_name()});
   head.AddRow({"status", std::string(RunStatusName(runs[0].status())),

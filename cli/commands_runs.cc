@@ -6,8 +6,10 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/format.h"
+#include "cli/provenance_view.h"
 #include "cli/run_view.h"
 #include "cli/show_summary.h"
+#include "cli/source_state.h"
 #include "cli/stage_view.h"
 #include "cli/table.h"
 #include "cli/terminal_text.h"
@@ -69,6 +71,7 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
         << ")";
   out << '\n';
   if (run.parent_run_id() > 0) out << "  parent:    run " << run.parent_run_id() << '\n';
+  out << "  source:    " << TerminalSafe(SourceStateLine(run.source())) << '\n';
   if (run.collected_at_ms() > 0) PrintCollected(out, run);
   if (run.no_cache()) out << "  cache:     off (--no-cache)\n";
   out << "  gpu-hours: " << FormatGpuHours(run.gpu_hours());
@@ -92,7 +95,7 @@ void PrintGpuUsage(CommandContext& ctx, const v1::Run& run) {
     table.AddRow({s.name(), FormatGpuHours(u.sampled_gpu_hours()),
                   u.mean_sm_util_pct() < 0 ? "-" : StrCat(FormatNumber(u.mean_sm_util_pct()), "%"),
                   u.peak_mem_used_bytes() < 0 ? "-" : FormatBytes(u.peak_mem_used_bytes()),
-                  StrCat(FormatNumber(u.energy_kwh()), " kWh"),
+                  FormatEnergy(u.energy_kwh()),
                   FormatGpuHours(u.idle_gpu_hours())});
   }
   if (!any) return;
@@ -261,7 +264,8 @@ namespace {
 // `show RUN STAGE`: the stage's header, with --why what decided it, then its outputs,
 // metrics, artifacts (and attempts) as `show RUN` prints them.
 int ShowStage(CommandContext& ctx, v1::Run run, const ShowOptions& options) {
-  Result<v1::Stage> found = FindStage(*ctx.coordinator, run, options.stage, options.attempts);
+  Result<v1::Stage> found =
+      FindStage(*ctx.coordinator, run, options.stage, options.attempts || !ctx.json);
   if (!found.ok()) return ctx.Fail(found.status());
   v1::Stage stage = *std::move(found);
   if (ctx.json) return PrintJson(ctx, stage);
@@ -273,6 +277,7 @@ int ShowStage(CommandContext& ctx, v1::Run run, const ShowOptions& options) {
     ctx.out() << "  gpu use:   " << GpuUsageText(run.stages(0).gpu_usage()) << '\n';
   }
   PrintOutputsMetricsArtifacts(ctx, run);
+  RenderEnvironmentTable(ctx.out(), run);
   if (options.attempts) PrintAttempts(ctx, run);
   return kExitOk;
 }
@@ -286,7 +291,9 @@ namespace {
 Result<v1::Run> FetchShownRun(CommandContext& ctx, const ShowOptions& options) {
   v1::GetRunRequest req;
   req.set_id(options.run_id);
-  req.set_include_attempts(options.attempts);
+  // Attempts for their environments too (the table, not --json unless asked), on the first
+  // page: at most kSmallRunStages stages unless --all.
+  req.set_include_attempts(options.attempts || !ctx.json);
   // A small run comes whole in the first page; a bigger one is summarised, or paged in.
   if (options.stage.empty() && !options.all) req.set_stage_limit(kSmallRunStages);
   Result<v1::Run> run = ctx.coordinator->GetRun(req);
@@ -310,6 +317,7 @@ int PrintShownRun(CommandContext& ctx, v1::Run run, const ShowOptions& options) 
   PrintWarnings(ctx, run);
   PrintPlanReasons(ctx, run);
   PrintOutputsMetricsArtifacts(ctx, run);
+  RenderEnvironmentTable(ctx.out(), run);
   if (options.attempts) PrintAttempts(ctx, run);
   return kExitOk;
 }

@@ -1,11 +1,12 @@
 // submit and validate: the commands that read a workflow file.
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <random>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/format.h"
+#include "cli/source_state.h"
 #include "cli/table.h"
 #include "core/fs.h"
 #include "core/strings.h"
@@ -199,6 +200,7 @@ int Submit(CommandContext& ctx, const SubmitOptions& options) {
   std::error_code ec;
   std::filesystem::path abs = std::filesystem::absolute(options.file, ec);
   req.set_workflow_path(ec ? options.file : abs.lexically_normal().string());
+  if (!options.dry_run) *req.mutable_source() = ReadSourceState(options.file);
   for (const auto& [k, v] : *sets) (*req.mutable_params())[k] = v;
   req.set_dry_run(options.dry_run);
   req.set_no_cache(options.no_cache);

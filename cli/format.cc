@@ -153,6 +153,18 @@ std::string FormatGpuHours(double hours) {
   return buf;
 }
 
+std::string FormatEnergy(double kwh) {
+  double wh = kwh * 1000;
+  char buf[32];
+  if (!(wh > 0)) return "0 Wh";
+  if (wh < 1000) {
+    std::snprintf(buf, sizeof buf, wh < 10 ? "%.2f Wh" : "%.0f Wh", wh);
+  } else {
+    std::snprintf(buf, sizeof buf, wh < 10000 ? "%.2f kWh" : "%.1f kWh", kwh);
+  }
+  return buf;
+}
+
 std::string GpuUsageText(const v1::GpuUsage& u) {
   std::vector<std::string> parts;
   if (u.mean_sm_util_pct() >= 0) parts.push_back(StrCat("mean ", FormatNumber(u.mean_sm_util_pct()), "% SM"));
@@ -160,7 +172,7 @@ std::string GpuUsageText(const v1::GpuUsage& u) {
     parts.push_back(StrCat("peak ", FormatBytes(u.peak_mem_used_bytes()),
                            u.mem_total_bytes() > 0 ? StrCat(" of ", FormatBytes(u.mem_total_bytes())) : ""));
   }
-  parts.push_back(StrCat(FormatNumber(u.energy_kwh()), " kWh"));
+  parts.push_back(FormatEnergy(u.energy_kwh()));
   parts.push_back(StrCat("idle ", FormatGpuHours(u.idle_gpu_hours()), " of ",
                          FormatGpuHours(u.sampled_gpu_hours()), " GPU-h sampled"));
   return StrJoin(parts, ", ");

@@ -25,6 +25,9 @@ std::string FormatClockTime(int64_t ms);
 // "3s ago", "5m07s ago", "just now" (under a second), "never" for 0.
 std::string FormatAgo(int64_t then_ms, int64_t now_ms);
 
+// Energy as people read it: "0.47 Wh" and "12 Wh" under a kWh, "3.41 kWh" above (the UI's form).
+std::string FormatEnergy(double kwh);
+
 // A count as short text: "1234", "0.5", "12.25" (integers without a fraction part, others
 // with up to two decimals).
 std::string FormatNumber(double v);

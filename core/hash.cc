@@ -1,8 +1,14 @@
 #include "core/hash.h"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <vector>
+
+#include "core/fs.h"
 
 namespace longhaul {
 namespace {
@@ -23,6 +29,32 @@ std::string Sha256Hex(std::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned len = 0;
   EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr);
+  return ToHex(digest, len);
+}
+
+Result<std::string> Sha256File(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("cannot open", path, errno);
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  std::vector<char> buf(1 << 20);
+  Status read_error = OkStatus();
+  for (;;) {
+    ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      read_error = ErrnoStatus("cannot read", path, errno);
+      break;
+    }
+    if (n == 0) break;
+    EVP_DigestUpdate(ctx, buf.data(), static_cast<size_t>(n));
+  }
+  ::close(fd);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  EVP_DigestFinal_ex(ctx, digest, &len);
+  EVP_MD_CTX_free(ctx);
+  RETURN_IF_ERROR(read_error);
   return ToHex(digest, len);
 }
 

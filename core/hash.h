@@ -4,10 +4,15 @@
 #include <string>
 #include <string_view>
 
+#include "core/status.h"
+
 namespace longhaul {
 
 // Lower-case hex SHA-256 of `data`.
 std::string Sha256Hex(std::string_view data);
+
+// Lower-case hex SHA-256 of the file at `path`, read in 1 MiB pieces. Errors name the path.
+Result<std::string> Sha256File(const std::string& path);
 
 // Incremental SHA-256 over a sequence of length-prefixed fields, so that ("ab","c") and
 // ("a","bc") hash differently.

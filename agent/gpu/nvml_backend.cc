@@ -27,6 +27,12 @@ struct nvmlEventData_t {
   unsigned int gpuInstanceId;
   unsigned int computeInstanceId;
 };
+// nvmlPciInfo_t: busId is "00000000:3B:00.0"; the legacy field has a four-digit domain.
+struct nvmlPciInfo_t {
+  char busIdLegacy[16];
+  unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+  char busId[32];
+};
 constexpr nvmlReturn_t kNvmlSuccess = 0;
 constexpr nvmlReturn_t kNvmlErrorTimeout = 10;
 constexpr nvmlReturn_t kNvmlErrorGpuIsLost = 15;
@@ -56,6 +62,7 @@ struct NvmlApi {
   nvmlReturn_t (*GetRemappedRows)(nvmlDevice_t, unsigned int*, unsigned int*, unsigned int*,
                                   unsigned int*) = nullptr;
   nvmlReturn_t (*GetPcieReplayCounter)(nvmlDevice_t, unsigned int*) = nullptr;
+  nvmlReturn_t (*GetPciInfo)(nvmlDevice_t, nvmlPciInfo_t*) = nullptr;
   nvmlReturn_t (*EventSetCreate)(nvmlEventSet_t*) = nullptr;
   nvmlReturn_t (*RegisterEvents)(nvmlDevice_t, unsigned long long, nvmlEventSet_t) = nullptr;
   nvmlReturn_t (*EventSetWait)(nvmlEventSet_t, nvmlEventData_t*, unsigned int) = nullptr;
@@ -112,9 +119,15 @@ class NvmlBackend : public GpuBackend {
       if (api_.GetMemoryInfo(h, &mem) == kNvmlSuccess) {
         info.memory_mib = static_cast<int64_t>(mem.total >> 20);
       }
+      if (nvmlPciInfo_t pci{}; api_.GetPciInfo && api_.GetPciInfo(h, &pci) == kNvmlSuccess) {
+        pci.busId[sizeof pci.busId - 1] = '\0';
+        info.pci_bus_id = pci.busId;
+      }
       if (events_ != nullptr) {
-        // NOT_SUPPORTED on boards without XID events: sampled without them.
-        api_.RegisterEvents(h, kNvmlEventTypeXidCriticalError, events_);
+        // NOT_SUPPORTED on boards without XID events: their XIDs come from the kernel log
+        // (kernel_log_xids.h).
+        info.xid_events =
+            api_.RegisterEvents(h, kNvmlEventTypeXidCriticalError, events_) == kNvmlSuccess;
       }
       by_handle_[h] = static_cast<int>(i);
       handles_.push_back(h);
@@ -251,6 +264,7 @@ Result<std::unique_ptr<GpuBackend>> OpenNvml(const std::string& library) {
   LoadNvmlSymbol(lib, "nvmlDeviceGetTotalEccErrors", &api.GetTotalEccErrors);
   LoadNvmlSymbol(lib, "nvmlDeviceGetRemappedRows", &api.GetRemappedRows);
   LoadNvmlSymbol(lib, "nvmlDeviceGetPcieReplayCounter", &api.GetPcieReplayCounter);
+  LoadNvmlSymbol(lib, "nvmlDeviceGetPciInfo_v3", &api.GetPciInfo);
   LoadNvmlSymbol(lib, "nvmlEventSetCreate", &api.EventSetCreate);
   LoadNvmlSymbol(lib, "nvmlDeviceRegisterEvents", &api.RegisterEvents);
   LoadNvmlSymbol(lib, "nvmlEventSetWait_v2", &api.EventSetWait);

@@ -83,7 +83,23 @@ class SmiBackend : public GpuBackend {
     }
     if (!samples.ok()) return samples.status();
     for (const GpuSample& s : *samples) {
-      devices_.push_back(GpuInfo{s.index, s.name, s.mem_total_bytes.value_or(0) >> 20, s.uuid});
+      GpuInfo& g = devices_.emplace_back();
+      g.index = s.index;
+      g.name = s.name;
+      g.memory_mib = s.mem_total_bytes.value_or(0) >> 20;
+      g.uuid = s.uuid;
+    }
+    // The bus ids, once (the kernel log names GPUs by them): "0, 00000000:3B:00.0" a line. A
+    // line that does not read so leaves that GPU without one.
+    auto ids = RunSmi(
+        StrCat("'", smi_, "' --query-gpu=index,pci.bus_id --format=csv,noheader", " 2>/dev/null"));
+    for (const std::string& line : ids.ok() ? StrSplit(*ids, '\n') : std::vector<std::string>{}) {
+      std::vector<std::string> parts = StrSplit(line, ',');
+      std::optional<int64_t> index =
+          parts.size() == 2 ? ParseInt64(StripWhitespace(parts[0])) : std::nullopt;
+      for (GpuInfo& g : devices_) {
+        if (index && g.index == *index) g.pci_bus_id = std::string(StripWhitespace(parts[1]));
+      }
     }
     return absl::OkStatus();
   }

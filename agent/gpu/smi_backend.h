@@ -1,7 +1,8 @@
 // The nvidia-smi backend (gpu_backend.h): when NVML does not load, each sample runs
 //   nvidia-smi --query-gpu=FIELDS --format=csv,noheader,nounits
-// and parses its lines. nvidia-smi reports no XID events and no PCIe replay count; a figure
-// it prints as "[N/A]" or "[Not Supported]" is left absent.
+// and parses its lines. nvidia-smi reports no XID events (the kernel log gives them,
+// kernel_log_xids.h, by the PCI bus ids asked for once at start) and no PCIe replay count; a
+// figure it prints as "[N/A]" or "[Not Supported]" is left absent.
 #pragma once
 
 #include <memory>

@@ -66,6 +66,9 @@ Status Agent::Start() {
   std::sort(ids.begin(), ids.end());
   if (!ids.empty()) highest_attempt_id_ = ids.back();
   OnDiskChange(disk_.Check());
+  env_probe_.set_clock([clock = clock_] { return clock->NowMs(); });
+  env_probe_.set_known_file(config_.state_dir + "/engine_versions.json");
+  if (Status s = env_probe_.AskKnownEngines(); !s.ok()) log_->warn("{}", ToStd(s.message()));
   for (int64_t id : ids) Adopt(id, AttemptDir(config_.state_dir, id));
   PublishGauges();
   ArmHeartbeat();
@@ -137,6 +140,7 @@ v1::AgentMessage Agent::MakeHello() const {
   h->set_state_free_bytes(std::max<int64_t>(0, disk_.free_bytes()));
   h->set_cluster_id(cluster_.cluster_id());
   h->set_highest_attempt_id(highest_attempt_id_);
+  for (const auto& v : env_probe_.KnownVersions()) *h->add_engine_versions() = v;
   for (const auto& [id, a] : attempts_) {
     v1::OwnedAttempt* o = h->add_attempts();
     o->set_attempt_id(id);

@@ -20,6 +20,7 @@
 
 #include "agent/lib/agent_metrics.h"
 #include "agent/lib/attempt.h"
+#include "agent/lib/attempt_environment.h"
 #include "agent/lib/attempt_runner.h"
 #include "agent/lib/cluster_membership.h"
 #include "agent/lib/coordinator_link.h"
@@ -184,7 +185,7 @@ class Agent {
   void RewindAll();
   void SaveHint(Attempt& a);
 
-  // agent_native.cc: attempts of a polled executor (Slurm).
+  // agent_polled_executor.cc: attempts of a polled executor (Slurm).
   void SubmitNative(Attempt& a, RunRequest req);
   void OnNativeSubmitted(int64_t id, const RunRequest& req, Result<Started> started);
   void AdoptNative(int64_t id, const AttemptDir& dir);
@@ -239,6 +240,7 @@ class Agent {
   int64_t in_flight_ = 0;  // unacknowledged events sent, over all attempts
   std::map<int64_t, std::unique_ptr<Attempt>> attempts_;
   std::map<int64_t, int64_t> start_received_ms_;  // for the start latency log
+  EnvironmentProbe env_probe_{config_.version};   // what each attempt runs on (Launch)
   InotifyWatcher inotify_;
   DiskWatch disk_;
   boost::asio::steady_timer heartbeat_timer_;

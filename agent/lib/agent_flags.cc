@@ -75,6 +75,9 @@ void AddAgentFlags(CLI::App& app, AgentFlags* f) {
                  "the pre-flight a quarantined GPU must pass to return to service, run when the "
                  "coordinator asks, with CUDA_VISIBLE_DEVICES=INDEX and --gpus 0 (default "
                  "\"lh-gpucheck --quick\")");
+  app.add_option("--kmsg", f->kmsg,
+                 "the kernel log read for the XIDs of GPUs without NVML XID events, followed "
+                 "from the agent's start; \"\" = off (default /dev/kmsg)");
   app.add_option("--xid-table", f->xid_table,
                  "a CSV of xid,class,description replacing or adding to the built-in XID "
                  "classes (docs/gpus.md)");

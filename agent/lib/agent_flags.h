@@ -40,6 +40,7 @@ struct AgentFlags {
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string gpu_sample = "5s";
   std::string xid_table;             // empty: the built-in table only
+  std::string kmsg = "/dev/kmsg";    // empty: XIDs are not read from the kernel log
   std::string cgroup_root = "auto";  // auto, none or a cgroup2 directory (cgroup.h)
   // The pre-flight run when the coordinator asks (CheckGpu), split on spaces; the agent runs
   // it with CUDA_VISIBLE_DEVICES=INDEX and `--gpus 0` added. Searched on the stages' PATH (the

@@ -162,6 +162,15 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
   }
   ls.args.insert(ls.args.end(), spec.argv().begin(), spec.argv().end());
   ls.env = StageEnv(spec, out_dir, a.dir);
+  {
+    std::string stage_path, profiles_env;
+    for (const std::string& kv : ls.env) {
+      if (kv.rfind("PATH=", 0) == 0) stage_path = kv.substr(5);
+      if (kv.rfind("LONGHAUL_ENGINE_PROFILES=", 0) == 0) profiles_env = kv.substr(25);
+    }
+    std::vector<std::string> argv(spec.argv().begin(), spec.argv().end());
+    a.environment = env_probe_.Probe(argv, stage_path, profiles_env);
+  }
   ls.cwd = a.dir.path();
   ls.new_session = true;  // from its first instruction, a kill of the agent's group misses it
   RunRequest req;

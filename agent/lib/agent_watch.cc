@@ -160,6 +160,7 @@ void Agent::ReportStarted(Attempt& a) {
   m.mutable_started()->set_attempt_id(a.id);
   m.mutable_started()->set_pid(a.pid->stage_pid);
   m.mutable_started()->set_started_at_ms(a.pid->started_at_ms);
+  if (a.environment) *m.mutable_started()->mutable_environment() = *a.environment;
   Send(std::move(m));
 }
 

@@ -37,7 +37,7 @@ struct Attempt {
   bool cancel_signalled = false;
   boost::asio::steady_timer kill_timer;  // SIGKILL after the grace, when there is no shim
 
-  // A polled executor's attempt (Slurm; agent_native.cc). `native_id` is the job id, empty
+  // A polled executor's attempt (Slurm; agent_polled_executor.cc). `native_id` is the job id, empty
   // until the submission answers (or, after a restart, until the job is found by name).
   std::string native_id;
   bool native_busy = false;     // a submission is in flight on the worker
@@ -67,6 +67,9 @@ struct Attempt {
   int64_t rate_window_start_ms = 0;  // the rate limit's current one-second window
   int64_t rate_window_sent = 0;      // events sent in it
   bool rate_limited_logged = false;  // one log line per attempt when it is first held back
+
+  // What it runs on, found when this agent process launched it (absent for an adopted one).
+  std::optional<v1::AttemptEnvironment> environment;
 
   // Exit.
   std::optional<ExitInfo> exit;

@@ -14,6 +14,7 @@
 #include "agent/gpu/gpu_metrics.h"
 #include "agent/gpu/gpu_report.h"
 #include "agent/gpu/gpu_sampler.h"
+#include "agent/gpu/kernel_log_xids.h"
 #include "agent/lib/agent.h"
 #include "agent/lib/agent_flags.h"
 #include "agent/lib/agent_metrics.h"
@@ -24,11 +25,11 @@
 #include "agent/lib/posix_spawn_launcher.h"
 #include "agent/lib/slurm_runner.h"
 #include "core/clock.h"
+#include "core/command.h"
 #include "core/fs.h"
 #include "core/logging.h"
 #include "core/net/text_http_server.h"
 #include "core/rlimit.h"
-#include "core/command.h"
 #include "core/strings.h"
 
 namespace {
@@ -105,6 +106,13 @@ int main(int argc, char** argv) {
   config.shared_paths = flags.shared_paths;
   GpuBackendChoice gpu = ChooseGpuBackend(flags.nvml_library);
   for (const auto& note : gpu.notes) log->warn("{}", note);
+  KernelLogXids kernel_xids = AddKernelLogXids(std::move(gpu.backend), flags.kmsg);
+  gpu.backend = std::move(kernel_xids.backend);
+  if (kernel_xids.warn) {
+    log->warn("{}", kernel_xids.note);
+  } else {
+    log->info("{}", kernel_xids.note);
+  }
   Inventory inv = DetectInventory(flags.overrides, gpu.backend->devices());
   for (const auto& note : inv.notes) log->warn("{}", note);
   for (const auto& g : inv.gpu_list) {

@@ -19,6 +19,7 @@
 #include "agent/gpu/nvml_backend.h"
 #include "core/clock.h"
 #include "tests/agent/fake_nvml/fake_nvml_state.h"
+#include "tests/testing/fake_clock.h"
 #include "tests/testing/test_util.h"
 
 namespace {
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   size_t n_gpus = (*backend)->devices().size();
-  FakeClock clock;
+  longhaul::testing::FakeClock clock;
   GpuSampler sampler(std::move(*backend), XidTable::Builtin(), &clock, interval_ms);
   sampler.SampleNow();  // warm-up
   double start = CpuSeconds();

@@ -1,6 +1,7 @@
 #include "core/net/http_client.h"
 
 #include <cctype>
+#include <thread>
 
 #include "core/net/http_pool.h"
 #include "core/strings.h"
@@ -92,21 +93,101 @@ void HttpClient::Core::Dispatch(Pending p, bool fresh) {
       return;
     }
   }
+  ++open_;  // a request waiting for the lookup holds its connection's place under the cap
   if (!endpoints_) {
-    beast::error_code ec;
-    tcp::resolver resolver(io_);
-    auto results = resolver.resolve(url_.host, std::to_string(url_.port), ec);
-    if (ec) {
-      return Fail(std::move(p),
-                  absl::UnavailableError(StrCat("resolve ", url_.host, ": ", ec.message())));
-    }
-    endpoints_ = results;
+    SteadyTime deadline = DeadlineAfter(SteadyClock::now(), p.request.timeouts.connect_ms);
+    resolving_.push_back(Resolving{std::move(p), deadline});
+    StartResolve();
+    ArmSweep();
+    return;
   }
+  Open(std::move(p));
+}
+
+void HttpClient::Core::Open(Pending p) {
   auto c = std::make_shared<Connection>(shared_from_this());
-  ++open_;
   ++stats_.connections_opened;
   AddBusy(c);
   c->Start(std::move(p));
+}
+
+void HttpClient::Core::FreedPlaces() {
+  while (!queue_.empty() && (options_.max_connections == 0 || open_ < options_.max_connections)) {
+    Pending p = std::move(queue_.front());
+    queue_.pop_front();
+    --stats_.queued;
+    Dispatch(std::move(p), /*fresh=*/true);
+  }
+}
+
+void HttpClient::Core::StartResolve() {
+  if (resolve_) return;
+  auto state = std::make_shared<ResolveState>();
+  resolve_ = state;
+  resolve_work_.emplace(io_.get_executor());
+  std::thread([state, weak = weak_from_this(), io = &io_, host = url_.host,
+               port = std::to_string(url_.port), before = options_.before_resolve] {
+    if (before) before(host);
+    asio::io_context own;  // the resolver's; the answer holds copies of the addresses
+    tcp::resolver resolver(own);
+    beast::error_code ec;
+    tcp::resolver::results_type results = resolver.resolve(host, port, ec);
+    std::lock_guard<std::mutex> lock(state->mu);
+    if (state->abandoned) return;  // nobody waits: `io` may be gone
+    asio::post(*io, [state, weak, ec, results] {
+      auto core = weak.lock();
+      if (core && !core->shut_down_) core->OnResolved(state, ec, results);
+    });
+  }).detach();
+}
+
+void HttpClient::Core::OnResolved(const std::shared_ptr<ResolveState>& state, beast::error_code ec,
+                                  const tcp::resolver::results_type& results) {
+  if (state != resolve_) return;  // abandoned after it posted
+  resolve_.reset();
+  resolve_work_.reset();
+  std::deque<Resolving> waiting;
+  waiting.swap(resolving_);
+  if (ec) {
+    Status s = absl::UnavailableError(StrCat("resolve ", url_.host, ": ", ec.message()));
+    for (auto& r : waiting) {
+      --open_;
+      Fail(std::move(r.p), s);
+    }
+    FreedPlaces();
+    return;
+  }
+  endpoints_ = results;
+  for (auto& r : waiting) Open(std::move(r.p));
+}
+
+void HttpClient::Core::AbandonResolve() {
+  if (!resolve_) return;
+  {
+    std::lock_guard<std::mutex> lock(resolve_->mu);
+    resolve_->abandoned = true;
+  }
+  resolve_.reset();
+  resolve_work_.reset();
+}
+
+void HttpClient::Core::ExpireResolving(SteadyTime now) {
+  for (auto it = resolving_.begin(); it != resolving_.end();) {
+    if (now < it->deadline && now < it->p.total_deadline) {
+      ++it;
+      continue;
+    }
+    const HttpTimeouts& t = it->p.request.timeouts;
+    bool total = now >= it->p.total_deadline && now < it->deadline;
+    Status s = absl::DeadlineExceededError(
+        StrCat("resolve ", url_.host, ": no answer within ", total ? t.total_ms : t.connect_ms,
+               total ? " ms (the total timeout)" : " ms (the connect timeout)"));
+    Fail(std::move(it->p), s);
+    it = resolving_.erase(it);
+    --open_;
+  }
+  if (resolving_.empty()) AbandonResolve();
+  FreedPlaces();
 }
 
 void HttpClient::Core::Fail(Pending p, Status s) {
@@ -156,7 +237,7 @@ void HttpClient::Core::Release(const std::shared_ptr<Connection>& c, bool reusab
       Dispatch(std::move(p), /*fresh=*/true);
     }
   }
-  if (busy_.empty() && queue_.empty() && sweeping_) {
+  if (busy_.empty() && queue_.empty() && resolving_.empty() && sweeping_) {
     sweeping_ = false;
     sweep_.cancel();  // so that a blocking HttpFetch's io_context.run() returns at once
   }
@@ -178,6 +259,7 @@ void HttpClient::Core::Sweep() {
   if (shut_down_) return;
   SteadyTime now = SteadyClock::now();
   for (size_t i = 0; i < busy_.size(); ++i) busy_[i]->CheckDeadline(now);
+  ExpireResolving(now);
   while (!queue_.empty()) {
     // Deadlines in the queue are not ordered (timeouts differ per request); check them all.
     bool any = false;
@@ -196,7 +278,7 @@ void HttpClient::Core::Sweep() {
     }
     if (!any) break;
   }
-  if (!busy_.empty() || !queue_.empty()) ArmSweep();
+  if (!busy_.empty() || !queue_.empty() || !resolving_.empty()) ArmSweep();
 }
 
 void HttpClient::Core::Shutdown() {
@@ -207,6 +289,8 @@ void HttpClient::Core::Shutdown() {
   idle_.clear();
   busy_.clear();
   queue_.clear();
+  resolving_.clear();
+  AbandonResolve();
   beast::error_code ignored;
   sweep_.cancel();
 }

@@ -9,6 +9,13 @@
 // with HOST:PORT: certificate verify failed (REASON)" or OpenSSL's reason; the handshake
 // counts against the connect timeout.
 //
+// The host's addresses are looked up once, by the first request that needs a connection, on a
+// thread of its own (getaddrinfo cannot be cancelled or given a timeout): a lookup that does
+// not answer within a waiting request's connect timeout (or its total timeout, if sooner)
+// fails that request with DeadlineExceeded "resolve HOST: no answer within N ms (the connect
+// timeout)", and one that fails fails them all with Unavailable "resolve HOST: REASON"; the
+// next request looks up again. A lookup's answer is kept for the client's life.
+//
 // Open loop by default: a request that finds no idle connection opens a new one at once, so
 // nothing ever waits for another request to finish. With max_connections set, requests wait
 // in FIFO order for a connection (the wait counts against their total timeout).
@@ -33,7 +40,7 @@
 namespace longhaul::net {
 
 struct HttpTimeouts {
-  int64_t connect_ms = 10'000;  // one TCP connect
+  int64_t connect_ms = 10'000;  // looking the host up (the first request), and one TCP connect
   int64_t first_byte_ms = 0;    // request written -> first body byte (or an empty body's end)
   int64_t total_ms = 0;         // Send() -> response complete, queueing included
 };                              // 0 = no limit. Enforced with 10 ms granularity.
@@ -75,6 +82,8 @@ class HttpClient {
     size_t max_connections = 0;  // 0: no limit (open loop)
     size_t max_idle = 4096;      // idle keep-alive connections kept for reuse
     std::string ca_file;         // https: PEM CA certificates to trust; "": the system's
+    // Tests only (a slow name service): runs on the lookup's thread before each lookup.
+    std::function<void(const std::string& host)> before_resolve = nullptr;
   };
   struct Stats {
     int64_t connections_opened = 0;

@@ -3,6 +3,8 @@
 // (http_connection.cc). Not part of the library's interface.
 #pragma once
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
@@ -13,6 +15,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,12 +49,28 @@ struct Pending {
 
 class Connection;
 
+// A request waiting for the host's addresses, with its connect deadline. It counts in open_
+// (the connection it will open).
+struct Resolving {
+  Pending p;
+  SteadyTime deadline = kNever;
+};
+
+// One lookup on its thread. `abandoned` (under `mu`) once nobody waits for it any more (the
+// client shut down, or every waiting request timed out): the thread then posts nothing.
+struct ResolveState {
+  std::mutex mu;
+  bool abandoned = false;
+};
+
 }  // namespace longhaul::net::http_internal
 
 namespace longhaul::net {
 
 using http_internal::Connection;
 using http_internal::Pending;
+using http_internal::ResolveState;
+using http_internal::Resolving;
 
 class HttpClient::Core : public std::enable_shared_from_this<HttpClient::Core> {
  public:
@@ -76,7 +95,12 @@ class HttpClient::Core : public std::enable_shared_from_this<HttpClient::Core> {
   std::vector<std::shared_ptr<Connection>> idle_;
   std::vector<std::shared_ptr<Connection>> busy_;
   std::deque<Pending> queue_;
-  size_t open_ = 0;  // idle + busy
+  std::deque<Resolving> resolving_;        // waiting for the lookup in flight
+  std::shared_ptr<ResolveState> resolve_;  // the lookup in flight, if any
+  // Keeps io_.run() going while a lookup is in flight (its thread is not the io_context's).
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>
+      resolve_work_;
+  size_t open_ = 0;  // idle + busy + waiting for the lookup
   boost::asio::steady_timer sweep_;
   bool sweeping_ = false;
   Stats stats_;
@@ -86,6 +110,20 @@ class HttpClient::Core : public std::enable_shared_from_this<HttpClient::Core> {
   void RemoveBusy(Connection* c);
   void ArmSweep();
   void Sweep();
+  // Starts `p` on a new connection (its place in open_ already taken).
+  void Open(Pending p);
+  // Places under max_connections came free (requests that waited for a lookup failed): starts
+  // queued requests in them.
+  void FreedPlaces();
+  // Looks the host up on a thread of its own unless a lookup is in flight; OnResolved gets
+  // the answer on the io_context's thread.
+  void StartResolve();
+  void OnResolved(const std::shared_ptr<ResolveState>& state, boost::beast::error_code ec,
+                  const boost::asio::ip::tcp::resolver::results_type& results);
+  // Nobody waits for the lookup in flight any more: its answer is dropped.
+  void AbandonResolve();
+  // Fails the requests waiting for the lookup whose connect deadline has passed.
+  void ExpireResolving(http_internal::SteadyTime now);
 };
 
 }  // namespace longhaul::net

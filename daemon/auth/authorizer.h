@@ -1,4 +1,4 @@
-// Authorizer: the one check every entry point of the client API makes before it does
+// ActionAuthorizer: the one check every entry point of the client API makes before it does
 // anything. It takes what any transport can give (the bearer token as sent, the caller's
 // address, the action) and answers who the caller is, or why not:
 //
@@ -24,16 +24,16 @@ struct Principal {
   std::string peer;  // the caller's address as the transport gave it
 };
 
-class Authorizer {
+class ActionAuthorizer {
  public:
-  virtual ~Authorizer() = default;
+  virtual ~ActionAuthorizer() = default;
   // `token`: the bearer token without its "Bearer " ("" when none was sent).
   virtual Result<Principal> Authorize(std::string_view token, std::string_view peer,
                                       Action action) const = 0;
 };
 
 // Tokens from a TokenStore (not owned; outlives this).
-class TokenAuthorizer final : public Authorizer {
+class TokenAuthorizer final : public ActionAuthorizer {
  public:
   explicit TokenAuthorizer(const TokenStore* tokens) : tokens_(tokens) {}
   Result<Principal> Authorize(std::string_view token, std::string_view peer,
@@ -46,7 +46,7 @@ class TokenAuthorizer final : public Authorizer {
 // No tokens configured: longhauld then listens on loopback only (or was told --insecure),
 // and every caller may do everything. Its principal is "local" for a loopback peer and
 // "anonymous" for any other, so the audit trail still says where a call came from.
-class OpenAuthorizer final : public Authorizer {
+class OpenAuthorizer final : public ActionAuthorizer {
  public:
   Result<Principal> Authorize(std::string_view token, std::string_view peer,
                               Action action) const override;

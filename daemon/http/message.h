@@ -22,7 +22,7 @@ struct Request {
   std::string body;
   std::string peer;  // "ADDRESS:PORT" of the client, "" when unknown
   bool tls = false;  // it came over HTTPS
-  // Who sent it, as the Authorizer answered: set by Router::Admit. Handlers record it in the
+  // Who sent it, as the RequestAuthorizer answered: set by Router::Admit. Handlers record it in the
   // audit trail.
   auth::Principal principal;
 

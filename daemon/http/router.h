@@ -1,5 +1,5 @@
 // Routes one HTTP request: /api/v1/... to the JSON API (api.h), everything else to the UI's
-// files. Every request passes the Authorizer first; a POST whose Origin names another host
+// files. Every request passes the RequestAuthorizer first; a POST whose Origin names another host
 // than its Host header is refused (403), so a page of another site cannot drive longhauld
 // through the user's browser. The watch stream (SSE) is not answered here: the server hands
 // it to the SseHub after Admit().
@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "daemon/http/authorizer.h"
 #include "daemon/http/message.h"
+#include "daemon/http/request_authorizer.h"
 #include "daemon/http/static_files.h"
 #include "daemon/rpc/client_api.h"
 
@@ -17,7 +17,7 @@ namespace longhaul::http {
 
 class Router {
  public:
-  Router(rpc::ClientApi* api, const Authorizer* authorizer, const StaticFiles* files)
+  Router(rpc::ClientApi* api, const RequestAuthorizer* authorizer, const StaticFiles* files)
       : api_(api), authorizer_(authorizer), files_(files) {}
 
   // The refusal for a request that may not proceed (authorizer, Origin), or nullopt after
@@ -35,7 +35,7 @@ class Router {
   Response Login(const Request& request) const;
 
   rpc::ClientApi* api_;
-  const Authorizer* authorizer_;
+  const RequestAuthorizer* authorizer_;
   const StaticFiles* files_;
 };
 

@@ -92,7 +92,7 @@ struct HttpServer::Impl {
   rpc::ClientApi* api;
   HttpOptions options;
   AllowAll allow_all;
-  const Authorizer* authorizer;
+  const RequestAuthorizer* authorizer;
   // Before io: sessions still queued in io when it is destroyed release their slot (and their
   // TLS state) as it goes.
   std::unique_ptr<asio::ssl::context> tls;  // null: plaintext
@@ -109,7 +109,7 @@ struct HttpServer::Impl {
   bool started = false;
   bool stopped = false;
 
-  Impl(rpc::ClientApi* a, HttpOptions o, const Authorizer* auth)
+  Impl(rpc::ClientApi* a, HttpOptions o, const RequestAuthorizer* auth)
       : api(a),
         options(std::move(o)),
         authorizer(auth ? auth : &allow_all),
@@ -158,7 +158,8 @@ struct HttpServer::Impl {
   }
 };
 
-HttpServer::HttpServer(rpc::ClientApi* api, HttpOptions options, const Authorizer* authorizer)
+HttpServer::HttpServer(rpc::ClientApi* api, HttpOptions options,
+                       const RequestAuthorizer* authorizer)
     : impl_(std::make_unique<Impl>(api, std::move(options), authorizer)) {}
 
 HttpServer::~HttpServer() { Stop(); }

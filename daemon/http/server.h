@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "daemon/http/authorizer.h"
+#include "daemon/http/request_authorizer.h"
 #include "daemon/http/sse_hub.h"
 #include "daemon/rpc/client_api.h"
 
@@ -39,7 +39,8 @@ struct HttpOptions {
 class HttpServer {
  public:
   // `authorizer` may be null (allow all).
-  HttpServer(rpc::ClientApi* api, HttpOptions options, const Authorizer* authorizer = nullptr);
+  HttpServer(rpc::ClientApi* api, HttpOptions options,
+             const RequestAuthorizer* authorizer = nullptr);
   ~HttpServer();
 
   // Binds and starts serving. Returns the bound address "HOST:PORT". InvalidArgument for a bad

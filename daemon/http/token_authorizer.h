@@ -1,12 +1,12 @@
 // The HTTP side of the client API's one check (daemon/auth): each request is mapped to the
 // action of the ClientApi call it makes (GET: a read, POST .../pivot: PivotRun, ...) and handed
-// to the same auth::Authorizer the gRPC service asks. The token comes from an
+// to the same auth::ActionAuthorizer the gRPC service asks. The token comes from an
 // "Authorization: Bearer" header or, for the browser (EventSource cannot send headers), from
 // the HttpOnly cookie "longhaul_token".
 #pragma once
 
 #include "daemon/auth/authorizer.h"
-#include "daemon/http/authorizer.h"
+#include "daemon/http/request_authorizer.h"
 
 namespace longhaul::http {
 
@@ -16,14 +16,15 @@ std::optional<auth::Action> ActionOf(const Request& request);
 // The token a request carries: the bearer header first, else the cookie; "" when none.
 std::string RequestToken(const Request& request);
 
-class TokenHttpAuthorizer final : public Authorizer {
+class TokenHttpAuthorizer final : public RequestAuthorizer {
  public:
   // `authorizer` is not owned and outlives this.
-  explicit TokenHttpAuthorizer(const auth::Authorizer* authorizer) : authorizer_(authorizer) {}
+  explicit TokenHttpAuthorizer(const auth::ActionAuthorizer* authorizer)
+      : authorizer_(authorizer) {}
   Result<auth::Principal> Authorize(const Request& request) const override;
 
  private:
-  const auth::Authorizer* authorizer_;
+  const auth::ActionAuthorizer* authorizer_;
 };
 
 }  // namespace longhaul::http

@@ -7,7 +7,7 @@
 
 namespace longhaul::rpc {
 
-Result<auth::Principal> CheckCall(const auth::Authorizer& authorizer,
+Result<auth::Principal> CheckCall(const auth::ActionAuthorizer& authorizer,
                                   const grpc::ServerContext* ctx, auth::Action action) {
   std::string header;
   const auto& md = ctx->client_metadata();

@@ -1,4 +1,4 @@
-// The gRPC side of the Authorizer: the bearer token from the call's "authorization" metadata
+// The gRPC side of the ActionAuthorizer: the bearer token from the call's "authorization" metadata
 // and the peer address, handed to the one check. A refusal is logged here (who, from where,
 // what), once, with no token in the line.
 #pragma once
@@ -10,7 +10,7 @@
 
 namespace longhaul::rpc {
 
-Result<auth::Principal> CheckCall(const auth::Authorizer& authorizer,
+Result<auth::Principal> CheckCall(const auth::ActionAuthorizer& authorizer,
                                   const grpc::ServerContext* ctx, auth::Action action);
 
 }  // namespace longhaul::rpc

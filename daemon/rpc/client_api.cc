@@ -50,6 +50,7 @@ Result<v1::SubmitRunResponse> ClientApi::SubmitOnce(const v1::SubmitRunRequest& 
   input->no_cache = req.no_cache();
   if (req.parent_run_id() > 0) input->parent_run_id = req.parent_run_id();
   input->from_stage = req.from_stage();
+  input->source = req.source();
   return PlanAndSubmit(std::move(input), req.plan_page());
 }
 
@@ -69,6 +70,8 @@ Result<v1::SubmitRunResponse> ClientApi::PivotOnce(const v1::PivotRunRequest& re
   input->no_cache = req.no_cache();
   input->parent_run_id = req.run_id();
   input->from_stage = req.from_stage();
+  // The text is the parent's, so the repository it came from is the parent's too.
+  ASSIGN_OR_RETURN(input->source, store_->GetRunSourceState(req.run_id()));
   return PlanAndSubmit(std::move(input), req.plan_page());
 }
 

@@ -17,7 +17,7 @@ grpc::Status Answer(Result<T> result, T* resp) {
 
 // A read: the check, then the call.
 template <typename T, typename Fn>
-grpc::Status Read(const auth::Authorizer& authorizer, const grpc::ServerContext* ctx,
+grpc::Status Read(const auth::ActionAuthorizer& authorizer, const grpc::ServerContext* ctx,
                   auth::Action action, T* resp, Fn&& fn) {
   auto principal = CheckCall(authorizer, ctx, action);
   if (!principal.ok()) return ToGrpc(principal.status());
@@ -26,7 +26,7 @@ grpc::Status Read(const auth::Authorizer& authorizer, const grpc::ServerContext*
 
 // A mutation: the check, then the call and its outcome into the audit trail.
 template <typename Request, typename T>
-grpc::Status Mutate(ClientApi* api, const auth::Authorizer& authorizer,
+grpc::Status Mutate(ClientApi* api, const auth::ActionAuthorizer& authorizer,
                     const grpc::ServerContext* ctx, auth::Action action, const Request& req,
                     T* resp, Result<T> (ClientApi::*call)(const Request&)) {
   auto principal = CheckCall(authorizer, ctx, action);

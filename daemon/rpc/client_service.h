@@ -1,7 +1,7 @@
 // LonghaulService: the client API over gRPC. Every call is ClientApi's (client_api.h); this
 // layer only checks the caller, converts statuses and streams WatchRun.
 //
-// Every method first asks the Authorizer (through CheckCall) whether the caller may do it and
+// Every method first asks the ActionAuthorizer (through CheckCall) whether the caller may do it and
 // answers UNAUTHENTICATED or PERMISSION_DENIED, having touched nothing, when not. Mutations
 // are written to the audit trail with their outcome.
 #pragma once
@@ -15,7 +15,7 @@ namespace longhaul::rpc {
 class ClientServiceImpl final : public v1::LonghaulService::Service {
  public:
   // `api` and `authorizer` are not owned and outlive this service.
-  ClientServiceImpl(ClientApi* api, const auth::Authorizer* authorizer)
+  ClientServiceImpl(ClientApi* api, const auth::ActionAuthorizer* authorizer)
       : api_(api), authorizer_(authorizer) {}
 
   grpc::Status SubmitRun(grpc::ServerContext* ctx, const v1::SubmitRunRequest* req,
@@ -60,7 +60,7 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
 
  private:
   ClientApi* api_;
-  const auth::Authorizer* authorizer_;
+  const auth::ActionAuthorizer* authorizer_;
 };
 
 }  // namespace longhaul::rpc

@@ -59,6 +59,8 @@ void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
   agent->row.labels.clear();
   for (const auto& [k, v] : hello.labels()) agent->row.labels[k] = v;
   agent->row.version = hello.version();
+  for (const auto& v : hello.engine_versions())
+    batch_.engine_versions.emplace_back(agent->row.id, v);
   agent->row.executor = hello.executor().empty() ? "local" : hello.executor();
   agent->row.data_dir = hello.data_dir();
   // Absolute prefixes without a trailing slash ("/lustre/" is "/lustre"), as the agent's flag

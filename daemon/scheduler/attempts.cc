@@ -58,6 +58,7 @@ void Scheduler::HandleStarted(AttemptState* a, const v1::AttemptStarted& msg) {
     a->row.reason.clear();
   }
   a->row.pid = msg.pid();
+  if (msg.has_environment()) batch_.environments.emplace_back(a->row.id, msg.environment());
   if (msg.started_at_ms() > 0) a->row.started_at_ms = msg.started_at_ms();
   if (!a->row.started_at_ms) a->row.started_at_ms = clock_->NowMs();
   Touch(a);

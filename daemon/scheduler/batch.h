@@ -32,6 +32,10 @@ struct Batch {
   std::vector<AttemptState*> dirty_attempts;
   std::vector<AgentState*> dirty_agents;
   std::vector<store::NotificationRow> notices;  // decided; written with the rows
+  // Attempt environments reported by agents (AttemptStarted), by attempt id.
+  std::vector<std::pair<int64_t, v1::AttemptEnvironment>> environments;
+  // Engine versions agents reported in Hello, by agent id.
+  std::vector<std::pair<std::string, v1::EngineVersionReport>> engine_versions;
   // After the commit (AfterCommit).
   std::vector<store::NotificationRow> recorded;  // written; handed to the notifier
   std::vector<std::pair<uint64_t, v1::CoordinatorMessage>> outbox;  // (session, message)

@@ -46,6 +46,15 @@ Status Scheduler::FlushToStore() {
     a->dirty = false;
   }
   batch_.dirty_agents.clear();
+  for (const auto& [attempt_id, env] : batch_.environments) {
+    RETURN_IF_ERROR(store_->PutAttemptEnvironment(attempt_id, env));
+  }
+  batch_.environments.clear();
+  for (const auto& [agent_id, v] : batch_.engine_versions) {
+    RETURN_IF_ERROR(
+        store_->PutAgentEngineVersion(agent_id, v.profile(), v.version(), v.checked_at_ms()));
+  }
+  batch_.engine_versions.clear();
   return FlushNotices();
 }
 

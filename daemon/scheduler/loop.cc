@@ -14,6 +14,9 @@ namespace {
 constexpr size_t kMaxTasksPerBatch = 2000;
 constexpr int64_t kFullBackoffFirstMs = 100;
 constexpr int64_t kFullBackoffMaxMs = 5'000;
+// Between attempts to reload the state after a recovery that failed.
+constexpr int64_t kRecoverBackoffFirstMs = 100;
+constexpr int64_t kRecoverBackoffMaxMs = 5'000;
 // A full-disk episode ends once the store's file system has this much free again.
 constexpr int64_t kStoreRoomBytes = 16 << 20;
 
@@ -33,17 +36,19 @@ SchedulerLoop::SchedulerLoop(Scheduler* scheduler, store::SqliteStore* store, Cl
 SchedulerLoop::~SchedulerLoop() { Stop(); }
 
 Status SchedulerLoop::Start() {
-  RETURN_IF_ERROR(store_->Begin());
-  Status st = scheduler_->Recover();
-  if (st.ok()) st = scheduler_->FlushToStore();
-  if (!st.ok()) {
-    store_->Rollback();
-    return st;
-  }
-  RETURN_IF_ERROR(store_->Commit());
+  RETURN_IF_ERROR(RecoverFromStore());
   scheduler_->AfterCommit();
   thread_ = std::thread([this] { Run(); });
   return OkStatus();
+}
+
+Status SchedulerLoop::RecoverFromStore() {
+  RETURN_IF_ERROR(store_->Begin());
+  Status st = scheduler_->Recover();
+  if (st.ok()) st = scheduler_->FlushToStore();
+  if (st.ok()) st = store_->Commit();
+  if (!st.ok()) store_->Rollback();
+  return st;
 }
 
 void SchedulerLoop::Stop() {
@@ -74,6 +79,7 @@ void SchedulerLoop::Enqueue(Task task) {
       if (task.done) task.done(absl::CancelledError("the coordinator is stopping"));
       return;
     }
+    if (task.done) ++waiting_callers_;
     tasks_.push_back(std::move(task));
   }
   cv_.notify_one();
@@ -84,9 +90,19 @@ uint64_t SchedulerLoop::batches() const {
   return batches_;
 }
 
+bool SchedulerLoop::recovering() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return recovering_;
+}
+
 void SchedulerLoop::Run() {
   auto log = GetLogger("scheduler");
   for (;;) {
+    if (recovering() && !RetryRecovery()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      continue;
+    }
     std::deque<Task> batch;
     int64_t lag_ms = 0;
     {
@@ -106,6 +122,7 @@ void SchedulerLoop::Run() {
         }
       }
       while (!tasks_.empty() && batch.size() < kMaxTasksPerBatch) {
+        if (tasks_.front().done) --waiting_callers_;
         batch.push_back(std::move(tasks_.front()));
         tasks_.pop_front();
       }
@@ -141,19 +158,22 @@ void SchedulerLoop::Run() {
       }
       // Whatever the batch decided is gone; start again from the last committed state. Agents
       // reconnect and report, and unacknowledged events are sent again.
-      Status rec = store_->Begin();
-      if (rec.ok()) rec = scheduler_->Recover();
-      if (rec.ok()) rec = scheduler_->FlushToStore();
-      if (rec.ok()) rec = store_->Commit();
+      Status rec = RecoverFromStore();
       if (!rec.ok()) {
-        store_->Rollback();
-        if (!full) {
-          log->error("recovery after a failed commit failed too: {}", ToStd(rec.message()));
-          std::unique_lock<std::mutex> lock(mu_);
-          cv_.wait_for(lock, std::chrono::seconds(1));
-        }
+        // The model may be half loaded, or loaded with what it fixed on loading not stored:
+        // nothing runs on it until a recovery commits (RetryRecovery).
+        log->error(
+            "recovery after a failed commit failed too: {}; recovering again with "
+            "back-off, no task runs until it succeeds",
+            ToStd(rec.message()));
+        std::lock_guard<std::mutex> lock(mu_);
+        recovering_ = true;
+        recover_error_ = rec;
+        recover_failures_ = 1;
+        recover_backoff_ms_ = kRecoverBackoffFirstMs;
       }
-      if (full) NoteFullStore(st);
+      if (full && rec.ok()) NoteFullStore(st);
+      if (full && !rec.ok()) NoteFull(st);
       continue;
     }
     NoteCommitted();
@@ -170,7 +190,7 @@ std::string SchedulerLoop::store_error() const {
   return store_error_;
 }
 
-void SchedulerLoop::NoteFullStore(const Status& st) {
+void SchedulerLoop::NoteFull(const Status& st) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     store_error_ = ToStd(st.message());
@@ -179,8 +199,86 @@ void SchedulerLoop::NoteFullStore(const Status& st) {
   ++failed_commits_;
   backoff_ms_ = backoff_ms_ == 0 ? kFullBackoffFirstMs
                                  : std::min(kFullBackoffMaxMs, backoff_ms_ * 2);
+}
+
+void SchedulerLoop::NoteFullStore(const Status& st) {
+  NoteFull(st);
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait_for(lock, std::chrono::milliseconds(backoff_ms_), [this] { return stopping_; });
+}
+
+bool SchedulerLoop::RetryRecovery() {
+  auto log = GetLogger("scheduler");
+  int64_t wait_ms = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wait_ms = recover_backoff_ms_;
+  }
+  // Callers that wait are answered at once, not after the back-off.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  for (;;) {
+    AnswerWhileRecovering();
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_until(lock, deadline, [this] { return stopping_ || waiting_callers_ > 0; })) {
+      break;  // the back-off is over
+    }
+    if (stopping_) return false;
+  }
+  Status rec = RecoverFromStore();
+  if (rec.ok()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      log->info("state recovered from the store after {} failed recovery attempt(s)",
+                recover_failures_);
+      recovering_ = false;
+      recover_error_ = OkStatus();
+      recover_failures_ = 0;
+      recover_backoff_ms_ = 0;
+    }
+    NoteCommitted();
+    return true;
+  }
+  if (absl::IsResourceExhausted(rec)) NoteFull(rec);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++recover_failures_;
+  recover_error_ = rec;
+  recover_backoff_ms_ = std::min(kRecoverBackoffMaxMs, recover_backoff_ms_ * 2);
+  // One line at the 1st, 2nd, 4th, 8th, ... failure: a long outage does not flood the log.
+  if ((recover_failures_ & (recover_failures_ - 1)) == 0) {
+    log->error("recovery failed again ({} attempts): {}; next attempt in {} ms", recover_failures_,
+               ToStd(rec.message()), recover_backoff_ms_);
+  }
+  return false;
+}
+
+void SchedulerLoop::AnswerWhileRecovering() {
+  std::deque<Task> callers;
+  Status why;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (waiting_callers_ == 0) return;
+    // A full disk keeps its code (/readyz and callers say so); anything else is "try again".
+    why = absl::IsResourceExhausted(recover_error_) || absl::IsDataLoss(recover_error_)
+              ? recover_error_
+              : absl::UnavailableError(
+                    StrCat("the coordinator is reloading its state from the store after a failed "
+                           "commit (",
+                           recover_error_.message(), "); try again"));
+    for (auto it = tasks_.begin(); it != tasks_.end();) {
+      if (it->done) {
+        callers.push_back(std::move(*it));
+        it = tasks_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    waiting_callers_ = 0;
+  }
+  for (auto& t : callers) {
+    // A read (Read()) gets what the model has; nothing else runs on it.
+    if (t.read_only) t.run();
+    t.done(why);
+  }
 }
 
 void SchedulerLoop::NoteCommitted() {

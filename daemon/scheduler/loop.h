@@ -66,6 +66,8 @@ class SchedulerLoop {
 
   // Batches committed so far (for benchmarks and tests).
   uint64_t batches() const;
+  // True while the state is being reloaded after a recovery that failed (see recovering_).
+  bool recovering() const;
   // Where to record each commit's duration (not owned; may be null). Call before Start().
   void set_metrics(metrics::CoordinatorMetrics* m) { metrics_ = m; }
 
@@ -74,6 +76,7 @@ class SchedulerLoop {
     std::function<void()> run;
     std::function<void(const Status&)> done;  // may be empty
     int64_t posted_ms = 0;
+    bool read_only = false;  // Read(): runs even while the loop is recovering
   };
   void Enqueue(Task task);
   template <typename T>
@@ -89,13 +92,23 @@ class SchedulerLoop {
                    } else {
                      promise->set_value(absl::CancelledError("the coordinator is stopping"));
                    }
-                 }});
+                 },
+                 0, even_if_not_committed});
     return promise->get_future().get();
   }
   void Run();
   Status RunBatch(std::deque<Task>& tasks, int64_t lag_ms);
-  // After a commit failed on a full disk: notes it and waits out the back-off.
+  // Begin, Scheduler::Recover, FlushToStore, Commit; rolled back when any fails.
+  Status RecoverFromStore();
+  // While recovering: waits out the back-off (answering callers meanwhile), then recovers
+  // again. True once a recovery committed; false after another failure or when stopping.
+  bool RetryRecovery();
+  // While recovering: answers every queued task that has a caller waiting, with the recovery's
+  // error (a Read() runs first and gets its value); tasks without one stay queued.
+  void AnswerWhileRecovering();
+  // After a commit failed on a full disk: notes it (NoteFull) and waits out the back-off.
   void NoteFullStore(const Status& st);
+  void NoteFull(const Status& st);
   void NoteCommitted();
 
   Scheduler* scheduler_;
@@ -104,7 +117,15 @@ class SchedulerLoop {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Task> tasks_;
+  size_t waiting_callers_ = 0;  // tasks in tasks_ with a `done`
   bool stopping_ = false;
+  // A recovery after a failed commit failed too: the model is not the store's. Until a
+  // recovery commits, no task runs (callers get recover_error_) and it is retried with
+  // back-off (100 ms doubling to 5 s). All guarded by mu_.
+  bool recovering_ = false;
+  Status recover_error_;
+  int recover_failures_ = 0;
+  int64_t recover_backoff_ms_ = 0;
   uint64_t batches_ = 0;
   std::atomic<bool> store_full_ = false;
   std::string store_error_;      // guarded by mu_

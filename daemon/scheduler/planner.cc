@@ -130,6 +130,7 @@ Result<RunPlan> PlanRun(store::SqliteStore* store, const SubmitInput& input) {
                               : StrJoin(why, "; ");
     }
   }
+  RETURN_IF_ERROR(CheckRecordedVersions(store, wf, &plan));
   return plan;
 }
 

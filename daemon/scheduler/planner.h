@@ -37,6 +37,14 @@ struct RunPlan {
 // pivot) or else the newest earlier run of the same workflow. Artifacts are not checked here.
 Result<RunPlan> PlanRun(store::SqliteStore* store, const SubmitInput& input);
 
+// For each reuse candidate whose stage says `cache: {key_on: [...]}`: the engine version (of
+// the profile its `lh-serve --profile` names) and the executable's SHA-256 that the earlier
+// stage's last attempt recorded, against the newest recorded on any agent for that profile and
+// executable; a known difference turns it into a run ("engine version changed (0.8.4 ->
+// 0.9.0)"). docs/caching.md, "key_on".
+Status CheckRecordedVersions(store::SqliteStore* store, const workflow::Workflow& wf,
+                             RunPlan* plan);
+
 // Turns a reuse candidate into a run (its artifacts are gone, say).
 void RerunStage(RunPlan* plan, size_t index, std::string reason);
 

@@ -56,6 +56,7 @@ struct SubmitInput {
   bool no_cache = false;
   std::optional<int64_t> parent_run_id;
   std::string from_stage;
+  v1::SourceState source;  // the file's repository (a pivot: its parent's); kind "": none
 };
 
 struct SubmitOutput {

@@ -115,6 +115,9 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, const 
   r->row.started_at_ms = now;
   r->row.description = input.workflow.description;
   RETURN_IF_ERROR(store_->InsertRun(&r->row));
+  if (!input.source.kind().empty()) {
+    RETURN_IF_ERROR(store_->PutRunSourceState(r->row.id, input.source));
+  }
   r->workflow = std::move(input.workflow);
 
   for (size_t i = 0; i < r->workflow.stages.size(); ++i) {

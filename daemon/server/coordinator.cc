@@ -73,7 +73,7 @@ struct Coordinator::Impl {
   CoordinatorOptions options;
   Clock* clock;
   std::unique_ptr<auth::TokenStore> tokens;
-  std::unique_ptr<auth::Authorizer> authorizer;
+  std::unique_ptr<auth::ActionAuthorizer> authorizer;
   std::unique_ptr<store::SqliteStore> store;
   metrics::CoordinatorMetrics metrics;
   rpc::AgentServiceImpl agent_service;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/strings.h"
+#include "daemon/store/query.h"
 
 namespace longhaul::store {
 namespace {
@@ -288,16 +289,40 @@ CREATE TABLE gpu_series (
   PRIMARY KEY (attempt_id, gpu_index)
 );
 )sql",
+      // Provenance: the workflow file's git work tree at submission (a serialized
+      // v1::SourceState), and each attempt's environment as its agent saw it (a serialized
+      // v1::AttemptEnvironment; profile, executable and their versions also as columns, so
+      // the planner finds the latest for a cache key's key_on).
+      R"sql(
+CREATE TABLE run_sources (
+  run_id INTEGER PRIMARY KEY,
+  source BLOB NOT NULL
+);
+CREATE TABLE attempt_environments (
+  attempt_id INTEGER PRIMARY KEY,
+  executable TEXT NOT NULL DEFAULT '',
+  executable_sha256 TEXT NOT NULL DEFAULT '',
+  engine_profile TEXT NOT NULL DEFAULT '',
+  engine_version TEXT NOT NULL DEFAULT '',
+  environment BLOB NOT NULL
+);
+CREATE INDEX attempt_environments_by_profile ON attempt_environments(engine_profile, attempt_id);
+CREATE INDEX attempt_environments_by_executable ON attempt_environments(executable, attempt_id);
+CREATE TABLE agent_engine_versions (
+  agent_id TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  version TEXT NOT NULL,
+  checked_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (agent_id, profile)
+);
+)sql",
   };
   return kMigrations;
 }
 
 Result<int> UserVersion(Db* db) {
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("PRAGMA user_version"));
-  ASSIGN_OR_RETURN(bool row, st->Step());
-  int v = row ? static_cast<int>(st->Int(0)) : 0;
-  st->Reset();
-  return v;
+  ASSIGN_OR_RETURN(std::optional<int64_t> v, QueryFirst(db, "PRAGMA user_version", FirstColumnInt));
+  return static_cast<int>(v.value_or(0));
 }
 
 }  // namespace

@@ -108,6 +108,9 @@ Status FillRunTotals(Db* db, int64_t run_id, const std::optional<RunTotals>& tot
 // left absent when nothing was sampled.
 Status FillStageGpuUsage(Db* db, int64_t stage_id, v1::Stage* out);
 Status FillRunGpuUsage(Db* db, int64_t run_id, v1::Run* out);
+// Run.source and Attempt.environment from the provenance tables; left absent when none.
+Status FillRunSourceState(Db* db, int64_t run_id, v1::Run* run);
+Status FillAttemptEnvironment(Db* db, int64_t attempt_id, v1::Attempt* attempt);
 // A stage's cached-from, latest metrics, artifacts, GPU usage and (with include_attempts)
 // attempts.
 Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool include_attempts,

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/store/query.h"
 #include "proto/state_names.h"
 
 namespace longhaul::store::internal {
@@ -84,9 +85,10 @@ v1::Resources JsonToResources(const std::string& text) {
 }
 
 // One list, the workflow's text (column 4) given: ReadRun reads both the same way.
-#define LONGHAUL_RUN_COLUMNS(TEXT)                                                          \
-  "r.id, r.workflow_id, r.workflow_name, r.workflow_path, " TEXT ", r.status, r.params_json, " \
-  "r.overrides_json, r.parent_run_id, r.from_stage, r.no_cache, r.reason, r.created_at_ms, "  \
+#define LONGHAUL_RUN_COLUMNS(TEXT)                                                           \
+  "r.id, r.workflow_id, r.workflow_name, r.workflow_path, " TEXT                             \
+  ", r.status, r.params_json, "                                                              \
+  "r.overrides_json, r.parent_run_id, r.from_stage, r.no_cache, r.reason, r.created_at_ms, " \
   "r.started_at_ms, r.ended_at_ms, r.description, r.collected_at_ms"
 const char kRunColumns[] = LONGHAUL_RUN_COLUMNS("w.text");
 const char kShownRunColumns[] = LONGHAUL_RUN_COLUMNS("''");
@@ -238,27 +240,23 @@ AgentRow ReadAgent(const Stmt& st) {
 }
 
 Result<std::vector<ArtifactRow>> ReadArtifactsOfStage(Db* db, int64_t stage_id) {
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
+  return QueryAll(
+      db,
       "SELECT stage_id, attempt_id, attempt, name, path, bytes, agent_id, ts_ms FROM artifacts "
-      "WHERE stage_id = ? ORDER BY id"));
-  st->Bind(1, stage_id);
-  std::vector<ArtifactRow> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row) break;
-    ArtifactRow a;
-    a.stage_id = st->Int(0);
-    a.attempt_id = st->Int(1);
-    a.attempt = static_cast<int>(st->Int(2));
-    a.name = st->Text(3);
-    a.path = st->Text(4);
-    a.bytes = st->OptInt(5);
-    a.agent_id = st->Text(6);
-    a.ts_ms = st->Int(7);
-    out.push_back(std::move(a));
-  }
-  st->Reset();
-  return out;
+      "WHERE stage_id = ? ORDER BY id",
+      [](const Stmt& st) {
+        ArtifactRow a;
+        a.stage_id = st.Int(0);
+        a.attempt_id = st.Int(1);
+        a.attempt = static_cast<int>(st.Int(2));
+        a.name = st.Text(3);
+        a.path = st.Text(4);
+        a.bytes = st.OptInt(5);
+        a.agent_id = st.Text(6);
+        a.ts_ms = st.Int(7);
+        return a;
+      },
+      stage_id);
 }
 
 }  // namespace longhaul::store::internal

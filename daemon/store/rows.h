@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/lean.h"
+#include "core/compact_fields.h"
 #include "longhaul/v1/types.pb.h"
 
 namespace longhaul::store {

@@ -8,6 +8,7 @@
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/store/migrations.h"
+#include "daemon/store/query.h"
 #include "daemon/store/row_codec.h"
 #include "proto/state_names.h"
 
@@ -86,16 +87,14 @@ void SqliteStore::RollbackToSavepoint(const std::string& name) {
 
 Result<int64_t> SqliteStore::PutWorkflow(const std::string& name, const std::string& text,
                                          const std::string& hash, int64_t now_ms) {
-  ASSIGN_OR_RETURN(Stmt * find, writer_->Prepare("SELECT id FROM workflows WHERE hash = ?"));
-  find->Bind(1, hash);
-  ASSIGN_OR_RETURN(bool found, find->Step());
-  if (found) {
-    int64_t id = find->Int(0);
-    find->Reset();
-    return id;
-  }
-  ASSIGN_OR_RETURN(Stmt * ins, writer_->Prepare(
-      "INSERT INTO workflows(name, hash, text, created_at_ms) VALUES (?, ?, ?, ?)"));
+  ASSIGN_OR_RETURN(
+      std::optional<int64_t> found,
+      QueryFirst(writer_.get(), "SELECT id FROM workflows WHERE hash = ?", FirstColumnInt, hash));
+  if (found) return *found;
+  ASSIGN_OR_RETURN(
+      Stmt * ins,
+      writer_->Prepare(
+          "INSERT INTO workflows(name, hash, text, created_at_ms) VALUES (?, ?, ?, ?)"));
   ins->Bind(1, name).Bind(2, hash).Bind(3, text).Bind(4, now_ms);
   RETURN_IF_ERROR(ins->Run());
   return writer_->LastInsertId();
@@ -262,10 +261,10 @@ Status SqliteStore::InsertAttempt(AttemptRow* attempt) {
   if (attempt_id_floor_ > 0) {
     // An agent holds ids up to the floor (RaiseAttemptIds): start above it, unless the
     // table's own next id already is. Once one row is there, the next ids follow it.
-    ASSIGN_OR_RETURN(Stmt * max, writer_->Prepare("SELECT coalesce(max(id), 0) FROM attempts"));
-    ASSIGN_OR_RETURN(bool row, max->Step());
-    int64_t next = (row ? max->Int(0) : 0) + 1;
-    max->Reset();
+    ASSIGN_OR_RETURN(
+        std::optional<int64_t> max,
+        QueryFirst(writer_.get(), "SELECT coalesce(max(id), 0) FROM attempts", FirstColumnInt));
+    int64_t next = max.value_or(0) + 1;
     if (attempt_id_floor_ > next) explicit_id = attempt_id_floor_;
   }
   ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
@@ -352,95 +351,46 @@ Status SqliteStore::UpsertAgent(const AgentRow& a) {
 }
 
 Result<std::vector<RunRow>> SqliteStore::LoadActiveRuns() {
-  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
-      "SELECT ", kRunColumns, " FROM runs r JOIN workflows w ON w.id = r.workflow_id "
-      "WHERE r.status IN ('pending', 'running') ORDER BY r.id")));
-  std::vector<RunRow> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row) break;
-    out.push_back(ReadRun(*st));
-  }
-  st->Reset();
-  return out;
+  return QueryAll(writer_.get(),
+                  StrCat("SELECT ", kRunColumns,
+                         " FROM runs r JOIN workflows w ON w.id = r.workflow_id "
+                         "WHERE r.status IN ('pending', 'running') ORDER BY r.id"),
+                  ReadRun);
 }
 
 Result<RunRow> SqliteStore::LoadRun(int64_t run_id) {
-  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
-      "SELECT ", kRunColumns, " FROM runs r JOIN workflows w ON w.id = r.workflow_id "
-      "WHERE r.id = ?")));
-  st->Bind(1, run_id);
-  ASSIGN_OR_RETURN(bool row, st->Step());
-  if (!row) return absl::NotFoundError(StrCat("no run ", run_id));
-  RunRow out = ReadRun(*st);
-  st->Reset();
-  return out;
+  return QueryOne(writer_.get(),
+                  StrCat("SELECT ", kRunColumns,
+                         " FROM runs r JOIN workflows w ON w.id = r.workflow_id WHERE r.id = ?"),
+                  StrCat("no run ", run_id), ReadRun, run_id);
 }
 
 Result<std::vector<StageRow>> SqliteStore::LoadStages(int64_t run_id) {
-  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
-      "SELECT ", kStageColumns, " FROM stages WHERE run_id = ? ORDER BY position")));
-  st->Bind(1, run_id);
-  std::vector<StageRow> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row) break;
-    out.push_back(ReadStage(*st));
-  }
-  st->Reset();
-  return out;
+  return QueryAll(
+      writer_.get(),
+      StrCat("SELECT ", kStageColumns, " FROM stages WHERE run_id = ? ORDER BY position"),
+      ReadStage, run_id);
 }
 
 Result<StageRow> SqliteStore::LoadStageById(int64_t stage_id) {
-  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
-      "SELECT ", kStageColumns, " FROM stages WHERE id = ?")));
-  st->Bind(1, stage_id);
-  ASSIGN_OR_RETURN(bool row, st->Step());
-  if (!row) return absl::NotFoundError(StrCat("no stage with id ", stage_id));
-  StageRow out = ReadStage(*st);
-  st->Reset();
-  return out;
+  return QueryOne(writer_.get(), StrCat("SELECT ", kStageColumns, " FROM stages WHERE id = ?"),
+                  StrCat("no stage with id ", stage_id), ReadStage, stage_id);
 }
 
 Result<AttemptRow> SqliteStore::LoadAttemptById(int64_t attempt_id) {
-  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat("SELECT ", kAttemptColumns,
-                                                      " FROM attempts WHERE id = ?")));
-  st->Bind(1, attempt_id);
-  ASSIGN_OR_RETURN(bool row, st->Step());
-  if (!row) {
-    st->Reset();
-    return absl::NotFoundError(StrCat("no attempt with id ", attempt_id));
-  }
-  AttemptRow out = ReadAttempt(*st);
-  st->Reset();
-  return out;
+  return QueryOne(writer_.get(), StrCat("SELECT ", kAttemptColumns, " FROM attempts WHERE id = ?"),
+                  StrCat("no attempt with id ", attempt_id), ReadAttempt, attempt_id);
 }
 
 Result<std::vector<AttemptRow>> SqliteStore::LoadAttempts(int64_t run_id) {
-  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
-      "SELECT ", kAttemptColumns, " FROM attempts WHERE run_id = ? ORDER BY id")));
-  st->Bind(1, run_id);
-  std::vector<AttemptRow> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row) break;
-    out.push_back(ReadAttempt(*st));
-  }
-  st->Reset();
-  return out;
+  return QueryAll(writer_.get(),
+                  StrCat("SELECT ", kAttemptColumns, " FROM attempts WHERE run_id = ? ORDER BY id"),
+                  ReadAttempt, run_id);
 }
 
 Result<std::vector<AgentRow>> SqliteStore::LoadAgents() {
-  ASSIGN_OR_RETURN(Stmt * st,
-                   writer_->Prepare(StrCat("SELECT ", kAgentColumns, " FROM agents ORDER BY id")));
-  std::vector<AgentRow> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row) break;
-    out.push_back(ReadAgent(*st));
-  }
-  st->Reset();
-  return out;
+  return QueryAll(writer_.get(), StrCat("SELECT ", kAgentColumns, " FROM agents ORDER BY id"),
+                  ReadAgent);
 }
 
 Result<std::vector<ArtifactRow>> SqliteStore::LoadArtifacts(int64_t stage_id) {

@@ -106,6 +106,25 @@ class SqliteStore {
   // The telemetry rows of a run's attempts (of `stage` only, when not empty), by attempt id
   // and GPU. Any thread (reader connection).
   Result<std::vector<GpuSeriesRow>> ListGpuSeries(int64_t run_id, const std::string& stage);
+  // Provenance (sqlite_store_provenance.cc): the workflow file's repository at submission, and
+  // an attempt's environment as its agent reported it (replacing what it had).
+  Status PutRunSourceState(int64_t run_id, const v1::SourceState& source);
+  Status PutAttemptEnvironment(int64_t attempt_id, const v1::AttemptEnvironment& env);
+  // An engine version an agent asked at its start (Hello.engine_versions).
+  Status PutAgentEngineVersion(const std::string& agent_id, const std::string& profile,
+                               const std::string& version, int64_t checked_at_ms);
+  // The newest engine version recorded for a profile (by name, as --profile gave it): by an
+  // attempt that ran with it (at its start) or by an agent that asked it at its own start,
+  // whichever is later; and the newest SHA-256 recorded for an executable (argv[0] as the stage
+  // gave it). What the planner compares for `cache: {key_on: [...]}` (docs/caching.md). Empty
+  // when none was recorded. Any thread (reader connection).
+  Result<std::string> LatestEngineVersion(const std::string& profile);
+  Result<std::string> LatestExecutableSha256(const std::string& executable);
+  // The environment the newest attempt of stage `stage_id` recorded (an empty message when
+  // none did). Any thread.
+  Result<v1::AttemptEnvironment> StageEnvironment(int64_t stage_id);
+  // The run's recorded source state (an empty message when none). Any thread.
+  Result<v1::SourceState> GetRunSourceState(int64_t run_id);
   // Appends to the audit trail (entry.id is assigned by the database).
   Status InsertAudit(const v1::AuditEntry& entry);
   // Notifications (sqlite_store_notify.cc). Insert sets row->id; Update writes the delivery

@@ -1,8 +1,9 @@
 // The audit trail: one row per call that changed something (docs/security.md).
 #include <algorithm>
 
-#include "daemon/store/sqlite_store.h"
+#include "daemon/store/query.h"
 #include "daemon/store/reader.h"
+#include "daemon/store/sqlite_store.h"
 
 namespace longhaul::store {
 
@@ -27,28 +28,24 @@ Result<v1::ListAuditResponse> SqliteStore::ListAudit(const v1::ListAuditRequest&
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
   int limit = req.limit() > 0 ? std::min(req.limit(), 1000) : 50;
-  ASSIGN_OR_RETURN(
-      Stmt * st,
-      db->Prepare(
-          "SELECT id, ts_ms, principal, role, peer, action, target, detail, result FROM audit "
-          "WHERE ?1 <= 0 OR id < ?1 ORDER BY id DESC LIMIT ?2"));
-  st->Bind(1, req.before_id()).Bind(2, limit);
   v1::ListAuditResponse resp;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row) break;
-    v1::AuditEntry* e = resp.add_entries();
-    e->set_id(st->Int(0));
-    e->set_ts_ms(st->Int(1));
-    e->set_principal(st->Text(2));
-    e->set_role(st->Text(3));
-    e->set_peer(st->Text(4));
-    e->set_action(st->Text(5));
-    e->set_target(st->Text(6));
-    e->set_detail(st->Text(7));
-    e->set_result(st->Text(8));
-  }
-  st->Reset();
+  RETURN_IF_ERROR(QueryEach(
+      db.get(),
+      "SELECT id, ts_ms, principal, role, peer, action, target, detail, result FROM audit "
+      "WHERE ?1 <= 0 OR id < ?1 ORDER BY id DESC LIMIT ?2",
+      [&](const Stmt& st) {
+        v1::AuditEntry* e = resp.add_entries();
+        e->set_id(st.Int(0));
+        e->set_ts_ms(st.Int(1));
+        e->set_principal(st.Text(2));
+        e->set_role(st.Text(3));
+        e->set_peer(st.Text(4));
+        e->set_action(st.Text(5));
+        e->set_target(st.Text(6));
+        e->set_detail(st.Text(7));
+        e->set_result(st.Text(8));
+      },
+      req.before_id(), limit));
   return resp;
 }
 

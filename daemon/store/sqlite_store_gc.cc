@@ -1,6 +1,7 @@
 // Retention's reads and writes: the ended runs a policy may choose from, what collecting one
 // removes and keeps, and the collection itself (its event rows go, its summary stays).
 #include "core/strings.h"
+#include "daemon/store/query.h"
 #include "daemon/store/reader.h"
 #include "daemon/store/sqlite_store.h"
 #include "proto/state_names.h"
@@ -36,27 +37,22 @@ Result<std::map<int64_t, std::pair<std::string, std::string>>> KeptResults(
     stages->BindNull(2);  // a cached statement keeps its last bindings
   }
   std::map<int64_t, std::pair<std::string, std::string>> kept;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, stages->Step());
-    if (!row) break;
-    bool newest = stages->Int(2) != 0;
-    std::optional<int64_t> reused_by = stages->OptInt(3);
-    if (!newest && !reused_by) continue;
-    kept[stages->Int(0)] = {
-        stages->Text(1),
-        newest ? "the cache reuses its result" : StrCat("run ", *reused_by, " reused its result")};
-  }
-  stages->Reset();
+  RETURN_IF_ERROR(EachRow(stages, [&](const Stmt& st) {
+    bool newest = st.Int(2) != 0;
+    std::optional<int64_t> reused_by = st.OptInt(3);
+    if (!newest && !reused_by) return;
+    kept[st.Int(0)] = {st.Text(1), newest ? "the cache reuses its result"
+                                          : StrCat("run ", *reused_by, " reused its result")};
+  }));
   return kept;
 }
 
 Status MarkCollectedResults(Db* db, int64_t run_id,
                             google::protobuf::RepeatedPtrField<v1::Stage>* stages) {
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT collected_at_ms FROM runs WHERE id = ?1"));
-  st->Bind(1, run_id);
-  ASSIGN_OR_RETURN(bool found, st->Step());
-  std::optional<int64_t> collected = found ? st->OptInt(0) : std::nullopt;
-  st->Reset();
+  ASSIGN_OR_RETURN(
+      std::optional<std::optional<int64_t>> row,
+      QueryFirst(db, "SELECT collected_at_ms FROM runs WHERE id = ?1", FirstColumnOptInt, run_id));
+  std::optional<int64_t> collected = row.value_or(std::nullopt);
   if (!collected) return OkStatus();
   ASSIGN_OR_RETURN(auto kept, KeptResults(db, run_id, *collected));
   std::map<std::string, std::string> why_by_name;
@@ -78,57 +74,41 @@ Status MarkCollectedResults(Db* db, int64_t run_id,
 Result<std::vector<SqliteStore::EndedRun>> SqliteStore::ListEndedRuns(const std::string& workflow) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(
-      Stmt * st,
-      db->Prepare(
-          "SELECT id, workflow_name, status, ended_at_ms FROM runs "
-          "WHERE status IN ('succeeded', 'failed', 'cancelled') AND collected_at_ms IS NULL "
-          "AND ended_at_ms IS NOT NULL AND (?1 = '' OR workflow_name = ?1) "
-          "ORDER BY workflow_name, ended_at_ms DESC, id DESC"));
-  st->Bind(1, workflow);
-  std::vector<EndedRun> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row) break;
-    EndedRun r;
-    r.id = st->Int(0);
-    r.workflow_name = st->Text(1);
-    r.status = ParseRunStatus(st->Text(2)).value_or(v1::RUN_STATUS_UNSPECIFIED);
-    r.ended_at_ms = st->Int(3);
-    out.push_back(std::move(r));
-  }
-  st->Reset();
-  return out;
+  return QueryAll(
+      db.get(),
+      "SELECT id, workflow_name, status, ended_at_ms FROM runs "
+      "WHERE status IN ('succeeded', 'failed', 'cancelled') AND collected_at_ms IS NULL "
+      "AND ended_at_ms IS NOT NULL AND (?1 = '' OR workflow_name = ?1) "
+      "ORDER BY workflow_name, ended_at_ms DESC, id DESC",
+      [](const Stmt& st) {
+        EndedRun r;
+        r.id = st.Int(0);
+        r.workflow_name = st.Text(1);
+        r.status = ParseRunStatus(st.Text(2)).value_or(v1::RUN_STATUS_UNSPECIFIED);
+        r.ended_at_ms = st.Int(3);
+        return r;
+      },
+      workflow);
 }
 
 Result<std::map<std::string, int64_t>> SqliteStore::NewestWorkflowIds(const std::string& workflow) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
   // SQLite takes the bare column workflow_id from the row that holds max(id).
-  ASSIGN_OR_RETURN(Stmt * st,
-                   db->Prepare("SELECT workflow_name, workflow_id, max(id) FROM runs "
-                               "WHERE (?1 = '' OR workflow_name = ?1) GROUP BY workflow_name"));
-  st->Bind(1, workflow);
   std::map<std::string, int64_t> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row) break;
-    out[st->Text(0)] = st->Int(1);
-  }
-  st->Reset();
+  RETURN_IF_ERROR(QueryEach(
+      db.get(),
+      "SELECT workflow_name, workflow_id, max(id) FROM runs "
+      "WHERE (?1 = '' OR workflow_name = ?1) GROUP BY workflow_name",
+      [&](const Stmt& st) { out[st.Text(0)] = st.Int(1); }, workflow));
   return out;
 }
 
 Result<std::string> SqliteStore::LoadWorkflowText(int64_t workflow_id) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT text FROM workflows WHERE id = ?1"));
-  st->Bind(1, workflow_id);
-  ASSIGN_OR_RETURN(bool row, st->Step());
-  std::string text = row ? st->Text(0) : std::string();
-  st->Reset();
-  if (!row) return absl::NotFoundError(StrCat("no workflow file ", workflow_id));
-  return text;
+  return QueryOne(db.get(), "SELECT text FROM workflows WHERE id = ?1",
+                  StrCat("no workflow file ", workflow_id), FirstColumnText, workflow_id);
 }
 
 Result<SqliteStore::GcPlan> SqliteStore::PlanRunGc(int64_t run_id) {
@@ -145,30 +125,28 @@ Result<SqliteStore::GcPlan> SqliteStore::PlanRunGc(int64_t run_id) {
   }
   // The attempt that made a kept stage's result is its last one.
   ASSIGN_OR_RETURN(
-      Stmt * attempts,
-      db->Prepare(
+      plan.attempts,
+      QueryAll(
+          db.get(),
           "SELECT a.id, s.name, a.agent_id, a.output_dir, a.stage_id, "
           "  a.number = (SELECT max(b.number) FROM attempts b WHERE b.stage_id = a.stage_id) "
-          "FROM attempts a JOIN stages s ON s.id = a.stage_id WHERE a.run_id = ?1 ORDER BY a.id"));
-  attempts->Bind(1, run_id);
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, attempts->Step());
-    if (!row) break;
-    GcAttempt a;
-    a.id = attempts->Int(0);
-    a.stage = attempts->Text(1);
-    a.agent_id = attempts->Text(2);
-    a.output_dir = attempts->Text(3);
-    a.keep = keep_stage.count(attempts->Int(4)) != 0 && attempts->Int(5) != 0;
-    plan.attempts.push_back(std::move(a));
-  }
-  attempts->Reset();
-  ASSIGN_OR_RETURN(Stmt * events, db->Prepare("SELECT count(*) FROM events WHERE attempt_id IN "
-                                              "(SELECT id FROM attempts WHERE run_id = ?1)"));
-  events->Bind(1, run_id);
-  ASSIGN_OR_RETURN(bool row, events->Step());
-  plan.events = row ? events->Int(0) : 0;
-  events->Reset();
+          "FROM attempts a JOIN stages s ON s.id = a.stage_id WHERE a.run_id = ?1 ORDER BY a.id",
+          [&](const Stmt& st) {
+            GcAttempt a;
+            a.id = st.Int(0);
+            a.stage = st.Text(1);
+            a.agent_id = st.Text(2);
+            a.output_dir = st.Text(3);
+            a.keep = keep_stage.count(st.Int(4)) != 0 && st.Int(5) != 0;
+            return a;
+          },
+          run_id));
+  ASSIGN_OR_RETURN(std::optional<int64_t> events,
+                   QueryFirst(db.get(),
+                              "SELECT count(*) FROM events WHERE attempt_id IN "
+                              "(SELECT id FROM attempts WHERE run_id = ?1)",
+                              FirstColumnInt, run_id));
+  plan.events = events.value_or(0);
   return plan;
 }
 

@@ -1,6 +1,7 @@
 // GPUs: each agent's GPUs as the coordinator keeps them, and attempts' GPU telemetry
 // (docs/gpus.md).
 #include "core/strings.h"
+#include "daemon/store/query.h"
 #include "daemon/store/reader.h"
 #include "daemon/store/sqlite_store.h"
 
@@ -26,25 +27,21 @@ Status SqliteStore::UpsertGpu(const GpuRow& g) {
 }
 
 Result<std::vector<GpuRow>> SqliteStore::LoadGpus() {
-  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare("SELECT agent_id, gpu_index, uuid, health, reason, "
-                                               "since_ms, by_whom, passes FROM gpus "
-                                               "ORDER BY agent_id, gpu_index"));
-  std::vector<GpuRow> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row) break;
-    GpuRow& g = out.emplace_back();
-    g.agent_id = st->Text(0);
-    g.gpu_index = static_cast<int>(st->Int(1));
-    g.uuid = st->Text(2);
-    g.health = st->Text(3);
-    g.reason = st->Text(4);
-    g.since_ms = st->Int(5);
-    g.by = st->Text(6);
-    g.passes = static_cast<int>(st->Int(7));
-  }
-  st->Reset();
-  return out;
+  return QueryAll(writer_.get(),
+                  "SELECT agent_id, gpu_index, uuid, health, reason, since_ms, by_whom, passes "
+                  "FROM gpus ORDER BY agent_id, gpu_index",
+                  [](const Stmt& st) {
+                    GpuRow g;
+                    g.agent_id = st.Text(0);
+                    g.gpu_index = static_cast<int>(st.Int(1));
+                    g.uuid = st.Text(2);
+                    g.health = st.Text(3);
+                    g.reason = st.Text(4);
+                    g.since_ms = st.Int(5);
+                    g.by = st.Text(6);
+                    g.passes = static_cast<int>(st.Int(7));
+                    return g;
+                  });
 }
 
 Status SqliteStore::UpsertGpuSeries(const GpuSeriesRow& r) {
@@ -76,25 +73,20 @@ Result<std::vector<GpuSeriesRow>> SqliteStore::ListGpuSeries(int64_t run_id,
                                                              const std::string& stage) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(
-      Stmt * st,
-      db->Prepare("SELECT g.attempt_id, g.gpu_index, g.uuid, g.series_json FROM gpu_series g "
-                  "JOIN attempts a ON a.id = g.attempt_id JOIN stages s ON s.id = a.stage_id "
-                  "WHERE a.run_id = ?1 AND (?2 = '' OR s.name = ?2) "
-                  "ORDER BY g.attempt_id, g.gpu_index"));
-  st->Bind(1, run_id).Bind(2, stage);
-  std::vector<GpuSeriesRow> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row) break;
-    GpuSeriesRow& r = out.emplace_back();
-    r.attempt_id = st->Int(0);
-    r.gpu_index = static_cast<int>(st->Int(1));
-    r.uuid = st->Text(2);
-    r.series_json = st->Text(3);
-  }
-  st->Reset();
-  return out;
+  return QueryAll(
+      db.get(),
+      "SELECT g.attempt_id, g.gpu_index, g.uuid, g.series_json FROM gpu_series g "
+      "JOIN attempts a ON a.id = g.attempt_id JOIN stages s ON s.id = a.stage_id "
+      "WHERE a.run_id = ?1 AND (?2 = '' OR s.name = ?2) ORDER BY g.attempt_id, g.gpu_index",
+      [](const Stmt& st) {
+        GpuSeriesRow r;
+        r.attempt_id = st.Int(0);
+        r.gpu_index = static_cast<int>(st.Int(1));
+        r.uuid = st.Text(2);
+        r.series_json = st.Text(3);
+        return r;
+      },
+      run_id, stage);
 }
 
 namespace internal {
@@ -103,26 +95,25 @@ namespace {
 // The summary of the gpu_series rows of the attempts `where` picks (`id` bound to ?1), into
 // `out`; nothing when none was sampled.
 Status ReadGpuUsage(Db* db, const char* where, int64_t id, v1::GpuUsage* out, bool* found) {
-  ASSIGN_OR_RETURN(
-      Stmt * st,
-      db->Prepare(StrCat("SELECT sum(g.sampled_ms), sum(g.util_ms), sum(g.util_known_ms), "
-                         "max(g.peak_mem), max(g.mem_total), sum(g.energy_wh), sum(g.idle_ms) "
-                         "FROM gpu_series g JOIN attempts a ON a.id = g.attempt_id WHERE ",
-                         where)));
-  st->Bind(1, id);
-  ASSIGN_OR_RETURN(bool row, st->Step());
-  *found = row && !st->IsNull(0) && st->Int(0) > 0;
-  if (*found) {
-    out->set_sampled_gpu_hours(static_cast<double>(st->Int(0)) / 3.6e6);
-    int64_t known = st->Int(2);
-    out->set_mean_sm_util_pct(known > 0 ? st->Double(1) / static_cast<double>(known) : -1);
-    out->set_peak_mem_used_bytes(st->Int(3));
-    out->set_mem_total_bytes(st->Int(4));
-    out->set_energy_kwh(st->Double(5) / 1000.0);
-    out->set_idle_gpu_hours(static_cast<double>(st->Int(6)) / 3.6e6);
-  }
-  st->Reset();
-  return OkStatus();
+  *found = false;
+  return QueryEach(
+      db,
+      StrCat("SELECT sum(g.sampled_ms), sum(g.util_ms), sum(g.util_known_ms), "
+             "max(g.peak_mem), max(g.mem_total), sum(g.energy_wh), sum(g.idle_ms) "
+             "FROM gpu_series g JOIN attempts a ON a.id = g.attempt_id WHERE ",
+             where),
+      [&](const Stmt& st) {
+        *found = !st.IsNull(0) && st.Int(0) > 0;
+        if (!*found) return;
+        out->set_sampled_gpu_hours(static_cast<double>(st.Int(0)) / 3.6e6);
+        int64_t known = st.Int(2);
+        out->set_mean_sm_util_pct(known > 0 ? st.Double(1) / static_cast<double>(known) : -1);
+        out->set_peak_mem_used_bytes(st.Int(3));
+        out->set_mem_total_bytes(st.Int(4));
+        out->set_energy_kwh(st.Double(5) / 1000.0);
+        out->set_idle_gpu_hours(static_cast<double>(st.Int(6)) / 3.6e6);
+      },
+      id);
 }
 
 }  // namespace

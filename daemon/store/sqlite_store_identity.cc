@@ -6,38 +6,44 @@
 
 #include "core/logging.h"
 #include "core/strings.h"
+#include "daemon/store/query.h"
 #include "daemon/store/sqlite_store.h"
 
 namespace longhaul::store {
 
 Status SqliteStore::LoadIdentity(bool created) {
   identity_.created = created;
-  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare("SELECT cluster_id, incarnation, created_at_ms, "
-                                               "copied_at_ms FROM identity WHERE one = 1"));
-  ASSIGN_OR_RETURN(bool row, st->Step());
+  struct IdentityRow {
+    std::string cluster_id, incarnation;
+    int64_t created_at_ms;
+    std::optional<int64_t> copied_at_ms;
+  };
+  ASSIGN_OR_RETURN(std::optional<IdentityRow> row,
+                   QueryFirst(writer_.get(),
+                              "SELECT cluster_id, incarnation, created_at_ms, copied_at_ms "
+                              "FROM identity WHERE one = 1",
+                              [](const Stmt& st) {
+                                return IdentityRow{st.Text(0), st.Text(1), st.Int(2), st.OptInt(3)};
+                              }));
   if (!row) {
-    st->Reset();
     return absl::DataLossError(StrCat(path_, " has no identity row (table identity is empty)"));
   }
-  identity_.cluster_id = st->Text(0);
-  identity_.incarnation = st->Text(1);
-  identity_.created_at_ms = st->Int(2);
-  bool copy = !st->IsNull(3);
-  int64_t copied_at_ms = copy ? st->Int(3) : 0;
-  st->Reset();
-  if (!copy) return OkStatus();
+  identity_.cluster_id = row->cluster_id;
+  identity_.incarnation = row->incarnation;
+  identity_.created_at_ms = row->created_at_ms;
+  if (!row->copied_at_ms) return OkStatus();
+  int64_t copied_at_ms = *row->copied_at_ms;
   // A backup copy put in place: from here on it is another history than the one the copy was
   // taken from, which may have gone on after the copy.
   RETURN_IF_ERROR(writer_->Exec(
       "UPDATE identity SET incarnation = lower(hex(randomblob(8))), copied_at_ms = NULL"));
-  ASSIGN_OR_RETURN(Stmt * again, writer_->Prepare("SELECT incarnation FROM identity"));
-  ASSIGN_OR_RETURN(bool found, again->Step());
-  if (found) {
+  ASSIGN_OR_RETURN(std::optional<std::string> incarnation,
+                   QueryFirst(writer_.get(), "SELECT incarnation FROM identity", FirstColumnText));
+  if (incarnation) {
     identity_.restored_from = identity_.incarnation;
     identity_.copied_at_ms = copied_at_ms;
-    identity_.incarnation = again->Text(0);
+    identity_.incarnation = *incarnation;
   }
-  again->Reset();
   return OkStatus();
 }
 

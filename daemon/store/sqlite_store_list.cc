@@ -5,6 +5,7 @@
 #include "core/clock.h"
 #include "core/strings.h"
 #include "daemon/store/proto_convert.h"
+#include "daemon/store/query.h"
 #include "daemon/store/reader.h"
 #include "daemon/store/row_codec.h"
 #include "daemon/store/sqlite_store.h"
@@ -27,20 +28,17 @@ constexpr char kStageGpus[] = "coalesce(json_extract(s.resources_json, '$.gpus')
 
 Result<std::map<int64_t, SqliteStore::StageCost>> ReadStageCosts(Db* db, int64_t run_id,
                                                                  int64_t now_ms) {
-  ASSIGN_OR_RETURN(
-      Stmt * st,
-      db->Prepare(StrCat(
-          "SELECT a.stage_id, sum(", kAttemptWallMs, "), sum(", kAttemptWallMs, " * ", kStageGpus,
-          ") FROM attempts a JOIN stages s ON s.id = a.stage_id "
-          "WHERE a.run_id = ?1 AND a.started_at_ms IS NOT NULL GROUP BY a.stage_id")));
-  st->Bind(1, run_id).Bind(2, now_ms);
   std::map<int64_t, SqliteStore::StageCost> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool r, st->Step());
-    if (!r) break;
-    out[st->Int(0)] = {st->Double(1) / 1000.0, st->Double(2) / 3'600'000.0};
-  }
-  st->Reset();
+  RETURN_IF_ERROR(QueryEach(
+      db,
+      StrCat("SELECT a.stage_id, sum(", kAttemptWallMs, "), sum(", kAttemptWallMs, " * ",
+             kStageGpus,
+             ") FROM attempts a JOIN stages s ON s.id = a.stage_id "
+             "WHERE a.run_id = ?1 AND a.started_at_ms IS NOT NULL GROUP BY a.stage_id"),
+      [&](const Stmt& st) {
+        out[st.Int(0)] = {st.Double(1) / 1000.0, st.Double(2) / 3'600'000.0};
+      },
+      run_id, now_ms));
   return out;
 }
 
@@ -53,16 +51,12 @@ Status FillRunTotals(Db* db, int64_t run_id, const std::optional<RunTotals>& tot
     run->set_gpu_hours(totals->GpuHoursAt(now_ms));
     return OkStatus();
   }
-  ASSIGN_OR_RETURN(
-      Stmt * counts,
-      db->Prepare("SELECT status, count(*) FROM stages WHERE run_id = ? GROUP BY status"));
-  counts->Bind(1, run_id);
-  for (;;) {
-    ASSIGN_OR_RETURN(bool r, counts->Step());
-    if (!r) break;
-    (*run->mutable_stage_counts())[counts->Text(0)] = static_cast<int32_t>(counts->Int(1));
-  }
-  counts->Reset();
+  RETURN_IF_ERROR(QueryEach(
+      db, "SELECT status, count(*) FROM stages WHERE run_id = ? GROUP BY status",
+      [&](const Stmt& st) {
+        (*run->mutable_stage_counts())[st.Text(0)] = static_cast<int32_t>(st.Int(1));
+      },
+      run_id));
   ASSIGN_OR_RETURN(auto costs, ReadStageCosts(db, run_id, now_ms));
   for (const auto& [id, cost] : costs) run->set_gpu_hours(run->gpu_hours() + cost.gpu_hours);
   return OkStatus();
@@ -99,17 +93,12 @@ Result<std::optional<double>> LatestMetric(Db* db, int64_t run_id, const std::st
     return absl::InvalidArgumentError(
         StrCat("metric '", name, "' must be STAGE.NAME, e.g. bench.accept_rate"));
   }
-  ASSIGN_OR_RETURN(
-      Stmt * st,
-      db->Prepare(
-          "SELECT value FROM metrics WHERE stage_id = (SELECT coalesce(cached_from_stage_id, id) "
-          "FROM stages WHERE run_id = ?1 AND name = ?2) AND name = ?3 ORDER BY id DESC LIMIT 1"));
-  st->Bind(1, run_id).Bind(2, name.substr(0, dot)).Bind(3, name.substr(dot + 1));
-  ASSIGN_OR_RETURN(bool found, st->Step());
-  std::optional<double> v;
-  if (found) v = st->Double(0);
-  st->Reset();
-  return v;
+  return QueryFirst(
+      db,
+      "SELECT value FROM metrics WHERE stage_id = (SELECT coalesce(cached_from_stage_id, id) "
+      "FROM stages WHERE run_id = ?1 AND name = ?2) AND name = ?3 ORDER BY id DESC LIMIT 1",
+      [](const Stmt& st) { return st.Double(0); }, run_id, name.substr(0, dot),
+      name.substr(dot + 1));
 }
 
 }  // namespace
@@ -157,13 +146,9 @@ Result<v1::ListRunsResponse> SqliteStore::ListRuns(const v1::ListRunsRequest& re
     st->Bind(static_cast<int>(8 + 2 * i), params[i].second);
   }
   v1::ListRunsResponse resp;
-  std::vector<std::pair<RunRow, std::optional<RunTotals>>> rows;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool r, st->Step());
-    if (!r) break;
-    rows.emplace_back(ReadRun(*st), ReadRunTotals(*st, kRunColumnCount));
-  }
-  st->Reset();
+  ASSIGN_OR_RETURN(auto rows, AllRows(st, [](const Stmt& row) {
+                     return std::make_pair(ReadRun(row), ReadRunTotals(row, kRunColumnCount));
+                   }));
   if (static_cast<int>(rows.size()) > limit) {
     rows.resize(limit);
     resp.set_next_page_token(std::to_string(rows.back().first.id));
@@ -190,34 +175,28 @@ Result<v1::ListMetricsResponse> SqliteStore::ListMetrics(const v1::ListMetricsRe
   int limit = req.limit() > 0 ? std::min(req.limit(), 10000) : 1000;
   ASSIGN_OR_RETURN(int64_t after, ParseCursor(req.after(), "metrics cursor"));
   ASSIGN_OR_RETURN(
-      Stmt * stage,
-      db->Prepare(
-          "SELECT coalesce(cached_from_stage_id, id) FROM stages WHERE run_id = ?1 AND name = ?2"));
-  stage->Bind(1, req.run_id()).Bind(2, req.stage());
-  ASSIGN_OR_RETURN(bool found, stage->Step());
-  int64_t stage_id = found ? stage->Int(0) : 0;
-  stage->Reset();
-  if (!found) {
-    return absl::NotFoundError(StrCat("run ", req.run_id(), " has no stage '", req.stage(), "'"));
-  }
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT id, name, value, step, attempt, ts_ms FROM "
-                                          "metrics WHERE stage_id = ?1 AND id > ?2 "
-                                          "ORDER BY id LIMIT ?3"));
-  st->Bind(1, stage_id).Bind(2, after).Bind(3, limit);
+      int64_t stage_id,
+      QueryOne(db.get(),
+               "SELECT coalesce(cached_from_stage_id, id) FROM stages WHERE run_id = ?1 AND "
+               "name = ?2",
+               StrCat("run ", req.run_id(), " has no stage '", req.stage(), "'"), FirstColumnInt,
+               req.run_id(), req.stage()));
   v1::ListMetricsResponse resp;
   int64_t last = after;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool r, st->Step());
-    if (!r) break;
-    last = st->Int(0);
-    v1::Metric* m = resp.add_points();
-    m->set_name(st->Text(1));
-    m->set_value(st->Double(2));
-    m->set_step(st->IsNull(3) ? -1 : st->Int(3));
-    m->set_attempt(static_cast<int32_t>(st->Int(4)));
-    m->set_ts_ms(st->Int(5));
-  }
-  st->Reset();
+  RETURN_IF_ERROR(QueryEach(
+      db.get(),
+      "SELECT id, name, value, step, attempt, ts_ms FROM metrics WHERE stage_id = ?1 AND id > ?2 "
+      "ORDER BY id LIMIT ?3",
+      [&](const Stmt& st) {
+        last = st.Int(0);
+        v1::Metric* m = resp.add_points();
+        m->set_name(st.Text(1));
+        m->set_value(st.Double(2));
+        m->set_step(st.IsNull(3) ? -1 : st.Int(3));
+        m->set_attempt(static_cast<int32_t>(st.Int(4)));
+        m->set_ts_ms(st.Int(5));
+      },
+      stage_id, after, limit));
   resp.set_next_cursor(std::to_string(last));
   return resp;
 }
@@ -225,12 +204,10 @@ Result<v1::ListMetricsResponse> SqliteStore::ListMetrics(const v1::ListMetricsRe
 Result<SqliteStore::StageCost> SqliteStore::GetStageCost(int64_t run_id, const std::string& stage) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT id FROM stages WHERE run_id = ?1 AND name = ?2"));
-  st->Bind(1, run_id).Bind(2, stage);
-  ASSIGN_OR_RETURN(bool found, st->Step());
-  int64_t stage_id = found ? st->Int(0) : 0;
-  st->Reset();
-  if (!found) return absl::NotFoundError(StrCat("run ", run_id, " has no stage '", stage, "'"));
+  ASSIGN_OR_RETURN(int64_t stage_id,
+                   QueryOne(db.get(), "SELECT id FROM stages WHERE run_id = ?1 AND name = ?2",
+                            StrCat("run ", run_id, " has no stage '", stage, "'"), FirstColumnInt,
+                            run_id, stage));
   ASSIGN_OR_RETURN(auto costs, ReadStageCosts(db.get(), run_id, SystemClock::Get()->NowMs()));
   auto it = costs.find(stage_id);
   return it == costs.end() ? StageCost{} : it->second;

@@ -1,6 +1,7 @@
 // Notifications and their delivery state (docs/operations.md, "Notifications").
 #include <algorithm>
 
+#include "daemon/store/query.h"
 #include "daemon/store/reader.h"
 #include "daemon/store/sqlite_store.h"
 
@@ -11,27 +12,22 @@ constexpr char kColumns[] =
     "id, kind, run_id, stage, sink, payload, state, tries, last_error, next_try_at, "
     "created_at, delivered_at";
 
-Result<std::vector<NotificationRow>> ReadRows(Stmt* st) {
-  std::vector<NotificationRow> rows;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool more, st->Step());
-    if (!more) break;
-    NotificationRow& r = rows.emplace_back();
-    r.id = st->Int(0);
-    r.kind = st->Text(1);
-    r.run_id = st->OptInt(2);
-    r.stage = st->Text(3);
-    r.sink = st->Text(4);
-    r.payload = st->Text(5);
-    r.state = st->Text(6);
-    r.tries = static_cast<int>(st->Int(7));
-    r.last_error = st->Text(8);
-    r.next_try_at_ms = st->OptInt(9);
-    r.created_at_ms = st->Int(10);
-    r.delivered_at_ms = st->OptInt(11);
-  }
-  st->Reset();
-  return rows;
+// Decodes a row of kColumns.
+NotificationRow ReadNotification(const Stmt& st) {
+  NotificationRow r;
+  r.id = st.Int(0);
+  r.kind = st.Text(1);
+  r.run_id = st.OptInt(2);
+  r.stage = st.Text(3);
+  r.sink = st.Text(4);
+  r.payload = st.Text(5);
+  r.state = st.Text(6);
+  r.tries = static_cast<int>(st.Int(7));
+  r.last_error = st.Text(8);
+  r.next_try_at_ms = st.OptInt(9);
+  r.created_at_ms = st.Int(10);
+  r.delivered_at_ms = st.OptInt(11);
+  return r;
 }
 
 }  // namespace
@@ -71,10 +67,10 @@ Status SqliteStore::UpdateNotification(const NotificationRow& row) {
 }
 
 Result<std::vector<NotificationRow>> SqliteStore::LoadPendingNotifications() {
-  ASSIGN_OR_RETURN(Stmt * st,
-                   writer_->Prepare(std::string("SELECT ") + kColumns +
-                                    " FROM notifications WHERE state='pending' ORDER BY id"));
-  return ReadRows(st);
+  return QueryAll(
+      writer_.get(),
+      std::string("SELECT ") + kColumns + " FROM notifications WHERE state='pending' ORDER BY id",
+      ReadNotification);
 }
 
 Result<std::vector<NotificationRow>> SqliteStore::ListNotifications(int64_t run_id,
@@ -83,13 +79,11 @@ Result<std::vector<NotificationRow>> SqliteStore::ListNotifications(int64_t run_
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
   limit = std::clamp(limit, 1, 1000);
-  ASSIGN_OR_RETURN(
-      Stmt * st,
-      db->Prepare(std::string("SELECT ") + kColumns +
-                  " FROM notifications WHERE (?1 <= 0 OR run_id = ?1) AND (?2 <= 0 OR id < ?2) "
-                  "ORDER BY id DESC LIMIT ?3"));
-  st->Bind(1, run_id).Bind(2, before_id).Bind(3, limit);
-  return ReadRows(st);
+  return QueryAll(db.get(),
+                  std::string("SELECT ") + kColumns +
+                      " FROM notifications WHERE (?1 <= 0 OR run_id = ?1) AND (?2 <= 0 OR id < ?2) "
+                      "ORDER BY id DESC LIMIT ?3",
+                  ReadNotification, run_id, before_id, limit);
 }
 
 }  // namespace longhaul::store

@@ -2,6 +2,7 @@
 // reference run's keys. A 100,000-stage plan asks 100,000 questions; FindCacheHits answers
 // them on one pooled connection in one read transaction, not one lease and lock each.
 #include "core/strings.h"
+#include "daemon/store/query.h"
 #include "daemon/store/reader.h"
 #include "daemon/store/row_codec.h"
 #include "daemon/store/sqlite_store.h"
@@ -22,22 +23,22 @@ namespace {
 Result<std::optional<CacheHit>> FindHit(Db* db, std::string_view cache_key,
                                         int64_t exclude_run_id) {
   static const std::string kQuery = kCacheHitQuery;
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(kQuery));
-  st->Bind(1, cache_key).Bind(2, exclude_run_id);
-  ASSIGN_OR_RETURN(bool row, st->Step());
-  if (!row) {
-    st->Reset();
-    return std::optional<CacheHit>();
+  ASSIGN_OR_RETURN(std::optional<CacheHit> hit, QueryFirst(
+                                                    db, kQuery,
+                                                    [](const Stmt& st) {
+                                                      CacheHit h;
+                                                      h.stage_id = st.Int(0);
+                                                      h.run_id = st.Int(1);
+                                                      h.stage_name = st.Text(2);
+                                                      h.outputs = JsonToMap(st.Text(3));
+                                                      h.fingerprint_json = st.Text(4);
+                                                      return h;
+                                                    },
+                                                    cache_key, exclude_run_id));
+  if (hit) {
+    ASSIGN_OR_RETURN(hit->artifacts, ReadArtifactsOfStage(db, hit->stage_id));
   }
-  CacheHit hit;
-  hit.stage_id = st->Int(0);
-  hit.run_id = st->Int(1);
-  hit.stage_name = st->Text(2);
-  hit.outputs = JsonToMap(st->Text(3));
-  hit.fingerprint_json = st->Text(4);
-  st->Reset();
-  ASSIGN_OR_RETURN(hit.artifacts, ReadArtifactsOfStage(db, hit.stage_id));
-  return std::optional<CacheHit>(std::move(hit));
+  return hit;
 }
 
 }  // namespace
@@ -66,17 +67,12 @@ Result<std::vector<std::optional<CacheHit>>> SqliteStore::FindCacheHits(
 Result<std::vector<SqliteStore::StageKey>> SqliteStore::ReadStageKeys(int64_t run_id) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare(
-      "SELECT id, name, cache_key FROM stages WHERE run_id = ? ORDER BY position"));
-  st->Bind(1, run_id);
-  std::vector<StageKey> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool more, st->Step());
-    if (!more) break;
-    out.push_back(StageKey{st->Int(0), st->Text(1), st->Text(2)});
-  }
-  st->Reset();
-  return out;
+  return QueryAll(
+      db.get(), "SELECT id, name, cache_key FROM stages WHERE run_id = ? ORDER BY position",
+      [](const Stmt& st) {
+        return StageKey{st.Int(0), st.Text(1), st.Text(2)};
+      },
+      run_id);
 }
 
 Result<std::vector<std::optional<std::string>>> SqliteStore::ReadFingerprintJsons(
@@ -88,10 +84,7 @@ Result<std::vector<std::optional<std::string>>> SqliteStore::ReadFingerprintJson
   ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT fingerprint_json FROM stages WHERE id = ?"));
   std::vector<std::optional<std::string>> out(stage_ids.size());
   for (size_t i = 0; i < stage_ids.size(); ++i) {
-    st->Bind(1, stage_ids[i]);
-    ASSIGN_OR_RETURN(bool found, st->Step());
-    if (found) out[i] = st->Text(0);
-    st->Reset();
+    ASSIGN_OR_RETURN(out[i], FirstRow(&BindAll(st, stage_ids[i]), FirstColumnText));
   }
   return out;
 }

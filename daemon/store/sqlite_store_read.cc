@@ -4,6 +4,7 @@
 #include "core/clock.h"
 #include "core/strings.h"
 #include "daemon/store/proto_convert.h"
+#include "daemon/store/query.h"
 #include "daemon/store/reader.h"
 #include "daemon/store/row_codec.h"
 #include "daemon/store/sqlite_store.h"
@@ -37,85 +38,66 @@ Status FillStageDetails(Db* db, int64_t stage_id, const StageRow& row, bool incl
                         v1::Stage* out) {
   RETURN_IF_ERROR(FillStageGpuUsage(db, stage_id, out));
   if (row.cached_from_stage_id) {
-    ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT run_id, name FROM stages WHERE id = ?"));
-    st->Bind(1, *row.cached_from_stage_id);
-    ASSIGN_OR_RETURN(bool found, st->Step());
-    if (found) {
-      out->set_cached_from_run_id(st->Int(0));
-      out->set_cached_from_stage(st->Text(1));
-    }
-    st->Reset();
+    RETURN_IF_ERROR(QueryEach(
+        db, "SELECT run_id, name FROM stages WHERE id = ?",
+        [&](const Stmt& st) {
+          out->set_cached_from_run_id(st.Int(0));
+          out->set_cached_from_stage(st.Text(1));
+        },
+        *row.cached_from_stage_id));
   }
   // A cached stage shows the metrics and artifacts of the stage it reuses.
   int64_t source = row.cached_from_stage_id.value_or(stage_id);
-  {
-    ASSIGN_OR_RETURN(
-        Stmt * st,
-        db->Prepare(
-            "SELECT name, value, step, attempt, ts_ms FROM metrics WHERE id IN "
-            "(SELECT max(id) FROM metrics WHERE stage_id = ?1 GROUP BY name) ORDER BY name"));
-    st->Bind(1, source);
-    for (;;) {
-      ASSIGN_OR_RETURN(bool r, st->Step());
-      if (!r) break;
-      v1::Metric* m = out->add_metrics();
-      m->set_name(st->Text(0));
-      m->set_value(st->Double(1));
-      m->set_step(st->IsNull(2) ? -1 : st->Int(2));
-      m->set_attempt(static_cast<int32_t>(st->Int(3)));
-      m->set_ts_ms(st->Int(4));
-    }
-    st->Reset();
-  }
-  {
-    ASSIGN_OR_RETURN(
-        Stmt * st,
-        db->Prepare("SELECT name, path, bytes, agent_id, attempt FROM artifacts WHERE stage_id = ? "
-                    "ORDER BY id"));
-    st->Bind(1, source);
-    for (;;) {
-      ASSIGN_OR_RETURN(bool r, st->Step());
-      if (!r) break;
-      v1::Artifact* a = out->add_artifacts();
-      a->set_name(st->Text(0));
-      a->set_path(st->Text(1));
-      a->set_bytes(st->IsNull(2) ? -1 : st->Int(2));
-      a->set_agent_id(st->Text(3));
-      a->set_attempt(static_cast<int32_t>(st->Int(4)));
-    }
-    st->Reset();
-  }
-  if (include_attempts) {
-    ASSIGN_OR_RETURN(Stmt * st,
-                     db->Prepare(StrCat("SELECT ", kAttemptColumns,
-                                        " FROM attempts WHERE stage_id = ? ORDER BY number")));
-    st->Bind(1, stage_id);
-    for (;;) {
-      ASSIGN_OR_RETURN(bool r, st->Step());
-      if (!r) break;
-      AttemptRowToProto(ReadAttempt(*st), out->add_attempts());
-    }
-    st->Reset();
+  RETURN_IF_ERROR(QueryEach(
+      db,
+      "SELECT name, value, step, attempt, ts_ms FROM metrics WHERE id IN "
+      "(SELECT max(id) FROM metrics WHERE stage_id = ?1 GROUP BY name) ORDER BY name",
+      [&](const Stmt& st) {
+        v1::Metric* m = out->add_metrics();
+        m->set_name(st.Text(0));
+        m->set_value(st.Double(1));
+        m->set_step(st.IsNull(2) ? -1 : st.Int(2));
+        m->set_attempt(static_cast<int32_t>(st.Int(3)));
+        m->set_ts_ms(st.Int(4));
+      },
+      source));
+  RETURN_IF_ERROR(QueryEach(
+      db,
+      "SELECT name, path, bytes, agent_id, attempt FROM artifacts WHERE stage_id = ? ORDER BY id",
+      [&](const Stmt& st) {
+        v1::Artifact* a = out->add_artifacts();
+        a->set_name(st.Text(0));
+        a->set_path(st.Text(1));
+        a->set_bytes(st.IsNull(2) ? -1 : st.Int(2));
+        a->set_agent_id(st.Text(3));
+        a->set_attempt(static_cast<int32_t>(st.Int(4)));
+      },
+      source));
+  if (!include_attempts) return OkStatus();
+  RETURN_IF_ERROR(QueryEach(
+      db, StrCat("SELECT ", kAttemptColumns, " FROM attempts WHERE stage_id = ? ORDER BY number"),
+      [&](const Stmt& st) { AttemptRowToProto(ReadAttempt(st), out->add_attempts()); }, stage_id));
+  for (v1::Attempt& attempt : *out->mutable_attempts()) {
+    RETURN_IF_ERROR(FillAttemptEnvironment(db, attempt.id(), &attempt));
   }
   return OkStatus();
 }
 
 Status ReadRunFields(Db* db, int64_t run_id, v1::Run* run, std::optional<RunTotals>* totals) {
-  ASSIGN_OR_RETURN(Stmt * st,
-                   db->Prepare(StrCat("SELECT ", kShownRunColumns, ", ", kRunTotalsColumns,
-                                      " FROM runs r WHERE r.id = ?")));
-  st->Bind(1, run_id);
-  ASSIGN_OR_RETURN(bool found, st->Step());
-  if (!found) {
-    st->Reset();
-    return absl::NotFoundError(StrCat("no run ", run_id));
-  }
-  RunRow row = ReadRun(*st);
-  if (totals != nullptr) *totals = ReadRunTotals(*st, kRunColumnCount);
-  st->Reset();
-  RunRowToProto(row, run);
+  ASSIGN_OR_RETURN(auto row, QueryOne(
+                                 db,
+                                 StrCat("SELECT ", kShownRunColumns, ", ", kRunTotalsColumns,
+                                        " FROM runs r WHERE r.id = ?"),
+                                 StrCat("no run ", run_id),
+                                 [](const Stmt& st) {
+                                   return std::make_pair(ReadRun(st),
+                                                         ReadRunTotals(st, kRunColumnCount));
+                                 },
+                                 run_id));
+  if (totals != nullptr) *totals = std::move(row.second);
+  RunRowToProto(row.first, run);
   run->set_workflow_hash("");
-  return OkStatus();
+  return FillRunSourceState(db, run_id, run);
 }
 
 }  // namespace internal
@@ -128,19 +110,11 @@ Result<v1::Run> SqliteStore::GetRun(int64_t run_id, bool include_attempts) {
   RETURN_IF_ERROR(snapshot.Begin());
   v1::Run run;
   RETURN_IF_ERROR(ReadRunFields(db.get(), run_id, &run));
-  std::vector<StageRow> stages;
-  {
-    ASSIGN_OR_RETURN(Stmt * st,
-                     db->Prepare(StrCat("SELECT ", kStageColumns,
-                                        " FROM stages WHERE run_id = ? ORDER BY position")));
-    st->Bind(1, run_id);
-    for (;;) {
-      ASSIGN_OR_RETURN(bool r, st->Step());
-      if (!r) break;
-      stages.push_back(ReadStage(*st));
-    }
-    st->Reset();
-  }
+  ASSIGN_OR_RETURN(
+      std::vector<StageRow> stages,
+      QueryAll(db.get(),
+               StrCat("SELECT ", kStageColumns, " FROM stages WHERE run_id = ? ORDER BY position"),
+               ReadStage, run_id));
   ASSIGN_OR_RETURN(auto costs, ReadStageCosts(db.get(), run_id, SystemClock::Get()->NowMs()));
   for (const StageRow& s : stages) {
     v1::Stage* out = run.add_stages();
@@ -176,17 +150,14 @@ Result<v1::ListEventsResponse> SqliteStore::ListEvents(const v1::ListEventsReque
   if (!req.type().empty()) st->Bind(5, req.type());
   st->Bind(6, limit);
   v1::ListEventsResponse resp;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool r, st->Step());
-    if (!r) break;
+  RETURN_IF_ERROR(EachRow(st, [&](const Stmt& row) {
     auto* item = resp.add_events();
-    item->set_attempt_id(st->Int(0));
-    item->set_attempt(static_cast<int32_t>(st->Int(1)));
-    item->mutable_event()->set_seq(st->Int(2));
-    item->mutable_event()->set_ts_ms(st->Int(3));
-    item->mutable_event()->set_line(st->Text(4));
-  }
-  st->Reset();
+    item->set_attempt_id(row.Int(0));
+    item->set_attempt(static_cast<int32_t>(row.Int(1)));
+    item->mutable_event()->set_seq(row.Int(2));
+    item->mutable_event()->set_ts_ms(row.Int(3));
+    item->mutable_event()->set_line(row.Text(4));
+  }));
   return resp;
 }
 
@@ -200,106 +171,76 @@ Result<AttemptRow> SqliteStore::FindAttempt(int64_t run_id, const std::string& s
   ASSIGN_OR_RETURN(Stmt * st, db->Prepare(sql));
   st->Bind(1, run_id).Bind(2, stage);
   if (number > 0) st->Bind(3, number);
-  ASSIGN_OR_RETURN(bool found, st->Step());
-  if (!found) {
-    st->Reset();
-    // Say what is missing: the run, its stage, or the stage's attempt.
-    ASSIGN_OR_RETURN(Stmt * which, db->Prepare("SELECT (SELECT count(*) FROM runs WHERE id = ?1), "
-                                               "(SELECT count(*) FROM stages WHERE run_id = ?1 "
-                                               "AND name = ?2)"));
-    which->Bind(1, run_id).Bind(2, stage);
-    ASSIGN_OR_RETURN(bool row, which->Step());
-    bool run_found = row && which->Int(0) > 0;
-    bool stage_found = row && which->Int(1) > 0;
-    which->Reset();
-    if (!run_found) return absl::NotFoundError(StrCat("no run ", run_id));
-    if (!stage_found) {
-      return absl::NotFoundError(StrCat("run ", run_id, " has no stage '", stage, "'"));
-    }
-    if (number > 0) {
-      return absl::NotFoundError(
-          StrCat("run ", run_id, " stage '", stage, "' has no attempt ", number));
-    }
-    return absl::NotFoundError(StrCat("run ", run_id, " stage '", stage, "' has no attempt yet"));
+  ASSIGN_OR_RETURN(std::optional<AttemptRow> found, FirstRow(st, ReadAttempt));
+  if (found) return std::move(*found);
+  // Say what is missing: the run, its stage, or the stage's attempt.
+  using RunAndStage = std::pair<bool, bool>;  // whether each exists
+  ASSIGN_OR_RETURN(
+      std::optional<RunAndStage> which,
+      QueryFirst(
+          db.get(),
+          "SELECT (SELECT count(*) FROM runs WHERE id = ?1), "
+          "(SELECT count(*) FROM stages WHERE run_id = ?1 AND name = ?2)",
+          [](const Stmt& r) { return RunAndStage(r.Int(0) > 0, r.Int(1) > 0); }, run_id, stage));
+  if (!which || !which->first) return absl::NotFoundError(StrCat("no run ", run_id));
+  if (!which->second) {
+    return absl::NotFoundError(StrCat("run ", run_id, " has no stage '", stage, "'"));
   }
-  AttemptRow row = ReadAttempt(*st);
-  st->Reset();
-  return row;
+  if (number > 0) {
+    return absl::NotFoundError(
+        StrCat("run ", run_id, " stage '", stage, "' has no attempt ", number));
+  }
+  return absl::NotFoundError(StrCat("run ", run_id, " stage '", stage, "' has no attempt yet"));
 }
 
 Result<SqliteStore::RunSource> SqliteStore::GetRunSource(int64_t run_id) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(
-      Stmt * st,
-      db->Prepare("SELECT w.text, r.workflow_path, r.workflow_name, r.overrides_json FROM runs r "
-                  "JOIN workflows w ON w.id = r.workflow_id WHERE r.id = ?"));
-  st->Bind(1, run_id);
-  ASSIGN_OR_RETURN(bool found, st->Step());
-  if (!found) {
-    st->Reset();
-    return absl::NotFoundError(StrCat("no run ", run_id));
-  }
-  RunSource src{st->Text(0), st->Text(1), st->Text(2), JsonToMap(st->Text(3))};
-  st->Reset();
-  return src;
+  return QueryOne(
+      db.get(),
+      "SELECT w.text, r.workflow_path, r.workflow_name, r.overrides_json FROM runs r "
+      "JOIN workflows w ON w.id = r.workflow_id WHERE r.id = ?",
+      StrCat("no run ", run_id),
+      [](const Stmt& st) {
+        return RunSource{st.Text(0), st.Text(1), st.Text(2), JsonToMap(st.Text(3))};
+      },
+      run_id);
 }
 
 Result<std::optional<int64_t>> SqliteStore::LatestRunOf(const std::string& name) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT max(id) FROM runs WHERE workflow_name = ?"));
-  st->Bind(1, name);
-  ASSIGN_OR_RETURN(bool found, st->Step());
-  std::optional<int64_t> out;
-  if (found && !st->IsNull(0)) out = st->Int(0);
-  st->Reset();
-  return out;
+  ASSIGN_OR_RETURN(std::optional<std::optional<int64_t>> latest,
+                   QueryFirst(db.get(), "SELECT max(id) FROM runs WHERE workflow_name = ?",
+                              FirstColumnOptInt, name));
+  return latest.value_or(std::nullopt);
 }
 
 Result<std::vector<StageRow>> SqliteStore::ReadStages(int64_t run_id) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(Stmt * st,
-                   db->Prepare(StrCat("SELECT ", kStageColumns,
-                                      " FROM stages WHERE run_id = ? ORDER BY position")));
-  st->Bind(1, run_id);
-  std::vector<StageRow> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool r, st->Step());
-    if (!r) break;
-    out.push_back(ReadStage(*st));
-  }
-  st->Reset();
-  return out;
+  return QueryAll(
+      db.get(), StrCat("SELECT ", kStageColumns, " FROM stages WHERE run_id = ? ORDER BY position"),
+      ReadStage, run_id);
 }
 
 Result<std::string> SqliteStore::IntegrityCheck() {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("PRAGMA integrity_check"));
   std::string out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool r, st->Step());
-    if (!r) break;
+  RETURN_IF_ERROR(QueryEach(db.get(), "PRAGMA integrity_check", [&](const Stmt& st) {
     if (!out.empty()) out += "\n";
-    out += st->Text(0);
-  }
-  st->Reset();
+    out += st.Text(0);
+  }));
   return out;
 }
 
 Result<std::map<std::string, int64_t>> SqliteStore::CountRunsByStatus() {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT status, count(*) FROM runs GROUP BY status"));
   std::map<std::string, int64_t> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool r, st->Step());
-    if (!r) break;
-    out[st->Text(0)] = st->Int(1);
-  }
-  st->Reset();
+  RETURN_IF_ERROR(QueryEach(db.get(), "SELECT status, count(*) FROM runs GROUP BY status",
+                            [&](const Stmt& st) { out[st.Text(0)] = st.Int(1); }));
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include "core/clock.h"
 #include "core/strings.h"
 #include "daemon/store/proto_convert.h"
+#include "daemon/store/query.h"
 #include "daemon/store/reader.h"
 #include "daemon/store/row_codec.h"
 #include "daemon/store/sqlite_store.h"
@@ -21,15 +22,13 @@ namespace {
 // Wall time of one stage's own attempts (a running one up to `now_ms`), in ms.
 Result<int64_t> StageWallMs(Db* db, int64_t stage_id, int64_t now_ms) {
   ASSIGN_OR_RETURN(
-      Stmt * st,
-      db->Prepare(
+      std::optional<int64_t> ms,
+      QueryFirst(
+          db,
           "SELECT coalesce(sum(max(coalesce(ended_at_ms, ?2), started_at_ms) - started_at_ms), 0) "
-          "FROM attempts WHERE stage_id = ?1 AND started_at_ms IS NOT NULL"));
-  st->Bind(1, stage_id).Bind(2, now_ms);
-  ASSIGN_OR_RETURN(bool found, st->Step());
-  int64_t ms = found ? st->Int(0) : 0;
-  st->Reset();
-  return ms;
+          "FROM attempts WHERE stage_id = ?1 AND started_at_ms IS NOT NULL",
+          FirstColumnInt, stage_id, now_ms));
+  return ms.value_or(0);
 }
 
 // JSON array of strings, for `IN (SELECT value FROM json_each(?))`.
@@ -61,13 +60,7 @@ Status ReadStagePage(Db* db, const v1::ListStagesRequest& req, int limit,
   if (!statuses.empty()) st->Bind(3, JsonArray(statuses));
   if (!names.empty()) st->Bind(4, JsonArray(names));
   st->Bind(5, limit + 1);
-  std::vector<StageRow> rows;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool r, st->Step());
-    if (!r) break;
-    rows.push_back(ReadStage(*st));
-  }
-  st->Reset();
+  ASSIGN_OR_RETURN(std::vector<StageRow> rows, AllRows(st, ReadStage));
   if (static_cast<int>(rows.size()) > limit) {
     if (!req.recent_first()) *next_token = std::to_string(rows[limit].position);
     rows.resize(limit);
@@ -123,13 +116,9 @@ Result<v1::ListStagesResponse> SqliteStore::ListStages(const v1::ListStagesReque
   RETURN_IF_ERROR(db.Acquire());
   ReadSnapshot tx(db.get());
   RETURN_IF_ERROR(tx.Begin());
-  {
-    ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT 1 FROM runs WHERE id = ?"));
-    st->Bind(1, req.run_id());
-    ASSIGN_OR_RETURN(bool found, st->Step());
-    st->Reset();
-    if (!found) return absl::NotFoundError(StrCat("no run ", req.run_id()));
-  }
+  RETURN_IF_ERROR(QueryOne(db.get(), "SELECT 1 FROM runs WHERE id = ?",
+                           StrCat("no run ", req.run_id()), FirstColumnInt, req.run_id())
+                      .status());
   v1::ListStagesResponse resp;
   std::string next;
   RETURN_IF_ERROR(

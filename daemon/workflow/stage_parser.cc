@@ -20,6 +20,28 @@ const std::vector<std::string> kDefaultsKeys = {
 const std::vector<std::string> kRetryKeys = {"limit",       "infra_limit", "backoff",
                                              "max_backoff", "on",          "exit_codes"};
 const std::vector<std::string> kResourceKeys = {"cpus", "memory", "gpus"};
+const std::vector<std::string> kCacheOptionKeys = {"key_on"};
+
+// `cache: {key_on: [engine_version, executable]}` (docs/caching.md, "key_on").
+void ParseCacheOptions(const MapEntry& e, const std::string& what, StageSpec* spec,
+                       Diagnostics& diag) {
+  for (const MapEntry& f : ReadMap(e.value, what, "key", &kCacheOptionKeys, diag)) {
+    std::string key_what = StrCat("cache.", f.key, " in ", what.substr(what.find(" in ") + 4));
+    std::optional<std::vector<Scalar>> names = ReadScalarList(f, key_what, diag);
+    if (!names) continue;
+    std::vector<std::string> known(std::begin(kKeyOnNames), std::end(kKeyOnNames));
+    for (const Scalar& n : *names) {
+      if (n.text == kKeyOnNames[0]) {
+        spec->cache_key_on |= kKeyOnEngineVersion;
+      } else if (n.text == kKeyOnNames[1]) {
+        spec->cache_key_on |= kKeyOnExecutable;
+      } else {
+        diag.Add(n.pos, StrCat(key_what, ": unknown name '", n.text, "' (expected one of ",
+                               StrJoin(known, ", "), ")", DidYouMean(n.text, known)));
+      }
+    }
+  }
+}
 
 bool IsEnvName(std::string_view name) {
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
@@ -258,7 +280,11 @@ ParsedStage ParseStage(const MapEntry& entry, StageSpec* spec, Diagnostics& diag
     } else if (f.key == "resume") {
       if (auto v = ReadBool(f, what, diag)) stage.spec->resume = *v;
     } else if (f.key == "cache") {
-      if (auto v = ReadBool(f, what, diag)) stage.spec->cache = *v;
+      if (f.value.IsMap()) {
+        ParseCacheOptions(f, what, stage.spec, diag);
+      } else if (auto v = ReadBool(f, what, diag)) {
+        stage.spec->cache = *v;
+      }
     } else if (f.key == "cache_version") {
       if (auto v = ReadScalar(f, what, diag)) stage.spec->cache_version = v->text;
     } else if (f.key == "description") {

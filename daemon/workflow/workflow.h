@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/lean.h"
+#include "core/compact_fields.h"
 #include "core/status.h"
 
 namespace longhaul::workflow {
@@ -138,10 +138,18 @@ struct StageSpec {
   // `preflight: true`: each attempt runs the agent's GPU check on its GPUs first and starts
   // only when they pass (docs/gpus.md, "Pre-flight before a stage"). Not in the cache key.
   bool preflight = false;
+  // `cache: {key_on: [engine_version, executable]}`: what of the environment its key also
+  // covers (docs/caching.md, "key_on"); a mask of kKeyOn* bits, 0 for none.
+  uint8_t cache_key_on = 0;
   // Rarely set, and held once per stage of every running run: 8 bytes each while empty.
   LeanString cache_version;  // bump to invalidate cached results
   LeanString description;
 };
+
+// The names `cache: {key_on: [...]}` accepts, and their bits in StageSpec::cache_key_on.
+inline constexpr uint8_t kKeyOnEngineVersion = 1;
+inline constexpr uint8_t kKeyOnExecutable = 2;
+inline constexpr std::string_view kKeyOnNames[] = {"engine_version", "executable"};
 
 // What a notification can be about (docs/operations.md, "Notifications").
 inline constexpr std::string_view kNotifyEvents[] = {

@@ -53,6 +53,8 @@ int main(int argc, char** argv) {
   app.add_option("--fatal-log-line", o.fatal_log_line,
                  "fault: print this line to stderr at start-up");
   app.add_option("--log-level", log_level, "debug | info | warn | error")->capture_default_str();
+  // What the refengine profile's version_command reads (docs/engine-profiles.md).
+  app.set_version_flag("--version", "lh-refengine 0.1.0", "print the engine's version and exit");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -98,10 +98,10 @@ class Reader {
 };
 
 Status ParseInto(const YAML::Node& root, const Reader& r, EngineProfile& p) {
-  RETURN_IF_ERROR(r.Keys(
-      root, "the profile",
-      {"name", "description", "argv", "optional", "defaults", "env", "port", "health", "probe",
-       "metrics", "fatal_log_patterns", "fatal_while_serving", "ready_log_line", "timeouts"}));
+  RETURN_IF_ERROR(r.Keys(root, "the profile",
+                         {"name", "description", "argv", "optional", "defaults", "env", "port",
+                          "health", "probe", "metrics", "fatal_log_patterns", "fatal_while_serving",
+                          "ready_log_line", "timeouts", "version_command"}));
   if (!root["name"]) return r.Bad(root, "missing 'name'");
   ASSIGN_OR_RETURN(p.name, r.Str(root["name"], "name"));
   if (root["description"]) {
@@ -110,6 +110,10 @@ Status ParseInto(const YAML::Node& root, const Reader& r, EngineProfile& p) {
   if (!root["argv"]) return r.Bad(root, "missing 'argv'");
   ASSIGN_OR_RETURN(p.argv, r.StrList(root["argv"], "argv"));
   if (p.argv.empty()) return r.Bad(root["argv"], "argv: must not be empty");
+  if (const YAML::Node vc = root["version_command"]; vc && !vc.IsNull()) {
+    ASSIGN_OR_RETURN(p.version_command, r.StrList(vc, "version_command"));
+    if (p.version_command.empty()) return r.Bad(vc, "version_command: must not be empty");
+  }
   if (const YAML::Node opt = root["optional"]) {
     if (!opt.IsSequence()) return r.Bad(opt, "optional: expected a list of {when, argv}");
     for (size_t i = 0; i < opt.size(); ++i) {

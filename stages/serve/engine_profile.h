@@ -35,6 +35,10 @@ struct EngineProfile {
   // expands to the variable split like a shell would (quotes kept together), or to nothing.
   std::vector<std::string> argv;
   std::vector<ArgvSection> optional;
+  // Prints the engine's version on its first line of stdout (no templates; the program is
+  // searched on the stage's PATH). Run by the agent, once per profile, to record with each
+  // attempt (docs/engine-profiles.md, "Engine versions"). Empty: not recorded.
+  std::vector<std::string> version_command;
   std::map<std::string, std::string> defaults;  // every variable a user may --set
   std::map<std::string, std::string> env;       // values are templates too
 

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   using namespace longhaul::stages;
   ServeOptions o;
   std::string log_level = "info";
-  bool dry_run = false, quiet = false;
+  bool dry_run = false, quiet = false, engine_version = false;
 
   CLI::App app{"lh-serve: start an inference engine from a profile and supervise it"};
   app.add_option("--profile", o.profile, "profile NAME (searched) or PATH to a .yaml")->required();
@@ -44,7 +44,18 @@ int main(int argc, char** argv) {
   app.add_flag("--no-echo", quiet, "do not copy the engine's output to lh-serve's own");
   app.add_flag("--dry-run", dry_run, "print the command, environment and endpoint; start nothing");
   app.add_option("--log-level", log_level, "debug | info | warn | error");
+  app.add_flag("--engine-version", engine_version,
+               "run the profile's version_command, print its first line; start nothing");
   CLI11_PARSE(app, argc, argv);
+  if (engine_version) {
+    Result<std::string> v = EngineVersion(o, ExeDir(), /*timeout_ms=*/10'000);
+    if (!v.ok()) {
+      std::fprintf(stderr, "lh-serve: %s\n", ToStd(v.status().message()).c_str());
+      return 2;
+    }
+    std::printf("%s\n", v->c_str());
+    return 0;
+  }
   o.echo = !quiet;
   if (const char* node = std::getenv("LONGHAUL_ADVERTISE_HOST")) o.node_host = node;
 

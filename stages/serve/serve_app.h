@@ -38,6 +38,12 @@ struct ServeOptions {
 // and the variable.
 Result<SupervisorConfig> PrepareServe(const ServeOptions& options, const std::string& exe_dir);
 
+// `lh-serve --engine-version` (engine_version.cc): finds the profile as PrepareServe does, runs
+// its version_command with `timeout_ms`, and returns the first line it printed. NotFound when
+// the profile has none; FailedPrecondition when the command fails or prints nothing.
+Result<std::string> EngineVersion(const ServeOptions& options, const std::string& exe_dir,
+                                  int64_t timeout_ms);
+
 // A free TCP port on `host` (bound to port 0, then released).
 Result<int> PickFreePort(const std::string& host);
 

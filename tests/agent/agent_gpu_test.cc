@@ -1,9 +1,12 @@
 // The real longhaul-agent with the fake NVML (--nvml-library): the GPUs it reports in its
-// Hello, their figures and health on /metrics, a hardware XID in its log, and the fallback when
-// the library is missing.
+// Hello, their figures and health on /metrics, a hardware XID in its log, an XID read from the
+// kernel log (--kmsg) for GPUs without NVML events, and the fallback when the library is
+// missing.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <fstream>
 
 #include "core/strings.h"
 #include "tests/agent/agent_test_util.h"
@@ -17,12 +20,13 @@ namespace {
 class AgentGpuTest : public AgentHarnessTest {
  protected:
   // Starts the agent on the fake NVML, sampling every 100 ms, with /metrics on port 0.
-  void StartOnFakeNvml() {
+  void StartOnFakeNvml(std::vector<std::string> more_args = {}) {
     state_ = h_.tmp().Join("nvml.json");
     WriteFakeNvmlState(state_, gpus_);
-    h_.StartAgent({"--nvml-library", LONGHAUL_FAKE_NVML, "--gpu-sample", "100ms",
-                   "--metrics-listen", "127.0.0.1:0"},
-                  {{"LONGHAUL_FAKE_NVML_STATE", state_}});
+    std::vector<std::string> args = {"--nvml-library", LONGHAUL_FAKE_NVML, "--gpu-sample",
+                                     "100ms",          "--metrics-listen", "127.0.0.1:0"};
+    args.insert(args.end(), more_args.begin(), more_args.end());
+    h_.StartAgent(args, {{"LONGHAUL_FAKE_NVML_STATE", state_}});
     ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
     ASSERT_TRUE(WaitFor(
         [&] {
@@ -89,6 +93,35 @@ TEST_F(AgentGpuTest, MetricsShowTheFakeGpusFiguresAndHealth) {
   EXPECT_NE(log.find("GPU 0 (GPU-fake-0000): healthy -> unhealthy: XID 79"), std::string::npos)
       << log;
   EXPECT_EQ(log.find("GPU 1 (GPU-fake-0001): healthy -> unhealthy"), std::string::npos);
+}
+
+TEST_F(AgentGpuTest, AnXidInTheKernelLogMakesAGpuWithoutNvmlEventsUnhealthy) {
+  // Boards without XID events (NVML answers NOT_SUPPORTED): the agent reads the kernel log.
+  for (FakeGpuState& g : gpus_) g.xid_events = false;
+  std::string kmsg = h_.tmp().Join("kmsg");
+  WriteTextFile(kmsg, "6,1,1,-;NVRM: Xid (PCI:0000:3c:00): 79, from before the start\n");
+  ASSERT_NO_FATAL_FAILURE(StartOnFakeNvml({"--kmsg", kmsg}));
+  ASSERT_TRUE(ScrapeUntil("longhaul_agent_gpu_healthy{gpu=\"1\"")) << body_;
+  EXPECT_EQ(body_.find("longhaul_agent_gpu_unhealthy{"), std::string::npos)
+      << "a line written before the agent started is not read\n"
+      << body_;
+  EXPECT_NE(h_.AgentLog().find("XIDs of GPU 0, 1 from the kernel log (" + kmsg + ")"),
+            std::string::npos)
+      << h_.AgentLog();
+
+  std::ofstream(kmsg, std::ios::app)
+      << "3,2,2,-;NVRM: Xid (PCI:0000:3c:00): 79, pid=1234, name=python3, GPU has fallen off "
+         "the bus.\n";
+  ASSERT_TRUE(ScrapeUntil("longhaul_agent_gpu_unhealthy{gpu=\"1\"")) << body_;
+  EXPECT_NE(body_.find("reason=\"XID 79 (GPU has fallen off the bus)\"} 1"), std::string::npos)
+      << body_;
+  std::string log = h_.AgentLog();
+  EXPECT_NE(log.find("GPU 1 (GPU-fake-0001): healthy -> unhealthy: XID 79"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("GPU 1: XID 79 in the kernel log (PCI 0000:3c:00, pid 1234, python3)"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("GPU 0 (GPU-fake-0000): healthy -> unhealthy"), std::string::npos);
 }
 
 TEST_F(AgentGpuTest, MissingNvmlIsSaidOnceAndGpusComeFromTheFlag) {

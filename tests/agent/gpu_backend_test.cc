@@ -56,6 +56,9 @@ TEST_F(NvmlBackendTest, ListsAndReadsEveryFigure) {
   EXPECT_EQ((*backend)->devices()[1].uuid, "GPU-1234");
   EXPECT_EQ((*backend)->devices()[1].name, "NVIDIA H200");
   EXPECT_EQ((*backend)->devices()[1].memory_mib, 141 * 1024);
+  EXPECT_EQ((*backend)->devices()[0].pci_bus_id, "00000000:3B:00.0");
+  EXPECT_TRUE((*backend)->devices()[0].xid_events);
+  EXPECT_EQ((*backend)->devices()[1].pci_bus_id, "") << "NVML did not say";
 
   auto samples = (*backend)->Sample();
   ASSERT_TRUE(samples.ok()) << samples.status();
@@ -142,10 +145,12 @@ TEST(GpuBackendChoiceTest, MissingNvmlFallsBackToNvidiaSmiThenToDeclared) {
   EXPECT_NE(none.notes[0].find("NVML not loaded"), std::string::npos) << none.notes[0];
   EXPECT_NE(none.notes[1].find("nvidia-smi is not on PATH"), std::string::npos);
 
-  // A stand-in nvidia-smi that answers the full query with one GPU.
+  // A stand-in nvidia-smi that answers the full query with one GPU, and its bus id.
   std::string smi = dir.Join("nvidia-smi");
   testing::WriteTextFile(smi,
                          "#!/bin/sh\n"
+                         "case \"$1\" in --query-gpu=index,pci.bus_id) "
+                         "echo '0, 00000000:3B:00.0'; exit 0;; esac\n"
                          "case \"$1\" in --query-gpu=index,uuid,name,*) ;; *) exit 3;; esac\n"
                          "echo '0, GPU-abc, NVIDIA H200, 3, 1, 600, 143771, 75.5, 30, 345, "
                          "0x0000000000000001, 0, 0, 0, 0, No, No'\n");
@@ -156,6 +161,8 @@ TEST(GpuBackendChoiceTest, MissingNvmlFallsBackToNvidiaSmiThenToDeclared) {
   ASSERT_EQ(smi_choice.backend->devices().size(), 1u);
   EXPECT_EQ(smi_choice.backend->devices()[0].uuid, "GPU-abc");
   EXPECT_EQ(smi_choice.backend->devices()[0].memory_mib, 143771);
+  EXPECT_EQ(smi_choice.backend->devices()[0].pci_bus_id, "00000000:3B:00.0");
+  EXPECT_FALSE(smi_choice.backend->devices()[0].xid_events) << "from the kernel log";
   EXPECT_EQ(smi_choice.notes.size(), 1u);
 }
 

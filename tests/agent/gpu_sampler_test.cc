@@ -1,5 +1,5 @@
-// The GPU sampler over the fake NVML with a FakeClock: the interval, health from XIDs, ECC,
-// row remaps and a GPU off the bus, and the /metrics text with dcgm-exporter's names.
+// The GPU sampler over the fake NVML with a fake clock: the interval, health from XIDs,
+// ECC, row remaps and a GPU off the bus, and the /metrics text with dcgm-exporter's names.
 #include "agent/gpu/gpu_sampler.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include "agent/gpu/gpu_metrics.h"
 #include "agent/gpu/nvml_backend.h"
 #include "tests/agent/fake_nvml/fake_nvml_state.h"
+#include "tests/testing/fake_clock.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::agent {
@@ -39,7 +40,7 @@ class GpuSamplerTest : public ::testing::Test {
   testing::TempDir tmp_;
   std::string state_;
   std::vector<FakeGpuState> gpus_;
-  FakeClock clock_;
+  testing::FakeClock clock_;
   std::unique_ptr<GpuSampler> sampler_;
 };
 

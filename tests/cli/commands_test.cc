@@ -12,6 +12,7 @@
 #include "cli/format.h"
 #include "core/strings.h"
 #include "daemon/workflow/cache_key.h"
+#include "tests/testing/fake_clock.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::cli {
@@ -96,7 +97,7 @@ class CommandsTest : public ::testing::Test {
   }
 
   std::ostringstream out_, err_;
-  FakeClock clock_;
+  testing::FakeClock clock_;
   int64_t slept_ms_ = 0;
   CliEnv env_;
   CommandContext ctx_{env_, "fake:1", false, nullptr};

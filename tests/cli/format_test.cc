@@ -106,4 +106,12 @@ TEST(TableTest, WidthCountsCharactersNotBytes) {
 }
 
 }  // namespace
+TEST(FormatTest, EnergyInWattHoursUnderAKilowattHour) {
+  EXPECT_EQ(FormatEnergy(0), "0 Wh");
+  EXPECT_EQ(FormatEnergy(0.00046549), "0.47 Wh");  // gpu-smoke's stage on the H200
+  EXPECT_EQ(FormatEnergy(0.012), "12 Wh");
+  EXPECT_EQ(FormatEnergy(3.41), "3.41 kWh");
+  EXPECT_EQ(FormatEnergy(123.45), "123.5 kWh");
+}
+
 }  // namespace longhaul::cli

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/strings.h"
+#include "tests/testing/fake_clock.h"
 
 namespace longhaul::cli {
 namespace {
@@ -39,7 +40,7 @@ class WatchTest : public ::testing::Test {
   }
 
   std::ostringstream out_;
-  FakeClock clock_{kT0};
+  testing::FakeClock clock_{kT0};
 };
 
 v1::RunUpdate Snapshot() {

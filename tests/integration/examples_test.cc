@@ -53,6 +53,10 @@ const std::vector<Example>& Examples() {
        {},
        "runs lh-gpucheck, which needs an NVIDIA driver (libcuda.so.1) and a GPU (docs/gpus.md); "
        "the standard machine has neither. gpu_fault_test runs lh-gpucheck on the fake driver"},
+      {"workflows/examples/gpu-idle.yaml",
+       {},
+       "holds a GPU with PyTorch so that longhauld sees it idle (docs/gpus.md); the standard "
+       "machine has no GPU. gpu_fault_test stops an idle stage on the fake NVML"},
       {"workflows/eagle3-campaign.yaml",
        {},
        "needs an 8-GPU node with vLLM, SGLang and SpecForge and a target model "

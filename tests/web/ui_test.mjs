@@ -346,6 +346,39 @@ const cases = {
     check(run.params.greeting === "bonjour" && Number(run.parent_run_id) === first, "the pivot's params or parent");
   },
 
+  // Provenance: a run submitted from a git work tree shows its commit and uncommitted diff and
+  // each stage's executable; Compare lists the difference first, above the params.
+  async provenance() {
+    const repo = path.join(tmp, "prov-repo");
+    mkdirSync(repo, { recursive: true });
+    const git = (...args) => execFileSync("git", ["-C", repo, ...args], {
+      encoding: "utf8",
+      env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@x", GIT_COMMITTER_NAME: "t",
+        GIT_COMMITTER_EMAIL: "t@x", GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
+    });
+    git("init", "-q", "-b", "main");
+    writeFileSync(path.join(repo, "wf.yaml"), readFileSync(wf.pivotable, "utf8"));
+    writeFileSync(path.join(repo, "notes.txt"), "first\n");
+    git("add", "-A");
+    git("commit", "-q", "-m", "first");
+    const clean = cluster.submit(path.join(repo, "wf.yaml"));
+    await cluster.waitRun(clean, /SUCCEEDED/);
+    writeFileSync(path.join(repo, "notes.txt"), "changed\n");
+    const dirty = cluster.submit(path.join(repo, "wf.yaml"), ["--no-cache"]);
+    await cluster.waitRun(dirty, /SUCCEEDED/);
+    await open(`/runs/${dirty}`);
+    await textMatches(page.locator('[data-testid="run-source"]'), /\(main, dirty: diff [0-9a-f]{12}/);
+    await textMatches(page.locator('[data-testid="run-environment"] tr[data-stage="greet"]'), /\/bin\/sh[\s\S]*[0-9a-f]{12}/);
+    await open(`/compare?runs=${clean},${dirty}`);
+    const row = page.locator('[data-testid="compare-provenance"] tr[data-what="uncommitted changes"]');
+    await textMatches(row, /clean[\s\S]*dirty, diff [0-9a-f]{12}/);
+    const sections = await page.locator("h2").allTextContents();
+    check(sections.indexOf("What differs besides params") >= 0 &&
+      sections.indexOf("What differs besides params") < sections.findIndex((t) => /Params/.test(t)),
+      `provenance is not listed before the params: ${sections.join(" | ")}`);
+    await shot("compare-provenance");
+  },
+
   // Compare shows the acceptance of the local campaign and of its pivot to a correct engine.
   async compare_campaign() {
     const first = cluster.submit(path.join(SRC, "workflows/eagle3-local.yaml"));
@@ -1021,6 +1054,7 @@ async function main() {
     "gpu_compare",
     "compare_campaign", "log_colours", "log_search", "log_jumps", "log_failed_stderr",
     "not_found", "pivot_follows_edits", "filters_say_why", "metric_and_times", "no_agent_reason",
+    "provenance",
     "big_run_graph", "table_messages", // big runs; before no_csp_violation, which checks them too
     "no_csp_violation"];
   for (const name of order) {

@@ -11,12 +11,16 @@
 //              "ecc_corrected": 0, "ecc_uncorrected": 0,
 //              "remapped_correctable": 0, "remapped_uncorrectable": 0,
 //              "remap_pending": false, "remap_failed": false, "pcie_replays": 0,
-//              "xids": [79], "lost": false}]}
+//              "xids": [79], "lost": false,
+//              "pci_bus_id": "00000000:3B:00.0", "xid_events": true}]}
 // "xids" lists every XID the GPU has thrown; each is delivered once through the event set
 // (a test appends to the list to throw another). "lost": every query of the GPU answers
-// NVML_ERROR_GPU_IS_LOST. A missing figure reads as 0 / false.
+// NVML_ERROR_GPU_IS_LOST. "xid_events": false makes nvmlDeviceRegisterEvents answer
+// NVML_ERROR_NOT_SUPPORTED, as a board without XID events does (true when missing).
+// Any other missing figure reads as 0 / false / "".
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -131,6 +135,11 @@ struct nvmlMemory_st {
 };
 struct nvmlUtilization_st {
   unsigned int gpu, memory;
+};
+struct nvmlPciInfo_st {
+  char busIdLegacy[16];
+  unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+  char busId[32];
 };
 struct nvmlEventData_st {
   nvmlDevice_st* device;
@@ -291,6 +300,21 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_st* d, u
   });
 }
 
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_st* d, nvmlPciInfo_st* pci) {
+  return Query(d, [&](FakeGpu& g) {
+    if (pci == nullptr) return kInvalidArgument;
+    *pci = nvmlPciInfo_st{};
+    std::string id = Field<std::string>(g, "pci_bus_id");
+    if (id.empty()) return kNotSupported;
+    // "00000000:3B:00.0": the legacy field keeps four digits of the domain.
+    std::snprintf(pci->busId, sizeof pci->busId, "%s", id.c_str());
+    std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%s",
+                  id.size() > 4 ? id.c_str() + 4 : id.c_str());
+    std::sscanf(id.c_str(), "%x:%x:%x", &pci->domain, &pci->bus, &pci->device);
+    return kOk;
+  });
+}
+
 FAKE_NVML_EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_st** set) {
   FakeNvml& f = Fake();
   std::lock_guard<std::mutex> lock(f.mu);
@@ -303,6 +327,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_st* d, unsigne
                                                        nvmlEventSet_st* set) {
   return Query(d, [&](FakeGpu& g) {
     if (set != &Fake().event_set || (types & 0x8) == 0) return kInvalidArgument;
+    if (!g.state.value("xid_events", true)) return kNotSupported;
     g.registered = true;
     return kOk;
   });

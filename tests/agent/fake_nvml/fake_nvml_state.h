@@ -25,6 +25,8 @@ struct FakeGpuState {
   unsigned pcie_replays = 0;
   std::vector<int> xids;  // every XID thrown so far; each is delivered once
   bool lost = false;
+  std::string pci_bus_id;  // as NVML prints it; FakeGpus gives 00000000:3B:00.0, :3C:, ...
+  bool xid_events = true;  // false: nvmlDeviceRegisterEvents answers NOT_SUPPORTED
 };
 
 // `n` healthy, idle GPUs with uuids GPU-fake-0000 ...
@@ -34,6 +36,9 @@ inline std::vector<FakeGpuState> FakeGpus(int n) {
     char uuid[32];
     std::snprintf(uuid, sizeof uuid, "GPU-fake-%04d", i);
     gpus[i].uuid = uuid;
+    char bus[32];
+    std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", 0x3b + i);
+    gpus[i].pci_bus_id = bus;
   }
   return gpus;
 }
@@ -61,7 +66,9 @@ inline void WriteFakeNvmlState(const std::string& path, const std::vector<FakeGp
                             {"remap_failed", g.remap_failed},
                             {"pcie_replays", g.pcie_replays},
                             {"xids", g.xids},
-                            {"lost", g.lost}});
+                            {"lost", g.lost},
+                            {"pci_bus_id", g.pci_bus_id},
+                            {"xid_events", g.xid_events}});
   }
   std::string tmp = path + ".tmp";
   std::ofstream(tmp) << root.dump();

@@ -8,6 +8,7 @@
 #include "daemon/notify/outbox.h"
 #include "daemon/notify/sink.h"
 #include "tests/daemon/notify/webhook_receiver.h"
+#include "tests/testing/fake_clock.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::notify {
@@ -89,7 +90,7 @@ TEST(RetryPolicyTest, SettleCountsTriesAndGivesUpAfterTheLast) {
 }
 
 TEST(NotifierTest, RetriesWithBackoffOnTheClockUntilDelivered) {
-  FakeClock clock;
+  testing::FakeClock clock;
   FakeDeliverer deliverer(2);
   std::vector<NotificationRow> recorded;
   Notifier notifier(&deliverer, &clock, RetryPolicy{8, 5'000, 300'000},
@@ -124,7 +125,7 @@ TEST(NotifierTest, RetriesWithBackoffOnTheClockUntilDelivered) {
 }
 
 TEST(NotifierTest, GivesUpAfterMaxTries) {
-  FakeClock clock;
+  testing::FakeClock clock;
   FakeDeliverer deliverer(100);
   std::vector<NotificationRow> recorded;
   Notifier notifier(&deliverer, &clock, RetryPolicy{2, 1'000, 1'000},

@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "daemon/scheduler/scheduler.h"
 #include "daemon/store/sqlite_store.h"
+#include "tests/testing/fake_clock.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::scheduler {
@@ -74,7 +75,7 @@ class SchedulerTest : public ::testing::Test {
                         std::vector<std::string> shared_paths = {});
 
   testing::TempDir dir_;
-  FakeClock clock_;
+  testing::FakeClock clock_;
   FakeAgentLink link_;
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<Scheduler> scheduler_;

@@ -4,7 +4,9 @@
 #include <memory>
 #include <string>
 
+#include "core/strings.h"
 #include "daemon/notify/notifier.h"
+#include "daemon/scheduler/loop.h"
 #include "daemon/store/sqlite.h"
 #include "proto/state_names.h"
 #include "tests/daemon/scheduler/scheduler_fixture.h"
@@ -41,6 +43,8 @@ class CommitFault {
     return db_->Exec(
         "DROP TRIGGER fault_on_stage; DROP TABLE fault_child; DROP TABLE fault_parent;");
   }
+  // Writes into the store's file behind the scheduler's back (before Arm()).
+  Status Exec(const std::string& sql) { return db_->Exec(sql); }
 
  private:
   std::unique_ptr<store::Db> db_;
@@ -192,6 +196,63 @@ stages:
   EXPECT_EQ(GetStage(run, "x").status(), v1::STAGE_FAILED);
   EXPECT_EQ(notifier.pending(), 2u) << "stage_failed and run_failed";
   scheduler_->set_notifications(nullptr, {});
+}
+
+// The loop itself (loop.cc) when the recovery after a failed commit fails too: nothing runs on
+// the model it half loaded, waiting callers are answered at once, and it recovers again by
+// itself, with back-off, once the store commits; what that recovery fixed is then stored.
+TEST_F(SchedulerRecoveryTest, TheLoopRecoversAgainWhenTheRecoveryCommitFails) {
+  int64_t run = Submit(R"(
+name: lone
+stages:
+  x: {run: [prog]}
+)");
+  ASSERT_EQ(GetStage(run, "x").status(), v1::STAGE_READY) << "no agent to run it";
+  SchedulerLoop loop(scheduler_.get(), store_.get(), &clock_);
+  ASSERT_TRUE(loop.Start().ok());
+
+  // The store says `x` runs without an attempt (a coordinator that died between deciding and
+  // recording): a recovery puts it back to ready, an update of stages that the armed fault
+  // fails at COMMIT, as it fails the batch that cancels the run.
+  CommitFault fault(store_->path());
+  ASSERT_TRUE(fault.Exec(StrCat("UPDATE stages SET status = 'running' WHERE run_id = ", run)).ok());
+  ASSERT_TRUE(fault.Arm().ok());
+  Result<bool> cancel = loop.Call<bool>([&]() -> Result<bool> {
+    RETURN_IF_ERROR(scheduler_->Cancel(run).status());
+    return true;
+  });
+  ASSERT_FALSE(cancel.ok()) << "the fault did not fail the batch's commit";
+  ASSERT_TRUE(testing::WaitFor([&] { return loop.recovering(); }, 10'000))
+      << "the recovery's commit did not fail, or the loop went on regardless";
+
+  // While it recovers, a call is answered without running; a read still gets its value.
+  bool ran = false;
+  Result<bool> during = loop.Call<bool>([&]() -> Result<bool> {
+    ran = true;
+    return true;
+  });
+  EXPECT_TRUE(absl::IsUnavailable(during.status())) << during.status();
+  EXPECT_NE(during.status().message().find("FOREIGN KEY"), std::string::npos) << during.status();
+  EXPECT_FALSE(ran) << "a task ran on the half-recovered model";
+  Result<int> read = loop.Read<int>([]() -> Result<int> { return 7; });
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, 7);
+  EXPECT_TRUE(loop.recovering());
+
+  // The store commits again: the loop recovers by itself and runs tasks again.
+  ASSERT_TRUE(fault.Clear().ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return !loop.recovering(); }, 10'000));
+  Result<bool> after = loop.Call<bool>([&]() -> Result<bool> {
+    ran = true;
+    return true;
+  });
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(ran);
+  loop.Stop();
+  // What the recovery fixed is stored, and the model is the store's; the cancel is gone.
+  EXPECT_EQ(GetStage(run, "x").status(), v1::STAGE_READY);
+  EXPECT_EQ(InMemory(run, "x"), v1::STAGE_READY);
+  EXPECT_NE(GetRun(run).status(), v1::RUN_CANCELLED);
 }
 
 }  // namespace

@@ -124,6 +124,10 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("DROP TABLE notifications").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE identity").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE gpus; DROP TABLE gpu_series").ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("DROP TABLE run_sources; DROP TABLE attempt_environments; "
+                           "DROP TABLE agent_engine_versions")
+                    .ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
     for (const char* column : {"stage_counts_json", "gpu_ms_ended", "gpus_running",
@@ -148,7 +152,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto rows = store_->ReadStages(run.id);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
-  EXPECT_EQ(LatestSchemaVersion(), 14);
+  EXPECT_EQ(LatestSchemaVersion(), 15);
   EXPECT_EQ(store_->identity().cluster_id.size(), 32u);  // migration 13 made one
   // Migration 9's table is there and works.
   ASSERT_TRUE(store_->Begin().ok());
@@ -445,6 +449,10 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
     }
     ASSERT_TRUE((*db)->Exec("DROP TABLE identity").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE gpus; DROP TABLE gpu_series").ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("DROP TABLE run_sources; DROP TABLE attempt_environments; "
+                           "DROP TABLE agent_engine_versions")
+                    .ok());
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=11").ok());
   }
   Reopen();

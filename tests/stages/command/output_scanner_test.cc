@@ -10,6 +10,7 @@
 #include "core/strings.h"
 #include "stages/command/checkpoint_watcher.h"
 #include "tests/stages/common/stage_events.h"
+#include "tests/testing/fake_clock.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::command {
@@ -41,7 +42,7 @@ class ScannerTest : public ::testing::Test {
     return std::move(*s);
   }
   TempDir dir_;
-  FakeClock clock_;
+  testing::FakeClock clock_;
   EventWriter events_;
 };
 
@@ -102,7 +103,7 @@ TEST_F(ScannerTest, EpochsAreTheProgressWithoutAProgressPattern) {
 }
 
 TEST(ScannerCreateTest, BadPatternsNameTheFlag) {
-  FakeClock clock;
+  testing::FakeClock clock;
   auto bad = OutputScanner::Create(Patterns("", "loss=("), &clock);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(ToStd(bad.status().message()).find("--loss-pattern 'loss=('"), std::string::npos);

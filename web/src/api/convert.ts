@@ -3,9 +3,9 @@
 // at all when the server omits defaults; every converter fills those in, so views never test
 // for undefined except on the optional sub-messages (progress, resources, total, free).
 import type {
-  AgentInfo, Artifact, Attempt, AttemptGpuSeries, AuditEntry, GpuHealth, GpuInfo, GpuPoint,
+  AgentInfo, Artifact, Attempt, AttemptEnvironment, AttemptGpuSeries, AuditEntry, GpuHealth, GpuInfo, GpuPoint,
   GpuReading, GpuUsage, ListRunsResponse, Metric, PlanEntry, Progress, Resources, Run,
-  RunUpdate, Stage, StageGpus, SubmitRunResponse, MetricPage,
+  RunUpdate, SourceState, Stage, StageGpus, SubmitRunResponse, MetricPage,
 } from "./types";
 
 type Json = Record<string, any>;
@@ -67,8 +67,27 @@ export const toAttempt = (j: Json): Attempt => ({
   started_at_ms: num(j.started_at_ms), ended_at_ms: num(j.ended_at_ms),
   output_dir: str(j.output_dir), events: num(j.events), malformed_events: num(j.malformed_events),
   checkpoint: str(j.checkpoint), checkpoint_step: num(j.checkpoint_step), pid: num(j.pid),
-  argv: arr(j.argv, str),
+  argv: arr(j.argv, str), environment: toAttemptEnvironment(j.environment),
 });
+
+export function toAttemptEnvironment(j: Json | undefined): AttemptEnvironment | null {
+  if (!j) return null;
+  return {
+    agent_version: str(j.agent_version), executable: str(j.executable),
+    executable_path: str(j.executable_path), executable_sha256: str(j.executable_sha256),
+    engine_profile: str(j.engine_profile), engine_version: str(j.engine_version),
+    notes: arr(j.notes, str),
+  };
+}
+
+export function toSourceState(j: Json | undefined): SourceState | null {
+  if (!j) return null;
+  return {
+    kind: str(j.kind), root: str(j.root), commit: str(j.commit), branch: str(j.branch),
+    dirty: !!j.dirty, diff_sha256: str(j.diff_sha256), diff_bytes: num(j.diff_bytes),
+    diff: str(j.diff), diff_truncated: !!j.diff_truncated, note: str(j.note),
+  };
+}
 
 export const toStage = (j: Json): Stage => ({
   name: str(j.name), kind: str(j.kind) || "task",
@@ -99,6 +118,7 @@ export const toRun = (j: Json): Run => ({
   wall_seconds: num(j.wall_seconds), gpu_hours: num(j.gpu_hours),
   gpu_usage: j.gpu_usage ? toGpuUsage(j.gpu_usage) : null,
   next_stage_page_token: str(j.next_stage_page_token),
+  source: toSourceState(j.source),
 });
 
 export const toListRuns = (j: Json): ListRunsResponse => ({

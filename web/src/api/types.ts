@@ -37,6 +37,19 @@ export interface Attempt {
   exit_code: number; signal: number; created_at_ms: number; started_at_ms: number;
   ended_at_ms: number; output_dir: string; events: number; malformed_events: number;
   checkpoint: string; checkpoint_step: number; pid: number; argv: string[];
+  /** What it ran on, as its agent saw it at the start; null when not recorded. */
+  environment: AttemptEnvironment | null;
+}
+
+export interface AttemptEnvironment {
+  agent_version: string; executable: string; executable_path: string; executable_sha256: string;
+  engine_profile: string; engine_version: string; notes: string[];
+}
+
+/** The workflow file's git work tree at submission; kind "" when nothing was recorded. */
+export interface SourceState {
+  kind: string; root: string; commit: string; branch: string; dirty: boolean;
+  diff_sha256: string; diff_bytes: number; diff: string; diff_truncated: boolean; note: string;
 }
 
 export interface Stage {
@@ -63,6 +76,7 @@ export interface Run {
   gpu_usage: GpuUsage | null;
   /** Set when the answer holds only the first page of the run's stages (GET /runs/{id}). */
   next_stage_page_token: string;
+  source: SourceState | null;
 }
 
 export interface ListRunsResponse { runs: Run[]; next_page_token: string }

@@ -11,6 +11,7 @@ import {
 import { parseRunIds, workflowMismatch } from "../lib/filters";
 import { formatDelta, formatDeltaDuration, formatDuration, formatGpuHours, formatMetric } from "../lib/format";
 import { href, navigate } from "../lib/router";
+import { provenanceRows } from "../lib/provenance";
 import { isTerminalRun } from "../lib/status";
 import { useResource } from "../store/resource";
 import { Badge, Empty, ErrorBox, Section } from "./common";
@@ -35,7 +36,7 @@ function Picker({ ids }: { ids: number[] }) {
 }
 
 function loadRuns(ids: number[]): Promise<Run[]> {
-  return Promise.all(ids.map((id) => getRun(id)));
+  return Promise.all(ids.map((id) => getRun(id, true)));  // attempts: their environments
 }
 
 function RunHeads({ runs }: { runs: Run[] }) {
@@ -69,6 +70,26 @@ function Campaign({ runs }: { runs: Run[] }) {
               ))}
             </tr>
           ))}
+        </tbody>
+      </table>
+    </Section>
+  );
+}
+
+// Listed first: an engine upgrade or uncommitted code explains a difference the params do not.
+function Provenance({ runs }: { runs: Run[] }) {
+  const rows = provenanceRows(runs);
+  if (!rows.length) return null;
+  return (
+    <Section title="What differs besides params">
+      <table class="grid compare" data-testid="compare-provenance">
+        <thead><RunHeads runs={runs} /></thead>
+        <tbody>{rows.map((row) => (
+          <tr key={row.what} class="differs" data-what={row.what}>
+            <th>{row.what}</th>
+            {row.values.map((v, i) => <td key={i} class="mono">{v}</td>)}
+            {runs.slice(1).map((r) => <td key={`d${r.id}`} />)}
+          </tr>))}
         </tbody>
       </table>
     </Section>
@@ -208,6 +229,7 @@ export function CompareView({ ids, query }: { ids: number[]; query: URLSearchPar
         <p class="note warn" data-testid="workflow-mismatch">{workflowMismatch(runs)}</p>)}
       {runs.length >= 1 && (
         <>
+          <Provenance runs={runs} />
           <Campaign runs={runs} />
           {bars.length > 0 && (
             <Section title="Chosen metrics">

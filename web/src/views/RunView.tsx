@@ -1,6 +1,6 @@
 // Run: header with status and cost, actions, the DAG, the stage table, params and lineage.
 import { useState } from "preact/hooks";
-import { cancel, getRunTotals, listChildren, retry } from "../api/client";
+import { cancel, getRun, getRunTotals, listChildren, retry } from "../api/client";
 import type { GpuUsage, Run } from "../api/types";
 import { runMissing, useRunWatch } from "../api/watch";
 import { idleText } from "../lib/compare";
@@ -9,6 +9,7 @@ import { href } from "../lib/router";
 import { COUNT_ORDER, isRetryable, isTerminalRun, stateName } from "../lib/status";
 import { filtering, stageMatches } from "../lib/sweep";
 import { LARGE_RUN_STAGES } from "../lib/virtual";
+import { lastEnvironment, sourceText } from "../lib/provenance";
 import { useResource } from "../store/resource";
 import { ConfirmButton } from "./Actions";
 import { Badge, Clock, Empty, KeyValues, NotFound, Section } from "./common";
@@ -137,6 +138,42 @@ function Stages({ run }: { run: Run }) {
   );
 }
 
+// What the run ran on: the workflow file's repository at submission, and each stage's last
+// attempt's executable, engine and agent. The watch stream carries neither: read with GetRun.
+function Provenance({ id }: { id: number }) {
+  const res = useResource<Run>(`provenance:${id}`, () => getRun(id, true), 10000);
+  const run = res.data;
+  if (!run) return null;
+  const rows = run.stages.map((s) => [s.name, lastEnvironment(s)] as const).filter(([, e]) => e);
+  const src = run.source;
+  return (
+    <Section title="Provenance">
+      <KeyValues rows={[
+        ["source", <span class="mono" data-testid="run-source">{sourceText(src)}</span>],
+        ...(src?.root ? [["repository", <span class="mono">{src.root}</span>] as [string, any]] : []),
+      ]} />
+      {src?.dirty && src.diff && (
+        <details><summary>uncommitted changes ({src.diff_bytes} bytes{src.diff_truncated ? ", first 256 KiB shown" : ""})</summary>
+          <pre class="mono small">{src.diff}</pre></details>
+      )}
+      {rows.length > 0 && (
+        <table class="grid" data-testid="run-environment">
+          <thead><tr><th>stage</th><th>executable</th><th>sha256</th><th>engine</th><th>agent</th></tr></thead>
+          <tbody>{rows.map(([name, e]) => (
+            <tr key={name} data-stage={name}>
+              <th>{name}</th>
+              <td class="mono">{e!.executable_path || e!.executable}</td>
+              <td class="mono">{e!.executable_sha256.slice(0, 12) || "–"}</td>
+              <td class="mono">{e!.engine_profile ? `${e!.engine_profile} ${e!.engine_version || "?"}` : "–"}</td>
+              <td class="mono">{e!.agent_version}</td>
+            </tr>))}
+          </tbody>
+        </table>
+      )}
+    </Section>
+  );
+}
+
 /** While a run is not there: "No run 999" when longhauld says so, else loading. */
 export function RunNotLoaded({ id }: { id: number }) {
   const missing = runMissing(id);
@@ -177,6 +214,7 @@ export function RunView({ id }: { id: number }) {
         </Section>
         <Lineage run={run} />
       </div>
+      <Provenance id={id} />
     </div>
   );
 }

@@ -9,9 +9,9 @@
 
 namespace longhaul::http {
 
-class Authorizer {
+class RequestAuthorizer {
  public:
-  virtual ~Authorizer() = default;
+  virtual ~RequestAuthorizer() = default;
   // The caller (name, role, address) when the request may proceed; Unauthenticated or
   // PermissionDenied (answered as 401/403) otherwise. A request that needs no check (the UI's
   // files, /healthz, login) gets an unnamed viewer with the request's peer. Thread-safe.
@@ -20,7 +20,7 @@ class Authorizer {
 
 // No tokens: everyone may do everything, named as auth::OpenAuthorizer names them ("local"
 // on loopback, "anonymous" elsewhere), so the audit trail still says where a call came from.
-class AllowAll final : public Authorizer {
+class AllowAll final : public RequestAuthorizer {
  public:
   Result<auth::Principal> Authorize(const Request& request) const override {
     return open_.Authorize("", request.peer, auth::Action::kGetRun);

@@ -1,4 +1,4 @@
-#include "core/lean.h"
+#include "core/compact_fields.h"
 
 #include <gtest/gtest.h>
 

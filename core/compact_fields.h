@@ -195,7 +195,7 @@ class InternedString {
     static const std::string kEmpty;
     return kEmpty;
   }
-  // The one copy of `s` (Empty() for ""); thread-safe. Defined in core/lean.cc.
+  // The one copy of `s` (Empty() for ""); thread-safe. Defined in core/compact_fields.cc.
   static const std::string& Intern(std::string_view s);
   const std::string* p_;
 };
