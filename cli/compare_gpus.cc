@@ -36,7 +36,7 @@ GpuFigure GpuMeanSmFigure(const v1::GpuUsage& u) {
 }
 
 GpuFigure GpuEnergyFigure(const v1::GpuUsage& u) {
-  return {StrCat(FormatNumber(u.energy_kwh()), " kWh"), u.energy_kwh()};
+  return {FormatEnergy(u.energy_kwh()), u.energy_kwh()};
 }
 
 GpuFigure GpuPeakMemoryFigure(const v1::GpuUsage& u) {

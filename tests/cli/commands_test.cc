@@ -378,31 +378,31 @@ TEST_F(CommandsTest, CompareShowsWhatTheGpusDid) {
   options.b = 4;
   ASSERT_EQ(CompareRuns(ctx_, options), 0) << err_.str();
   // After the metrics; prep, which held no GPU, has no rows.
-  EXPECT_THAT(out_.str(),
-              HasSubstr("eval   -          succeeded\n"
-                        "\n"
-                        "gpus:\n"
-                        "GPUS                 run 3        run 4    B/A\n"
-                        "GPU-hours             4.00         2.50  0.62x\n"
-                        "idle GPU-hours  1.00 (25%)  0.05 (2.5%)  0.05x\n"
-                        "mean SM                60%          90%  1.50x\n"
-                        "energy               2 kWh      1.5 kWh  0.75x\n"
-                        "\n"
-                        "gpus by stage:\n"
-                        "STAGE  GPU USE                         run 3                   "
-                        "run 4    B/A\n"
-                        "train  GPU-hours                        4.00                    "
-                        "2.00  0.50x\n"
-                        "train  mean SM                           60%                     "
-                        "90%  1.50x\n"
-                        "train  peak memory     70.0 GiB of 140.0 GiB  133.0 GiB of 140.0 "
-                        "GiB  1.90x\n"
-                        "train  energy                          2 kWh                 "
-                        "1.5 kWh  0.75x\n"
-                        "train  idle GPU-hours             1.00 (25%)             0.05 "
-                        "(2.5%)  0.05x\n"
-                        "eval   GPU-hours                           -                    "
-                        "0.50\n"))
+  EXPECT_THAT(
+      out_.str(),
+      HasSubstr("eval   -          succeeded\n"
+                "\n"
+                "gpus:\n"
+                "GPUS                 run 3        run 4    B/A\n"
+                "GPU-hours             4.00         2.50  0.62x\n"
+                "idle GPU-hours  1.00 (25%)  0.05 (2.5%)  0.05x\n"
+                "mean SM                60%          90%  1.50x\n"
+                "energy            2.00 kWh     1.50 kWh  0.75x\n"
+                "\n"
+                "gpus by stage:\n"
+                "STAGE  GPU USE                         run 3                   "
+                "run 4    B/A\n"
+                "train  GPU-hours                        4.00                    "
+                "2.00  0.50x\n"
+                "train  mean SM                           60%                     "
+                "90%  1.50x\n"
+                "train  peak memory     70.0 GiB of 140.0 GiB  133.0 GiB of 140.0 "
+                "GiB  1.90x\n"
+                "train  energy                       2.00 kWh                1.50 kWh  0.75x\n"
+                "train  idle GPU-hours             1.00 (25%)             0.05 "
+                "(2.5%)  0.05x\n"
+                "eval   GPU-hours                           -                    "
+                "0.50\n"))
       << out_.str();
   EXPECT_THAT(out_.str(), Not(HasSubstr("eval   mean SM"))) << "eval had no telemetry";
 
