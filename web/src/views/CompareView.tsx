@@ -1,6 +1,7 @@
 // Compare: two or more runs side by side — the params that differ (all on request), each
 // stage's state and where it was reused from, what each cost, what their GPUs did, every
-// metric with the difference to the first run, and a bar chart of the chosen metrics (the campaign's by default).
+// metric with the difference to the first run, and a bar chart of the chosen metrics (the
+// campaign's by default).
 import { useState } from "preact/hooks";
 import { getRun } from "../api/client";
 import type { Run } from "../api/types";
