@@ -1,8 +1,21 @@
-// Sweeps: the stored values of the metric a sweep's early stopping judges (docs/sweeps.md).
+// Sweeps: the stored values of the metric a sweep's early stopping judges, and the workflow
+// text `longhaul show RUN --sweep` reads the sweep's items from (docs/sweeps.md).
 #include "core/strings.h"
+#include "daemon/store/reader.h"
 #include "daemon/store/sqlite_store.h"
 
 namespace longhaul::store {
+
+Result<std::string> internal::ReadWorkflowTextOfRun(Db* db, int64_t run_id) {
+  ASSIGN_OR_RETURN(Stmt * st, db->Prepare("SELECT w.text FROM runs r JOIN workflows w ON "
+                                          "w.id = r.workflow_id WHERE r.id = ?"));
+  st->Bind(1, run_id);
+  ASSIGN_OR_RETURN(bool found, st->Step());
+  std::string text = found ? st->Text(0) : "";
+  st->Reset();
+  if (!found) return absl::NotFoundError(StrCat("no run ", run_id));
+  return text;
+}
 
 Result<std::vector<MetricRow>> SqliteStore::LoadMetricOfStages(
     const std::vector<int64_t>& stage_ids, const std::string& name) {

@@ -69,21 +69,9 @@ void ReadParams(const MapEntry& e, Workflow& wf, Diagnostics& diag) {
   }
 }
 
-// The stage's entry `key` (`foreach`, `early_stop`), when it has one.
-std::optional<MapEntry> FindStageEntry(const MapEntry& s, std::string_view key) {
-  if (!s.value.IsMap()) return std::nullopt;
-  for (size_t i = 0; i < s.value.size(); ++i) {
-    if (s.value.key(i).Scalar() != key) continue;
-    MapEntry e{std::string(key), PosOf(s.value.key(i)), s.value.value(i), PosOf(s.value.key(i))};
-    if (!e.value.IsNull() && e.value.line() >= 0) e.value_pos = PosOf(e.value);
-    return e;
-  }
-  return std::nullopt;
-}
-
 // The stage's `foreach`, when it has one.
 std::optional<Foreach> FindForeach(const MapEntry& s, Diagnostics& diag) {
-  std::optional<MapEntry> e = FindStageEntry(s, "foreach");
+  std::optional<MapEntry> e = FindMapEntry(s.value, "foreach");
   if (!e) return std::nullopt;
   return ReadForeach(*e, StrCat("stage '", s.key, "'"), diag);
 }
@@ -91,7 +79,7 @@ std::optional<Foreach> FindForeach(const MapEntry& s, Diagnostics& diag) {
 // The stage's `early_stop`, shared by its items; only a foreach stage may have one.
 std::shared_ptr<const EarlyStopSpec> FindEarlyStop(const MapEntry& s, bool is_foreach,
                                                    Diagnostics& diag) {
-  std::optional<MapEntry> e = FindStageEntry(s, "early_stop");
+  std::optional<MapEntry> e = FindMapEntry(s.value, "early_stop");
   if (!e) return nullptr;
   if (!is_foreach) {
     diag.Add(e->key_pos, StrCat("early_stop in stage '", s.key,

@@ -118,6 +118,43 @@ TEST_F(SweepTest, AshaStopsExactlyTheLosersAtTheirRungsAndTheRunSucceeds) {
   CommandResult show = cluster().Cli({"show", std::to_string(*id)});
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_NE(show.out.find("stopped early"), std::string::npos) << show.out;
+
+  // The sweep as one table, best first: the three that finished by their best loss, then the
+  // stopped ones by theirs.
+  CommandResult table =
+      cluster().Cli({"show", std::to_string(*id), "--sweep", "train", "--sort", "best"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  std::cout << table.out;
+  std::vector<std::string> lines = StrSplit(table.out, '\n');
+  ASSERT_GE(lines.size(), 8u) << table.out;
+  EXPECT_EQ(lines[0], StrCat("sweep train of run ", *id, ": 6 items (loss, min is best)"));
+  std::vector<std::string> order;
+  for (size_t i = 2; i < 8; ++i) order.push_back(lines[i].substr(0, lines[i].find(' ')));
+  EXPECT_EQ(order, (std::vector<std::string>{"train-f", "train-c", "train-a", "train-d", "train-b",
+                                             "train-e"}))
+      << table.out;
+  // train-d: stopped at rung 2 after two steps, its best 0.9; train-a finished its 50 steps.
+  EXPECT_NE(table.out.find("stopped early"), std::string::npos) << table.out;
+  for (const std::string& line : lines) {
+    if (StartsWith(line, "train-d ")) {
+      EXPECT_NE(line.find(" 0.9 "), std::string::npos) << line;
+    }
+    if (StartsWith(line, "train-a ")) {
+      EXPECT_NE(line.find(" 50 "), std::string::npos) << line;
+    }
+  }
+  CommandResult bad =
+      cluster().Cli({"show", std::to_string(*id), "--sweep", "bench", "--sort", "speed"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--sort 'speed': expected one of item, status, final, best, steps, "
+                         "wall, gpu-hours, value"),
+            std::string::npos)
+      << bad.err;
+  CommandResult no_sweep = cluster().Cli({"show", std::to_string(*id), "--sweep", "report"});
+  EXPECT_NE(no_sweep.exit_code, 0);
+  EXPECT_NE(no_sweep.err.find("stage 'report' is not a sweep: it has no foreach"),
+            std::string::npos)
+      << no_sweep.err;
 }
 
 }  // namespace
