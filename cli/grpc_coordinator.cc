@@ -153,8 +153,7 @@ Result<v1::ListAuditResponse> GrpcCoordinator::ListAudit(const v1::ListAuditRequ
       [&](auto* ctx, auto* resp) { return stub_->ListAudit(ctx, req, resp); });
 }
 
-Result<v1::ListMetricsResponse> GrpcCoordinator::ListMetrics(
-    const v1::ListMetricsRequest& req) {
+Result<v1::ListMetricsResponse> GrpcCoordinator::ListMetrics(const v1::ListMetricsRequest& req) {
   return Unary<v1::ListMetricsResponse>(
       [&](auto* ctx, auto* resp) { return stub_->ListMetrics(ctx, req, resp); });
 }

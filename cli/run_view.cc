@@ -30,9 +30,9 @@ std::string StageCountsSummary(const std::map<std::string, int>& counts) {
   }
   std::vector<std::string> parts = {StrCat(ok, "/", total, " ok")};
   // Most telling first; anything not listed (unknown to this CLI) comes last.
-  const std::vector<std::string> order = {"running",       "serving", "starting",
-                                          "failed",        "cancelled", "stopped_early",
-                                          "skipped",       "ready",   "waiting"};
+  const std::vector<std::string> order = {"running", "serving",   "starting",
+                                          "failed",  "cancelled", "stopped_early",
+                                          "skipped", "ready",     "waiting"};
   for (const std::string& name : order) {
     auto it = counts.find(name);
     if (it == counts.end() || it->second == 0) continue;

@@ -82,8 +82,8 @@ std::shared_ptr<const EarlyStopSpec> FindEarlyStop(const MapEntry& s, bool is_fo
   std::optional<MapEntry> e = FindMapEntry(s.value, "early_stop");
   if (!e) return nullptr;
   if (!is_foreach) {
-    diag.Add(e->key_pos, StrCat("early_stop in stage '", s.key,
-                                "': only a foreach stage (a sweep) has one"));
+    diag.Add(e->key_pos,
+             StrCat("early_stop in stage '", s.key, "': only a foreach stage (a sweep) has one"));
     return nullptr;
   }
   std::optional<EarlyStopSpec> spec = ReadEarlyStop(*e, s.key, diag);

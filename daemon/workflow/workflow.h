@@ -119,9 +119,9 @@ std::string FormatNodeSelector(const NodeSelector& selector);
 // whose metric is losing. One per foreach stage, shared by its items.
 struct EarlyStopSpec {
   enum class Rule { kAsha, kMedian };
-  std::string sweep;   // the foreach stage's name as written ("train"): its items are the sweep
-  std::string metric;  // a metric the items report with a step
-  bool maximize = false;       // `mode: max`; `min` (the default) stops the larger values
+  std::string sweep;      // the foreach stage's name as written ("train"): its items are the sweep
+  std::string metric;     // a metric the items report with a step
+  bool maximize = false;  // `mode: max`; `min` (the default) stops the larger values
   Rule rule = Rule::kAsha;
   std::vector<int64_t> rungs;  // ascending; asha: the steps it judges at; median: empty = all
   int eta = 2;                 // asha: keep the best 1/eta at each rung
