@@ -147,6 +147,12 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_flag("--watch", show.watch,
                 "print it again as it changes until the run ends; exit code from its result");
   cmd->add_option("--interval", show.interval, "with --watch: how often to ask (default 2s)");
+  cmd->add_option("--sweep", show.sweep,
+                  "the items of this foreach stage as one table: values, status, final and best "
+                  "metric, steps, cost");
+  cmd->add_option("--sort", show.sort,
+                  "with --sweep: sort by item (default), status, final, best, steps, wall, "
+                  "gpu-hours or a foreach key");
   cmd->callback([&] { action = [&](CommandContext& c) { return ShowRun(c, show); }; });
 
   LogsOptions logs;

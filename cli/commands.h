@@ -52,6 +52,8 @@ struct ShowOptions {
   bool all = false;       // every stage of a big run, fetched page by page
   bool watch = false;     // print again every `interval` while it changes, until the run ends
   std::string interval = "2s";
+  std::string sweep;  // `--sweep STAGE`: that foreach stage's items as one table
+  std::string sort;   // with sweep: the column to sort by (item, status, final, best, ...)
 };
 // The run (header, stages, descriptions, plan, outputs, metrics, artifacts), or with a stage
 // only that stage; NOT_FOUND for an unknown stage. A run of more than kSmallRunStages stages
@@ -60,6 +62,11 @@ struct ShowOptions {
 // options.interval, prints the run again whenever that output changed (on a terminal, over
 // the previous one) and, once the run has ended, returns its exit code (ExitCodeForRun).
 int ShowRun(CommandContext& ctx, const ShowOptions& options);
+// `show RUN --sweep STAGE [--sort KEY]`: the items of foreach stage STAGE, read from the
+// workflow file the run was submitted with, one row each: its values, status, the final and
+// best value of the metric its early_stop judges (else the first it reports), the largest step
+// reported, wall time and GPU-hours (sweep_view.cc).
+int ShowSweep(CommandContext& ctx, const ShowOptions& options);
 
 struct CompareOptions {
   int64_t a = 0;

@@ -381,6 +381,17 @@ int ShowRun(CommandContext& ctx, const ShowOptions& options) {
     return ctx.Fail(
         absl::InvalidArgumentError("--why explains one stage: longhaul show RUN STAGE --why"));
   }
+  if (!options.sort.empty() && options.sweep.empty()) {
+    return ctx.Fail(absl::InvalidArgumentError(
+        "--sort orders a sweep's table: longhaul show RUN --sweep STAGE --sort KEY"));
+  }
+  if (!options.sweep.empty()) {
+    if (!options.stage.empty() || options.watch || options.why) {
+      return ctx.Fail(absl::InvalidArgumentError(
+          "--sweep shows a sweep's items alone: longhaul show RUN --sweep STAGE [--sort KEY]"));
+    }
+    return ShowSweep(ctx, options);
+  }
   if (options.watch) return ShowRunWatch(ctx, options);
   Result<v1::Run> run = FetchShownRun(ctx, options);
   if (!run.ok()) return ctx.Fail(run.status());

@@ -46,6 +46,9 @@ class Coordinator {
   virtual Result<v1::DrainGpuResponse> DrainGpu(const v1::DrainGpuRequest& req) {
     return absl::UnimplementedError("GPU drains are not supported by this coordinator");
   }
+  virtual Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req) {
+    return absl::UnimplementedError("metric histories are not supported by this coordinator");
+  }
   virtual Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest& req) = 0;
   // Calls `on_update` for each update, in order, until the stream ends: OK when the
   // coordinator closed it (after the update that made the run terminal), else the error.

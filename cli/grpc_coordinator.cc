@@ -153,6 +153,11 @@ Result<v1::ListAuditResponse> GrpcCoordinator::ListAudit(const v1::ListAuditRequ
       [&](auto* ctx, auto* resp) { return stub_->ListAudit(ctx, req, resp); });
 }
 
+Result<v1::ListMetricsResponse> GrpcCoordinator::ListMetrics(const v1::ListMetricsRequest& req) {
+  return Unary<v1::ListMetricsResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->ListMetrics(ctx, req, resp); });
+}
+
 Result<v1::GcResponse> GrpcCoordinator::CollectGarbage(const v1::GcRequest& req) {
   // Removing big output dirs takes what the agents' file systems take.
   return Unary<v1::GcResponse>(

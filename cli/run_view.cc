@@ -30,11 +30,13 @@ std::string StageCountsSummary(const std::map<std::string, int>& counts) {
   }
   std::vector<std::string> parts = {StrCat(ok, "/", total, " ok")};
   // Most telling first; anything not listed (unknown to this CLI) comes last.
-  const std::vector<std::string> order = {"running",   "serving", "starting", "failed",
-                                          "cancelled", "skipped", "ready",    "waiting"};
+  const std::vector<std::string> order = {"running", "serving",   "starting",
+                                          "failed",  "cancelled", "stopped_early",
+                                          "skipped", "ready",     "waiting"};
   for (const std::string& name : order) {
     auto it = counts.find(name);
-    if (it != counts.end() && it->second > 0) parts.push_back(StrCat(it->second, " ", name));
+    if (it == counts.end() || it->second == 0) continue;
+    parts.push_back(StrCat(it->second, " ", name == "stopped_early" ? "stopped early" : name));
   }
   for (const auto& [name, n] : counts) {
     bool known = name == "succeeded" || name == "cached" || name == "stopped" ||

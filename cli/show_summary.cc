@@ -19,7 +19,7 @@ void RenderStageTable(std::ostream& out, const google::protobuf::RepeatedPtrFiel
     int64_t elapsed = StageElapsedMs(s, now_ms);
     std::string progress = StageProgress(s);
     table.AddRow({s.name(), s.kind().empty() ? "task" : s.kind(),
-                  std::string(StageStatusName(s.status())), AttemptText(s),
+                  std::string(StageStatusLabel(s.status())), AttemptText(s),
                   s.agent_id().empty() ? "-" : s.agent_id(), progress.empty() ? "-" : progress,
                   elapsed >= 0 ? FormatDuration(elapsed) : "-", StageReason(s, now_ms)});
   }

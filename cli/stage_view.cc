@@ -88,7 +88,7 @@ std::string StageHeaderText(const v1::Run& run, const v1::Stage& stage, int64_t 
   Pairs pairs;
   if (!stage.description().empty()) pairs.emplace_back("about", stage.description());
   pairs.emplace_back("kind", stage.kind().empty() ? "task" : stage.kind());
-  std::string status(StageStatusName(stage.status()));
+  std::string status(StageStatusLabel(stage.status()));
   std::string reason = StageReason(stage, now_ms);
   if (!reason.empty()) status += StrCat(": ", reason);
   pairs.emplace_back("status", status);

@@ -64,7 +64,7 @@ std::string WatchRenderer::DetailSignature(const v1::Stage& s) {
 
 std::string WatchRenderer::PlainStageLine(const v1::Stage& s, int64_t now_ms) {
   std::string line = s.name();
-  JoinNonEmpty(line, std::string(StageStatusName(s.status())));
+  JoinNonEmpty(line, std::string(StageStatusLabel(s.status())));
   if (s.attempt_count() > 0) JoinNonEmpty(line, StrCat("attempt ", s.attempt_count()));
   JoinNonEmpty(line, StageProgress(s));
   if (s.has_progress()) {
@@ -110,7 +110,7 @@ std::vector<std::string> WatchRenderer::Frame(const v1::Run& run, int64_t now_ms
       message = message.empty() ? MalformedWarning(s) : StrCat(message, " - ", MalformedWarning(s));
     }
     int64_t stage_elapsed = StageElapsedMs(s, now_ms);
-    table.AddRow({s.name(), std::string(StageStatusName(s.status())), bar, done, rate, eta,
+    table.AddRow({s.name(), std::string(StageStatusLabel(s.status())), bar, done, rate, eta,
                   stage_elapsed >= 0 ? FormatDuration(stage_elapsed) : "", AttemptText(s),
                   message});
   }

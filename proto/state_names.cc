@@ -31,7 +31,7 @@ constexpr std::array<std::pair<v1::RunStatus, std::string_view>, 5> kRun{{
     {v1::RUN_CANCELLED, "cancelled"},
 }};
 
-constexpr std::array<std::pair<v1::StageStatus, std::string_view>, 11> kStage{{
+constexpr std::array<std::pair<v1::StageStatus, std::string_view>, 12> kStage{{
     {v1::STAGE_WAITING, "waiting"},
     {v1::STAGE_READY, "ready"},
     {v1::STAGE_RUNNING, "running"},
@@ -43,6 +43,7 @@ constexpr std::array<std::pair<v1::StageStatus, std::string_view>, 11> kStage{{
     {v1::STAGE_STARTING, "starting"},
     {v1::STAGE_SERVING, "serving"},
     {v1::STAGE_STOPPED, "stopped"},
+    {v1::STAGE_STOPPED_EARLY, "stopped_early"},
 }};
 
 constexpr std::array<std::pair<v1::AttemptState, std::string_view>, 6> kAttempt{{
@@ -65,6 +66,9 @@ constexpr std::array<std::pair<v1::AgentState, std::string_view>, 4> kAgent{{
 
 std::string_view RunStatusName(v1::RunStatus s) { return NameOf(kRun, s); }
 std::string_view StageStatusName(v1::StageStatus s) { return NameOf(kStage, s); }
+std::string_view StageStatusLabel(v1::StageStatus s) {
+  return s == v1::STAGE_STOPPED_EARLY ? "stopped early" : StageStatusName(s);
+}
 std::string_view AttemptStateName(v1::AttemptState s) { return NameOf(kAttempt, s); }
 std::string_view AgentStateName(v1::AgentState s) { return NameOf(kAgent, s); }
 
@@ -86,6 +90,7 @@ bool IsTerminal(v1::StageStatus s) {
     case v1::STAGE_CACHED:
     case v1::STAGE_SKIPPED:
     case v1::STAGE_STOPPED:
+    case v1::STAGE_STOPPED_EARLY:
       return true;
     default:
       return false;

@@ -181,7 +181,9 @@ int64_t Scheduler::BackoffMs(const workflow::RetryPolicy& policy, int retry_numb
 void Scheduler::AttemptEnded(AttemptState* a, v1::AttemptState state, const std::string& kind,
                              const std::string& reason) {
   int64_t now = clock_->NowMs();
-  if (metrics_ != nullptr && kind != "success") metrics_->attempt_failures.Add(kind);
+  if (metrics_ != nullptr && kind != "success" && kind != "stopped_early") {
+    metrics_->attempt_failures.Add(kind);
+  }
   a->row.state = state;
   a->row.reason = kind == "success" ? "" : reason;
   if (!a->row.ended_at_ms) a->row.ended_at_ms = now;
@@ -220,6 +222,10 @@ void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const s
   log->info("run {} stage {} attempt {}: {}", s->run->row.id, s->row.name, a->row.number, reason);
   if (kind == "cancelled" || s->run->cancel_requested) {
     StageFailed(s, v1::STAGE_CANCELLED, reason, a);
+    return;
+  }
+  if (kind == "stopped_early") {  // its sweep's early_stop rule: not a failure, no retry
+    StageStoppedEarly(s, a->kill_detail);
     return;
   }
   const workflow::RetryPolicy& policy = s->spec->retry;

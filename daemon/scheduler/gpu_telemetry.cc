@@ -33,11 +33,13 @@ int64_t GpuTelemetry::IdleSince(int64_t attempt_id) const {
   return it == attempts_.end() ? 0 : it->second.idle_since_ms;
 }
 
-bool GpuTelemetry::TakeIdleNotice(int64_t attempt_id, int64_t now_ms, int64_t window_ms) {
+bool GpuTelemetry::TakeIdleNotice(int64_t attempt_id, int64_t now_ms, int64_t window_ms,
+                                  int64_t counted_from_ms) {
   auto it = attempts_.find(attempt_id);
   if (it == attempts_.end() || window_ms <= 0) return false;
   Attempt& a = it->second;
-  if (a.idle_since_ms == 0 || a.idle_noticed || now_ms - a.idle_since_ms < window_ms) return false;
+  if (a.idle_since_ms == 0 || a.idle_noticed) return false;
+  if (now_ms - std::max(a.idle_since_ms, counted_from_ms) < window_ms) return false;
   a.idle_noticed = true;
   return true;
 }

@@ -25,7 +25,9 @@ class GpuTelemetry {
   int64_t IdleSince(int64_t attempt_id) const;
   // True once per idle episode: every GPU of the attempt has been idle for `window_ms` by
   // `now_ms` (the episode ends when one GPU works again).
-  bool TakeIdleNotice(int64_t attempt_id, int64_t now_ms, int64_t window_ms);
+  // Idle time is counted from `counted_from_ms` at the earliest (0: from the spell's start).
+  bool TakeIdleNotice(int64_t attempt_id, int64_t now_ms, int64_t window_ms,
+                      int64_t counted_from_ms = 0);
   // Once per attempt: a GPU whose memory used reached kMemoryWarnFraction of its total, as
   // (index, used, total).
   static constexpr double kMemoryWarnFraction = 0.95;

@@ -158,13 +158,33 @@ void Scheduler::WatchGpuUse(AttemptState* a, int64_t now) {
     MarkChanged(s);
   }
   int64_t window = GpuIdleWindowMs(*s);
+  // A service's GPUs idle between requests are as they should be; idle while a consumer runs
+  // (and so sends it requests) for --gpu-service-hang is a server that stopped serving.
+  int64_t counted_from = 0;
+  std::string consumer;
+  if (window == 0 && s->spec->kind == workflow::StageKind::kService && !s->spec->gpu_idle_ms &&
+      options_.gpu_service_hang_ms > 0) {
+    for (int d : s->dependents) {
+      const StageState* dep = s->run->stages[d].get();
+      const AttemptState* c = dep->current;
+      if (c == nullptr || c->row.state != v1::ATTEMPT_RUNNING) continue;
+      int64_t since = c->row.started_at_ms.value_or(now);
+      if (consumer.empty() || since < counted_from) {
+        counted_from = since;
+        consumer = dep->row.name;
+      }
+    }
+    if (!consumer.empty()) window = options_.gpu_service_hang_ms;
+  }
   if (a->row.state != v1::ATTEMPT_RUNNING ||
-      !gpu_telemetry_.TakeIdleNotice(a->row.id, now, window)) {
+      !gpu_telemetry_.TakeIdleNotice(a->row.id, now, window, counted_from)) {
     return;
   }
-  std::string reason = StrCat("gpu idle for ", FormatDurationMs(window));
-  log->warn("{}: its {} GPU(s) under 5% utilisation for {}{}", where, a->gpus.size(),
-            FormatDurationMs(window),
+  std::string reason =
+      StrCat("gpu idle for ", FormatDurationMs(window),
+             consumer.empty() ? "" : StrCat(" while its consumer ", consumer, " runs: hung"));
+  log->warn("{}: its {} GPU(s) under 5% utilisation for {}{}{}", where, a->gpus.size(),
+            FormatDurationMs(window), consumer.empty() ? "" : StrCat(" while ", consumer, " runs"),
             s->spec->gpu_idle_fail ? "; failing it (on_gpu_idle: fail)" : "");
   Notice("stage_gpu_idle", s->run, s, a->row.number, reason, a->row.agent_id);
   if (s->spec->gpu_idle_fail) StopAttempt(a, "gpu_idle", reason);

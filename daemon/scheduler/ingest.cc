@@ -160,6 +160,9 @@ void Scheduler::ApplyEvent(AttemptState* a, const StageEvent& ev, int64_t ts_ms)
       break;
     }
     case EventType::kMetric: {
+      if (s->spec->early_stop != nullptr && ev.step) {
+        JudgeEarlyStop(a, ev.name, *ev.step, ev.value);
+      }
       store::MetricRow m{s->row.id, a->row.id, a->row.number, ev.name, ev.value, ev.step, now};
       Status st = store_->InsertMetric(m);
       if (!st.ok()) GetLogger("scheduler")->error("storing metric: {}", ToStd(st.message()));

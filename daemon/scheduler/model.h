@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/scheduler/early_stop.h"
 #include "daemon/scheduler/rate_estimator.h"
 #include "daemon/store/rows.h"
 #include "daemon/workflow/workflow.h"
@@ -118,6 +119,8 @@ struct RunState {
   // counts and cost never walk its stages.
   GpuUse gpu;
   bool totals_dirty = false;
+  // Its sweeps with `early_stop`, by the foreach stage's name: made on first use.
+  std::map<std::string, std::unique_ptr<SweepJudge>> judges;
 
   StageState* Find(std::string_view name) {
     auto it =

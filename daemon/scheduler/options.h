@@ -26,6 +26,9 @@ struct SchedulerOptions {
   bool new_cluster = false;
   // Quarantined GPUs: the cool-down before a pre-flight, and the passes to return.
   GpuFleetOptions gpus;
+  // A service without its own gpu_idle whose GPUs sit idle this long while a consumer of it
+  // runs (and so sends it requests) is hung (docs/gpus.md, "Idle GPUs"); 0: never.
+  int64_t gpu_service_hang_ms = 15 * 60 * 1000;
 };
 
 }  // namespace longhaul::scheduler

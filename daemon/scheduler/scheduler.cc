@@ -127,6 +127,9 @@ bool Scheduler::DepsSatisfied(const StageState* s) const {
     v1::StageStatus st = dep->row.status;
     if (st == v1::STAGE_SUCCEEDED || st == v1::STAGE_CACHED) continue;
     if (IsService(dep) && st == v1::STAGE_SERVING) continue;
+    // A sweep item its rule stopped: the stage runs with the items that were not (a stage
+    // that needs only stopped ones is skipped: SkipIfSweepStopped).
+    if (st == v1::STAGE_STOPPED_EARLY) continue;
     return false;
   }
   return true;
@@ -155,7 +158,7 @@ void Scheduler::SkipDependents(StageState* s) {
     StageState* dep = s->run->stages[d].get();
     if (dep->row.status == v1::STAGE_WAITING || dep->row.status == v1::STAGE_READY) {
       SetStageStatus(dep, v1::STAGE_SKIPPED,
-                     StrCat("needs '", s->row.name, "', which ", StageStatusName(s->row.status)));
+                     StrCat("needs '", s->row.name, "', which ", StageStatusLabel(s->row.status)));
       SkipDependents(dep);
       Propagate(dep);
     }
@@ -167,8 +170,10 @@ void Scheduler::MaybeFinishRun(RunState* run) {
   bool any_live = n[v1::STAGE_WAITING] + n[v1::STAGE_READY] + n[v1::STAGE_RUNNING] +
                       n[v1::STAGE_STARTING] + n[v1::STAGE_SERVING] >
                   0;
-  bool any_bad = n[v1::STAGE_FAILED] + n[v1::STAGE_SKIPPED] + n[v1::STAGE_CANCELLED] > 0;
   if (any_live) return;
+  // A stage skipped only because sweep items it needed stopped early does not fail the run.
+  bool any_bad = n[v1::STAGE_FAILED] + n[v1::STAGE_CANCELLED] > 0 ||
+                 (n[v1::STAGE_SKIPPED] > 0 && HasHarmfulSkip(run));
   v1::RunStatus status = run->cancel_requested ? v1::RUN_CANCELLED
                          : any_bad             ? v1::RUN_FAILED
                                                : v1::RUN_SUCCEEDED;
@@ -196,6 +201,10 @@ void Scheduler::MaybeFinishRun(RunState* run) {
     why = StrCat(run->stages.size(), stages, n[v1::STAGE_SUCCEEDED], " succeeded");
     if (n[v1::STAGE_CACHED] > 0) why += StrCat(", ", n[v1::STAGE_CACHED], " cached");
     if (n[v1::STAGE_STOPPED] > 0) why += StrCat(", ", n[v1::STAGE_STOPPED], " services stopped");
+    if (n[v1::STAGE_STOPPED_EARLY] > 0) {
+      why += StrCat(", ", n[v1::STAGE_STOPPED_EARLY], " stopped early");
+      if (n[v1::STAGE_SKIPPED] > 0) why += StrCat(", ", n[v1::STAGE_SKIPPED], " skipped");
+    }
   }
   Notice(StrCat("run_", RunStatusName(status)), run, nullptr, 0, why);
 }

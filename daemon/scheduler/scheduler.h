@@ -324,6 +324,22 @@ class Scheduler {
                            const v1::AttemptExited& msg);
   int64_t BackoffMs(const workflow::RetryPolicy& policy, int retry_number);
 
+  // early_stop_sched.cc: sweeps with `early_stop` (docs/sweeps.md, "Early stopping")
+  // Judges a metric value of a sweep item's current attempt `a`; stops the item (as cancel
+  // stops one: SIGTERM, then grace) when the rule says it loses. Call before the value is
+  // stored: a sweep's first value in memory makes its judge from the stored ones.
+  void JudgeEarlyStop(AttemptState* a, const std::string& metric, int64_t step, double value);
+  // The sweep's judge, made on first use from the values its items stored before.
+  SweepJudge* JudgeOf(RunState* run, const workflow::EarlyStopSpec& spec);
+  // The attempt of an item its rule stopped has ended: the item ends stopped_early.
+  void StageStoppedEarly(StageState* s, const std::string& reason);
+  // True (and `s` skipped, with the reason of one of them) when every item `s` needs of some
+  // sweep stopped early: a stage that needs one item, or a whole sweep that lost every item.
+  bool SkipIfSweepStopped(StageState* s);
+  // True when a skipped stage of `run` was skipped for a failure or a cancel upstream (the run
+  // failed), not only because items it needed stopped early.
+  bool HasHarmfulSkip(const RunState* run) const;
+
   // ingest.cc
   void HandleEvents(AgentState* agent, const v1::AttemptEvents& msg);
   // Events of an attempt that is no longer in memory (its run ended meanwhile: a stale attempt

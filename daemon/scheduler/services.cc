@@ -41,6 +41,7 @@ void Scheduler::MaybeReady(StageState* s) {
       return;
     }
   }
+  if (SkipIfSweepStopped(s)) return;
   if (!DepsSatisfied(s)) {
     // A service it needs may be wanted now, or may need to come back (a dependent retried
     // after the service had stopped or was left unstarted as unneeded).
@@ -72,7 +73,8 @@ bool Scheduler::ServiceWanted(const StageState* s) const {
     for (int x : dep->deps) {
       const StageState* other = run->stages[x].get();
       if (other == s || IsService(other)) continue;
-      if (other->row.status != v1::STAGE_SUCCEEDED && other->row.status != v1::STAGE_CACHED) {
+      if (other->row.status != v1::STAGE_SUCCEEDED && other->row.status != v1::STAGE_CACHED &&
+          other->row.status != v1::STAGE_STOPPED_EARLY) {
         others_done = false;
       }
     }

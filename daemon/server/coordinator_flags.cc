@@ -66,6 +66,10 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
   app.add_option("--gpu-return-passes", options.scheduler.gpus.passes_to_return,
                  "pre-flights a quarantined GPU must pass in a row to return to service")
       ->capture_default_str();
+  app.add_option("--gpu-service-hang", f->gpu_service_hang,
+                 "a service (without its own gpu_idle) whose GPUs sit idle this long while a "
+                 "consumer of it runs is hung: on_gpu_idle acts (0: never)")
+      ->capture_default_str();
   app.add_option("--gpu-node-fault-limit", options.scheduler.gpus.node_fault_limit,
                  "GPUs of one agent quarantined at once that make a GPU fault's retry avoid "
                  "the whole agent (0: never)")
@@ -165,6 +169,7 @@ std::vector<std::string> CheckCoordinatorFlags(CoordinatorFlags* f,
   duration("lost-after", f->lost_after, &o.scheduler.lost_after_ms);
   duration("heartbeat", f->heartbeat, &o.scheduler.heartbeat_interval_ms);
   duration("gpu-cooldown", f->gpu_cooldown, &o.scheduler.gpus.cooldown_ms);
+  duration("gpu-service-hang", f->gpu_service_hang, &o.scheduler.gpu_service_hang_ms);
   if (o.scheduler.gpus.passes_to_return < 1) {
     errors.push_back(config.Error("gpu-return-passes", "must be at least 1"));
   }

@@ -18,6 +18,7 @@ struct CoordinatorFlags {
   CoordinatorOptions options;  // CheckCoordinatorFlags fills the durations' *_ms fields
   std::string agent_timeout = "15s", lost_after = "3m", heartbeat = "1s";
   std::string gpu_cooldown = "10m";
+  std::string gpu_service_hang = "15m";
   std::string http_header_timeout = "10s", sse_heartbeat = "15s";
   std::string retention_age = "0", retention_interval = "1h";
   std::string notify_command, notify_on;  // split by CheckCoordinatorFlags

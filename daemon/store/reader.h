@@ -127,5 +127,8 @@ Result<std::map<int64_t, std::pair<std::string, std::string>>> KeptResults(
 Status MarkCollectedResults(Db* db, int64_t run_id,
                             google::protobuf::RepeatedPtrField<v1::Stage>* stages);
 
+// The text of the workflow file run `run_id` was submitted with (sqlite_store_sweeps.cc).
+Result<std::string> ReadWorkflowTextOfRun(Db* db, int64_t run_id);
+
 }  // namespace internal
 }  // namespace longhaul::store

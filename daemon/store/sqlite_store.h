@@ -139,6 +139,10 @@ class SqliteStore {
   Result<std::vector<AttemptRow>> LoadAttempts(int64_t run_id);
   Result<std::vector<AgentRow>> LoadAgents();
   Result<std::vector<ArtifactRow>> LoadArtifacts(int64_t stage_id);
+  // Every stored value of metric `name` of these stages, in the order they were stored: what a
+  // sweep's early stopping judges again after a restart (sqlite_store_sweeps.cc).
+  Result<std::vector<MetricRow>> LoadMetricOfStages(const std::vector<int64_t>& stage_ids,
+                                                    const std::string& name);
   Result<StageRow> LoadStageById(int64_t stage_id);
   // Every notification still pending, oldest first.
   Result<std::vector<NotificationRow>> LoadPendingNotifications();

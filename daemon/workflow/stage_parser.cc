@@ -13,7 +13,8 @@ const std::vector<std::string> kStageKeys = {
     "run",           "needs",         "env",           "resources",   "retry",
     "timeout",       "stall_timeout", "ready_timeout", "grace",       "kind",
     "resume",        "cache",         "cache_version", "description", "foreach",
-    "node_selector", "gpu_idle",      "on_gpu_idle",   "preflight"};
+    "node_selector", "gpu_idle",      "on_gpu_idle",   "preflight",
+    "early_stop"};
 const std::vector<std::string> kDefaultsKeys = {
     "retry", "timeout",       "stall_timeout", "ready_timeout", "grace",    "resources",
     "env",   "node_selector", "gpu_idle",      "on_gpu_idle",   "preflight"};
@@ -289,7 +290,7 @@ ParsedStage ParseStage(const MapEntry& entry, StageSpec* spec, Diagnostics& diag
       if (auto v = ReadScalar(f, what, diag)) stage.spec->cache_version = v->text;
     } else if (f.key == "description") {
       if (auto v = ReadScalar(f, what, diag)) stage.spec->description = v->text;
-    }  // "foreach" is read by the caller (foreach.h)
+    }  // "foreach" and "early_stop" are read by the caller (foreach.h, early_stop_parser.h)
   }
   if (!has_run) diag.Add(entry.key_pos, StrCat(where, ": missing required key 'run'"));
   if (stage.fields.ready_timeout_ms && stage.spec->kind != StageKind::kService) {

@@ -9,6 +9,7 @@
 
 #include "core/memory.h"
 #include "core/strings.h"
+#include "daemon/workflow/early_stop_parser.h"
 #include "daemon/workflow/foreach.h"
 #include "daemon/workflow/graph.h"
 #include "daemon/workflow/limits.h"
@@ -70,14 +71,24 @@ void ReadParams(const MapEntry& e, Workflow& wf, Diagnostics& diag) {
 
 // The stage's `foreach`, when it has one.
 std::optional<Foreach> FindForeach(const MapEntry& s, Diagnostics& diag) {
-  if (!s.value.IsMap()) return std::nullopt;
-  for (size_t i = 0; i < s.value.size(); ++i) {
-    if (s.value.key(i).Scalar() != "foreach") continue;
-    MapEntry e{"foreach", PosOf(s.value.key(i)), s.value.value(i), PosOf(s.value.key(i))};
-    if (!e.value.IsNull() && e.value.line() >= 0) e.value_pos = PosOf(e.value);
-    return ReadForeach(e, StrCat("stage '", s.key, "'"), diag);
+  std::optional<MapEntry> e = FindMapEntry(s.value, "foreach");
+  if (!e) return std::nullopt;
+  return ReadForeach(*e, StrCat("stage '", s.key, "'"), diag);
+}
+
+// The stage's `early_stop`, shared by its items; only a foreach stage may have one.
+std::shared_ptr<const EarlyStopSpec> FindEarlyStop(const MapEntry& s, bool is_foreach,
+                                                   Diagnostics& diag) {
+  std::optional<MapEntry> e = FindMapEntry(s.value, "early_stop");
+  if (!e) return nullptr;
+  if (!is_foreach) {
+    diag.Add(e->key_pos,
+             StrCat("early_stop in stage '", s.key, "': only a foreach stage (a sweep) has one"));
+    return nullptr;
   }
-  return std::nullopt;
+  std::optional<EarlyStopSpec> spec = ReadEarlyStop(*e, s.key, diag);
+  if (!spec) return nullptr;
+  return std::make_shared<const EarlyStopSpec>(std::move(*spec));
 }
 
 // The stages as read, in file order (a foreach stage as its items), each with its spec in
@@ -126,6 +137,7 @@ std::vector<ParsedStage> ReadStages(const MapEntry& e, std::vector<StageSpec>& s
                kReservedStageNames.end()) {
       diag.Add(s.key_pos, StrCat("stage name '", s.key, "' is reserved (templates use it)"));
     }
+    std::shared_ptr<const EarlyStopSpec> early_stop = FindEarlyStop(s, foreach[k] != nullptr, diag);
     if (!foreach[k]) {
       ParsedStage stage = ParseStage(s, &specs.emplace_back(), diag);
       stage.file_index = stages.size();
@@ -140,6 +152,7 @@ std::vector<ParsedStage> ReadStages(const MapEntry& e, std::vector<StageSpec>& s
     }
     StageSpec base_spec;
     ParsedStage base = ParseStage(s, &base_spec, diag);
+    base_spec.early_stop = std::move(early_stop);
     std::vector<std::pair<int, ForeachItem>>& made = items[s.key];
     for (ForeachItem& item : ExpandForeach(*foreach[k])) {
       ParsedStage stage = base;

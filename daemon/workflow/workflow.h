@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -114,6 +115,19 @@ using NodeSelector = std::vector<std::pair<std::string, std::string>>;
 // "{gpu: h200, zone: a}", for waiting reasons.
 std::string FormatNodeSelector(const NodeSelector& selector);
 
+// `early_stop` of a foreach stage (docs/sweeps.md, "Early stopping"): when to stop an item
+// whose metric is losing. One per foreach stage, shared by its items.
+struct EarlyStopSpec {
+  enum class Rule { kAsha, kMedian };
+  std::string sweep;      // the foreach stage's name as written ("train"): its items are the sweep
+  std::string metric;     // a metric the items report with a step
+  bool maximize = false;  // `mode: max`; `min` (the default) stops the larger values
+  Rule rule = Rule::kAsha;
+  std::vector<int64_t> rungs;  // ascending; asha: the steps it judges at; median: empty = all
+  int eta = 2;                 // asha: keep the best 1/eta at each rung
+  int min_items = 3;           // median: judge a step once this many items reached it
+};
+
 struct StageSpec {
   std::string name;
   SourcePos pos;  // of the stage's key
@@ -144,6 +158,8 @@ struct StageSpec {
   // Rarely set, and held once per stage of every running run: 8 bytes each while empty.
   LeanString cache_version;  // bump to invalidate cached results
   LeanString description;
+  // A foreach item whose stage declares `early_stop`: the rule, shared by the sweep's items.
+  std::shared_ptr<const EarlyStopSpec> early_stop;
 };
 
 // The names `cache: {key_on: [...]}` accepts, and their bits in StageSpec::cache_key_on.

@@ -304,4 +304,15 @@ std::optional<std::vector<Scalar>> ReadScalarList(const MapEntry& e, std::string
   return out;
 }
 
+std::optional<MapEntry> FindMapEntry(const YamlNode& map, std::string_view key) {
+  if (!map.IsMap()) return std::nullopt;
+  for (size_t i = 0; i < map.size(); ++i) {
+    if (map.key(i).Scalar() != key) continue;
+    MapEntry e{std::string(key), PosOf(map.key(i)), map.value(i), PosOf(map.key(i))};
+    if (!e.value.IsNull() && e.value.line() >= 0) e.value_pos = PosOf(e.value);
+    return e;
+  }
+  return std::nullopt;
+}
+
 }  // namespace longhaul::workflow

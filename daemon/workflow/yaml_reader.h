@@ -67,6 +67,11 @@ struct MapEntry {
 std::vector<MapEntry> ReadMap(const YamlNode& map, std::string_view where, std::string_view noun,
                               const std::vector<std::string>* allowed, Diagnostics& diag);
 
+// The entry `key` of mapping `map` with where it is (value_pos: the value's mark, or the key's
+// when the value is empty); nullopt when `map` is not a mapping or has no such key. Reports
+// nothing.
+std::optional<MapEntry> FindMapEntry(const YamlNode& map, std::string_view key);
+
 // "a list", "a mapping", "nothing", or "'text'" for a scalar: what a value was, in messages.
 std::string Describe(const YamlNode& node);
 

@@ -423,5 +423,61 @@ TEST_F(GpuNodeFaultTest, PastTheLimitTheRetryAvoidsTheNode) {
   EXPECT_THAT(cluster().Logs(1 << 20), HasSubstr("avoids it from now on"));
 }
 
+// A service whose GPU sits idle while its consumer runs has stopped serving: with
+// --gpu-service-hang 1s and on_gpu_idle: fail its attempt is stopped as gpu_idle, the reason
+// naming the consumer. The fake GPUs are at 0 % all along.
+class GpuServiceHangTest : public GpuFaultTest {
+ protected:
+  void SetUp() override {
+    state_ = dir_.Join("nvml.json");
+    WriteFakeNvmlState(state_, gpus_);
+    ::setenv("LONGHAUL_FAKE_NVML_STATE", state_.c_str(), 1);
+    ClusterOptions o;
+    o.gpus = 2;
+    o.agent_flags = {"--nvml-library", LONGHAUL_FAKE_NVML, "--gpu-sample", "100ms"};
+    o.coordinator_flags = {"--gpu-service-hang", "1s"};
+    StartCluster(o);
+  }
+};
+
+TEST_F(GpuServiceHangTest, AServiceIdleWhileItsConsumerRunsIsStoppedAsHung) {
+  std::string release = dir_.Join("release");
+  Result<int64_t> run = cluster().Submit(
+      "name: hang\n"
+      "stages:\n"
+      "  server:\n"
+      "    kind: service\n"
+      "    run: " +
+      YamlList({"sh", "-c",
+                "echo '{\"ready\": {}}' >> \"$LONGHAUL_EVENTS\"; while :; do sleep 0.05; done"}) +
+      "\n"
+      "    resources: {cpus: 0.5, gpus: 1}\n"
+      "    on_gpu_idle: fail\n"
+      "    retry: {limit: 0}\n"
+      "  client:\n"
+      "    needs: [server]\n"
+      "    run: " +
+      YamlList({"sh", "-c", "while [ ! -e " + release + " ]; do sleep 0.05; done"}) +
+      "\n"
+      "    resources: {cpus: 0.5}\n");
+  ASSERT_TRUE(run.ok()) << run.status();
+  std::string reason;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = cluster().GetRun(*run);
+        if (!r.ok()) return false;
+        for (const v1::Stage& st : r->stages()) {
+          if (st.name() == "server" && st.attempts_size() > 0) reason = st.attempts(0).reason();
+        }
+        return reason.find("gpu_idle") != std::string::npos;
+      },
+      30'000))
+      << reason << cluster().Logs();
+  EXPECT_THAT(reason, HasSubstr("gpu idle for 1s while its consumer client runs: hung"));
+  WriteTextFile(release, "");
+  Result<v1::Run> done = cluster().WaitForRunEnd(*run, 60'000);
+  ASSERT_TRUE(done.ok()) << done.status();
+}
+
 }  // namespace
 }  // namespace longhaul::testing

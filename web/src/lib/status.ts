@@ -1,9 +1,10 @@
 // State names as the CLI prints them, and the colour class each one is drawn with.
 import type { AgentState, AttemptState, RunStatus, StageStatus } from "../api/types";
 
-/** "STAGE_CACHED" -> "cached", "RUN_RUNNING" -> "running", "cached" -> "cached". */
+/** "STAGE_CACHED" -> "cached", "RUN_RUNNING" -> "running", "cached" -> "cached",
+ *  "STAGE_STOPPED_EARLY" -> "stopped early". */
 export function stateName(s: string): string {
-  return s.replace(/^(RUN|STAGE|ATTEMPT|AGENT)_/, "").toLowerCase();
+  return s.replace(/^(RUN|STAGE|ATTEMPT|AGENT)_/, "").toLowerCase().replace(/_/g, " ");
 }
 
 const TONE: Record<string, string> = {
@@ -13,11 +14,14 @@ const TONE: Record<string, string> = {
   failed: "bad", killed: "bad", lost: "bad",
   cancelled: "warn", unreachable: "warn", unknown: "warn", disconnected: "warn",
   cached: "cached", stopped: "muted",
+  // A sweep item its early_stop rule stopped (docs/sweeps.md): neither failed nor cancelled.
+  "stopped early": "early",
   // GPU service states (docs/gpus.md).
   ok: "ok", quarantined: "bad", drained: "warn",
 };
 
-/** The colour class of a state: idle, run, start, serve, ok, bad, warn, cached, muted. */
+/** The colour class of a state: idle, run, start, serve, ok, bad, warn, cached, early,
+ *  muted. */
 export function tone(s: string): string {
   return TONE[stateName(s)] ?? "muted";
 }
@@ -28,7 +32,7 @@ export function isTerminalRun(s: RunStatus): boolean {
 
 export function isTerminalStage(s: StageStatus): boolean {
   return ["STAGE_SUCCEEDED", "STAGE_FAILED", "STAGE_CANCELLED", "STAGE_CACHED", "STAGE_SKIPPED",
-    "STAGE_STOPPED"].includes(s);
+    "STAGE_STOPPED", "STAGE_STOPPED_EARLY"].includes(s);
 }
 
 export function isActiveStage(s: StageStatus): boolean {
@@ -48,7 +52,7 @@ export type { AgentState };
 /** Order of the stage-count bar's segments. */
 export const COUNT_ORDER = [
   "succeeded", "cached", "serving", "running", "starting", "ready", "waiting", "stopped",
-  "failed", "cancelled", "skipped",
+  "stopped early", "failed", "cancelled", "skipped",
 ];
 
 /**

@@ -1,0 +1,161 @@
+// Early stopping in a sweep on a real cluster (docs/sweeps.md, "Early stopping"): six
+// synthetic trainers (/bin/sh scripts that report a known loss curve, one step every 0.1 s)
+// under `early_stop: asha`; exactly the losers stop, at the rung the rule names, their own
+// benchmarks are skipped, the report over the whole sweep runs, and the run succeeds.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/strings.h"
+#include "proto/state_names.h"
+#include "tests/integration/cluster.h"
+
+namespace longhaul::testing {
+namespace {
+
+// Item -> its loss at steps 1, 2, 3; past its curve it reports its last value until step 50
+// (5 s in all), so that an item the rule fails to stop finishes, succeeded, and the test sees
+// it.
+// The agent has one CPU and each trainer takes it: they run one after another, in file order,
+// and reach each rung in that order.
+//
+// Rung 1 (step 1), eta 2: a 1.0 first (on); b 2.0 is 2nd of 2, best 1 kept: stops; c 0.9
+// best of 3; d 0.95 2nd of 4, best 2 kept: on; e 3.0 5th of 5, best 3 kept: stops; f 0.5
+// best of 6.
+// Rung 2 (step 2): a 0.8 first; c 0.7 best of 2; d 0.9 3rd of 3, best 2 kept: stops; f 0.75
+// 2nd of 4: on.
+constexpr char kSweepTrainer[] = R"(case $0 in
+  a) curve='1.0 0.8 0.5';;
+  b) curve='2.0 1.9 1.8';;
+  c) curve='0.9 0.7 0.4';;
+  d) curve='0.95 0.9 0.85';;
+  e) curve='3.0 2.9 2.8';;
+  f) curve='0.5 0.75 0.3';;
+esac
+step=0
+for v in $curve; do
+  step=$((step + 1))
+  echo "{\"metric\": {\"name\": \"loss\", \"value\": $v, \"step\": $step}}" >> "$LONGHAUL_EVENTS"
+  sleep 0.1
+done
+while [ $step -lt 50 ]; do
+  step=$((step + 1))
+  echo "{\"metric\": {\"name\": \"loss\", \"value\": $v, \"step\": $step}}" >> "$LONGHAUL_EVENTS"
+  sleep 0.1
+done)";
+
+std::string SweepWorkflow() {
+  return StrCat(R"(name: sweep-asha
+stages:
+  train:
+    foreach: [a, b, c, d, e, f]
+    resources: {cpus: 1}
+    grace: 2s
+    early_stop: {metric: loss, mode: min, rule: asha, rungs: [1, 2], eta: 2}
+    run: [/bin/sh, -c, )",
+                nlohmann::json(kSweepTrainer).dump(), R"(, "${item}"]
+  bench:
+    foreach: [a, b, c, d, e, f]
+    needs: [train]
+    resources: {cpus: 1}
+    run: [/bin/sh, -c, "echo bench $0", "${item}"]
+  report:
+    needs: [train]
+    resources: {cpus: 1}
+    run: [/bin/sh, -c, "echo report"]
+)");
+}
+
+class SweepTest : public ClusterTest {};
+
+TEST_F(SweepTest, AshaStopsExactlyTheLosersAtTheirRungsAndTheRunSucceeds) {
+  ClusterOptions one_cpu;
+  one_cpu.cpus = 1;
+  ASSERT_NO_FATAL_FAILURE(StartCluster(one_cpu));
+  Result<int64_t> id = cluster().Submit(SweepWorkflow());
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  Result<v1::Run> run = cluster().WaitForRunEnd(*id, 120'000);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->status(), v1::RUN_SUCCEEDED) << run->reason() << "\n" << DescribeRun(*run);
+
+  const std::map<std::string, std::string> stopped = {
+      {"train-b",
+       "rung 1 (step 1): loss 2 is not among the best 1 of 2 items there (eta 2); beaten by "
+       "train-a (1)"},
+      {"train-e",
+       "rung 1 (step 1): loss 3 is not among the best 3 of 5 items there (eta 2); beaten by "
+       "train-c (0.9), train-d (0.95), train-a (1), train-b (2)"},
+      {"train-d",
+       "rung 2 (step 2): loss 0.9 is not among the best 2 of 3 items there (eta 2); beaten by "
+       "train-c (0.7), train-a (0.8)"},
+  };
+  for (const char* item : {"a", "b", "c", "d", "e", "f"}) {
+    std::string train = StrCat("train-", item), bench = StrCat("bench-", item);
+    const v1::Stage* t = FindStage(*run, train);
+    const v1::Stage* b = FindStage(*run, bench);
+    ASSERT_NE(t, nullptr) << train;
+    ASSERT_NE(b, nullptr) << bench;
+    auto it = stopped.find(train);
+    if (it == stopped.end()) {
+      EXPECT_EQ(t->status(), v1::STAGE_SUCCEEDED) << train << ": " << t->reason();
+      EXPECT_EQ(b->status(), v1::STAGE_SUCCEEDED) << bench << ": " << b->reason();
+      continue;
+    }
+    EXPECT_EQ(t->status(), v1::STAGE_STOPPED_EARLY) << train << ": " << t->reason();
+    EXPECT_EQ(t->reason(), it->second) << train;
+    // Its attempt was stopped as a cancel stops one, not left to finish its 50 steps.
+    ASSERT_EQ(t->attempts_size(), 1) << train;
+    EXPECT_EQ(t->attempts(0).state(), v1::ATTEMPT_KILLED) << train;
+    EXPECT_EQ(t->attempts(0).reason(), StrCat("stopped_early: ", it->second)) << train;
+    EXPECT_EQ(b->status(), v1::STAGE_SKIPPED) << bench;
+    EXPECT_EQ(b->reason(), StrCat("needs '", train, "', which stopped early: ", it->second));
+    EXPECT_EQ(b->attempts_size(), 0) << bench;
+  }
+  // The stage over the whole sweep ran with the three that finished.
+  EXPECT_EQ(FindStage(*run, "report")->status(), v1::STAGE_SUCCEEDED);
+
+  // `longhaul show` names the state as people read it.
+  CommandResult show = cluster().Cli({"show", std::to_string(*id)});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("stopped early"), std::string::npos) << show.out;
+
+  // The sweep as one table, best first: the three that finished by their best loss, then the
+  // stopped ones by theirs.
+  CommandResult table =
+      cluster().Cli({"show", std::to_string(*id), "--sweep", "train", "--sort", "best"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  std::cout << table.out;
+  std::vector<std::string> lines = StrSplit(table.out, '\n');
+  ASSERT_GE(lines.size(), 8u) << table.out;
+  EXPECT_EQ(lines[0], StrCat("sweep train of run ", *id, ": 6 items (loss, min is best)"));
+  std::vector<std::string> order;
+  for (size_t i = 2; i < 8; ++i) order.push_back(lines[i].substr(0, lines[i].find(' ')));
+  EXPECT_EQ(order, (std::vector<std::string>{"train-f", "train-c", "train-a", "train-d", "train-b",
+                                             "train-e"}))
+      << table.out;
+  // train-d: stopped at rung 2 after two steps, its best 0.9; train-a finished its 50 steps.
+  EXPECT_NE(table.out.find("stopped early"), std::string::npos) << table.out;
+  for (const std::string& line : lines) {
+    if (StartsWith(line, "train-d ")) {
+      EXPECT_NE(line.find(" 0.9 "), std::string::npos) << line;
+    }
+    if (StartsWith(line, "train-a ")) {
+      EXPECT_NE(line.find(" 50 "), std::string::npos) << line;
+    }
+  }
+  CommandResult bad =
+      cluster().Cli({"show", std::to_string(*id), "--sweep", "bench", "--sort", "speed"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--sort 'speed': expected one of item, status, final, best, steps, "
+                         "wall, gpu-hours, value"),
+            std::string::npos)
+      << bad.err;
+  CommandResult no_sweep = cluster().Cli({"show", std::to_string(*id), "--sweep", "report"});
+  EXPECT_NE(no_sweep.exit_code, 0);
+  EXPECT_NE(no_sweep.err.find("stage 'report' is not a sweep: it has no foreach"),
+            std::string::npos)
+      << no_sweep.err;
+}
+
+}  // namespace
+}  // namespace longhaul::testing
