@@ -55,7 +55,7 @@ APID=$!
 trap 'kill $APID $DPID 2>/dev/null; wait 2>/dev/null' EXIT
 for _ in $(seq 1 100); do longhaul agents --json 2>/dev/null | grep -q '"gpu0"' && break; sleep 0.1; done
 longhaul agents || fail "no agent"
-grep -h "GPU [0-9]*:\|NVML\|metrics on" "$STATE/logs/agent.log" | head -10
+grep -hi "GPU [0-9]*:\|NVML\|metrics on\|XID\|kernel log" "$STATE/logs/agent.log" | head -10
 METRICS=$(grep -o 'http://[0-9.:]*/metrics' "$STATE/logs/agent.log" | head -1)
 
 # Submits a workflow, waits for its end, prints what longhaul keeps of it. $1 file, $2 expected
