@@ -106,7 +106,10 @@ TEST_F(SweepTest, AshaStopsExactlyTheLosersAtTheirRungsAndTheRunSucceeds) {
     // Its attempt was stopped as a cancel stops one, not left to finish its 50 steps.
     ASSERT_EQ(t->attempts_size(), 1) << train;
     EXPECT_EQ(t->attempts(0).state(), v1::ATTEMPT_KILLED) << train;
-    EXPECT_EQ(t->attempts(0).reason(), StrCat("stopped_early: ", it->second)) << train;
+    // The trainer's `sleep` may outlive its shell's SIGTERM; the agent then says so after it
+    // ("; 1 process outlived the stage and was killed").
+    EXPECT_TRUE(StartsWith(t->attempts(0).reason(), StrCat("stopped_early: ", it->second)))
+        << train << ": " << t->attempts(0).reason();
     EXPECT_EQ(b->status(), v1::STAGE_SKIPPED) << bench;
     EXPECT_EQ(b->reason(), StrCat("needs '", train, "', which stopped early: ", it->second));
     EXPECT_EQ(b->attempts_size(), 0) << bench;
