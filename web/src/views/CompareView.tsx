@@ -18,7 +18,7 @@ import { useResource } from "../store/resource";
 import { Badge, Empty, ErrorBox, Section } from "./common";
 import { BarChart } from "./BarChart";
 
-/** Compare's options, as in its URL: the runs, every param or only those that differ, the charted metrics. */
+/** Compare's options besides the runs, as in its URL: every param or the differing, the charted metrics. */
 interface CompareOptions { all: boolean; metric: string[] }
 
 function Picker({ ids, opts }: { ids: number[]; opts: CompareOptions }) {
@@ -30,7 +30,8 @@ function Picker({ ids, opts }: { ids: number[]; opts: CompareOptions }) {
   return (
     <form class="filters" onSubmit={(e) => { e.preventDefault(); go(); }}>
       <label class="grow">Runs to compare
-        <input value={text} placeholder="e.g. 3, 4" data-search data-testid="compare-runs" aria-invalid={parsed.error ? "true" : undefined}
+        <input value={text} placeholder="e.g. 3, 4" data-search data-testid="compare-runs"
+               aria-invalid={parsed.error ? "true" : undefined}
                onInput={(e) => setText((e.target as HTMLInputElement).value)} />
         {parsed.error && <span class="field-error" data-testid="runs-error">{parsed.error}</span>}
       </label>

@@ -1,5 +1,6 @@
 // Runs (home): newest first, filters in the URL (#/runs?status=&workflow=&param=k=v&id=&metric=),
-// keyset paging through the API's cursor (a stack of cursors for "newer"), polled every 5 s.
+// keyset paging through the API's cursor (a stack of cursors for "newer", in the URL as
+// repeated cursor=), polled every 5 s.
 // A filter the server could not use (a param without `=`, a metric that is not STAGE.NAME) is
 // said next to its field and not applied; a metric no listed run has is said above the table.
 import { useState } from "preact/hooks";
@@ -46,7 +47,8 @@ function Filters({ q }: { q: URLSearchParams }) {
     for (const p of params.params) n.append("param", p);
     if (id.trim()) n.set("id", id.trim());
     if (metric.trim()) n.set("metric", metrics.metrics.join(","));
-    if (q.get("limit")) n.set("limit", q.get("limit")!); // a new filter starts at page 1
+    if (q.get("limit")) n.set("limit", q.get("limit")!);
+    // No cursor: a new filter starts at the first page.
     navigate(href.runs(n));
   };
   const status = q.get("status") ?? "";
