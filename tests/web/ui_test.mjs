@@ -787,6 +787,87 @@ stages:
     }
   },
 
+  // Shareable views: the runs page's filters and page, the run page's stage search and state
+  // filter, and Compare's options are in the URL, and the URL opened in a new tab shows them
+  // again. `/` focuses the page's search box, Escape leaves it; the browser's dark preference
+  // gives a dark page.
+  async url_state() {
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push(cluster.submit(wf.quick, ["--set", `n=url${i}`]));
+    await cluster.waitRun(ids[ids.length - 1], /SUCCEEDED/);
+    await open("/runs?limit=1");
+    const table = page.locator('[data-testid="runs-table"]');
+    await page.locator('[data-testid="workflow-filter"]').fill("ui-quick");
+    await page.locator('[data-testid="status-filter"]').selectOption("succeeded");
+    await page.waitForURL(/workflow=ui-quick/, { timeout: T });
+    const first = await table.locator("tbody tr[data-run]").first().getAttribute("data-run");
+    await page.locator('[data-testid="older"]').click();
+    await table.locator(`tbody tr:first-child[data-run]:not([data-run="${first}"])`).waitFor({ timeout: T });
+    const second = await table.locator("tbody tr[data-run]").first().getAttribute("data-run");
+    await page.waitForURL(/cursor=/, { timeout: T });
+    const runsUrl = page.url();
+    check(/status=succeeded/.test(runsUrl), `the status filter is not in the URL: ${runsUrl}`);
+
+    const tab = await browser.newPage({ viewport: { width: 1360, height: 860 } });
+    try {
+      await tab.goto(runsUrl);
+      const t2 = tab.locator('[data-testid="runs-table"]');
+      await t2.locator(`tbody tr:first-child[data-run="${second}"]`).waitFor({ timeout: T });
+      check(await tab.locator('[data-testid="workflow-filter"]').inputValue() === "ui-quick", "workflow filter lost");
+      check(await tab.locator('[data-testid="status-filter"]').inputValue() === "succeeded", "status filter lost");
+      check(await tab.locator('[data-testid="newer"]').isEnabled(), "the restored page 2 has no newer page");
+
+      // The run page: the stage search and the state filter.
+      const id = ids[0];
+      await open(`/runs/${id}`);
+      await page.locator('[data-testid="stage-search"]').fill("hel");
+      await page.locator('[data-testid="stage-state"]').selectOption("succeeded");
+      await page.waitForURL(/q=hel&state=succeeded/, { timeout: T });
+      await tab.goto(page.url());
+      await tab.locator('[data-testid="stage-table"] tr[data-stage="hello"]').waitFor({ timeout: T });
+      check(await tab.locator('[data-testid="stage-search"]').inputValue() === "hel", "stage search lost");
+      check(await tab.locator('[data-testid="stage-state"]').inputValue() === "succeeded", "state filter lost");
+
+      // Compare: the runs and "show all" params.
+      await open(`/compare?runs=${ids[0]},${ids[1]}`);
+      await page.locator('[data-testid="all-params"]').check();
+      await page.waitForURL(/all=1/, { timeout: T });
+      await tab.goto(page.url());
+      await tab.locator('[data-testid="all-params"]:checked').waitFor({ timeout: T });
+      check(await tab.locator('[data-testid="compare-runs"]').inputValue() === `${ids[0]}, ${ids[1]}`, "compare runs lost");
+
+      // Keys: `/` focuses the search box (and types nothing into it), Escape leaves it.
+      await open("/runs");
+      const wfBox = page.locator('[data-testid="workflow-filter"]');
+      await page.locator("h1").click();
+      await page.keyboard.press("/");
+      await page.locator('[data-testid="workflow-filter"]:focus').waitFor({ timeout: T });
+      check(await wfBox.inputValue() === "", "the / was typed into the box");
+      await page.keyboard.type("ui/x");
+      check(await wfBox.inputValue() === "ui/x", "a / typed in the box was taken as the key");
+      await page.keyboard.press("Escape");
+      await page.locator('[data-testid="workflow-filter"]:not(:focus)').waitFor({ timeout: T });
+
+      // Dark mode: the page follows the browser's preference.
+      await tab.emulateMedia({ colorScheme: "dark" });
+      await tab.goto(`${cluster.httpUrl}/#/runs`);
+      await tab.locator('[data-testid="runs-table"]').waitFor({ timeout: T });
+      const bg = await tab.locator("body").evaluate((el) => getComputedStyle(el).backgroundColor);
+      const [r, g, b] = (bg.match(/\d+/g) ?? []).map(Number);
+      check(r + g + b < 3 * 60, `the body is not dark under prefers-color-scheme: dark: ${bg}`);
+      const fg = await tab.locator("h1").evaluate((el) => getComputedStyle(el).color);
+      const [fr, fgr, fb] = (fg.match(/\d+/g) ?? []).map(Number);
+      check(fr + fgr + fb > 3 * 180, `the heading is not light on the dark page: ${fg}`);
+      if (SHOTS) await tab.screenshot({ path: path.join(SHOTS, "runs-dark.png") });
+      await tab.emulateMedia({ colorScheme: "light" });
+      await tab.reload();
+      const light = await tab.locator("body").evaluate((el) => getComputedStyle(el).backgroundColor);
+      check(light !== bg, `the body stays ${bg} in light mode`);
+    } finally {
+      await tab.close();
+    }
+  },
+
   // The UI runs under the server's Content-Security-Policy without breaking it: every view the
   // cases above opened (and this one) reported no violation, in events or on the console.
   async no_csp_violation() {
@@ -1056,6 +1137,7 @@ async function main() {
     "not_found", "pivot_follows_edits", "filters_say_why", "metric_and_times", "no_agent_reason",
     "provenance",
     "big_run_graph", "table_messages", // big runs; before no_csp_violation, which checks them too
+    "url_state",
     "no_csp_violation"];
   for (const name of order) {
     if (ONLY.length && !ONLY.includes(name)) continue;

@@ -4,7 +4,8 @@
 import { useEffect, useState } from "preact/hooks";
 import { connectionState, needsLogin } from "./api/connection";
 import { LoginView } from "./views/LoginView";
-import { parseRoute, type Route } from "./lib/router";
+import { parseRoute, REPLACED_HASH, withRunsCursors, type Route } from "./lib/router";
+import { useSlashKey } from "./lib/keys";
 import { setTimeZone, timeZone } from "./lib/settings";
 import { requestRender, setRenderer } from "./store/scheduler";
 import { RunsView } from "./views/RunsView";
@@ -58,8 +59,9 @@ function Nav({ route }: { route: Route }) {
 
 function View({ route }: { route: Route }) {
   switch (route.view) {
-    case "runs": return <RunsView key={route.query.toString()} query={route.query} />;
-    case "run": return <RunView key={route.run} id={route.run} />;
+    // The page's cursors are not the runs page's identity: paging keeps the ticked runs.
+    case "runs": return <RunsView key={withRunsCursors(route.query, []).toString()} query={route.query} />;
+    case "run": return <RunView key={route.run} id={route.run} initial={route.state} />;
     case "stage": return <StageView runId={route.run} stage={route.stage} log={route.log} />;
     case "pivot": return <PivotView id={route.run} />;
     case "compare": return <CompareView ids={route.runs} query={route.query} />;
@@ -72,13 +74,16 @@ function View({ route }: { route: Route }) {
 export function App() {
   const [route, setRoute] = useState<Route>(() => parseRoute(location.hash));
   const [, setFrame] = useState(0);
+  useSlashKey();
   useEffect(() => {
     setRenderer(() => setFrame((n) => n + 1));
     const onHash = () => setRoute(parseRoute(location.hash));
     window.addEventListener("hashchange", onHash);
+    window.addEventListener(REPLACED_HASH, onHash);
     const clock = setInterval(requestRender, 1000);
     return () => {
       window.removeEventListener("hashchange", onHash);
+      window.removeEventListener(REPLACED_HASH, onHash);
       clearInterval(clock);
     };
   }, []);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { href, parseLogLocation, parseRoute } from "./router";
+import {
+  href, parseLogLocation, parseRoute, parseRunsCursors, parseRunViewState, withRunsCursors,
+} from "./router";
 
 describe("log location", () => {
   it("round-trips the log view through the hash", () => {
@@ -19,12 +21,52 @@ describe("parseRoute", () => {
   it("parses every view", () => {
     expect(parseRoute("").view).toBe("runs");
     expect(parseRoute("#/runs?status=failed")).toMatchObject({ view: "runs" });
-    expect(parseRoute("#/runs/12")).toEqual({ view: "run", run: 12 });
+    expect(parseRoute("#/runs/12")).toEqual({ view: "run", run: 12, state: {} });
     expect(parseRoute("#/runs/12/pivot")).toEqual({ view: "pivot", run: 12 });
     expect(parseRoute(href.stage(12, "data gen"))).toEqual({ view: "stage", run: 12, stage: "data gen", log: {} });
     expect(parseRoute("#/compare?runs=3,4,x")).toMatchObject({ view: "compare", runs: [3, 4] });
     expect(parseRoute("#/agents")).toEqual({ view: "agents" });
     expect(parseRoute(href.audit())).toEqual({ view: "audit" });
     expect(parseRoute("#/nope").view).toBe("notfound");
+  });
+});
+
+describe("run page state", () => {
+  it("round-trips the stage search, state, selection and tab", () => {
+    const st = { q: "train & eval", state: "failed", stage: "bench/a b", tab: "graph" as const };
+    const h = href.run(7, st);
+    expect(h).toBe("#/runs/7?q=train+%26+eval&state=failed&stage=bench%2Fa+b&tab=graph");
+    expect(parseRoute(h)).toEqual({ view: "run", run: 7, state: st });
+    expect(href.run(7, {})).toBe("#/runs/7");
+  });
+
+  it("drops what it cannot use", () => {
+    expect(parseRunViewState(new URLSearchParams("state=<b>&tab=pie&q=&stage="))).toEqual({});
+  });
+});
+
+describe("runs page cursors", () => {
+  it("keeps the filters and replaces the pages", () => {
+    const q = new URLSearchParams("status=failed&param=lr=0.1&cursor=old");
+    const n = withRunsCursors(q, ["", "tok/1", "tok=2"]);
+    expect(n.getAll("param")).toEqual(["lr=0.1"]);
+    expect(n.get("status")).toBe("failed");
+    expect(parseRunsCursors(new URLSearchParams(n.toString()))).toEqual(["", "tok/1", "tok=2"]);
+    expect(withRunsCursors(n, [""]).toString()).toBe("status=failed&param=lr%3D0.1");
+    expect(q.getAll("cursor")).toEqual(["old"]); // the input is not changed
+  });
+});
+
+describe("compare options", () => {
+  it("puts the runs, show-all and the metrics in the URL", () => {
+    const h = href.compare([3, 4], { all: true, metric: ["bench.tps", "eval.acc"] });
+    expect(h).toBe("#/compare?runs=3,4&all=1&metric=bench.tps,eval.acc");
+    const r = parseRoute(h);
+    expect(r).toMatchObject({ view: "compare", runs: [3, 4] });
+    if (r.view === "compare") {
+      expect(r.query.get("all")).toBe("1");
+      expect(r.query.get("metric")).toBe("bench.tps,eval.acc");
+    }
+    expect(href.compare([3, 4])).toBe("#/compare?runs=3,4");
   });
 });

@@ -2,6 +2,10 @@
 // #/compare?runs=3,4, #/agents, #/audit. Pure parsing; app.tsx listens to hashchange.
 // A stage's log view is in its query, so a link shows the same lines:
 // #/runs/12/stages/train?attempt=2&stream=stderr&at=1048576&q=error.
+// So is every other view's state (runs: filters and the page's cursors; run: the stage search,
+// state filter, selected stage and tab; compare: the runs and options), written with
+// replaceHash as it changes, so the URL always shares what is on screen without a history
+// entry per keystroke.
 
 /** Where the log viewer is: every field optional (absent: the latest attempt's tail). */
 export interface LogLocation {
@@ -38,9 +42,52 @@ function logQuery(loc: LogLocation): string {
   return s ? `?${s}` : "";
 }
 
+/** The run page's stages section: every field optional (absent: unfiltered, table). */
+export interface RunViewState {
+  q?: string; // the stage search
+  state?: string; // the state filter ("running", "failed", ...)
+  stage?: string; // the selected stage
+  tab?: "graph"; // absent: the table (a large run shows one at a time)
+}
+
+export function parseRunViewState(query: URLSearchParams): RunViewState {
+  const st: RunViewState = {};
+  const q = query.get("q");
+  if (q) st.q = q;
+  const state = query.get("state");
+  if (state && /^[a-z_]{1,32}$/.test(state)) st.state = state;
+  const stage = query.get("stage");
+  if (stage) st.stage = stage;
+  if (query.get("tab") === "graph") st.tab = "graph";
+  return st;
+}
+
+function runQuery(st: RunViewState): string {
+  const q = new URLSearchParams();
+  if (st.q) q.set("q", st.q);
+  if (st.state) q.set("state", st.state);
+  if (st.stage) q.set("stage", st.stage);
+  if (st.tab === "graph") q.set("tab", "graph");
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+/** The runs page's cursors (the pages before this one's, oldest first): `cursor=` repeated. */
+export function parseRunsCursors(query: URLSearchParams): string[] {
+  return ["", ...query.getAll("cursor").filter(Boolean)];
+}
+
+/** `query` with its cursors replaced by `cursors` (the first, "", is the first page's). */
+export function withRunsCursors(query: URLSearchParams, cursors: string[]): URLSearchParams {
+  const n = new URLSearchParams(query);
+  n.delete("cursor");
+  for (const c of cursors.filter(Boolean)) n.append("cursor", c);
+  return n;
+}
+
 export type Route =
   | { view: "runs"; query: URLSearchParams }
-  | { view: "run"; run: number }
+  | { view: "run"; run: number; state: RunViewState }
   | { view: "stage"; run: number; stage: string; log: LogLocation }
   | { view: "pivot"; run: number }
   | { view: "compare"; runs: number[]; query: URLSearchParams }
@@ -58,7 +105,7 @@ export function parseRoute(hash: string): Route {
   }
   if (parts[0] === "runs" && /^\d+$/.test(parts[1] ?? "")) {
     const run = Number(parts[1]);
-    if (parts.length === 2) return { view: "run", run };
+    if (parts.length === 2) return { view: "run", run, state: parseRunViewState(query) };
     if (parts.length === 3 && parts[2] === "pivot") return { view: "pivot", run };
     if (parts.length === 4 && parts[2] === "stages") {
       return { view: "stage", run, stage: parts[3], log: parseLogLocation(query) };
@@ -76,15 +123,32 @@ export function parseRoute(hash: string): Route {
 
 export const href = {
   runs: (q?: URLSearchParams) => (q && q.toString() ? `#/runs?${q}` : "#/runs"),
-  run: (id: number) => `#/runs/${id}`,
+  run: (id: number, st: RunViewState = {}) => `#/runs/${id}${runQuery(st)}`,
   stage: (id: number, stage: string, log: LogLocation = {}) =>
     `#/runs/${id}/stages/${encodeURIComponent(stage)}${logQuery(log)}`,
   pivot: (id: number) => `#/runs/${id}/pivot`,
-  compare: (ids: number[]) => `#/compare?runs=${ids.join(",")}`,
+  compare: (ids: number[], opts: { all?: boolean; metric?: string[] } = {}) => {
+    const q = new URLSearchParams();
+    q.set("runs", ids.join(","));
+    if (opts.all) q.set("all", "1");
+    if (opts.metric?.length) q.set("metric", opts.metric.join(","));
+    return `#/compare?${q.toString().replace(/%2C/g, ",")}`;
+  },
   agents: () => "#/agents",
   audit: () => "#/audit",
 };
 
 export function navigate(to: string): void {
   if (location.hash !== to) location.hash = to;
+}
+
+/**
+ * Writes `to` into the hash without a history entry (a search box as it is typed in), and
+ * tells the shell (REPLACED_HASH) so the route follows; a reload or a copied URL shows it again.
+ */
+export const REPLACED_HASH = "longhaul:replacehash";
+export function replaceHash(to: string): void {
+  if (location.hash === to) return;
+  history.replaceState(history.state, "", to);
+  window.dispatchEvent(new Event(REPLACED_HASH));
 }

@@ -11,23 +11,27 @@ import {
 } from "../lib/compare";
 import { parseRunIds, workflowMismatch } from "../lib/filters";
 import { formatDelta, formatDeltaDuration, formatDuration, formatGpuHours, formatMetric } from "../lib/format";
-import { href, navigate } from "../lib/router";
+import { href, navigate, replaceHash } from "../lib/router";
 import { provenanceRows } from "../lib/provenance";
 import { isTerminalRun } from "../lib/status";
 import { useResource } from "../store/resource";
 import { Badge, Empty, ErrorBox, Section } from "./common";
 import { BarChart } from "./BarChart";
 
-function Picker({ ids }: { ids: number[] }) {
+/** Compare's options besides the runs, as in its URL: every param or the differing, the charted metrics. */
+interface CompareOptions { all: boolean; metric: string[] }
+
+function Picker({ ids, opts }: { ids: number[]; opts: CompareOptions }) {
   const [text, setText] = useState(ids.join(", "));
   const parsed = parseRunIds(text);
   const go = () => {
-    if (!parsed.error && parsed.ids.length) navigate(href.compare(parsed.ids));
+    if (!parsed.error && parsed.ids.length) navigate(href.compare(parsed.ids, opts));
   };
   return (
     <form class="filters" onSubmit={(e) => { e.preventDefault(); go(); }}>
       <label class="grow">Runs to compare
-        <input value={text} placeholder="e.g. 3, 4" aria-invalid={parsed.error ? "true" : undefined}
+        <input value={text} placeholder="e.g. 3, 4" data-search data-testid="compare-runs"
+               aria-invalid={parsed.error ? "true" : undefined}
                onInput={(e) => setText((e.target as HTMLInputElement).value)} />
         {parsed.error && <span class="field-error" data-testid="runs-error">{parsed.error}</span>}
       </label>
@@ -97,8 +101,7 @@ function Provenance({ runs }: { runs: Run[] }) {
   );
 }
 
-function Params({ runs }: { runs: Run[] }) {
-  const [all, setAll] = useState(false);
+function Params({ runs, all, setAll }: { runs: Run[]; all: boolean; setAll: (on: boolean) => void }) {
   const rows = paramRows(runs, all);
   return (
     <Section title={all ? "Params" : "Params that differ"} actions={
@@ -210,6 +213,8 @@ export function CompareView({ ids, query }: { ids: number[]; query: URLSearchPar
   const res = useResource<Run[]>(key, () => loadRuns(ids), 5000);
   const runs = res.data ?? [];
   const chosen = (query.get("metric") ?? "").split(",").filter(Boolean);
+  const opts: CompareOptions = { all: query.get("all") === "1", metric: chosen };
+  const setAll = (all: boolean) => replaceHash(href.compare(ids, { ...opts, all }));
   const allMetrics = metricRows(runs);
   const campaign = CAMPAIGN_METRICS.map(([k]) => k).filter((k) => allMetrics.includes(k));
   const bars = chosen.length ? chosen : campaign.length ? campaign : allMetrics.slice(0, 5);
@@ -223,7 +228,7 @@ export function CompareView({ ids, query }: { ids: number[]; query: URLSearchPar
           {live && <p class="desc">Some runs are still running; values update every few seconds.</p>}
         </div>
       </div>
-      <Picker key={ids.join(",")} ids={ids} />
+      <Picker key={ids.join(",")} ids={ids} opts={opts} />
       <ErrorBox error={res.error} />
       {ids.length < 2 && <Empty>Pick two or more runs (or tick them on the Runs page).</Empty>}
       {workflowMismatch(runs) && (
@@ -238,7 +243,7 @@ export function CompareView({ ids, query }: { ids: number[]; query: URLSearchPar
                         values={runs.map((r) => { const m = metricMap(r); return bars.map((k) => m.get(k)); })} />
             </Section>
           )}
-          <Params runs={runs} />
+          <Params runs={runs} all={opts.all} setAll={setAll} />
           <Stages runs={runs} />
           <Gpus runs={runs} />
           <Metrics runs={runs} />

@@ -57,7 +57,7 @@ export function LogSearch({ runId, stage, attempt, stream, query, generation, on
   return (
     <div class="log-search">
       <form onSubmit={(e) => { e.preventDefault(); onQuery(draft.trim()); }}>
-        <input type="search" placeholder={`search ${stream}`} value={draft} data-testid="log-search-input"
+        <input type="search" placeholder={`search ${stream}`} value={draft} data-testid="log-search-input" data-search
                onInput={(e) => setDraft((e.target as HTMLInputElement).value)} />
         <button type="submit" data-testid="log-search">Search</button>
         {query && <button type="button" class="link" onClick={() => onQuery("")}>clear</button>}

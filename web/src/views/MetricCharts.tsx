@@ -23,20 +23,29 @@ function SingleValue({ name, value, stepped }: { name: string; value: number; st
   );
 }
 
+/** A colour of the page's palette (styles.css; dark under prefers-color-scheme), for the canvas. */
+function chartColour(name: string, fallback: string): string {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+}
+
 function Chart({ name, data }: { name: string; data: [number[], number[]] }) {
   const el = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   useEffect(() => {
     if (!el.current) return;
+    const ink = chartColour("--muted", "#6b7280");
+    const grid = chartColour("--line2", "#eef0f3");
+    const tick = chartColour("--line", "#e5e7eb");
+    const line = chartColour("--accent", "#2563eb");
     plot.current = new uPlot({
       width: 320, height: 150, legend: { show: false }, cursor: { points: { size: 5 } },
       scales: { x: { time: false } },
       axes: [
-        { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" }, size: 28 },
-        { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" }, size: 48,
+        { stroke: ink, grid: { stroke: grid }, ticks: { stroke: tick }, size: 28 },
+        { stroke: ink, grid: { stroke: grid }, ticks: { stroke: tick }, size: 48,
           values: (_u, vals) => vals.map((v) => formatMetric(v)) },
       ],
-      series: [{}, { stroke: "#2563eb", width: 2, fill: "rgba(37,99,235,0.08)", points: { show: data[0].length < 40 } }],
+      series: [{}, { stroke: line, width: 2, fill: "rgba(88,140,235,0.10)", points: { show: data[0].length < 40 } }],
     }, data, el.current);
     return () => plot.current?.destroy();
   }, []);

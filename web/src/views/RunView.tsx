@@ -1,11 +1,11 @@
 // Run: header with status and cost, actions, the DAG, the stage table, params and lineage.
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { cancel, getRun, getRunTotals, listChildren, retry } from "../api/client";
 import type { GpuUsage, Run } from "../api/types";
 import { runMissing, useRunWatch } from "../api/watch";
 import { idleText } from "../lib/compare";
 import { elapsedMs, formatDuration, formatGpuHours } from "../lib/format";
-import { href } from "../lib/router";
+import { href, replaceHash, type RunViewState } from "../lib/router";
 import { COUNT_ORDER, isRetryable, isTerminalRun, stateName } from "../lib/status";
 import { filtering, stageMatches } from "../lib/sweep";
 import { LARGE_RUN_STAGES } from "../lib/virtual";
@@ -81,12 +81,19 @@ function Lineage({ run }: { run: Run }) {
  * shown one above the other; past it the table (virtualised) is shown first and the graph is a
  * tab away.
  */
-function Stages({ run }: { run: Run }) {
+function Stages({ run, initial }: { run: Run; initial: RunViewState }) {
   const large = run.stages.length > LARGE_RUN_STAGES;
-  const [tab, setTab] = useState<"table" | "graph">("table");
-  const [query, setQuery] = useState("");
-  const [state, setState] = useState("");
-  const [focused, setFocused] = useState<string | undefined>(undefined);
+  const [tab, setTab] = useState<"table" | "graph">(initial.tab ?? "table");
+  const [query, setQuery] = useState(initial.q ?? "");
+  const [state, setState] = useState(initial.state ?? "");
+  const [focused, setFocused] = useState<string | undefined>(initial.stage);
+  // What is shown goes into the URL as it changes (no history entry per keystroke).
+  useEffect(() => {
+    replaceHash(href.run(run.id, {
+      q: query || undefined, state: state || undefined, stage: focused,
+      tab: tab === "graph" ? "graph" : undefined,
+    }));
+  }, [run.id, query, state, focused, tab]);
   const filtered = filtering(query, state);
   // The first page of a big run (GET /runs/{id}) until the stream has every stage.
   const pending = run.next_stage_page_token
@@ -117,7 +124,7 @@ function Stages({ run }: { run: Run }) {
                     aria-selected={tab === "graph"} onClick={() => setTab("graph")}>Graph</button>
           </span>
         )}
-        <input type="search" placeholder="Search stages (Enter: next match)" value={query}
+        <input type="search" data-search placeholder="Search stages (Enter: next match)" value={query}
                data-testid="stage-search" aria-label="search stages"
                onInput={(e) => { setQuery((e.target as HTMLInputElement).value); setFocused(undefined); }}
                onKeyDown={(e) => { if (e.key === "Enter") { e.preventDefault(); selectNext(); } }} />
@@ -183,7 +190,7 @@ export function RunNotLoaded({ id }: { id: number }) {
   return <Empty>Loading run {id}…</Empty>;
 }
 
-export function RunView({ id }: { id: number }) {
+export function RunView({ id, initial = {} }: { id: number; initial?: RunViewState }) {
   const run = useRunWatch(id);
   if (!run) return <RunNotLoaded id={id} />;
   const retryable = run.stages.some((s) => isRetryable(s.status));
@@ -204,7 +211,7 @@ export function RunView({ id }: { id: number }) {
         )}
         {run.reason && <span class="note">{run.reason}</span>}
       </div>
-      <Stages run={run} />
+      <Stages run={run} initial={initial} />
       <div class="two-col">
         <Section title="Params">
           {params.length

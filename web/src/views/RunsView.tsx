@@ -1,5 +1,6 @@
 // Runs (home): newest first, filters in the URL (#/runs?status=&workflow=&param=k=v&id=&metric=),
-// keyset paging through the API's cursor (a stack of cursors for "newer"), polled every 5 s.
+// keyset paging through the API's cursor (a stack of cursors for "newer", in the URL as
+// repeated cursor=), polled every 5 s.
 // A filter the server could not use (a param without `=`, a metric that is not STAGE.NAME) is
 // said next to its field and not applied; a metric no listed run has is said above the table.
 import { useState } from "preact/hooks";
@@ -7,7 +8,7 @@ import { listRuns, type RunsQuery } from "../api/client";
 import type { ListRunsResponse, Run } from "../api/types";
 import { metricsNoRunHas, parseMetricFilter, parseParamFilter } from "../lib/filters";
 import { elapsedMs, formatDuration, formatGpuHours, formatMetric } from "../lib/format";
-import { href, navigate } from "../lib/router";
+import { href, navigate, parseRunsCursors, replaceHash, withRunsCursors } from "../lib/router";
 import { useResource } from "../store/resource";
 import { Badge, Clock, CountsBar, Empty, ErrorBox, Pager } from "./common";
 
@@ -47,6 +48,7 @@ function Filters({ q }: { q: URLSearchParams }) {
     if (id.trim()) n.set("id", id.trim());
     if (metric.trim()) n.set("metric", metrics.metrics.join(","));
     if (q.get("limit")) n.set("limit", q.get("limit")!);
+    // No cursor: a new filter starts at the first page.
     navigate(href.runs(n));
   };
   const status = q.get("status") ?? "";
@@ -59,7 +61,7 @@ function Filters({ q }: { q: URLSearchParams }) {
         </select>
       </label>
       <label>Workflow
-        <input data-testid="workflow-filter" value={workflow} placeholder="name or a part" size={14}
+        <input data-testid="workflow-filter" data-search value={workflow} placeholder="name or a part" size={14}
                title="runs whose workflow name contains this (any case)"
                onInput={(e) => setWorkflow((e.target as HTMLInputElement).value)} />
       </label>
@@ -110,11 +112,13 @@ function RunRow({ run, metrics, selected, onSelect }:
 
 export function RunsView({ query }: { query: URLSearchParams }) {
   const q = queryFrom(query);
-  // Cursors of the pages before this one; the last is this page's cursor.
-  const [cursors, setCursors] = useState<string[]>([""]);
+  // Cursors of the pages before this one; the last is this page's cursor. In the URL, so a
+  // reload or a shared link shows the same page.
+  const cursors = parseRunsCursors(query);
+  const setCursors = (c: string[]) => replaceHash(href.runs(withRunsCursors(query, c)));
   const [selected, setSelected] = useState<number[]>([]);
   const cursor = cursors[cursors.length - 1];
-  const key = `runs:${query.toString()}:${cursor}`;
+  const key = `runs:${withRunsCursors(query, []).toString()}:${cursor}`;
   const res = useResource<ListRunsResponse>(key, () => listRuns({ ...q, cursor }), 5000);
   const runs = res.data?.runs ?? [];
   const next = res.data?.next_page_token ?? "";
@@ -132,7 +136,7 @@ export function RunsView({ query }: { query: URLSearchParams }) {
           </button>
         </div>
       </div>
-      <Filters key={query.toString()} q={query} />
+      <Filters key={withRunsCursors(query, []).toString()} q={query} />
       <ErrorBox error={res.error} />
       {res.data && metricsNoRunHas(runs, metrics).map((m) => (
         <p key={m} class="note warn" data-testid="metric-missing">
