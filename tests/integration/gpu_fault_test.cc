@@ -24,13 +24,20 @@ using ::testing::Not;
 class GpuFaultTest : public ClusterTest {
  protected:
   void SetUp() override {
+    StartOnFakeGpus({"--notify-command", "sh -c cat>>" + dir_.Join("notices.jsonl")});
+  }
+  // A longhauld with `coordinator_flags` and an agent sampling two fake GPUs every 100 ms
+  // (with `agent_flags` too).
+  void StartOnFakeGpus(std::vector<std::string> coordinator_flags,
+                       const std::vector<std::string>& agent_flags = {}) {
     state_ = dir_.Join("nvml.json");
     WriteFakeNvmlState(state_, gpus_);
     ::setenv("LONGHAUL_FAKE_NVML_STATE", state_.c_str(), 1);  // the agent inherits it
     ClusterOptions o;
     o.gpus = 2;
     o.agent_flags = {"--nvml-library", LONGHAUL_FAKE_NVML, "--gpu-sample", "100ms"};
-    o.coordinator_flags = {"--notify-command", "sh -c cat>>" + dir_.Join("notices.jsonl")};
+    o.agent_flags.insert(o.agent_flags.end(), agent_flags.begin(), agent_flags.end());
+    o.coordinator_flags = std::move(coordinator_flags);
     StartCluster(o);
   }
   void TearDown() override {
@@ -288,20 +295,12 @@ class GpuReturnTest : public GpuFaultTest {
     std::string cuda = dir_.Join("cuda.json");
     WriteFakeCudaState(cuda, FakeCudaGpus(2));
     ::setenv("LONGHAUL_FAKE_CUDA_STATE", cuda.c_str(), 1);
-    state_ = dir_.Join("nvml.json");
-    WriteFakeNvmlState(state_, gpus_);
-    ::setenv("LONGHAUL_FAKE_NVML_STATE", state_.c_str(), 1);
-    ClusterOptions o;
-    o.gpus = 2;
-    o.agent_flags = {"--nvml-library", LONGHAUL_FAKE_NVML, "--gpu-sample", "100ms", "--gpu-check",
-                     // The fake runs the kernel on the CPU: a small burn.
-                     StrCat("lh-gpucheck --quick --no-p2p --burn-launches 2 --burn-threads 1024 "
-                            "--burn-rounds 8 --cuda-library ",
-                            LONGHAUL_FAKE_CUDA)};
-    o.coordinator_flags = {"--gpu-cooldown",      "300ms",
-                           "--gpu-return-passes", "2",
-                           "--notify-command",    "sh -c cat>>" + dir_.Join("notices.jsonl")};
-    StartCluster(o);
+    StartOnFakeGpus({"--gpu-cooldown", "300ms", "--gpu-return-passes", "2", "--notify-command",
+                     "sh -c cat>>" + dir_.Join("notices.jsonl")},
+                    // The fake runs the kernel on the CPU: a small burn.
+                    {"--gpu-check", StrCat("lh-gpucheck --quick --no-p2p --burn-launches 2 "
+                                           "--burn-threads 1024 --burn-rounds 8 --cuda-library ",
+                                           LONGHAUL_FAKE_CUDA)});
   }
   void TearDown() override {
     GpuFaultTest::TearDown();
@@ -389,16 +388,7 @@ TEST_F(GpuReturnTest, APreflightStageStartsOnlyOnAGpuThatPasses) {
 // attempt the fault ended avoids the agent; with no other agent it waits and says why.
 class GpuNodeFaultTest : public GpuFaultTest {
  protected:
-  void SetUp() override {
-    state_ = dir_.Join("nvml.json");
-    WriteFakeNvmlState(state_, gpus_);
-    ::setenv("LONGHAUL_FAKE_NVML_STATE", state_.c_str(), 1);
-    ClusterOptions o;
-    o.gpus = 2;
-    o.agent_flags = {"--nvml-library", LONGHAUL_FAKE_NVML, "--gpu-sample", "100ms"};
-    o.coordinator_flags = {"--gpu-node-fault-limit", "1"};
-    StartCluster(o);
-  }
+  void SetUp() override { StartOnFakeGpus({"--gpu-node-fault-limit", "1"}); }
 };
 
 TEST_F(GpuNodeFaultTest, PastTheLimitTheRetryAvoidsTheNode) {
@@ -428,16 +418,7 @@ TEST_F(GpuNodeFaultTest, PastTheLimitTheRetryAvoidsTheNode) {
 // naming the consumer. The fake GPUs are at 0 % all along.
 class GpuServiceHangTest : public GpuFaultTest {
  protected:
-  void SetUp() override {
-    state_ = dir_.Join("nvml.json");
-    WriteFakeNvmlState(state_, gpus_);
-    ::setenv("LONGHAUL_FAKE_NVML_STATE", state_.c_str(), 1);
-    ClusterOptions o;
-    o.gpus = 2;
-    o.agent_flags = {"--nvml-library", LONGHAUL_FAKE_NVML, "--gpu-sample", "100ms"};
-    o.coordinator_flags = {"--gpu-service-hang", "1s"};
-    StartCluster(o);
-  }
+  void SetUp() override { StartOnFakeGpus({"--gpu-service-hang", "1s"}); }
 };
 
 TEST_F(GpuServiceHangTest, AServiceIdleWhileItsConsumerRunsIsStoppedAsHung) {
