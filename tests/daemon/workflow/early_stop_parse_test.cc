@@ -5,18 +5,13 @@
 
 #include "core/strings.h"
 #include "daemon/workflow/workflow.h"
+#include "tests/daemon/workflow/parse_error.h"
 
 namespace longhaul::workflow {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-std::string EarlyStopError(const std::string& text) {
-  Result<Workflow> wf = ParseWorkflow(text, "wf.yaml");
-  EXPECT_FALSE(wf.ok()) << "parsed, but expected an error:\n" << text;
-  return wf.ok() ? "" : ToStd(wf.status().message());
-}
 
 TEST(EarlyStopParseTest, TheItemsOfASweepShareItsRule) {
   Result<Workflow> wf = ParseWorkflow(R"(name: sweep
@@ -68,7 +63,7 @@ stages:
 }
 
 TEST(EarlyStopParseTest, MistakesAreReportedWhereTheyAre) {
-  std::string err = EarlyStopError(R"(name: sweep
+  std::string err = ParseError(R"(name: sweep
 stages:
   train:
     foreach: [a, b]
@@ -99,7 +94,7 @@ stages:
 }
 
 TEST(EarlyStopParseTest, AshaNeedsRungsAndKeysBelongToTheirRule) {
-  std::string err = EarlyStopError(R"(name: sweep
+  std::string err = ParseError(R"(name: sweep
 stages:
   train:
     foreach: [a, b]

@@ -8,6 +8,7 @@
 #include "daemon/workflow/cache_key.h"
 #include "daemon/workflow/limits.h"
 #include "daemon/workflow/workflow.h"
+#include "tests/daemon/workflow/parse_error.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::workflow {
@@ -19,12 +20,6 @@ std::vector<std::string> Names(const Workflow& wf) {
   std::vector<std::string> out;
   for (const StageSpec& s : wf.stages) out.push_back(s.name);
   return out;
-}
-
-std::string Error(const std::string& text) {
-  Result<Workflow> wf = ParseWorkflow(text, "wf.yaml");
-  EXPECT_FALSE(wf.ok()) << "parsed, but expected an error:\n" << text;
-  return wf.ok() ? "" : ToStd(wf.status().message());
 }
 
 TEST(ForeachTest, AMatrixMakesOneStagePerCombinationFirstKeyOutermost) {
@@ -103,21 +98,21 @@ stages:
 }
 
 TEST(ForeachTest, BadMatricesAreReportedWithTheirPosition) {
-  EXPECT_EQ(Error("name: w\nstages:\n  s:\n    foreach: {k: []}\n    run: [x]\n"),
+  EXPECT_EQ(ParseError("name: w\nstages:\n  s:\n    foreach: {k: []}\n    run: [x]\n"),
             "wf.yaml:4:18: foreach.k in stage 's': expected at least one value");
-  EXPECT_EQ(Error("name: w\nstages:\n  s:\n    foreach: [a, [b]]\n    run: [x]\n"),
+  EXPECT_EQ(ParseError("name: w\nstages:\n  s:\n    foreach: [a, [b]]\n    run: [x]\n"),
             "wf.yaml:4:18: foreach[1] in stage 's': expected a string, got a list");
-  EXPECT_EQ(Error("name: w\nstages:\n  s:\n    foreach: {k: [1]}\n    run: [x, \"${item.j}\"]\n"),
+  EXPECT_EQ(ParseError("name: w\nstages:\n  s:\n    foreach: {k: [1]}\n    run: [x, \"${item.j}\"]\n"),
             "wf.yaml:5:15: run[1] in stage 's': ${item.j} is not an item of this stage's foreach "
             "(its keys: k)");
-  EXPECT_EQ(Error("name: w\nstages:\n  s:\n    foreach: [1, 2]\n    env: {A: \"${item.k}\"}\n"
+  EXPECT_EQ(ParseError("name: w\nstages:\n  s:\n    foreach: [1, 2]\n    env: {A: \"${item.k}\"}\n"
                   "    run: [x]\n"),
             "wf.yaml:5:15: env A in stage 's': ${item.k} is not an item of this stage's foreach "
             "(a plain list: write ${item})");
-  EXPECT_EQ(Error("name: w\nstages:\n  s:\n    foreach: 3\n    run: [x]\n"),
+  EXPECT_EQ(ParseError("name: w\nstages:\n  s:\n    foreach: 3\n    run: [x]\n"),
             "wf.yaml:4:14: foreach in stage 's': expected a list of values or a mapping of KEY: "
             "[values], got '3'");
-  EXPECT_EQ(Error("name: w\nstages:\n  s-a: {run: [x]}\n  s:\n    foreach: [a]\n    run: [x]\n"),
+  EXPECT_EQ(ParseError("name: w\nstages:\n  s-a: {run: [x]}\n  s:\n    foreach: [a]\n    run: [x]\n"),
             "wf.yaml:4:3: foreach in stage 's' makes stage 's-a', a name already taken (line 3)");
 }
 
@@ -126,7 +121,7 @@ TEST(ForeachTest, TheStageLimitCountsItems) {
   for (int i = 0; i < 1000; ++i) values += StrCat(i == 0 ? "" : ", ", i);
   std::string text = StrCat("name: w\nstages:\n  s:\n    foreach: {a: [", values, "], b: [", values,
                             "]}\n    run: [x]\n");
-  EXPECT_EQ(Error(text), StrCat("wf.yaml:3:3: 1000000 stages once foreach is expanded, over the "
+  EXPECT_EQ(ParseError(text), StrCat("wf.yaml:3:3: 1000000 stages once foreach is expanded, over the "
                                 "limit of ",
                                 kMaxStages, " stages in one workflow"));
 }
