@@ -10,6 +10,7 @@
 #include "core/log_search.h"
 #include "core/strings.h"
 #include "daemon/http/json.h"
+#include "daemon/http/metric_series.h"
 #include "daemon/rpc/audited_call.h"
 #include "proto/stage_merge.h"
 #include "proto/state_names.h"
@@ -383,6 +384,7 @@ Response HandleApi(rpc::ClientApi* api, const Request& req,
   if (segments.empty()) return NotFound(req);
   if (segments[0] == "runs") return Runs(api, req, segments);
   if (segments[0] == "audit" && segments.size() == 1) return ListAudit(api, req);
+  if (segments[0] == "metric-series" && segments.size() == 1) return MetricSeries(api, req);
   if (segments[0] == "agents" && segments.size() == 1) {
     if (req.method != "GET") return MethodNotAllowed(req, "GET");
     return Reply(api->ListAgents());
