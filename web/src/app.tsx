@@ -13,6 +13,7 @@ import { RunView } from "./views/RunView";
 import { StageView } from "./views/StagePanel";
 import { PivotView } from "./views/PivotView";
 import { CompareView } from "./views/CompareView";
+import { MetricRunsView } from "./views/MetricRunsView";
 import { AgentsView } from "./views/AgentsView";
 import { AuditView } from "./views/AuditView";
 
@@ -48,6 +49,7 @@ function Nav({ route }: { route: Route }) {
       <nav>
         <a class={runsActive} href="#/runs">Runs</a>
         <a class={at("compare")} href="#/compare">Compare</a>
+        <a class={at("metrics")} href="#/metrics">Metrics</a>
         <a class={at("agents")} href="#/agents">Agents</a>
         <a class={at("audit")} href="#/audit">Audit</a>
       </nav>
@@ -65,6 +67,7 @@ function View({ route }: { route: Route }) {
     case "stage": return <StageView runId={route.run} stage={route.stage} log={route.log} />;
     case "pivot": return <PivotView id={route.run} />;
     case "compare": return <CompareView ids={route.runs} query={route.query} />;
+    case "metrics": return <MetricRunsView query={route.query} />;
     case "agents": return <AgentsView />;
     case "audit": return <AuditView />;
     default: return <div class="card"><h2>Not found</h2><p>No page at {route.path}.</p></div>;

@@ -1,9 +1,10 @@
 // One store for what the page shows: results of API reads kept by key, refreshed by polling,
 // and read by components on each (throttled) render. A finished fetch asks for a render; it
-// never renders by itself, so the page re-renders at most once a second.
+// never renders by itself, so the page re-renders at most once a second (the first data under
+// a key excepted: it is drawn at once).
 import { useEffect } from "preact/hooks";
 import { ApiError } from "../api/client";
-import { requestRender } from "./scheduler";
+import { renderNow, requestRender } from "./scheduler";
 
 interface Entry {
   data: unknown;
@@ -21,6 +22,7 @@ async function refresh<T>(key: string, load: () => Promise<T>): Promise<void> {
   }
   if (e.inflight) return;
   e.inflight = true;
+  const first = e.data === null;
   try {
     e.data = await load();
     e.error = null;
@@ -28,7 +30,9 @@ async function refresh<T>(key: string, load: () => Promise<T>): Promise<void> {
     e.error = err instanceof ApiError ? err : new ApiError(String(err), 0, "UNKNOWN");
   } finally {
     e.inflight = false;
-    requestRender();
+    // The first data under a key is what the page waits for: drawn at once, not throttled.
+    if (first && e.data !== null) renderNow();
+    else requestRender();
   }
 }
 
