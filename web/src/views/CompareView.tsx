@@ -123,10 +123,11 @@ function Params({ runs, all }: { runs: Run[]; all: boolean }) {
   );
 }
 
-function ParamsSection({ runs, all, setAll, children }:
-    { runs: Run[]; all: boolean; setAll: (on: boolean) => void; children: ComponentChildren }) {
+function ParamsSection({ runs, all, setAll, children, title }: {
+  runs: Run[]; all: boolean; setAll: (on: boolean) => void; children: ComponentChildren; title?: string;
+}) {
   return (
-    <Section title={all ? "Params" : "Params that differ"} actions={
+    <Section title={title ?? (all ? "Params" : "Params that differ")} actions={
       <label class="check"><input type="checkbox" checked={all} data-testid="all-params"
         onChange={(e) => setAll((e.target as HTMLInputElement).checked)} /> show all</label>}>
       {runs.length > 0 && children}
@@ -239,7 +240,8 @@ export function CompareView({ ids, query }: { ids: number[]; query: URLSearchPar
       <div class="page-head">
         <div>
           <div class="crumbs"><a href="#/runs">Runs</a> / compare</div>
-          <h1>Compare {ids.length ? ids.map((i) => `run ${i}`).join(" · ") : "runs"}</h1>
+          <h1>Compare {ids.length > WIDE_COMPARE_RUNS ? `${ids.length} runs`
+            : ids.length ? ids.map((i) => `run ${i}`).join(" · ") : "runs"}</h1>
           {live && <p class="desc">Some runs are still running; values update every few seconds.</p>}
         </div>
       </div>
@@ -253,7 +255,8 @@ export function CompareView({ ids, query }: { ids: number[]; query: URLSearchPar
           <p class="muted" data-testid="compare-wide-note">
             {ids.length} runs: a row per run. <a href={href.metrics({ runs: ids })}>Chart a metric of these runs</a>
           </p>
-          <ParamsSection runs={runs} all={opts.all} setAll={setAll}>
+          <ParamsSection runs={runs} all={opts.all} setAll={setAll}
+                         title={`Runs, params${opts.all ? "" : " that differ"} and metrics`}>
             <WideCompare key={ids.join(",")} runs={runs} all={opts.all} />
           </ParamsSection>
           <Provenance runs={runs} />

@@ -140,7 +140,7 @@ function StepChart({ series, labels, log }: { series: MetricSeries[]; labels: st
             </button>
             {" "}<a class="small" href={href.run(s.run_id)}>open</a>
             {s.error && <span class="muted small"> — {s.error}</span>}
-            {s.thinned && <span class="muted small"> — {drawn[i][0].length} of {s.total_points} points drawn</span>}
+            {s.thinned && <span class="muted small"> — {drawn[i][0].length.toLocaleString("en-US")} of {s.total_points.toLocaleString("en-US")} points drawn</span>}
           </li>))}
       </ul>
     </>
