@@ -3,13 +3,13 @@
 // the headers held in place; only the rows in view are in the page, so 100 runs of 30 metrics
 // draw as fast as 10. The params every run has with one value are one line, "same in all".
 // Each metric's least and greatest value are marked.
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useRef } from "preact/hooks";
 import type { Run } from "../api/types";
 import { extremeOf, extremes, metricMap, metricRows, paramSplit } from "../lib/compare";
 import { formatDelta, formatDuration, formatGpuHours, formatMetric } from "../lib/format";
 import { href } from "../lib/router";
 import { rowWindow } from "../lib/virtual";
-import { Badge, CountsBar } from "./common";
+import { Badge, CountsBar, useScrollTop } from "./common";
 
 /** More runs than this are compared transposed (CompareWide); up to it, runs are columns. */
 export const WIDE_COMPARE_RUNS = 8;
@@ -45,18 +45,8 @@ export function MetricCell({ v, ex, delta }:
 }
 
 export function WideCompare({ runs, all }: { runs: Run[]; all: boolean }) {
-  const box = useRef<HTMLDivElement>(null);
+  const { box, scrollTop, onScroll } = useScrollTop();
   const table = useRef<HTMLTableElement>(null);
-  const [scrollTop, setScrollTop] = useState(0);
-  const frame = useRef(0);
-  const onScroll = () => {
-    if (frame.current) return;
-    frame.current = requestAnimationFrame(() => {
-      frame.current = 0;
-      if (box.current) setScrollTop(box.current.scrollTop);
-    });
-  };
-  useEffect(() => () => cancelAnimationFrame(frame.current), []);
   // When the first rows reached the screen (the browser test and bench read it).
   useEffect(() => {
     requestAnimationFrame(() => {
