@@ -1213,7 +1213,10 @@ const metricRunsCases = {
     // Over runs: the workflow's last 50, the greatest acceptance of each.
     await open("/metrics?workflow=ui-many&last=50&metric=bench.acceptance&value=max");
     await textMatches(page.locator('[data-testid="over-runs-note"]'), /50 of 50 runs have a value/);
-    const ob = await page.locator('[data-testid="over-runs-chart"] .u-over').boundingBox();
+    await textMatches(page.locator(".empty-note"), /at most one value of this metric/);
+    const overArea = page.locator('[data-testid="over-runs-chart"] .u-over');
+    await overArea.scrollIntoViewIfNeeded();
+    const ob = await overArea.boundingBox();
     await page.mouse.move(ob.x + ob.width - 20, ob.y + 10);
     await page.mouse.move(ob.x + ob.width - 1, ob.y + 8, { steps: 3 });
     await textMatches(page.locator('[data-testid="over-runs-chart-hover"]'),

@@ -21,6 +21,8 @@ import { Empty, ErrorBox, Section } from "./common";
 import { chartColour } from "./MetricCharts";
 
 const DEFAULT_LAST = 50;
+// Steps and run positions are whole numbers: the x axis ticks 1, 2, 5, 10, 20, 50, ... apart.
+const WHOLE_INCRS = Array.from({ length: 30 }, (_, i) => [1, 2, 5][i % 3] * 10 ** Math.floor(i / 3));
 
 async function loadRuns(st: MetricsPageState, last: number): Promise<Run[]> {
   if (st.runs) return Promise.all(st.runs.slice(0, MAX_SERIES_RUNS).map((id) => getRunTotals(id)));
@@ -33,7 +35,7 @@ function axes(format: (v: number) => string): uPlot.Axis[] {
   const grid = chartColour("--line2", "#eef0f3");
   const tick = chartColour("--line", "#e5e7eb");
   return [
-    { stroke: ink, grid: { stroke: grid }, ticks: { stroke: tick }, size: 32,
+    { stroke: ink, grid: { stroke: grid }, ticks: { stroke: tick }, size: 32, incrs: WHOLE_INCRS,
       values: (_u, vals) => vals.map(format) },
     { stroke: ink, grid: { stroke: grid }, ticks: { stroke: tick }, size: 56,
       values: (_u, vals) => vals.map((v) => formatMetric(v)) },
@@ -115,6 +117,9 @@ function StepChart({ series, labels, log }: { series: MetricSeries[]; labels: st
   const drawn = series.map(stepSeries);
   const data = alignSeries(drawn);
   const canLog = allPositive(data.slice(1) as Array<Array<number | null>>);
+  if (drawn.every(([x]) => x.length <= 1)) {
+    return <Empty>Each run has at most one value of this metric: its value per run is under “Over runs”.</Empty>;
+  }
   const toggle = (i: number) => {
     const n = new Set(hidden);
     if (n.has(i)) n.delete(i); else n.add(i);
