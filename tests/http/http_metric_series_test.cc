@@ -15,7 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-// 30 points of `loss` (steps 1..30, value SCALE*100/step), 5 of `acc` between them.
+// 30 points of `loss` (steps 1..30, value SCALE*100/step), 5 of `acc` (0.5) between them.
 constexpr char kSeriesWorkflow[] =
     "name: series\n"
     "params: {scale: '1'}\n"
@@ -25,7 +25,7 @@ constexpr char kSeriesWorkflow[] =
     "      echo \"{\\\"metric\\\": {\\\"name\\\": \\\"loss\\\", \\\"value\\\": $(($1 * 100 / i)),\n"
     "      \\\"step\\\": $i}}\" >> \"$LONGHAUL_EVENTS\";\n"
     "      if [ $((i % 6)) -eq 0 ]; then echo \"{\\\"metric\\\": {\\\"name\\\": \\\"acc\\\",\n"
-    "      \\\"value\\\": 7, \\\"step\\\": $i}}\" >> \"$LONGHAUL_EVENTS\"; fi; done',\n"
+    "      \\\"value\\\": 0.5, \\\"step\\\": $i}}\" >> \"$LONGHAUL_EVENTS\"; fi; done',\n"
     "          sh, '${params.scale}']\n";
 
 class HttpMetricSeriesTest : public ClusterTest {
@@ -78,7 +78,7 @@ TEST_F(HttpMetricSeriesTest, OneMetricOfSeveralRunsInOneAnswer) {
   EXPECT_EQ(sa["last"], 3.0);  // 100 / 30
   EXPECT_EQ(sa["min"], 3.0);
   EXPECT_EQ(sa["max"], 100.0);
-  for (const json& v : sa["values"]) EXPECT_NE(v, 7.0) << "a point of acc in loss's series";
+  for (const json& v : sa["values"]) EXPECT_NE(v, 0.5) << "a point of acc in loss's series";
   const json& sb = body["series"][1];
   EXPECT_EQ(sb["run_id"], b);
   EXPECT_EQ(sb["max"], 200.0);
@@ -92,7 +92,7 @@ TEST_F(HttpMetricSeriesTest, OneMetricOfSeveralRunsInOneAnswer) {
   const json& acc = all["series"][0];
   EXPECT_EQ(acc["thinned"], false);
   EXPECT_EQ(acc["steps"], json({6, 12, 18, 24, 30}));
-  EXPECT_EQ(acc["last"], 7.0);
+  EXPECT_EQ(acc["last"], 0.5);
 
   // A metric nobody reported: an empty series, no values to stand for the run.
   auto [none_status, none] = Get(StrCat("/api/v1/metric-series?metric=train.nope&runs=", a));
