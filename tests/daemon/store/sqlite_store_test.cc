@@ -7,6 +7,7 @@
 #include "daemon/store/migrations.h"
 #include "daemon/store/reader.h"
 #include "daemon/store/row_codec.h"
+#include "longhaul/v1/agent.pb.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::store {
@@ -152,7 +153,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto rows = store_->ReadStages(run.id);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
-  EXPECT_EQ(LatestSchemaVersion(), 15);
+  EXPECT_EQ(LatestSchemaVersion(), 16);
   EXPECT_EQ(store_->identity().cluster_id.size(), 32u);  // migration 13 made one
   // Migration 9's table is there and works.
   ASSERT_TRUE(store_->Begin().ok());
@@ -294,6 +295,44 @@ TEST_F(SqliteStoreTest, GetRunShowsAttemptsLatestMetricsAndArtifacts) {
   EXPECT_DOUBLE_EQ(a.metrics(0).value(), 1.5);
   ASSERT_EQ(a.artifacts_size(), 1);
   EXPECT_EQ(a.artifacts(0).bytes(), 42);
+}
+
+// The web UI's timeline draws ready -> started as queued time: the ready time an attempt was
+// made with, and the GPUs it was started on, come back with it (0 and none when not recorded).
+TEST_F(SqliteStoreTest, AnAttemptKeepsItsReadyTimeAndItsGpus) {
+  RunRow run = MakeRun();
+  ASSERT_TRUE(store_->Begin().ok());
+  InsertAttempt(run, 0, 1, "n1", v1::ATTEMPT_EXITED);
+  AttemptRow retry;
+  retry.stage_id = stages_[0].id;
+  retry.run_id = run.id;
+  retry.number = 2;
+  retry.agent_id = "n1";
+  retry.state = v1::ATTEMPT_RUNNING;
+  retry.ready_at_ms = 1'700'000'001'000;
+  retry.created_at_ms = 1'700'000'001'500;
+  v1::StartAttempt start;
+  start.add_gpus(2);
+  start.add_gpus(3);
+  retry.start_blob = start.SerializeAsString();
+  ASSERT_TRUE(store_->InsertAttempt(&retry).ok());
+  retry.started_at_ms = 1'700'000'002'000;
+  ASSERT_TRUE(store_->UpdateAttempt(retry).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+  auto got = store_->GetRun(run.id, true);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->stages(0).attempts_size(), 2);
+  const v1::Attempt& a1 = got->stages(0).attempts(0);
+  const v1::Attempt& a2 = got->stages(0).attempts(1);
+  EXPECT_EQ(a1.ready_at_ms(), 0);
+  EXPECT_EQ(a1.gpus_size(), 0);
+  EXPECT_EQ(a2.ready_at_ms(), 1'700'000'001'000);
+  EXPECT_EQ(a2.started_at_ms(), 1'700'000'002'000);
+  ASSERT_EQ(a2.gpus_size(), 2);
+  EXPECT_EQ(a2.gpus(1), 3);
+  auto loaded = store_->LoadAttemptById(retry.id);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->ready_at_ms, 1'700'000'001'000);
 }
 
 TEST_F(SqliteStoreTest, ListRunsFiltersAndPages) {
