@@ -967,6 +967,136 @@ stages:
     }
   },
   // --- end of big runs
+
+  // --- Timeline (the run's Gantt): a bar per attempt, the critical path, a 2,000-stage run.
+  // A stage that failed once and was retried: two bars in its row, the first failed; the
+  // hover names the attempt's times and node; a click opens that attempt.
+  async timeline_retry() {
+    const mark = path.join(tmp, "timeline.failed-once");
+    const file = path.join(tmp, "timeline-retry.yaml");
+    writeFileSync(file, `name: ui-timeline-retry
+stages:
+  prep:
+    run: [/bin/sh, -c, "sleep 0.3"]
+  recovers:
+    needs: [prep]
+    retry: {limit: 1, backoff: 1s}
+    run: [/bin/sh, -c, ${JSON.stringify(`if [ ! -f ${mark} ]; then touch ${mark}; sleep 0.3; exit 3; fi; sleep 0.5`)}]
+`);
+    const id = cluster.submit(file);
+    await cluster.waitRun(id, /SUCCEEDED/);
+    await open(`/runs/${id}`);
+    await page.locator('[data-testid="tab-timeline"]').click();
+    await page.waitForURL(/tab=timeline/, { timeout: T });
+    const row = page.locator('[data-testid="timeline"] .tl-row[data-stage="recovers"]');
+    await row.locator('.tl-bar[data-attempt="2"]').waitFor({ timeout: T });
+    const bars = await row.locator(".tl-bar").evaluateAll((els) => els.map((e) => ({
+      attempt: e.dataset.attempt, outcome: e.dataset.outcome, x: e.getBoundingClientRect().x,
+      w: e.getBoundingClientRect().width })));
+    check(bars.length === 2, `${bars.length} bars in the retried stage's row`);
+    check(bars[0].attempt === "1" && bars[0].outcome === "bad", `first bar: ${JSON.stringify(bars[0])}`);
+    check(bars[1].attempt === "2" && bars[1].outcome === "ok", `second bar: ${JSON.stringify(bars[1])}`);
+    check(bars[0].x + bars[0].w <= bars[1].x + 1, `the retry's bar does not follow the first: ${JSON.stringify(bars)}`);
+    const failedColour = await row.locator('.tl-bar[data-attempt="1"] .tl-running').evaluate((e) => getComputedStyle(e).backgroundColor);
+    check(failedColour === "rgb(220, 38, 38)", `the failed attempt is drawn ${failedColour}`);
+    check(await page.locator('[data-testid="timeline"] .tl-row[data-stage="prep"] .tl-bar').count() === 1, "prep has not one bar");
+    // The retry waited out its 1 s backoff: its ready time is recorded, its queued part drawn.
+    await row.locator('.tl-bar[data-attempt="2"]').hover();
+    const tip = page.locator('[data-testid="timeline-tip"]');
+    const text = await textMatches(tip, /recovers · attempt 2 · succeeded/);
+    const agent = (await cluster.api(`/runs/${id}/stages/recovers/attempts`)).attempts[1].agent_id;
+    check(text.includes(`node${agent}`), `the tip does not name node ${agent}: ${text}`);
+    check(!/from its needs/.test(text), `the retry's ready time is not the recorded one: ${text}`);
+    check(/queued\d+s/.test(text) && /ran\d+s/.test(text), `no durations in the tip: ${text}`);
+    await shot("timeline-retry");
+    await row.locator('.tl-bar[data-attempt="1"]').click();
+    await page.waitForURL(new RegExp(`/runs/${id}/stages/recovers\\?attempt=1`), { timeout: T });
+  },
+
+  // The critical path of a known DAG: gen -> slow -> report decided the run's wall time
+  // (quick ran beside slow, short); it is named above the bars and its rows are marked.
+  async timeline_critical_path() {
+    const file = path.join(tmp, "timeline-path.yaml");
+    writeFileSync(file, `name: ui-timeline-path
+stages:
+  gen:
+    run: [/bin/sh, -c, "sleep 0.5"]
+  slow:
+    needs: [gen]
+    run: [/bin/sh, -c, "sleep 2"]
+  quick:
+    needs: [gen]
+    run: [/bin/true]
+  report:
+    needs: [slow, quick]
+    run: [/bin/sh, -c, "sleep 0.2"]
+`);
+    const id = cluster.submit(file);
+    await cluster.waitRun(id, /SUCCEEDED/);
+    await open(`/runs/${id}?tab=timeline`);
+    const line = page.locator('[data-testid="critical-path"]');
+    const text = await textMatches(line, /^critical path: /);
+    check(/^critical path: gen \d+s → slow [23]s → report \d+s$/.test(text), `critical path: "${text}"`);
+    const marked = await page.locator('[data-testid="timeline"] .tl-row[data-critical="1"]').evaluateAll(
+      (els) => els.map((e) => e.dataset.stage));
+    check(JSON.stringify(marked) === JSON.stringify(["gen", "slow", "report"]), `rows marked: ${marked}`);
+    check(await page.locator('[data-testid="timeline"] .tl-row[data-stage="quick"] .tl-bar.crit').count() === 0,
+      "quick is drawn on the critical path");
+    // The axis has ticks, labelled as clock times.
+    const ticks = await page.locator('[data-testid="timeline"] .tl-tick').allTextContents();
+    check(ticks.length >= 2 && ticks.every((t) => /\d\d:\d\d/.test(t)), `ticks: ${ticks}`);
+    await shot("timeline-path");
+  },
+
+  // A 2,000-stage run (a foreach of 1,000 x 2 behind a gate, and a report): the timeline opens,
+  // only the rows in view are in the page, scrolling reaches the last row. The time from the
+  // tab's click to the first row drawn is printed (docs/performance.md), not asserted.
+  async timeline_big() {
+    const gate = path.join(tmp, "timeline-big.gate");
+    const file = path.join(tmp, "timeline-big.yaml");
+    const a = Array.from({ length: 1000 }, (_, i) => i).join(", ");
+    writeFileSync(file, `name: ui-timeline-big
+stages:
+  gate:
+    run: [/bin/sh, -c, "while [ ! -f ${gate} ]; do sleep 0.1; done"]
+  item:
+    foreach: {a: [${a}], b: [x, y]}
+    needs: [gate]
+    run: [/bin/true]
+  report:
+    needs: [item]
+    run: [/bin/true]
+`);
+    const id = cluster.submit(file);
+    try {
+      await cluster.waitRun(id, /RUNNING/);
+      await open(`/runs/${id}`);
+      await textMatches(page.locator('[data-testid="stage-matches"]'), /^2,002 stages/);
+      const t0 = Date.now();
+      await page.locator('[data-testid="tab-timeline"]').click();
+      const tl = page.locator('[data-testid="timeline"]');
+      await tl.locator('.tl-row[data-stage="gate"] .tl-bar').waitFor({ timeout: T });
+      const ms = Date.now() - t0;
+      const inPage = Number(await tl.getAttribute("data-first-draw-ms"));
+      console.log(`  timeline of 2,002 stages: click -> first rows drawn ${ms} ms (${inPage} ms from the view's mount, the attempts read included)`);
+      const rows = Number(await tl.getAttribute("data-rows"));
+      check(rows === 2003, `${rows} rows (2,002 stages and the group's header)`);
+      const drawn = await tl.locator(".tl-row").count();
+      check(drawn > 5 && drawn < 100, `${drawn} of ${rows} rows in the DOM (virtualised: only those in view)`);
+      await tl.locator('.tl-row[data-group="item-*"]').waitFor({ timeout: T });
+      await page.locator('[data-testid="timeline-scroll"]').evaluate((el) => { el.scrollTop = el.scrollHeight; });
+      await tl.locator('.tl-row[data-stage="report"]').waitFor({ timeout: T });
+      check(await tl.locator('.tl-row[data-stage="gate"]').count() === 0, "the first row stayed in the DOM after scrolling away");
+      // Folding the group leaves its header: three rows.
+      await page.locator('[data-testid="timeline-groups"]').click();
+      await textMatches(page.locator('[data-testid="timeline"] .tl-axis .tl-label'), /^3 rows$/);
+      await shot("timeline-big");
+    } finally {
+      await cluster.cancel(id).catch(() => {});
+    }
+    await cluster.waitRun(id, /CANCELLED/);
+  },
+  // --- end of timeline
 };
 
 // The log viewer's cases (ANSI colours, search, jumps, the failed stage's stderr, the hash):
@@ -1137,6 +1267,7 @@ async function main() {
     "not_found", "pivot_follows_edits", "filters_say_why", "metric_and_times", "no_agent_reason",
     "provenance",
     "big_run_graph", "table_messages", // big runs; before no_csp_violation, which checks them too
+    "timeline_retry", "timeline_critical_path", "timeline_big",
     "url_state",
     "no_csp_violation"];
   for (const name of order) {

@@ -1,13 +1,13 @@
 // The typed client of longhauld's JSON API (/api/v1). Every function returns converted,
 // number-typed messages (convert.ts) or throws an ApiError carrying the server's message.
 import {
-  toAgent, toAttempt, toAuditEntry, toGpu, toListRuns, toMetricPage, toRun, toStageGpus,
+  toAgent, toAttempt, toAuditEntry, toGpu, toListRuns, toMetricPage, toRun, toStage, toStageGpus,
   toSubmitResponse,
 } from "./convert";
 import type {
   AgentInfo, Attempt, AuditEntry, GpuInfo, ListRunsResponse, LogChunk, LogSearchResult, MetricPage,
   PivotRequest,
-  Run, StageGpus, SubmitRunResponse,
+  Run, Stage, StageGpus, SubmitRunResponse,
 } from "./types";
 import { noteRequest, noteUnauthenticated } from "./connection";
 
@@ -103,6 +103,20 @@ export async function listChildren(id: number): Promise<Run[]> {
 
 const stagePath = (run: number, stage: string) =>
   `/runs/${run}/stages/${encodeURIComponent(stage)}`;
+
+/** Every stage of the run with its attempts: GET /runs/{id}/stages?attempts=1, page by page. */
+export async function listStagesWithAttempts(run: number): Promise<Stage[]> {
+  const out: Stage[] = [];
+  let cursor = "";
+  do {
+    const q = new URLSearchParams({ attempts: "1", limit: "1000" });
+    if (cursor) q.set("cursor", cursor);
+    const j = await getJson(`/runs/${run}/stages?${q}`);
+    if (Array.isArray(j.stages)) for (const s of j.stages) out.push(toStage(s));
+    cursor = typeof j.next_page_token === "string" ? j.next_page_token : "";
+  } while (cursor);
+  return out;
+}
 
 export async function listAttempts(run: number, stage: string): Promise<Attempt[]> {
   const j = await getJson(stagePath(run, stage) + "/attempts");
