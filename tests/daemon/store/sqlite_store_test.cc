@@ -52,15 +52,18 @@ class SqliteStoreTest : public ::testing::Test {
     return run;
   }
 
-  // Inserts attempt `number` of stages_[stage] on `agent`, inside the caller's transaction.
+  // Inserts attempt `number` of stages_[stage] on `agent`, inside the caller's transaction;
+  // `prepare` sets more of its fields first.
   AttemptRow InsertAttempt(const RunRow& run, size_t stage, int number, const std::string& agent,
-                           v1::AttemptState state = v1::ATTEMPT_STATE_UNSPECIFIED) {
+                           v1::AttemptState state = v1::ATTEMPT_STATE_UNSPECIFIED,
+                           const std::function<void(AttemptRow&)>& prepare = nullptr) {
     AttemptRow at;
     at.stage_id = stages_[stage].id;
     at.run_id = run.id;
     at.number = number;
     at.agent_id = agent;
     at.state = state;
+    if (prepare) prepare(at);
     EXPECT_TRUE(store_->InsertAttempt(&at).ok());
     return at;
   }
@@ -303,19 +306,14 @@ TEST_F(SqliteStoreTest, AnAttemptKeepsItsReadyTimeAndItsGpus) {
   RunRow run = MakeRun();
   ASSERT_TRUE(store_->Begin().ok());
   InsertAttempt(run, 0, 1, "n1", v1::ATTEMPT_EXITED);
-  AttemptRow retry;
-  retry.stage_id = stages_[0].id;
-  retry.run_id = run.id;
-  retry.number = 2;
-  retry.agent_id = "n1";
-  retry.state = v1::ATTEMPT_RUNNING;
-  retry.ready_at_ms = 1'700'000'001'000;
-  retry.created_at_ms = 1'700'000'001'500;
-  v1::StartAttempt start;
-  start.add_gpus(2);
-  start.add_gpus(3);
-  retry.start_blob = start.SerializeAsString();
-  ASSERT_TRUE(store_->InsertAttempt(&retry).ok());
+  AttemptRow retry = InsertAttempt(run, 0, 2, "n1", v1::ATTEMPT_RUNNING, [](AttemptRow& a) {
+    a.ready_at_ms = 1'700'000'001'000;
+    a.created_at_ms = 1'700'000'001'500;
+    v1::StartAttempt start;
+    start.add_gpus(2);
+    start.add_gpus(3);
+    a.start_blob = start.SerializeAsString();
+  });
   retry.started_at_ms = 1'700'000'002'000;
   ASSERT_TRUE(store_->UpdateAttempt(retry).ok());
   ASSERT_TRUE(store_->Commit().ok());

@@ -104,18 +104,23 @@ export async function listChildren(id: number): Promise<Run[]> {
 const stagePath = (run: number, stage: string) =>
   `/runs/${run}/stages/${encodeURIComponent(stage)}`;
 
-/** Every stage of the run with its attempts: GET /runs/{id}/stages?attempts=1, page by page. */
-export async function listStagesWithAttempts(run: number): Promise<Stage[]> {
+/**
+ * Every stage of the run with its attempts: GET /runs/{id}/stages?attempts=1, page by page
+ * (1,000 stages each); `onPage` is given the stages read so far after each page but the last.
+ */
+export async function listStagesWithAttempts(run: number,
+                                             onPage?: (soFar: Stage[]) => void): Promise<Stage[]> {
   const out: Stage[] = [];
   let cursor = "";
-  do {
+  for (;;) {
     const q = new URLSearchParams({ attempts: "1", limit: "1000" });
     if (cursor) q.set("cursor", cursor);
     const j = await getJson(`/runs/${run}/stages?${q}`);
     if (Array.isArray(j.stages)) for (const s of j.stages) out.push(toStage(s));
     cursor = typeof j.next_page_token === "string" ? j.next_page_token : "";
-  } while (cursor);
-  return out;
+    if (!cursor) return out;
+    onPage?.(out);
+  }
 }
 
 export async function listAttempts(run: number, stage: string): Promise<Attempt[]> {

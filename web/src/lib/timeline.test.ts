@@ -72,7 +72,8 @@ describe("criticalPath", () => {
       stage("bench", ["serve"], 105 * M, -1),
     ];
     const path = criticalPath(s, new Map([["bench", T0 + 104 * M]]), T0 + 130 * M);
-    expect(path).toEqual([{ name: "serve", ms: 4 * M }, { name: "bench", ms: 25 * M }]);
+    expect(path).toEqual([{ name: "serve", ms: 4 * M, queuedMs: 0 }, { name: "bench", ms: 25 * M, queuedMs: M }]);
+    expect(criticalPathText(path)).toBe("critical path: serve 4m00s → bench 25m00s (queued 1m00s)");
     expect(criticalPath([stage("w", [], -1, -1)], new Map(), T0)).toEqual([]);
   });
 });

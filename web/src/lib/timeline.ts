@@ -168,8 +168,8 @@ export function groupMembers(stages: readonly Stage[]): Map<string, string[]> {
   return new Map(sweepGroups(ordered).map((g) => [g.id, g.members]));
 }
 
-/** One stage of the critical path, and the time it took on it. */
-export interface PathStep { name: string; ms: number }
+/** One stage of the critical path, the time it took on it, and how long it queued first. */
+export interface PathStep { name: string; ms: number; queuedMs: number }
 
 /**
  * The chain of stages that decided the run's wall time: from the task that ended last (or,
@@ -177,7 +177,8 @@ export interface PathStep { name: string; ms: number }
  * could run (a service counts when it started), to a stage with no such need. Reused stages
  * and stages that never started are not on it. Each step's time is from the stage's first
  * start to its end, or, for a step before the last, to when the next one became ready if that
- * was earlier (a service's start-up). Empty when nothing ran.
+ * was earlier (a service's start-up); its queued time is from when it became ready (readyOf:
+ * its first attempt's) to its first start. Empty when nothing ran.
  */
 export function criticalPath(stages: readonly Stage[], readyOf: ReadonlyMap<string, number>,
                              now: number): PathStep[] {
@@ -218,14 +219,20 @@ export function criticalPath(stages: readonly Stage[], readyOf: ReadonlyMap<stri
       const r = readyOf.get(after.name) || after.started_at_ms;
       if (r && r < end) end = r;
     }
-    return { name: s.name, ms: Math.max(0, end - s.started_at_ms) };
+    const ready = readyOf.get(s.name) || s.started_at_ms;
+    return { name: s.name, ms: Math.max(0, end - s.started_at_ms), queuedMs: Math.max(0, s.started_at_ms - ready) };
   });
 }
 
-/** "critical path: datagen 5h18m → extract 41m00s → finetune 2h36m". */
+/**
+ * "critical path: datagen 5h18m → extract 41m00s → finetune 2h36m", with "(queued 12m00s)"
+ * after a step that waited a second or more between ready and started.
+ */
 export function criticalPathText(path: readonly PathStep[]): string {
   if (!path.length) return "";
-  return `critical path: ${path.map((p) => `${p.name} ${formatDuration(p.ms / 1000)}`).join(" → ")}`;
+  const step = (p: PathStep) => `${p.name} ${formatDuration(p.ms / 1000)}` +
+    (p.queuedMs >= 1000 ? ` (queued ${formatDuration(p.queuedMs / 1000)})` : "");
+  return `critical path: ${path.map(step).join(" → ")}`;
 }
 
 /** A tick of the time axis: its time and label (the date too where the day changed). */
