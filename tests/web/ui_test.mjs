@@ -1007,7 +1007,7 @@ stages:
     const agent = (await cluster.api(`/runs/${id}/stages/recovers/attempts`)).attempts[1].agent_id;
     check(text.includes(`node${agent}`), `the tip does not name node ${agent}: ${text}`);
     check(!/from its needs/.test(text), `the retry's ready time is not the recorded one: ${text}`);
-    check(/queued\d+s/.test(text) && /ran\d+s/.test(text), `no durations in the tip: ${text}`);
+    check(/queued\d+\.\ds/.test(text) && /ran\d+\.\ds/.test(text), `no durations in the tip: ${text}`);
     await shot("timeline-retry");
     await row.locator('.tl-bar[data-attempt="1"]').click();
     await page.waitForURL(new RegExp(`/runs/${id}/stages/recovers\\?attempt=1`), { timeout: T });
@@ -1036,9 +1036,9 @@ stages:
     await open(`/runs/${id}?tab=timeline`);
     const line = page.locator('[data-testid="critical-path"]');
     const text = await textMatches(line, /^critical path: /);
-    // A step that queued a second or more says so: "(queued 1s)" (a loaded test host).
-    const q = "( \\(queued \\d+s\\))?";
-    check(new RegExp(`^critical path: gen \\d+s${q} → slow [23]s${q} → report \\d+s${q}$`).test(text), `critical path: "${text}"`);
+    // A step that queued a second or more says so: "(queued 1.2s)" (a loaded test host).
+    const q = "( \\(queued \\d+\\.\\ds\\))?";
+    check(new RegExp(`^critical path: gen \\d+\\.\\ds${q} → slow [23]\\.\\ds${q} → report \\d+\\.\\ds${q}$`).test(text), `critical path: "${text}"`);
     const marked = await page.locator('[data-testid="timeline"] .tl-row[data-critical="1"]').evaluateAll(
       (els) => els.map((e) => e.dataset.stage));
     check(JSON.stringify(marked) === JSON.stringify(["gen", "slow", "report"]), `rows marked: ${marked}`);
@@ -1088,7 +1088,7 @@ stages:
     const drawn = await tl.locator(".tl-row").count();
     check(drawn > 5 && drawn < 100, `${drawn} of ${rows} rows in the DOM (virtualised: only those in view)`);
     check(await tl.locator('.tl-row[data-group="item-*"]').count() === 1, "no group header for the foreach");
-    check(/critical path: gate \d+s.* → item-\d+-[xy] \d+s.* → report \d+s/.test(await page.locator('[data-testid="critical-path"]').textContent()),
+    check(/critical path: gate [\d.]+s.* → item-\d+-[xy] [\d.]+s.* → report [\d.]+s/.test(await page.locator('[data-testid="critical-path"]').textContent()),
       `critical path: ${await page.locator('[data-testid="critical-path"]').textContent()}`);
     await page.locator('[data-testid="timeline-scroll"]').evaluate((el) => { el.scrollTop = el.scrollHeight; });
     await tl.locator('.tl-row[data-stage="report"] .tl-bar').waitFor({ timeout: T });

@@ -74,6 +74,8 @@ describe("criticalPath", () => {
     const path = criticalPath(s, new Map([["bench", T0 + 104 * M]]), T0 + 130 * M);
     expect(path).toEqual([{ name: "serve", ms: 4 * M, queuedMs: 0 }, { name: "bench", ms: 25 * M, queuedMs: M }]);
     expect(criticalPathText(path)).toBe("critical path: serve 4m00s → bench 25m00s (queued 1m00s)");
+    expect(criticalPathText([{ name: "a", ms: 740, queuedMs: 1500 }, { name: "b", ms: 9999, queuedMs: 999 }]))
+      .toBe("critical path: a 0.7s (queued 1.5s) → b 9.9s");
     expect(criticalPath([stage("w", [], -1, -1)], new Map(), T0)).toEqual([]);
   });
 });

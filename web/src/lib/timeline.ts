@@ -224,14 +224,20 @@ export function criticalPath(stages: readonly Stage[], readyOf: ReadonlyMap<stri
   });
 }
 
+/** A span of ms as the timeline says it: tenths of a second under 10 s ("0.7s"), else formatDuration's. */
+export function spanText(ms: number): string {
+  if (ms >= 0 && ms < 10_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)}s`;
+  return formatDuration(ms / 1000);
+}
+
 /**
  * "critical path: datagen 5h18m → extract 41m00s → finetune 2h36m", with "(queued 12m00s)"
  * after a step that waited a second or more between ready and started.
  */
 export function criticalPathText(path: readonly PathStep[]): string {
   if (!path.length) return "";
-  const step = (p: PathStep) => `${p.name} ${formatDuration(p.ms / 1000)}` +
-    (p.queuedMs >= 1000 ? ` (queued ${formatDuration(p.queuedMs / 1000)})` : "");
+  const step = (p: PathStep) => `${p.name} ${spanText(p.ms)}` +
+    (p.queuedMs >= 1000 ? ` (queued ${spanText(p.queuedMs)})` : "");
   return `critical path: ${path.map(step).join(" → ")}`;
 }
 

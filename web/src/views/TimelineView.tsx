@@ -6,12 +6,12 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { listStagesWithAttempts } from "../api/client";
 import type { Attempt, Run, Stage } from "../api/types";
-import { formatClock, formatDuration, formatIso } from "../lib/format";
+import { formatClock, formatIso } from "../lib/format";
 import { href } from "../lib/router";
 import { timeZone } from "../lib/settings";
 import { isTerminalRun } from "../lib/status";
 import {
-  criticalPath, criticalPathText, groupMembers, stageBars, timelineRows, timeTicks, type Bar,
+  criticalPath, criticalPathText, groupMembers, spanText, stageBars, timelineRows, timeTicks, type Bar,
   type TimelineRow,
 } from "../lib/timeline";
 import { rowWindow } from "../lib/virtual";
@@ -112,8 +112,8 @@ function BarTip({ h, now }: { h: Hover; now: number }) {
         <tr><th>ready</th><td title={formatIso(bar.ready, z)}>{clock(bar.ready)}{bar.readyRecorded ? "" : " (from its needs)"}</td></tr>
         <tr><th>started</th><td title={formatIso(bar.start, z)}>{clock(bar.start)}</td></tr>
         <tr><th>ended</th><td title={formatIso(bar.end, z)}>{bar.end ? clock(bar.end) : bar.start ? "running" : "–"}</td></tr>
-        <tr><th>queued</th><td>{formatDuration(queued / 1000)}</td></tr>
-        <tr><th>ran</th><td>{ran >= 0 ? formatDuration(ran / 1000) : "–"}</td></tr>
+        <tr><th>queued</th><td>{spanText(queued)}</td></tr>
+        <tr><th>ran</th><td>{ran >= 0 ? spanText(ran) : "–"}</td></tr>
         <tr><th>node</th><td>{bar.agent || "–"}</td></tr>
         <tr><th>GPUs</th><td>{bar.gpus.length ? bar.gpus.join(", ") : "none"}</td></tr>
       </tbody></table>
