@@ -1072,17 +1072,23 @@ stages:
 `);
     const id = cluster.submit(file);
     await cluster.waitRun(id, /SUCCEEDED/, 300_000);
-    await open(`/runs/${id}`);
-    await textMatches(page.locator('[data-testid="stage-matches"]'), /^2,002 stages/);
-    const t0 = Date.now();
-    await page.locator('[data-testid="tab-timeline"]').click();
     const tl = page.locator('[data-testid="timeline"]');
-    await tl.locator('.tl-row[data-stage="item-0-x"] .tl-bar[data-outcome="ok"]').waitFor({ timeout: T });
-    const ms = Date.now() - t0;
-    const inPage = Number(await tl.getAttribute("data-first-draw-ms"));
-    const read = Number(await tl.getAttribute("data-read-ms"));
-    console.log(`  timeline of 2,002 stages that ran: click -> first bars drawn ${ms} ms ` +
-      `(${inPage} ms from the view's mount, of which ${read} ms reading the first 1,000 stages' attempts)`);
+    const times = [];
+    for (let i = 0; i < 3; i++) { // a fresh page each time; the last one stays for the checks
+      await page.goto("about:blank");
+      await open(`/runs/${id}`);
+      await textMatches(page.locator('[data-testid="stage-matches"]'), /^2,002 stages/);
+      const t0 = Date.now();
+      await page.locator('[data-testid="tab-timeline"]').click();
+      await tl.locator('.tl-row[data-stage="item-0-x"] .tl-bar[data-outcome="ok"]').waitFor({ timeout: T });
+      const ms = Date.now() - t0;
+      const inPage = Number(await tl.getAttribute("data-first-draw-ms"));
+      const read = Number(await tl.getAttribute("data-read-ms"));
+      times.push(ms);
+      console.log(`  timeline of 2,002 stages that ran: click -> first bars drawn ${ms} ms ` +
+        `(${inPage} ms from the view's mount, of which ${read} ms reading the first 1,000 stages' attempts)`);
+    }
+    console.log(`  median of ${times.length}: ${times.sort((x, y) => x - y)[1]} ms`);
     const rows = Number(await tl.getAttribute("data-rows"));
     check(rows === 2003, `${rows} rows (2,002 stages and the group's header)`);
     const drawn = await tl.locator(".tl-row").count();

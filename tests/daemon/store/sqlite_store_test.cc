@@ -134,6 +134,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
                     .ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
+    ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
     for (const char* column : {"stage_counts_json", "gpu_ms_ended", "gpus_running",
                                "gpu_start_ms_running"}) {
       ASSERT_TRUE((*db)->Exec(std::string("ALTER TABLE runs DROP COLUMN ") + column).ok());
@@ -490,6 +491,7 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
                     ->Exec("DROP TABLE run_sources; DROP TABLE attempt_environments; "
                            "DROP TABLE agent_engine_versions")
                     .ok());
+    ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=11").ok());
   }
   Reopen();
