@@ -1093,6 +1093,7 @@ stages:
     check(rows === 2003, `${rows} rows (2,002 stages and the group's header)`);
     const drawn = await tl.locator(".tl-row").count();
     check(drawn > 5 && drawn < 100, `${drawn} of ${rows} rows in the DOM (virtualised: only those in view)`);
+    console.log(`  ${drawn} of ${rows} rows in the page`);
     check(await tl.locator('.tl-row[data-group="item-*"]').count() === 1, "no group header for the foreach");
     check(/critical path: gate [\d.]+s.* → item-\d+-[xy] [\d.]+s.* → report [\d.]+s/.test(await page.locator('[data-testid="critical-path"]').textContent()),
       `critical path: ${await page.locator('[data-testid="critical-path"]').textContent()}`);
