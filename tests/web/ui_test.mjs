@@ -1050,6 +1050,46 @@ stages:
     await shot("timeline-path");
   },
 
+  // A live run: the running stage's bar grows to now while the page is open; when it ends the
+  // bar turns green and the stage after it gets its bar, with no reload (the live stream).
+  async timeline_live() {
+    const hold = path.join(tmp, "timeline-live.release");
+    const file = path.join(tmp, "timeline-live.yaml");
+    writeFileSync(file, `name: ui-timeline-live
+stages:
+  hold:
+    run: [/bin/sh, -c, "while [ ! -f ${hold} ]; do sleep 0.1; done"]
+  after:
+    needs: [hold]
+    run: [/bin/true]
+`);
+    const id = cluster.submit(file);
+    await cluster.waitRun(id, /RUNNING/);
+    await open(`/runs/${id}?tab=timeline`);
+    const bar = page.locator('[data-testid="timeline"] .tl-row[data-stage="hold"] .tl-bar[data-attempt="1"]');
+    await page.locator('[data-testid="timeline"] .tl-row[data-stage="hold"] .tl-bar[data-outcome="run"]').waitFor({ timeout: T });
+    // The bar ends at now, the axis's end: the hover's running time counts up, and the bar
+    // reaches the right end of its track.
+    await bar.hover();
+    const ran = async () => {
+      const m = (await page.locator('[data-testid="timeline-tip"]').textContent()).match(/ran([\d.]+)s/);
+      return m ? Number(m[1]) : -1;
+    };
+    const before = await ran();
+    await waitFor(async () => (await ran()) >= before + 1, T, `the running time stays at ${before}s`);
+    const ends = await bar.evaluate((el) => {
+      const b = el.getBoundingClientRect();
+      const t = el.parentElement.getBoundingClientRect();
+      return Math.abs(b.right - t.right);
+    });
+    check(ends < 3, `the running bar ends ${ends} px before now`);
+    await page.mouse.move(0, 0);
+    writeFileSync(hold, "go\n");
+    await page.locator('[data-testid="timeline"] .tl-row[data-stage="hold"] .tl-bar[data-outcome="ok"]').waitFor({ timeout: T });
+    await page.locator('[data-testid="timeline"] .tl-row[data-stage="after"] .tl-bar[data-outcome="ok"]').waitFor({ timeout: T });
+    await textMatches(page.locator('[data-testid="critical-path"]'), /^critical path: hold [\d.]+s.* → after [\d.]+s/);
+  },
+
   // A 2,002-stage run that ran (a foreach of 1,000 x 2 at cpus 0.01 between two stages): the
   // timeline opens with a bar per attempt, only the rows in view are in the page, scrolling
   // reaches the last row. The time from the tab's click to the first bars drawn is printed
@@ -1277,7 +1317,7 @@ async function main() {
     "not_found", "pivot_follows_edits", "filters_say_why", "metric_and_times", "no_agent_reason",
     "provenance",
     "big_run_graph", "table_messages", // big runs; before no_csp_violation, which checks them too
-    "timeline_retry", "timeline_critical_path", "timeline_big",
+    "timeline_retry", "timeline_critical_path", "timeline_live", "timeline_big",
     "url_state",
     "no_csp_violation"];
   for (const name of order) {
