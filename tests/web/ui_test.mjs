@@ -229,6 +229,13 @@ async function bigRunGraph(id) {
   await page.locator('.mini-dag svg.dag g.selected[data-group="sweep-*"]').waitFor({ timeout: T });
 }
 
+/** Writes the workflow `ui-NAME` with these stages (YAML under `stages:`) and submits it. */
+function submitStages(name, stages) {
+  const file = path.join(tmp, `${name}.yaml`);
+  writeFileSync(file, `name: ui-${name}\nstages:\n${stages}`);
+  return cluster.submit(file);
+}
+
 const cases = {
   // The runs page lists the runs, and paging (3 a page) reaches the oldest.
   async runs_paging() {
@@ -973,17 +980,13 @@ stages:
   // hover names the attempt's times and node; a click opens that attempt.
   async timeline_retry() {
     const mark = path.join(tmp, "timeline.failed-once");
-    const file = path.join(tmp, "timeline-retry.yaml");
-    writeFileSync(file, `name: ui-timeline-retry
-stages:
-  prep:
+    const id = submitStages("timeline-retry", `  prep:
     run: [/bin/sh, -c, "sleep 0.3"]
   recovers:
     needs: [prep]
     retry: {limit: 1, backoff: 1s}
     run: [/bin/sh, -c, ${JSON.stringify(`if [ ! -f ${mark} ]; then touch ${mark}; sleep 0.3; exit 3; fi; sleep 0.5`)}]
 `);
-    const id = cluster.submit(file);
     await cluster.waitRun(id, /SUCCEEDED/);
     await open(`/runs/${id}`);
     await page.locator('[data-testid="tab-timeline"]').click();
@@ -1016,10 +1019,7 @@ stages:
   // The critical path of a known DAG: gen -> slow -> report decided the run's wall time
   // (quick ran beside slow, short); it is named above the bars and its rows are marked.
   async timeline_critical_path() {
-    const file = path.join(tmp, "timeline-path.yaml");
-    writeFileSync(file, `name: ui-timeline-path
-stages:
-  gen:
+    const id = submitStages("timeline-path", `  gen:
     run: [/bin/sh, -c, "sleep 0.5"]
   slow:
     needs: [gen]
@@ -1031,7 +1031,6 @@ stages:
     needs: [slow, quick]
     run: [/bin/sh, -c, "sleep 0.2"]
 `);
-    const id = cluster.submit(file);
     await cluster.waitRun(id, /SUCCEEDED/);
     await open(`/runs/${id}?tab=timeline`);
     const line = page.locator('[data-testid="critical-path"]');
@@ -1054,16 +1053,12 @@ stages:
   // bar turns green and the stage after it gets its bar, with no reload (the live stream).
   async timeline_live() {
     const hold = path.join(tmp, "timeline-live.release");
-    const file = path.join(tmp, "timeline-live.yaml");
-    writeFileSync(file, `name: ui-timeline-live
-stages:
-  hold:
+    const id = submitStages("timeline-live", `  hold:
     run: [/bin/sh, -c, "while [ ! -f ${hold} ]; do sleep 0.1; done"]
   after:
     needs: [hold]
     run: [/bin/true]
 `);
-    const id = cluster.submit(file);
     await cluster.waitRun(id, /RUNNING/);
     await open(`/runs/${id}?tab=timeline`);
     const bar = page.locator('[data-testid="timeline"] .tl-row[data-stage="hold"] .tl-bar[data-attempt="1"]');
@@ -1095,11 +1090,8 @@ stages:
   // reaches the last row. The time from the tab's click to the first bars drawn is printed
   // (docs/performance.md), not asserted.
   async timeline_big() {
-    const file = path.join(tmp, "timeline-big.yaml");
     const a = Array.from({ length: 1000 }, (_, i) => i).join(", ");
-    writeFileSync(file, `name: ui-timeline-big
-stages:
-  gate:
+    const id = submitStages("timeline-big", `  gate:
     run: [/bin/true]
   item:
     foreach: {a: [${a}], b: [x, y]}
@@ -1110,7 +1102,6 @@ stages:
     needs: [item]
     run: [/bin/true]
 `);
-    const id = cluster.submit(file);
     await cluster.waitRun(id, /SUCCEEDED/, 300_000);
     const tl = page.locator('[data-testid="timeline"]');
     const times = [];
