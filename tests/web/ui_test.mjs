@@ -1049,6 +1049,42 @@ stages:
     await shot("timeline-path");
   },
 
+  // A service is one long bar (violet), the stages that use it listed under it, one level in;
+  // the run's other stages stay at the top level.
+  async timeline_service() {
+    const serve = `echo '{"ready": {}}' >> "$LONGHAUL_EVENTS"; while true; do sleep 0.1; done`;
+    const id = submitStages("timeline-service", `  prep:
+    run: [/bin/true]
+  server:
+    kind: service
+    needs: [prep]
+    run: [/bin/sh, -c, ${JSON.stringify(serve)}]
+  report:
+    needs: [ask_a, ask_b]
+    run: [/bin/true]
+  ask_a:
+    needs: [server]
+    run: [/bin/sh, -c, "sleep 0.5"]
+  ask_b:
+    needs: [server]
+    run: [/bin/sh, -c, "sleep 0.2"]
+`);
+    await cluster.waitRun(id, /SUCCEEDED/);
+    await open(`/runs/${id}?tab=timeline`);
+    const tl = page.locator('[data-testid="timeline"]');
+    await tl.locator('.tl-row[data-stage="server"] .tl-bar[data-outcome="serve"]').waitFor({ timeout: T });
+    const rows = await tl.locator(".tl-row[data-stage]").evaluateAll((els) => els.map((e) =>
+      `${e.dataset.stage}:${parseFloat(getComputedStyle(e.querySelector(".tl-label")).paddingLeft)}`));
+    check(JSON.stringify(rows) === JSON.stringify(["prep:6", "server:6", "ask_a:20", "ask_b:20", "report:6"]),
+      `rows (stage:indent px): ${rows}`);
+    // The service's bar spans its consumers' bars.
+    const box = async (stage) => tl.locator(`.tl-row[data-stage="${stage}"] .tl-bar`).first().boundingBox();
+    const [sv, a, b] = [await box("server"), await box("ask_a"), await box("ask_b")];
+    check(sv.x <= Math.min(a.x, b.x) && sv.x + sv.width >= Math.max(a.x + a.width, b.x + b.width) - 1,
+      `the service's bar ${JSON.stringify(sv)} does not span its consumers' ${JSON.stringify([a, b])}`);
+    await shot("timeline-service");
+  },
+
   // A live run: the running stage's bar grows to now while the page is open; when it ends the
   // bar turns green and the stage after it gets its bar, with no reload (the live stream).
   async timeline_live() {
@@ -1308,7 +1344,7 @@ async function main() {
     "not_found", "pivot_follows_edits", "filters_say_why", "metric_and_times", "no_agent_reason",
     "provenance",
     "big_run_graph", "table_messages", // big runs; before no_csp_violation, which checks them too
-    "timeline_retry", "timeline_critical_path", "timeline_live", "timeline_big",
+    "timeline_retry", "timeline_critical_path", "timeline_service", "timeline_live", "timeline_big",
     "url_state",
     "no_csp_violation"];
   for (const name of order) {
