@@ -1127,8 +1127,9 @@ stages:
   // (docs/performance.md), not asserted.
   async timeline_big() {
     const a = Array.from({ length: 1000 }, (_, i) => i).join(", ");
+    // The gate's command is its own: a /bin/true stage of another case would be reused (no bar).
     const id = submitStages("timeline-big", `  gate:
-    run: [/bin/true]
+    run: [/bin/sh, -c, "echo timeline-big"]
   item:
     foreach: {a: [${a}], b: [x, y]}
     needs: [gate]

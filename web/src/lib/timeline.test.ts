@@ -48,6 +48,15 @@ describe("stageBars", () => {
     const q = stageBars(ready, [], new Map([["x", s]]), T0);
     expect(q.map((x) => [x.attempt, x.ready - T0, x.start])).toEqual([[0, 8000, 0]]);
   });
+
+  it("draws a stage the stream says started before its attempts are read again", () => {
+    const running = stage("z", [], 2000, -1, { agent_id: "n3" });
+    const [b] = stageBars(running, [], new Map(), T0);
+    expect([b.attempt, b.outcome, b.start - T0, b.end, b.agent]).toEqual([1, "run", 2000, 0, "n3"]);
+    const failed = stage("f", [], 2000, 3000, { status: "STAGE_FAILED" });
+    expect(stageBars(failed, [], new Map(), T0)[0].outcome).toBe("bad");
+    expect(stageBars(stage("c", [], 0, 1, { status: "STAGE_CACHED" }), [], new Map(), T0)).toEqual([]);
+  });
 });
 
 describe("criticalPath", () => {

@@ -61,7 +61,8 @@ export function neededBy(s: Stage, byName: ReadonlyMap<string, Stage>, runStart:
  * recorded (Attempt.ready_at_ms); without it, the first attempt's is when its needs were done
  * and a retry's when the attempt before it ended. A stage that is ready with no attempt yet is
  * one queued bar (attempt 0). An attempt still open whose stage has ended ends with the stage
- * (the live stream says so before the attempts are read again).
+ * (the live stream says so before the attempts are read again); a stage the stream says has
+ * started while its attempts read have none yet is drawn from the stream's times as attempt 1.
  */
 export function stageBars(s: Stage, attempts: readonly Attempt[], byName: ReadonlyMap<string, Stage>,
                           runStart: number): Bar[] {
@@ -83,6 +84,16 @@ export function stageBars(s: Stage, attempts: readonly Attempt[], byName: Readon
     });
     prevEnd = end || prevEnd;
   });
+  if (!attempts.length && s.started_at_ms > 0 && s.status !== "STAGE_CACHED") {
+    const fromStream: Attempt = {
+      id: 0, number: 1, agent_id: s.agent_id, state: s.ended_at_ms ? "ATTEMPT_EXITED" : "ATTEMPT_RUNNING",
+      reason: s.reason, exit_code: s.status === "STAGE_SUCCEEDED" ? 0 : 1, signal: 0, created_at_ms: 0,
+      started_at_ms: s.started_at_ms, ended_at_ms: s.ended_at_ms, output_dir: "", events: 0,
+      malformed_events: 0, checkpoint: "", checkpoint_step: 0, pid: 0, argv: [], environment: null,
+      ready_at_ms: 0, gpus: [],
+    };
+    return stageBars(s, [fromStream], byName, runStart);
+  }
   if (!attempts.length && s.status === "STAGE_READY") {
     const ready = s.next_retry_at_ms || neededBy(s, byName, runStart);
     if (ready) {

@@ -46,7 +46,10 @@ function useStageAttempts(run: Run): { byName: Map<string, Attempt[]> | null; er
   const readMs = useRef(0);
   const [error, setError] = useState<Error | null>(null);
   const sig = attemptSignature(run.stages);
-  const gapMs = run.stages.length > 1000 ? 5000 : 1000;
+  // Once a second for up to 1,000 stages; past that every 5 s per 2,000 (at most 30 s): the
+  // stream's own times draw what started or ended meanwhile.
+  const n = run.stages.length;
+  const gapMs = n <= 1000 ? 1000 : Math.min(30_000, 5000 * Math.ceil(n / 2000));
   const st = useRef({ wanted: "", fetched: "", busy: false, lastAt: 0, timer: 0 as any, alive: true });
   useEffect(() => {
     const s = st.current;
