@@ -96,11 +96,11 @@ function useStageAttempts(run: Run): { byName: Map<string, Attempt[]> | null; er
   return { byName, error, readMs: readMs.current };
 }
 
-interface Hover { bar: Bar; x: number; y: number }
+/** The bar under the pointer (by stage and attempt: its times are redrawn as they change). */
+interface Hover { stage: string; attempt: number; x: number; y: number }
 
-function BarTip({ h, now }: { h: Hover; now: number }) {
+function BarTip({ h, bar, now }: { h: Hover; bar: Bar; now: number }) {
   const z = timeZone();
-  const { bar } = h;
   const clock = (ms: number) => (ms ? formatClock(ms, now, z) : "–");
   const queued = (bar.start || now) - bar.ready;
   const ran = bar.start ? (bar.end || now) - bar.start : -1;
@@ -141,8 +141,8 @@ function BarsOf({ bars, runId, pos, crit, onHover }: {
              href={href.stage(runId, b.stage, b.attempt ? { attempt: b.attempt } : undefined)}
              data-attempt={b.attempt} data-outcome={b.outcome} aria-label={`${b.stage} attempt ${b.attempt}`}
              style={{ left: `${left}%`, width: `${Math.max(0, right - left)}%` }}
-             onMouseEnter={(e) => onHover({ bar: b, x: e.clientX, y: e.clientY })}
-             onMouseMove={(e) => onHover({ bar: b, x: e.clientX, y: e.clientY })}
+             onMouseEnter={(e) => onHover({ stage: b.stage, attempt: b.attempt, x: e.clientX, y: e.clientY })}
+             onMouseMove={(e) => onHover({ stage: b.stage, attempt: b.attempt, x: e.clientX, y: e.clientY })}
              onMouseLeave={() => onHover(null)}>
             {queuedEnd > left && (
               <span class="tl-queued" style={{ width: `${((queuedEnd - left) / Math.max(1e-9, right - left)) * 100}%` }} />
@@ -251,6 +251,7 @@ export function TimelineView({ run, stages }: { run: Run; stages: Stage[] }) {
     setCollapsed(next);
   };
   const groups = [...members.keys()];
+  const hovered = hover && (bars.get(hover.stage) ?? []).find((b) => b.attempt === hover.attempt);
   return (
     <div class="timeline" data-testid="timeline" data-rows={rows.length}
          data-first-draw-ms={drawnAt.current ? drawnAt.current.toFixed(0) : undefined}
@@ -321,7 +322,7 @@ export function TimelineView({ run, stages }: { run: Run; stages: Stage[] }) {
         })}
         <div style={{ height: `${w.padBottom}px` }} aria-hidden="true" />
       </div>
-      {hover && <BarTip h={hover} now={now} />}
+      {hovered && <BarTip h={hover!} bar={hovered} now={now} />}
     </div>
   );
 }
