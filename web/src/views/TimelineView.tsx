@@ -45,11 +45,18 @@ function useStageAttempts(run: Run): { byName: Map<string, Attempt[]> | null; er
   const [byName, setByName] = useState<Map<string, Attempt[]> | null>(null);
   const readMs = useRef(0);
   const [error, setError] = useState<Error | null>(null);
-  const sig = attemptSignature(run.stages);
   // Once a second for up to 1,000 stages; past that every 5 s per 2,000 (at most 30 s): the
   // stream's own times draw what started or ended meanwhile.
   const n = run.stages.length;
   const gapMs = n <= 1000 ? 1000 : Math.min(30_000, 5000 * Math.ceil(n / 2000));
+  // A stage the stream says runs whose last attempt read has not started (read between the two):
+  // read again every gapMs until it has.
+  const behind = byName !== null && run.stages.some((s) => {
+    if (s.status !== "STAGE_RUNNING" && s.status !== "STAGE_SERVING") return false;
+    const a = byName.get(s.name);
+    return !a || !a.length || !a[a.length - 1].started_at_ms;
+  });
+  const sig = attemptSignature(run.stages) + (behind ? `:${Math.floor(Date.now() / gapMs)}` : "");
   const st = useRef({ wanted: "", fetched: "", busy: false, lastAt: 0, timer: 0 as any, alive: true });
   useEffect(() => {
     const s = st.current;
