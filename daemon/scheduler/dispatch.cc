@@ -229,6 +229,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   a->row.state = v1::ATTEMPT_STARTING;
   a->row.output_dir = output_dir;
   a->row.created_at_ms = clock_->NowMs();
+  if (s->ready_at_ms > 0) a->row.ready_at_ms = s->ready_at_ms;
   RETURN_IF_ERROR(store_->InsertAttempt(&a->row));
 
   // Resources and GPUs held until the attempt ends.

@@ -316,6 +316,11 @@ CREATE TABLE agent_engine_versions (
   PRIMARY KEY (agent_id, profile)
 );
 )sql",
+      // When each attempt's stage last became ready before the attempt was made (the web UI's
+      // timeline draws ready -> started as queued time). NULL for attempts made before.
+      R"sql(
+ALTER TABLE attempts ADD COLUMN ready_at_ms INTEGER;
+)sql",
   };
   return kMigrations;
 }

@@ -76,7 +76,9 @@ void AttemptRowToProto(const AttemptRow& a, v1::Attempt* out) {
   if (!a.start_blob.empty() && start.ParseFromString(a.start_blob)) {
     out->mutable_argv()->CopyFrom(start.argv());
     out->set_checkpoint(start.checkpoint());
+    out->mutable_gpus()->CopyFrom(start.gpus());
   }
+  out->set_ready_at_ms(a.ready_at_ms.value_or(0));
 }
 
 }  // namespace longhaul::store

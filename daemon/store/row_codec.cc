@@ -189,7 +189,8 @@ StageRow ReadStage(const Stmt& st) {
 
 const char kAttemptColumns[] =
     "id, stage_id, run_id, number, agent_id, state, reason, exit_code, signal, pid, output_dir, "
-    "start_blob, created_at_ms, started_at_ms, ended_at_ms, events, malformed, last_malformed";
+    "start_blob, created_at_ms, started_at_ms, ended_at_ms, events, malformed, last_malformed, "
+    "ready_at_ms";
 
 AttemptRow ReadAttempt(const Stmt& st) {
   AttemptRow a;
@@ -211,6 +212,7 @@ AttemptRow ReadAttempt(const Stmt& st) {
   a.events = st.Int(15);
   a.malformed = st.Int(16);
   a.last_malformed = st.Text(17);
+  a.ready_at_ms = st.OptInt(18);
   return a;
 }
 

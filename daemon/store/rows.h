@@ -112,6 +112,7 @@ struct AttemptRow {
   int64_t events = 0;  // highest seq stored
   int64_t malformed = 0;
   std::string last_malformed;
+  std::optional<int64_t> ready_at_ms;  // when its stage last became ready before it was made
 };
 
 struct EventRow {

@@ -229,6 +229,13 @@ async function bigRunGraph(id) {
   await page.locator('.mini-dag svg.dag g.selected[data-group="sweep-*"]').waitFor({ timeout: T });
 }
 
+/** Writes the workflow `ui-NAME` with these stages (YAML under `stages:`) and submits it. */
+function submitStages(name, stages) {
+  const file = path.join(tmp, `${name}.yaml`);
+  writeFileSync(file, `name: ui-${name}\nstages:\n${stages}`);
+  return cluster.submit(file);
+}
+
 const cases = {
   // The runs page lists the runs, and paging (3 a page) reaches the oldest.
   async runs_paging() {
@@ -967,6 +974,207 @@ stages:
     }
   },
   // --- end of big runs
+
+  // --- Timeline (the run's Gantt): a bar per attempt, the critical path, a 2,000-stage run.
+  // A stage that failed once and was retried: two bars in its row, the first failed; the
+  // hover names the attempt's times and node; a click opens that attempt.
+  async timeline_retry() {
+    const mark = path.join(tmp, "timeline.failed-once");
+    const id = submitStages("timeline-retry", `  prep:
+    run: [/bin/sh, -c, "sleep 0.3"]
+  recovers:
+    needs: [prep]
+    retry: {limit: 1, backoff: 1s}
+    run: [/bin/sh, -c, ${JSON.stringify(`if [ ! -f ${mark} ]; then touch ${mark}; sleep 0.3; exit 3; fi; sleep 0.5`)}]
+`);
+    await cluster.waitRun(id, /SUCCEEDED/);
+    await open(`/runs/${id}`);
+    await page.locator('[data-testid="tab-timeline"]').click();
+    await page.waitForURL(/tab=timeline/, { timeout: T });
+    const row = page.locator('[data-testid="timeline"] .tl-row[data-stage="recovers"]');
+    await row.locator('.tl-bar[data-attempt="2"]').waitFor({ timeout: T });
+    const bars = await row.locator(".tl-bar").evaluateAll((els) => els.map((e) => ({
+      attempt: e.dataset.attempt, outcome: e.dataset.outcome, x: e.getBoundingClientRect().x,
+      w: e.getBoundingClientRect().width })));
+    check(bars.length === 2, `${bars.length} bars in the retried stage's row`);
+    check(bars[0].attempt === "1" && bars[0].outcome === "bad", `first bar: ${JSON.stringify(bars[0])}`);
+    check(bars[1].attempt === "2" && bars[1].outcome === "ok", `second bar: ${JSON.stringify(bars[1])}`);
+    check(bars[0].x + bars[0].w <= bars[1].x + 1, `the retry's bar does not follow the first: ${JSON.stringify(bars)}`);
+    const failedColour = await row.locator('.tl-bar[data-attempt="1"] .tl-running').evaluate((e) => getComputedStyle(e).backgroundColor);
+    check(failedColour === "rgb(220, 38, 38)", `the failed attempt is drawn ${failedColour}`);
+    check(await page.locator('[data-testid="timeline"] .tl-row[data-stage="prep"] .tl-bar').count() === 1, "prep has not one bar");
+    // The retry waited out its 1 s backoff: its ready time is recorded, its queued part drawn.
+    await row.locator('.tl-bar[data-attempt="2"]').hover();
+    const tip = page.locator('[data-testid="timeline-tip"]');
+    const text = await textMatches(tip, /recovers · attempt 2 · succeeded/);
+    const agent = (await cluster.api(`/runs/${id}/stages/recovers/attempts`)).attempts[1].agent_id;
+    check(text.includes(`node${agent}`), `the tip does not name node ${agent}: ${text}`);
+    check(!/from its needs/.test(text), `the retry's ready time is not the recorded one: ${text}`);
+    check(/queued\d+\.\ds/.test(text) && /ran\d+\.\ds/.test(text), `no durations in the tip: ${text}`);
+    await shot("timeline-retry");
+    await row.locator('.tl-bar[data-attempt="1"]').click();
+    await page.waitForURL(new RegExp(`/runs/${id}/stages/recovers\\?attempt=1`), { timeout: T });
+  },
+
+  // The critical path of a known DAG: gen -> slow -> report decided the run's wall time
+  // (quick ran beside slow, short); it is named above the bars and its rows are marked.
+  async timeline_critical_path() {
+    const id = submitStages("timeline-path", `  gen:
+    run: [/bin/sh, -c, "sleep 0.5"]
+  slow:
+    needs: [gen]
+    run: [/bin/sh, -c, "sleep 2"]
+  quick:
+    needs: [gen]
+    run: [/bin/true]
+  report:
+    needs: [slow, quick]
+    run: [/bin/sh, -c, "sleep 0.2"]
+`);
+    await cluster.waitRun(id, /SUCCEEDED/);
+    await open(`/runs/${id}?tab=timeline`);
+    const line = page.locator('[data-testid="critical-path"]');
+    const text = await textMatches(line, /^critical path: /);
+    // A step that queued a second or more says so: "(queued 1.2s)" (a loaded test host).
+    const q = "( \\(queued \\d+\\.\\ds\\))?";
+    check(new RegExp(`^critical path: gen \\d+\\.\\ds${q} → slow [23]\\.\\ds${q} → report \\d+\\.\\ds${q}$`).test(text), `critical path: "${text}"`);
+    const marked = await page.locator('[data-testid="timeline"] .tl-row[data-critical="1"]').evaluateAll(
+      (els) => els.map((e) => e.dataset.stage));
+    check(JSON.stringify(marked) === JSON.stringify(["gen", "slow", "report"]), `rows marked: ${marked}`);
+    check(await page.locator('[data-testid="timeline"] .tl-row[data-stage="quick"] .tl-bar.crit').count() === 0,
+      "quick is drawn on the critical path");
+    // The axis has ticks, labelled as clock times.
+    const ticks = await page.locator('[data-testid="timeline"] .tl-tick').allTextContents();
+    check(ticks.length >= 2 && ticks.every((t) => /\d\d:\d\d/.test(t)), `ticks: ${ticks}`);
+    await shot("timeline-path");
+  },
+
+  // A service is one long bar (violet), the stages that use it listed under it, one level in;
+  // the run's other stages stay at the top level.
+  async timeline_service() {
+    const serve = `echo '{"ready": {}}' >> "$LONGHAUL_EVENTS"; while true; do sleep 0.1; done`;
+    const id = submitStages("timeline-service", `  prep:
+    run: [/bin/true]
+  server:
+    kind: service
+    needs: [prep]
+    run: [/bin/sh, -c, ${JSON.stringify(serve)}]
+  report:
+    needs: [ask_a, ask_b]
+    run: [/bin/true]
+  ask_a:
+    needs: [server]
+    run: [/bin/sh, -c, "sleep 0.5"]
+  ask_b:
+    needs: [server]
+    run: [/bin/sh, -c, "sleep 0.2"]
+`);
+    await cluster.waitRun(id, /SUCCEEDED/);
+    await open(`/runs/${id}?tab=timeline`);
+    const tl = page.locator('[data-testid="timeline"]');
+    await tl.locator('.tl-row[data-stage="server"] .tl-bar[data-outcome="serve"]').waitFor({ timeout: T });
+    const rows = await tl.locator(".tl-row[data-stage]").evaluateAll((els) => els.map((e) =>
+      `${e.dataset.stage}:${parseFloat(getComputedStyle(e.querySelector(".tl-label")).paddingLeft)}`));
+    check(JSON.stringify(rows) === JSON.stringify(["prep:6", "server:6", "ask_a:20", "ask_b:20", "report:6"]),
+      `rows (stage:indent px): ${rows}`);
+    // The service's bar spans its consumers' bars.
+    const box = async (stage) => tl.locator(`.tl-row[data-stage="${stage}"] .tl-bar`).first().boundingBox();
+    const [sv, a, b] = [await box("server"), await box("ask_a"), await box("ask_b")];
+    check(sv.x <= Math.min(a.x, b.x) && sv.x + sv.width >= Math.max(a.x + a.width, b.x + b.width) - 1,
+      `the service's bar ${JSON.stringify(sv)} does not span its consumers' ${JSON.stringify([a, b])}`);
+    await shot("timeline-service");
+  },
+
+  // A live run: the running stage's bar grows to now while the page is open; when it ends the
+  // bar turns green and the stage after it gets its bar, with no reload (the live stream).
+  async timeline_live() {
+    const hold = path.join(tmp, "timeline-live.release");
+    const id = submitStages("timeline-live", `  hold:
+    run: [/bin/sh, -c, "while [ ! -f ${hold} ]; do sleep 0.1; done"]
+  after:
+    needs: [hold]
+    run: [/bin/true]
+`);
+    await cluster.waitRun(id, /RUNNING/);
+    await open(`/runs/${id}?tab=timeline`);
+    const bar = page.locator('[data-testid="timeline"] .tl-row[data-stage="hold"] .tl-bar[data-attempt="1"]');
+    await page.locator('[data-testid="timeline"] .tl-row[data-stage="hold"] .tl-bar[data-outcome="run"]').waitFor({ timeout: T });
+    // The bar ends at now, the axis's end: the hover's running time counts up, and the bar
+    // reaches the right end of its track.
+    await bar.hover();
+    const ran = async () => {
+      const m = (await page.locator('[data-testid="timeline-tip"]').textContent()).match(/ran([\d.]+)s/);
+      return m ? Number(m[1]) : -1;
+    };
+    const before = await ran();
+    await waitFor(async () => (await ran()) >= before + 1, T, `the running time stays at ${before}s`);
+    const ends = await bar.evaluate((el) => {
+      const b = el.getBoundingClientRect();
+      const t = el.parentElement.getBoundingClientRect();
+      return Math.abs(b.right - t.right);
+    });
+    check(ends < 3, `the running bar ends ${ends} px before now`);
+    await page.mouse.move(0, 0);
+    writeFileSync(hold, "go\n");
+    await page.locator('[data-testid="timeline"] .tl-row[data-stage="hold"] .tl-bar[data-outcome="ok"]').waitFor({ timeout: T });
+    await page.locator('[data-testid="timeline"] .tl-row[data-stage="after"] .tl-bar[data-outcome="ok"]').waitFor({ timeout: T });
+    await textMatches(page.locator('[data-testid="critical-path"]'), /^critical path: hold [\d.]+s.* → after [\d.]+s/);
+  },
+
+  // A 2,002-stage run that ran (a foreach of 1,000 x 2 at cpus 0.01 between two stages): the
+  // timeline opens with a bar per attempt, only the rows in view are in the page, scrolling
+  // reaches the last row. The time from the tab's click to the first bars drawn is printed
+  // (docs/performance.md), not asserted.
+  async timeline_big() {
+    const a = Array.from({ length: 1000 }, (_, i) => i).join(", ");
+    // The gate's command is its own: a /bin/true stage of another case would be reused (no bar).
+    const id = submitStages("timeline-big", `  gate:
+    run: [/bin/sh, -c, "echo timeline-big"]
+  item:
+    foreach: {a: [${a}], b: [x, y]}
+    needs: [gate]
+    resources: {cpus: 0.01}
+    run: [/bin/true]
+  report:
+    needs: [item]
+    run: [/bin/true]
+`);
+    await cluster.waitRun(id, /SUCCEEDED/, 300_000);
+    const tl = page.locator('[data-testid="timeline"]');
+    const times = [];
+    for (let i = 0; i < 3; i++) { // a fresh page each time; the last one stays for the checks
+      await page.goto("about:blank");
+      await open(`/runs/${id}`);
+      await textMatches(page.locator('[data-testid="stage-matches"]'), /^2,002 stages/);
+      const t0 = Date.now();
+      await page.locator('[data-testid="tab-timeline"]').click();
+      await tl.locator('.tl-row[data-stage="item-0-x"] .tl-bar[data-outcome="ok"]').waitFor({ timeout: T });
+      const ms = Date.now() - t0;
+      const inPage = Number(await tl.getAttribute("data-first-draw-ms"));
+      const read = Number(await tl.getAttribute("data-read-ms"));
+      times.push(ms);
+      console.log(`  timeline of 2,002 stages that ran: click -> first bars drawn ${ms} ms ` +
+        `(${inPage} ms from the view's mount, of which ${read} ms reading the first 1,000 stages' attempts)`);
+    }
+    console.log(`  median of ${times.length}: ${times.sort((x, y) => x - y)[1]} ms`);
+    const rows = Number(await tl.getAttribute("data-rows"));
+    check(rows === 2003, `${rows} rows (2,002 stages and the group's header)`);
+    const drawn = await tl.locator(".tl-row").count();
+    check(drawn > 5 && drawn < 100, `${drawn} of ${rows} rows in the DOM (virtualised: only those in view)`);
+    console.log(`  ${drawn} of ${rows} rows in the page`);
+    check(await tl.locator('.tl-row[data-group="item-*"]').count() === 1, "no group header for the foreach");
+    check(/critical path: gate [\d.]+s.* → item-\d+-[xy] [\d.]+s.* → report [\d.]+s/.test(await page.locator('[data-testid="critical-path"]').textContent()),
+      `critical path: ${await page.locator('[data-testid="critical-path"]').textContent()}`);
+    await page.locator('[data-testid="timeline-scroll"]').evaluate((el) => { el.scrollTop = el.scrollHeight; });
+    await tl.locator('.tl-row[data-stage="report"] .tl-bar').waitFor({ timeout: T });
+    check(await tl.locator('.tl-row[data-stage="gate"]').count() === 0, "the first row stayed in the DOM after scrolling away");
+    await page.locator('[data-testid="timeline-scroll"]').evaluate((el) => { el.scrollTop = 0; });
+    await shot("timeline-big");
+    // Folding the group leaves its header: three rows.
+    await page.locator('[data-testid="timeline-groups"]').click();
+    await textMatches(page.locator('[data-testid="timeline"] .tl-axis .tl-label'), /^3 rows$/);
+  },
+  // --- end of timeline
 };
 
 // The log viewer's cases (ANSI colours, search, jumps, the failed stage's stderr, the hash):
@@ -1287,6 +1495,7 @@ async function main() {
     "not_found", "pivot_follows_edits", "filters_say_why", "metric_and_times", "no_agent_reason",
     "provenance",
     "big_run_graph", "table_messages", // big runs; before no_csp_violation, which checks them too
+    "timeline_retry", "timeline_critical_path", "timeline_service", "timeline_live", "timeline_big",
     "url_state",
     "metric_series", "compare_hundred",
     "no_csp_violation"];

@@ -6,6 +6,7 @@ namespace {
 
 TEST_F(SchedulerTest, AFlakyStageSucceedsOnAttemptThreeByPolicy) {
   uint64_t n1 = Connect("n1");
+  int64_t submitted = clock_.NowMs();
   int64_t run = Submit(R"(
 name: flaky
 stages:
@@ -25,6 +26,7 @@ stages:
   Batch();
   EXPECT_TRUE(TakeStarts().empty()) << "retried before its backoff ended";
   clock_.AdvanceMs(1);
+  int64_t backoff_over = clock_.NowMs();
   Batch();
   starts = TakeStarts();
   ASSERT_EQ(starts.size(), 1u);
@@ -42,6 +44,11 @@ stages:
   v1::Stage done = GetStage(run, "flaky");
   EXPECT_EQ(done.status(), v1::STAGE_SUCCEEDED);
   EXPECT_EQ(done.attempts_size(), 3);
+  // Each attempt records when its stage became ready: at submission, then when each backoff
+  // ended (the timeline's queued time).
+  EXPECT_EQ(done.attempts(0).ready_at_ms(), submitted);
+  EXPECT_EQ(done.attempts(1).ready_at_ms(), backoff_over);
+  EXPECT_GT(done.attempts(2).ready_at_ms(), backoff_over);
   EXPECT_EQ(GetRun(run).status(), v1::RUN_SUCCEEDED);
 }
 

@@ -7,6 +7,7 @@
 #include "daemon/store/migrations.h"
 #include "daemon/store/reader.h"
 #include "daemon/store/row_codec.h"
+#include "longhaul/v1/agent.pb.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::store {
@@ -51,15 +52,18 @@ class SqliteStoreTest : public ::testing::Test {
     return run;
   }
 
-  // Inserts attempt `number` of stages_[stage] on `agent`, inside the caller's transaction.
+  // Inserts attempt `number` of stages_[stage] on `agent`, inside the caller's transaction;
+  // `prepare` sets more of its fields first.
   AttemptRow InsertAttempt(const RunRow& run, size_t stage, int number, const std::string& agent,
-                           v1::AttemptState state = v1::ATTEMPT_STATE_UNSPECIFIED) {
+                           v1::AttemptState state = v1::ATTEMPT_STATE_UNSPECIFIED,
+                           const std::function<void(AttemptRow&)>& prepare = nullptr) {
     AttemptRow at;
     at.stage_id = stages_[stage].id;
     at.run_id = run.id;
     at.number = number;
     at.agent_id = agent;
     at.state = state;
+    if (prepare) prepare(at);
     EXPECT_TRUE(store_->InsertAttempt(&at).ok());
     return at;
   }
@@ -130,6 +134,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
                     .ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
+    ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
     for (const char* column : {"stage_counts_json", "gpu_ms_ended", "gpus_running",
                                "gpu_start_ms_running"}) {
       ASSERT_TRUE((*db)->Exec(std::string("ALTER TABLE runs DROP COLUMN ") + column).ok());
@@ -152,7 +157,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto rows = store_->ReadStages(run.id);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
-  EXPECT_EQ(LatestSchemaVersion(), 15);
+  EXPECT_EQ(LatestSchemaVersion(), 16);
   EXPECT_EQ(store_->identity().cluster_id.size(), 32u);  // migration 13 made one
   // Migration 9's table is there and works.
   ASSERT_TRUE(store_->Begin().ok());
@@ -294,6 +299,39 @@ TEST_F(SqliteStoreTest, GetRunShowsAttemptsLatestMetricsAndArtifacts) {
   EXPECT_DOUBLE_EQ(a.metrics(0).value(), 1.5);
   ASSERT_EQ(a.artifacts_size(), 1);
   EXPECT_EQ(a.artifacts(0).bytes(), 42);
+}
+
+// The web UI's timeline draws ready -> started as queued time: the ready time an attempt was
+// made with, and the GPUs it was started on, come back with it (0 and none when not recorded).
+TEST_F(SqliteStoreTest, AnAttemptKeepsItsReadyTimeAndItsGpus) {
+  RunRow run = MakeRun();
+  ASSERT_TRUE(store_->Begin().ok());
+  InsertAttempt(run, 0, 1, "n1", v1::ATTEMPT_EXITED);
+  AttemptRow retry = InsertAttempt(run, 0, 2, "n1", v1::ATTEMPT_RUNNING, [](AttemptRow& a) {
+    a.ready_at_ms = 1'700'000'001'000;
+    a.created_at_ms = 1'700'000'001'500;
+    v1::StartAttempt start;
+    start.add_gpus(2);
+    start.add_gpus(3);
+    a.start_blob = start.SerializeAsString();
+  });
+  retry.started_at_ms = 1'700'000'002'000;
+  ASSERT_TRUE(store_->UpdateAttempt(retry).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+  auto got = store_->GetRun(run.id, true);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->stages(0).attempts_size(), 2);
+  const v1::Attempt& a1 = got->stages(0).attempts(0);
+  const v1::Attempt& a2 = got->stages(0).attempts(1);
+  EXPECT_EQ(a1.ready_at_ms(), 0);
+  EXPECT_EQ(a1.gpus_size(), 0);
+  EXPECT_EQ(a2.ready_at_ms(), 1'700'000'001'000);
+  EXPECT_EQ(a2.started_at_ms(), 1'700'000'002'000);
+  ASSERT_EQ(a2.gpus_size(), 2);
+  EXPECT_EQ(a2.gpus(1), 3);
+  auto loaded = store_->LoadAttemptById(retry.id);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->ready_at_ms, 1'700'000'001'000);
 }
 
 TEST_F(SqliteStoreTest, ListRunsFiltersAndPages) {
@@ -453,6 +491,7 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
                     ->Exec("DROP TABLE run_sources; DROP TABLE attempt_environments; "
                            "DROP TABLE agent_engine_versions")
                     .ok());
+    ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=11").ok());
   }
   Reopen();

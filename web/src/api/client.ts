@@ -2,14 +2,14 @@
 // number-typed messages (convert.ts) or throws an ApiError carrying the server's message.
 import {
   toAgent, toAttempt, toAuditEntry, toGpu, toListRuns, toMetricPage, toMetricSeriesResponse, toRun,
-  toStageGpus,
+  toStage, toStageGpus,
   toSubmitResponse,
 } from "./convert";
 import type {
   AgentInfo, Attempt, AuditEntry, GpuInfo, ListRunsResponse, LogChunk, LogSearchResult, MetricPage,
   MetricSeriesResponse,
   PivotRequest,
-  Run, StageGpus, SubmitRunResponse,
+  Run, Stage, StageGpus, SubmitRunResponse,
 } from "./types";
 import { noteRequest, noteUnauthenticated } from "./connection";
 
@@ -105,6 +105,25 @@ export async function listChildren(id: number): Promise<Run[]> {
 
 const stagePath = (run: number, stage: string) =>
   `/runs/${run}/stages/${encodeURIComponent(stage)}`;
+
+/**
+ * Every stage of the run with its attempts: GET /runs/{id}/stages?attempts=1, page by page
+ * (1,000 stages each); `onPage` is given the stages read so far after each page but the last.
+ */
+export async function listStagesWithAttempts(run: number,
+                                             onPage?: (soFar: Stage[]) => void): Promise<Stage[]> {
+  const out: Stage[] = [];
+  let cursor = "";
+  for (;;) {
+    const q = new URLSearchParams({ attempts: "1", limit: "1000" });
+    if (cursor) q.set("cursor", cursor);
+    const j = await getJson(`/runs/${run}/stages?${q}`);
+    if (Array.isArray(j.stages)) for (const s of j.stages) out.push(toStage(s));
+    cursor = typeof j.next_page_token === "string" ? j.next_page_token : "";
+    if (!cursor) return out;
+    onPage?.(out);
+  }
+}
 
 export async function listAttempts(run: number, stage: string): Promise<Attempt[]> {
   const j = await getJson(stagePath(run, stage) + "/attempts");

@@ -69,6 +69,7 @@ export const toAttempt = (j: Json): Attempt => ({
   output_dir: str(j.output_dir), events: num(j.events), malformed_events: num(j.malformed_events),
   checkpoint: str(j.checkpoint), checkpoint_step: num(j.checkpoint_step), pid: num(j.pid),
   argv: arr(j.argv, str), environment: toAttemptEnvironment(j.environment),
+  ready_at_ms: num(j.ready_at_ms), gpus: Array.isArray(j.gpus) ? j.gpus.map(num) : [],
 });
 
 export function toAttemptEnvironment(j: Json | undefined): AttemptEnvironment | null {

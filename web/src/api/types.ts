@@ -37,6 +37,8 @@ export interface Attempt {
   exit_code: number; signal: number; created_at_ms: number; started_at_ms: number;
   ended_at_ms: number; output_dir: string; events: number; malformed_events: number;
   checkpoint: string; checkpoint_step: number; pid: number; argv: string[];
+  /** When its stage became ready before it was made (0: not recorded); the GPU indices it held. */
+  ready_at_ms: number; gpus: number[];
   /** What it ran on, as its agent saw it at the start; null when not recorded. */
   environment: AttemptEnvironment | null;
 }

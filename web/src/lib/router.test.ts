@@ -39,6 +39,7 @@ describe("run page state", () => {
     expect(h).toBe("#/runs/7?q=train+%26+eval&state=failed&stage=bench%2Fa+b&tab=graph");
     expect(parseRoute(h)).toEqual({ view: "run", run: 7, state: st });
     expect(href.run(7, {})).toBe("#/runs/7");
+    expect(parseRoute(href.run(7, { tab: "timeline" }))).toEqual({ view: "run", run: 7, state: { tab: "timeline" } });
   });
 
   it("drops what it cannot use", () => {

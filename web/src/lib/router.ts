@@ -47,7 +47,8 @@ export interface RunViewState {
   q?: string; // the stage search
   state?: string; // the state filter ("running", "failed", ...)
   stage?: string; // the selected stage
-  tab?: "graph"; // absent: the table (a large run shows one at a time)
+  tab?: "graph" | "timeline"; // absent: the table (a large run shows one at a time), or the
+  // graph and the table of a small run
 }
 
 export function parseRunViewState(query: URLSearchParams): RunViewState {
@@ -58,7 +59,8 @@ export function parseRunViewState(query: URLSearchParams): RunViewState {
   if (state && /^[a-z_]{1,32}$/.test(state)) st.state = state;
   const stage = query.get("stage");
   if (stage) st.stage = stage;
-  if (query.get("tab") === "graph") st.tab = "graph";
+  const tab = query.get("tab");
+  if (tab === "graph" || tab === "timeline") st.tab = tab;
   return st;
 }
 
@@ -67,7 +69,7 @@ function runQuery(st: RunViewState): string {
   if (st.q) q.set("q", st.q);
   if (st.state) q.set("state", st.state);
   if (st.stage) q.set("stage", st.stage);
-  if (st.tab === "graph") q.set("tab", "graph");
+  if (st.tab) q.set("tab", st.tab);
   const s = q.toString();
   return s ? `?${s}` : "";
 }

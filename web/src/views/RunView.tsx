@@ -15,6 +15,7 @@ import { ConfirmButton } from "./Actions";
 import { Badge, Clock, Empty, KeyValues, NotFound, Section } from "./common";
 import { DagView } from "./DagView";
 import { StageTable } from "./StageTable";
+import { TimelineView } from "./TimelineView";
 
 /**
  * The run's GPU use: as the run says it, else read from the store (the live stream does not
@@ -79,11 +80,11 @@ function Lineage({ run }: { run: Run }) {
  * rest dimmed) and the table (only the matches); Enter in the search box selects the next
  * match, which both bring into view. Up to LARGE_RUN_STAGES stages the graph and the table are
  * shown one above the other; past it the table (virtualised) is shown first and the graph is a
- * tab away.
+ * tab away. The timeline is a tab of its own in both (it lists the matches too).
  */
 function Stages({ run, initial }: { run: Run; initial: RunViewState }) {
   const large = run.stages.length > LARGE_RUN_STAGES;
-  const [tab, setTab] = useState<"table" | "graph">(initial.tab ?? "table");
+  const [tab, setTab] = useState<"table" | "graph" | "timeline">(initial.tab ?? "table");
   const [query, setQuery] = useState(initial.q ?? "");
   const [state, setState] = useState(initial.state ?? "");
   const [focused, setFocused] = useState<string | undefined>(initial.stage);
@@ -91,9 +92,9 @@ function Stages({ run, initial }: { run: Run; initial: RunViewState }) {
   useEffect(() => {
     replaceHash(href.run(run.id, {
       q: query || undefined, state: state || undefined, stage: focused,
-      tab: tab === "graph" ? "graph" : undefined,
+      tab: tab === "table" || (tab === "graph" && !large) ? undefined : tab,
     }));
-  }, [run.id, query, state, focused, tab]);
+  }, [run.id, query, state, focused, tab, large]);
   const filtered = filtering(query, state);
   // The first page of a big run (GET /runs/{id}) until the stream has every stage.
   const pending = run.next_stage_page_token
@@ -116,14 +117,19 @@ function Stages({ run, initial }: { run: Run; initial: RunViewState }) {
   return (
     <Section title="Stages">
       <div class="stage-filter">
-        {large && (
-          <span class="seg-buttons" role="tablist">
+        <span class="seg-buttons" role="tablist">
+          {large ? (<>
             <button type="button" role="tab" class={tab === "table" ? "on" : ""} data-testid="tab-table"
                     aria-selected={tab === "table"} onClick={() => setTab("table")}>Table</button>
             <button type="button" role="tab" class={tab === "graph" ? "on" : ""} data-testid="tab-graph"
                     aria-selected={tab === "graph"} onClick={() => setTab("graph")}>Graph</button>
-          </span>
-        )}
+          </>) : (
+            <button type="button" role="tab" class={tab !== "timeline" ? "on" : ""} data-testid="tab-table"
+                    aria-selected={tab !== "timeline"} onClick={() => setTab("table")}>Graph & table</button>
+          )}
+          <button type="button" role="tab" class={tab === "timeline" ? "on" : ""} data-testid="tab-timeline"
+                  aria-selected={tab === "timeline"} onClick={() => setTab("timeline")}>Timeline</button>
+        </span>
         <input type="search" data-search placeholder="Search stages (Enter: next match)" value={query}
                data-testid="stage-search" aria-label="search stages"
                onInput={(e) => { setQuery((e.target as HTMLInputElement).value); setFocused(undefined); }}
@@ -140,7 +146,8 @@ function Stages({ run, initial }: { run: Run; initial: RunViewState }) {
         {pending > 0 && <span class="muted small" data-testid="stages-loading">loading {pending.toLocaleString("en-US")} more…</span>}
         {focused && <a href={href.stage(run.id, focused)} data-testid="open-selected">open</a>}
       </div>
-      {large ? (tab === "table" ? table : graph) : <>{graph}{table}</>}
+      {tab === "timeline" ? <TimelineView run={run} stages={shown} />
+        : large ? (tab === "table" ? table : graph) : <>{graph}{table}</>}
     </Section>
   );
 }
