@@ -117,6 +117,7 @@ export function StageView({ runId, stage, log }: { runId: number; stage: string;
       <RunHeader run={run} crumb={stage} state={s.status} />
       <div class="toolbar">
         <span class="muted">stage of run {runId} ({run.workflow_name}) · run <Badge state={run.status} /></span>
+        <a href={href.lineage(runId, stage)} data-testid="lineage-link">lineage</a>
         {isRetryable(s.status) && (
           <ConfirmButton label="Retry this stage" confirm={`Retry ${stage}?`} runId={runId}
                          testId="retry-stage" onConfirm={() => retry(runId, stage)} />
