@@ -206,6 +206,10 @@ class SqliteStore {
   Result<std::vector<StageRow>> ReadStages(int64_t run_id);
   // The attempt `number` (0: the latest) of stage `stage` of run `run_id`.
   Result<AttemptRow> FindAttempt(int64_t run_id, const std::string& stage, int number);
+  // LoadMetricOfStages on a reader connection (any thread): for the sweep view's table and
+  // chart and for judging its stored values again (sqlite_store_sweeps.cc).
+  Result<std::vector<MetricRow>> ReadMetricOfStages(const std::vector<int64_t>& stage_ids,
+                                                    const std::string& name);
   // The audit trail, newest first: at most request.limit (default 50, at most 1000) entries
   // older than request.before_id (0: from the newest).
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& request);
