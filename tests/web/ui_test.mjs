@@ -1116,7 +1116,8 @@ const logCases = {
 };
 Object.assign(cases, logCases);
 
-// The sweep and lineage views' cases (docs/ui.md, "Sweeps" and "Lineage").
+// The sweep and lineage pages' cases (docs/ui.md, "A sweep's table and chart", "A stage's
+// lineage").
 // Six synthetic trainers under `early_stop: asha` (rungs 1 and 2, eta 2), as in
 // tests/integration/sweep_test.cc: each takes every CPU of the agent, so they run one after
 // another in file order and the verdicts are known: b and e stop at rung 1, d at rung 2; a, c

@@ -1,6 +1,6 @@
-// The sweep view's table and chart (docs/ui.md, "Sweeps"), from GET /runs/{id}/sweeps/{stage}:
-// sorting the items by a column, and placing each item's series, the rungs and the stop marks
-// on the chart. Pure functions; views/SweepView.tsx draws them.
+// The sweep view's table and chart (docs/ui.md, "A sweep's table and chart"), from GET
+// /runs/{id}/sweeps/{stage}: sorting the items by a column, and placing each item's series, the
+// rungs and the stop marks on the chart. Pure functions; views/SweepView.tsx draws them.
 import type { SweepItem } from "../api/types";
 import { stateName } from "./status";
 

@@ -1,8 +1,8 @@
-// A stage's result, where it came from and where it went (docs/ui.md, "Lineage"): the attempt
-// that made it (here, or in the run it was reused from), the stages it needs with where theirs
-// came from, and the stages that used it: this run's, and later runs of the workflow that
-// reused it, each with the stages it made from it. An indented list, every run and stage a
-// link (a stage's "lineage" link walks on). The same answer `longhaul lineage` prints (GET
+// A stage's result, where it came from and where it went (docs/ui.md, "A stage's lineage"): the
+// attempt that made it (here, or in the run it was reused from), the stages it needs with where
+// theirs came from, and the stages that used it: this run's, and later runs of the workflow that
+// reused it, each with the stages it made from it. An indented list, every run and stage a link (a
+// stage's "lineage" link walks on). The same answer `longhaul lineage` prints (GET
 // /runs/{id}/stages/{stage}/lineage).
 import { getLineage } from "../api/client";
 import type { Lineage, LineageOrigin } from "../api/types";

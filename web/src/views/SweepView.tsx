@@ -1,8 +1,8 @@
-// A foreach stage as a sweep (docs/ui.md, "Sweeps"): one table of its items (values, state
-// with the stop reason on hover, the metric's final and best value, steps, cost), sortable by
-// any column, and a chart of each item's metric by step with the early_stop rungs as vertical
-// lines and each stop marked where it happened. The same answer `longhaul show RUN --sweep`
-// prints (GET /runs/{id}/sweeps/{stage}), polled while the run goes on.
+// A foreach stage as a sweep (docs/ui.md, "A sweep's table and chart"): one table of its items
+// (values, state with the stop reason on hover, the metric's final and best value, steps, cost),
+// sortable by any column, and a chart of each item's metric by step with the early_stop rungs as
+// vertical lines and each stop marked where it happened. The same answer `longhaul show RUN
+// --sweep` prints (GET /runs/{id}/sweeps/{stage}), polled while the run goes on.
 import { getSweep } from "../api/client";
 import type { Sweep, SweepItem } from "../api/types";
 import { formatDuration, formatGpuHours, formatMetric } from "../lib/format";
