@@ -1166,6 +1166,11 @@ const sweepCases = {
     const id = cluster.submit(await sweepWorkflow());
     await cluster.waitRun(id, /SUCCEEDED|FAILED|CANCELLED/);
     await open(`/runs/${id}`);
+    // The graph's sweep node links to it too; so does an item's page.
+    await page.locator('svg.dag a[data-sweep-link="train"]').waitFor({ timeout: T });
+    await open(`/runs/${id}/stages/train-d`);
+    await textMatches(page.locator('[data-testid="item-sweep-link"]'), /sweep train \(6 items\)/);
+    await open(`/runs/${id}`);
     await page.locator('[data-testid="sweep-links"] a[data-sweep="train"]').click();
     await page.waitForURL(new RegExp(`#/runs/${id}/sweeps/train$`), { timeout: T });
     const table = page.locator('[data-testid="sweep-table"]');

@@ -7,7 +7,7 @@ import { idleText } from "../lib/compare";
 import { elapsedMs, formatDuration, formatGpuHours } from "../lib/format";
 import { href, replaceHash, type RunViewState } from "../lib/router";
 import { COUNT_ORDER, isRetryable, isTerminalRun, stateName } from "../lib/status";
-import { filtering, ShapeMemo, stageMatches, sweepGroups } from "../lib/sweep";
+import { filtering, runSweeps, stageMatches } from "../lib/sweep";
 import { LARGE_RUN_STAGES } from "../lib/virtual";
 import { lastEnvironment, sourceText } from "../lib/provenance";
 import { useResource } from "../store/resource";
@@ -111,7 +111,7 @@ function Stages({ run, initial }: { run: Run; initial: RunViewState }) {
     const i = focused ? shown.findIndex((s) => s.name === focused) : -1;
     setFocused(shown[(i + 1) % shown.length].name);
   };
-  const sweeps = sweepMemo.get(run.stages);
+  const sweeps = runSweeps(run.stages);
   const graph = <DagView runId={run.id} stages={run.stages} query={query} state={state} selected={focused} />;
   const table = <StageTable runId={run.id} stages={shown} virtual={large} focused={focused} />;
   return (
@@ -156,9 +156,6 @@ function Stages({ run, initial }: { run: Run; initial: RunViewState }) {
     </Section>
   );
 }
-
-// The run's sweeps (foreach groups, lib/sweep.ts), found again only when the graph changes.
-const sweepMemo = new ShapeMemo((stages) => sweepGroups(stages));
 
 // What the run ran on: the workflow file's repository at submission, and each stage's last
 // attempt's executable, engine and agent. The watch stream carries neither: read with GetRun.
