@@ -60,17 +60,6 @@ Result<v1::GetSweepResponse> ClientApi::GetSweep(const v1::GetSweepRequest& req)
   std::vector<std::string> names;
   for (const workflow::SweepItem& item : sweep->items) names.push_back(item.stage);
   ASSIGN_OR_RETURN(auto stages, SweepStagesByName(store_, req.run_id(), names));
-  // The stage whose stored values are each item's (a reused item's are its source's).
-  ASSIGN_OR_RETURN(std::vector<store::StageRow> rows, store_->ReadStages(req.run_id()));
-  std::map<int64_t, std::string> item_of_id;
-  std::vector<int64_t> ids;
-  for (const store::StageRow& r : rows) {
-    if (!stages.count(r.name)) continue;
-    int64_t id = r.cached_from_stage_id.value_or(r.id);
-    item_of_id[id] = r.name;
-    ids.push_back(id);
-  }
-
   std::set<std::string> reported;
   for (const auto& [name, s] : stages) {
     for (const v1::Metric& m : s.metrics()) reported.insert(m.name());
@@ -106,9 +95,10 @@ Result<v1::GetSweepResponse> ClientApi::GetSweep(const v1::GetSweepRequest& req)
   }
 
   if (!metric.empty()) {
-    ASSIGN_OR_RETURN(std::vector<store::MetricRow> values, store_->ReadMetricOfStages(ids, metric));
-    for (const store::MetricRow& m : values) {
-      v1::SweepItem* item = by_stage[item_of_id[m.stage_id]];
+    ASSIGN_OR_RETURN(std::vector<store::SqliteStore::SweepValue> values,
+                     store_->ReadSweepValues(req.run_id(), names, metric));
+    for (const store::SqliteStore::SweepValue& m : values) {
+      v1::SweepItem* item = by_stage[m.stage];
       if (item == nullptr) continue;
       item->set_final(m.value);
       if (!item->has_best() || (maximize ? m.value > item->best() : m.value < item->best())) {
@@ -133,14 +123,13 @@ Result<v1::GetSweepResponse> ClientApi::GetSweep(const v1::GetSweepRequest& req)
     es->set_min_items(rule->min_items);
     // Where each stopped item was stopped: the rule judging the stored values again, in the
     // order they were stored, gives the verdicts the scheduler gave (early_stop.h).
-    ASSIGN_OR_RETURN(std::vector<store::MetricRow> judged,
-                     store_->ReadMetricOfStages(ids, rule->metric));
+    ASSIGN_OR_RETURN(std::vector<store::SqliteStore::SweepValue> judged,
+                     store_->ReadSweepValues(req.run_id(), names, rule->metric));
     scheduler::SweepJudge judge(*rule);
-    for (const store::MetricRow& m : judged) {
+    for (const store::SqliteStore::SweepValue& m : judged) {
       if (!m.step) continue;
-      const std::string& name = item_of_id[m.stage_id];
-      std::optional<scheduler::EarlyStopVerdict> verdict = judge.Observe(name, *m.step, m.value);
-      v1::SweepItem* item = by_stage[name];
+      std::optional<scheduler::EarlyStopVerdict> verdict = judge.Observe(m.stage, *m.step, m.value);
+      v1::SweepItem* item = by_stage[m.stage];
       if (!verdict || item == nullptr || item->status() != v1::STAGE_STOPPED_EARLY) continue;
       item->set_stopped_at_step(verdict->step);
       item->set_stopped_value(verdict->value);

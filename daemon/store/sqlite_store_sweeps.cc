@@ -1,5 +1,7 @@
 // Sweeps: the stored values of the metric a sweep's early stopping judges, and the workflow
 // text `longhaul show RUN --sweep` reads the sweep's items from (docs/sweeps.md).
+#include <nlohmann/json.hpp>
+
 #include "core/strings.h"
 #include "daemon/store/query.h"
 #include "daemon/store/reader.h"
@@ -18,46 +20,49 @@ Result<std::string> internal::ReadWorkflowTextOfRun(Db* db, int64_t run_id) {
   return text;
 }
 
-namespace {
-
-// Every stored value of metric `name` of these stages, in the order they were stored.
-Result<std::vector<MetricRow>> SweepMetricRowsOn(Db* db, const std::vector<int64_t>& stage_ids,
-                                                 const std::string& name) {
+Result<std::vector<MetricRow>> SqliteStore::LoadMetricOfStages(
+    const std::vector<int64_t>& stage_ids, const std::string& name) {
   std::vector<std::string> ids;
   ids.reserve(stage_ids.size());
   for (int64_t id : stage_ids) ids.push_back(StrCat(id));
+  ASSIGN_OR_RETURN(
+      Stmt * st,
+      writer_->Prepare(
+          "SELECT stage_id, attempt_id, attempt, name, value, step, ts_ms FROM metrics "
+          "WHERE stage_id IN (SELECT value FROM json_each(?)) AND name = ? ORDER BY id"));
+  st->Bind(1, StrCat("[", StrJoin(ids, ","), "]")).Bind(2, name);
   std::vector<MetricRow> out;
-  RETURN_IF_ERROR(QueryEach(
-      db,
-      "SELECT stage_id, attempt_id, attempt, name, value, step, ts_ms FROM metrics "
-      "WHERE stage_id IN (SELECT value FROM json_each(?1)) AND name = ?2 ORDER BY id",
-      [&](const Stmt& st) {
-        MetricRow m;
-        m.stage_id = st.Int(0);
-        m.attempt_id = st.Int(1);
-        m.attempt = static_cast<int>(st.Int(2));
-        m.name = st.Text(3);
-        m.value = st.Double(4);
-        m.step = st.OptInt(5);
-        m.ts_ms = st.Int(6);
-        out.push_back(std::move(m));
-      },
-      StrCat("[", StrJoin(ids, ","), "]"), name));
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) break;
+    MetricRow m;
+    m.stage_id = st->Int(0);
+    m.attempt_id = st->Int(1);
+    m.attempt = static_cast<int>(st->Int(2));
+    m.name = st->Text(3);
+    m.value = st->Double(4);
+    m.step = st->OptInt(5);
+    m.ts_ms = st->Int(6);
+    out.push_back(std::move(m));
+  }
+  st->Reset();
   return out;
 }
 
-}  // namespace
-
-Result<std::vector<MetricRow>> SqliteStore::LoadMetricOfStages(
-    const std::vector<int64_t>& stage_ids, const std::string& name) {
-  return SweepMetricRowsOn(writer_.get(), stage_ids, name);
-}
-
-Result<std::vector<MetricRow>> SqliteStore::ReadMetricOfStages(
-    const std::vector<int64_t>& stage_ids, const std::string& name) {
+Result<std::vector<SqliteStore::SweepValue>> SqliteStore::ReadSweepValues(
+    int64_t run_id, const std::vector<std::string>& stages, const std::string& metric) {
   Reader db(this);
   RETURN_IF_ERROR(db.Acquire());
-  return SweepMetricRowsOn(db.get(), stage_ids, name);
+  nlohmann::json names = stages;
+  return QueryAll(
+      db.get(),
+      "SELECT s.name, m.value, m.step FROM stages s JOIN metrics m ON "
+      "m.stage_id = coalesce(s.cached_from_stage_id, s.id) WHERE s.run_id = ?1 AND s.name IN "
+      "(SELECT value FROM json_each(?2)) AND m.name = ?3 ORDER BY m.id",
+      [](const Stmt& st) {
+        return SweepValue{st.Text(0), st.Double(1), st.OptInt(2)};
+      },
+      run_id, names.dump(), metric);
 }
 
 }  // namespace longhaul::store
