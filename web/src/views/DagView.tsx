@@ -302,12 +302,12 @@ function GroupNode({ runId, n, g, counts, hits, filtered, selected, withText, on
       <rect width={G.nodeWidth} height={G.nodeHeight} rx="7" class="box" />
       <rect width="5" height={G.nodeHeight} rx="2" class="stripe" />
       {segs}
-      {withText && <text x="14" y="17" class="name">{clip(`${g.base} ×${total.toLocaleString("en-US")}`)}</text>}
+      {withText && <text x="14" y="17" class="name">{clip(`${g.base} ×${total.toLocaleString("en-US")}`, 16)}</text>}
       {withText && (
         <a href={href.sweep(runId, g.base)} data-sweep-link={g.base} onClick={(e) => e.stopPropagation()}
            onPointerDown={(e) => e.stopPropagation()}>
           <title>{`the items of ${g.base} as one table and chart`}</title>
-          <text x={G.nodeWidth - 8} y="17" class="kind sweep-open" text-anchor="end">table ↗</text>
+          <text x={G.nodeWidth - 8} y="17" class="kind sweep-open" text-anchor="end">↗</text>
         </a>
       )}
       {withText && <text x="14" y="32" class="sub group-sub">{clip(filtered ? `${hits.toLocaleString("en-US")} match` : countsText(counts, GROUP_COUNT_ORDER), 25)}</text>}
