@@ -49,6 +49,12 @@ class Coordinator {
   virtual Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req) {
     return absl::UnimplementedError("metric histories are not supported by this coordinator");
   }
+  virtual Result<v1::GetSweepResponse> GetSweep(const v1::GetSweepRequest& req) {
+    return absl::UnimplementedError("sweeps are not supported by this coordinator");
+  }
+  virtual Result<v1::GetLineageResponse> GetLineage(const v1::GetLineageRequest& req) {
+    return absl::UnimplementedError("lineage is not supported by this coordinator");
+  }
   virtual Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest& req) = 0;
   // Calls `on_update` for each update, in order, until the stream ends: OK when the
   // coordinator closed it (after the update that made the run terminal), else the error.

@@ -75,8 +75,7 @@ Status GrpcCoordinator::Convert(const grpc::Status& s, int64_t timeout_ms) const
   }
   if (code == absl::StatusCode::kDeadlineExceeded) {
     return absl::DeadlineExceededError(StrCat("the coordinator at ", options_.address,
-                                              " did not answer within ", timeout_ms / 1000,
-                                              "s"));
+                                              " did not answer within ", timeout_ms / 1000, "s"));
   }
   return absl::Status(code, s.error_message());
 }
@@ -156,6 +155,16 @@ Result<v1::ListAuditResponse> GrpcCoordinator::ListAudit(const v1::ListAuditRequ
 Result<v1::ListMetricsResponse> GrpcCoordinator::ListMetrics(const v1::ListMetricsRequest& req) {
   return Unary<v1::ListMetricsResponse>(
       [&](auto* ctx, auto* resp) { return stub_->ListMetrics(ctx, req, resp); });
+}
+
+Result<v1::GetSweepResponse> GrpcCoordinator::GetSweep(const v1::GetSweepRequest& req) {
+  return Unary<v1::GetSweepResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->GetSweep(ctx, req, resp); });
+}
+
+Result<v1::GetLineageResponse> GrpcCoordinator::GetLineage(const v1::GetLineageRequest& req) {
+  return Unary<v1::GetLineageResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->GetLineage(ctx, req, resp); });
 }
 
 Result<v1::GcResponse> GrpcCoordinator::CollectGarbage(const v1::GcRequest& req) {

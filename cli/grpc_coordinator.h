@@ -31,8 +31,8 @@ inline constexpr int kMaxReceiveBytes = 16 << 20;
 inline constexpr int kMaxSendBytes = 64 << 20;
 
 struct GrpcCoordinatorOptions {
-  std::string address;  // HOST:PORT
-  std::string token;    // empty: none
+  std::string address;     // HOST:PORT
+  std::string token;       // empty: none
   std::string tls_ca_pem;  // empty: plaintext
   int64_t rpc_timeout_ms = 30'000;
 };
@@ -61,6 +61,8 @@ class GrpcCoordinator : public Coordinator {
   Result<v1::BackupResponse> Backup(const v1::BackupRequest& req) override;
   Result<v1::DrainGpuResponse> DrainGpu(const v1::DrainGpuRequest& req) override;
   Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req) override;
+  Result<v1::GetSweepResponse> GetSweep(const v1::GetSweepRequest& req) override;
+  Result<v1::GetLineageResponse> GetLineage(const v1::GetLineageRequest& req) override;
   Result<v1::ReadLogResponse> ReadLog(const v1::ReadLogRequest& req) override;
   Status WatchRun(int64_t run_id,
                   const std::function<void(const v1::RunUpdate&)>& on_update) override;

@@ -1,20 +1,18 @@
-// `show RUN --sweep STAGE`: a foreach stage's items as one table (docs/cli.md, "show").
+// `show RUN --sweep STAGE`: a foreach stage's items as one table (docs/cli.md, "show"), as
+// longhauld's GetSweep answers it (the web UI's sweep page shows the same answer); here it is
+// only sorted and printed.
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <cstdlib>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/format.h"
-#include "cli/show_summary.h"
 #include "cli/table.h"
 #include "cli/terminal_text.h"
 #include "core/strings.h"
-#include "daemon/workflow/sweep_items.h"
 #include "proto/state_names.h"
 
 namespace longhaul::cli {
@@ -23,49 +21,14 @@ namespace {
 const std::vector<std::string> kSweepSortKeys = {"item",  "status", "final",    "best",
                                                  "steps", "wall",   "gpu-hours"};
 
-// One item's row: its stage and the history of the judged metric.
+// One item's row, with what the table sorts on.
 struct SweepRow {
-  const workflow::SweepItem* item = nullptr;
-  const v1::Stage* stage = nullptr;  // null: not in the run (an older file's item)
+  const v1::SweepItem* item = nullptr;
   size_t order = 0;
   std::optional<double> final_value, best;
-  std::optional<int64_t> steps;  // the largest step reported
+  std::optional<int64_t> steps;
+  double wall = -1, gpu_hours = -1;  // -1: not in the run
 };
-
-// Every value of `metric` that stage `stage` reported, in order, into `row`.
-Status ReadSweepMetric(CommandContext& ctx, int64_t run_id, const std::string& stage,
-                       const std::string& metric, bool maximize, SweepRow* row) {
-  v1::ListMetricsRequest req;
-  req.set_run_id(run_id);
-  req.set_stage(stage);
-  req.set_limit(10'000);
-  for (;;) {
-    ASSIGN_OR_RETURN(v1::ListMetricsResponse page, ctx.coordinator->ListMetrics(req));
-    for (const v1::Metric& m : page.points()) {
-      if (m.name() != metric) continue;
-      row->final_value = m.value();
-      if (!row->best || (maximize ? m.value() > *row->best : m.value() < *row->best)) {
-        row->best = m.value();
-      }
-      if (m.step() >= 0) row->steps = std::max(row->steps.value_or(0), m.step());
-    }
-    if (page.points().empty() || page.next_cursor().empty()) return OkStatus();
-    req.set_after(page.next_cursor());
-  }
-}
-
-// The metric the table shows: the sweep's early_stop metric, else the first its items report.
-std::string SweepMetricName(const workflow::Sweep& sweep, const std::vector<SweepRow>& rows) {
-  if (sweep.early_stop) return sweep.early_stop->metric;
-  std::string first;
-  for (const SweepRow& r : rows) {
-    if (r.stage == nullptr) continue;
-    for (const v1::Metric& m : r.stage->metrics()) {
-      if (first.empty() || m.name() < first) first = m.name();
-    }
-  }
-  return first;
-}
 
 std::string SweepNumber(const std::optional<double>& v) { return v ? FormatNumber(*v) : "-"; }
 
@@ -83,20 +46,16 @@ void SortSweepRows(const std::string& key, bool maximize, std::vector<SweepRow>&
     if (key == "steps") return a.steps.value_or(-1) > b.steps.value_or(-1);
     if (key == "status") {
       auto name = [](const SweepRow& r) {
-        return r.stage ? std::string(StageStatusName(r.stage->status())) : std::string("~");
+        return r.item->absent() ? std::string("~") : std::string(StageStatusName(r.item->status()));
       };
       return name(a) < name(b);
     }
-    if (key == "wall") {
-      return (a.stage ? a.stage->wall_seconds() : -1) > (b.stage ? b.stage->wall_seconds() : -1);
-    }
-    if (key == "gpu-hours") {
-      return (a.stage ? a.stage->gpu_hours() : -1) > (b.stage ? b.stage->gpu_hours() : -1);
-    }
+    if (key == "wall") return a.wall > b.wall;
+    if (key == "gpu-hours") return a.gpu_hours > b.gpu_hours;
     if (key != "item") {  // a key of the foreach: by its value, numbers as numbers
       auto value = [&key](const SweepRow& r) {
-        for (const auto& [k, v] : r.item->values) {
-          if (k == key) return v;
+        for (const v1::SweepParam& p : r.item->params()) {
+          if (p.key() == key) return p.value();
         }
         return std::string();
       };
@@ -114,22 +73,13 @@ void SortSweepRows(const std::string& key, bool maximize, std::vector<SweepRow>&
 }  // namespace
 
 int ShowSweep(CommandContext& ctx, const ShowOptions& options) {
-  v1::GetRunRequest req;
-  req.set_id(options.run_id);
-  req.set_include_workflow_text(true);
-  Result<v1::Run> run = ctx.coordinator->GetRun(req);
-  if (!run.ok()) return ctx.Fail(run.status());
-  if (Status s = FetchRemainingStages(*ctx.coordinator, &*run, false); !s.ok()) {
-    return ctx.Fail(s);
-  }
-  Result<workflow::Sweep> sweep = workflow::ReadSweep(run->workflow_text(), options.sweep);
-  if (!sweep.ok()) {
-    return ctx.Fail(Annotate(sweep.status(), StrCat("run ", options.run_id, " --sweep")));
-  }
+  v1::GetSweepRequest req;
+  req.set_run_id(options.run_id);
+  req.set_stage(options.sweep);
+  Result<v1::GetSweepResponse> sweep = ctx.coordinator->GetSweep(req);
+  if (!sweep.ok()) return ctx.Fail(sweep.status());
   std::vector<std::string> keys;
-  if (!sweep->items.empty()) {
-    for (const auto& [k, v] : sweep->items.front().values) keys.push_back(k.empty() ? "value" : k);
-  }
+  for (const std::string& k : sweep->keys()) keys.push_back(k.empty() ? "value" : k);
   std::vector<std::string> headers = {"ITEM"};
   for (std::string k : keys) {
     for (char& c : k) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -143,34 +93,36 @@ int ShowSweep(CommandContext& ctx, const ShowOptions& options) {
     return ctx.Fail(absl::InvalidArgumentError(
         StrCat("--sort '", sort, "': expected one of ", StrJoin(known, ", "))));
   }
-  std::map<std::string, const v1::Stage*> by_name;
-  for (const v1::Stage& s : run->stages()) by_name[s.name()] = &s;
   std::vector<SweepRow> rows;
-  for (const workflow::SweepItem& item : sweep->items) {
-    auto it = by_name.find(item.stage);
-    rows.push_back({&item, it == by_name.end() ? nullptr : it->second, rows.size(), {}, {}, {}});
+  for (const v1::SweepItem& item : sweep->items()) {
+    SweepRow r{&item, rows.size(), {}, {}, {}};
+    if (item.has_final()) r.final_value = item.final();
+    if (item.has_best()) r.best = item.best();
+    if (item.has_steps()) r.steps = item.steps();
+    if (!item.absent()) {
+      r.wall = item.wall_seconds();
+      r.gpu_hours = item.gpu_hours();
+    }
+    rows.push_back(r);
   }
-  std::string metric = SweepMetricName(*sweep, rows);
-  bool maximize = sweep->early_stop && sweep->early_stop->maximize;
-  for (SweepRow& r : rows) {
-    if (r.stage == nullptr || metric.empty() || r.stage->metrics().empty()) continue;
-    Status s = ReadSweepMetric(ctx, options.run_id, r.item->stage, metric, maximize, &r);
-    if (!s.ok()) return ctx.Fail(s);
-  }
+  const std::string& metric = sweep->metric();
+  bool maximize = sweep->maximize();
   SortSweepRows(sort == "value" ? std::string("") : sort, maximize, rows);
 
   if (ctx.json) {
     nlohmann::json items = nlohmann::json::array();
     for (const SweepRow& r : rows) {
-      nlohmann::json j = {{"stage", r.item->stage}};
-      for (const auto& [k, v] : r.item->values) j["params"][k] = v;
-      j["status"] = r.stage ? StageStatusName(r.stage->status()) : "absent";
-      if (r.stage) j["reason"] = r.stage->reason();
+      const v1::SweepItem& item = *r.item;
+      nlohmann::json j = {{"stage", item.stage()}};
+      for (const v1::SweepParam& p : item.params()) j["params"][p.key()] = p.value();
+      j["status"] = item.absent() ? "absent" : StageStatusName(item.status());
+      if (!item.absent()) j["reason"] = item.reason();
       if (r.final_value) j["final"] = *r.final_value;
       if (r.best) j["best"] = *r.best;
       if (r.steps) j["steps"] = *r.steps;
-      j["wall_seconds"] = r.stage ? r.stage->wall_seconds() : 0;
-      j["gpu_hours"] = r.stage ? r.stage->gpu_hours() : 0;
+      if (item.has_stopped_at_step()) j["stopped_at_step"] = item.stopped_at_step();
+      j["wall_seconds"] = item.wall_seconds();
+      j["gpu_hours"] = item.gpu_hours();
       items.push_back(std::move(j));
     }
     ctx.out() << nlohmann::json{{"run", options.run_id},
@@ -189,16 +141,17 @@ int ShowSweep(CommandContext& ctx, const ShowOptions& options) {
   Table table(headers);
   for (size_t c = keys.size() + 2; c < headers.size(); ++c) table.AlignRight(c);
   for (const SweepRow& r : rows) {
-    std::vector<std::string> cells = {r.item->stage};
-    for (const auto& [k, v] : r.item->values) cells.push_back(v);
-    cells.push_back(r.stage ? std::string(StageStatusLabel(r.stage->status())) : "-");
+    const v1::SweepItem& item = *r.item;
+    std::vector<std::string> cells = {item.stage()};
+    for (const v1::SweepParam& p : item.params()) cells.push_back(p.value());
+    cells.push_back(item.absent() ? "-" : std::string(StageStatusLabel(item.status())));
     cells.push_back(SweepNumber(r.final_value));
     cells.push_back(SweepNumber(r.best));
     cells.push_back(r.steps ? StrCat(*r.steps) : "-");
-    cells.push_back(r.stage && r.stage->started_at_ms() > 0
-                        ? FormatDuration(static_cast<int64_t>(r.stage->wall_seconds() * 1000))
+    cells.push_back(!item.absent() && item.started_at_ms() > 0
+                        ? FormatDuration(static_cast<int64_t>(item.wall_seconds() * 1000))
                         : "-");
-    cells.push_back(r.stage ? FormatGpuHours(r.stage->gpu_hours()) : "-");
+    cells.push_back(item.absent() ? "-" : FormatGpuHours(item.gpu_hours()));
     table.AddRow(std::move(cells));
   }
   table.Render(ctx.out());

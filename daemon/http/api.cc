@@ -218,6 +218,12 @@ Response StageEndpoint(rpc::ClientApi* api, const Request& req, int64_t run,
     return Reply(api->ListMetrics(q));
   }
   if (what == "logs") return ReadLog(api, req, run, stage);
+  if (what == "lineage") {
+    v1::GetLineageRequest q;
+    q.set_run_id(run);
+    q.set_stage(stage);
+    return Reply(api->GetLineage(q));
+  }
   if (what == "gpus") {
     v1::ListGpuSeriesRequest q;
     q.set_run_id(run);
@@ -369,6 +375,16 @@ Response Runs(rpc::ClientApi* api, const Request& req, const std::vector<std::st
     return ListEvents(api, req, run);
   }
   if (seg.size() == 3) return RunAction(api, req, run, seg[2]);
+  if (seg.size() == 4 && seg[2] == "sweeps") {
+    // GET /runs/{id}/sweeps/{stage}?metric=NAME&series=1
+    if (req.method != "GET") return MethodNotAllowed(req, "GET");
+    v1::GetSweepRequest q;
+    q.set_run_id(run);
+    q.set_stage(seg[3]);
+    q.set_metric(req.Query("metric").value_or(""));
+    q.set_include_series(BoolParam(req, "series"));
+    return Reply(api->GetSweep(q));
+  }
   if (seg.size() == 5 && seg[2] == "stages") return StageEndpoint(api, req, run, seg[3], seg[4]);
   if (seg.size() == 6 && seg[2] == "stages" && seg[4] == "logs" && seg[5] == "search") {
     if (req.method != "GET") return MethodNotAllowed(req, "GET");

@@ -29,7 +29,7 @@ namespace longhaul::rpc {
 // What the client API knows of notifications (docs/operations.md, "Notifications").
 struct ClientNotifyConfig {
   notify::Deliverer* deliverer = nullptr;  // not owned; null: TestNotify is unavailable
-  workflow::NotifySpec daemon_spec;       // longhauld's own sinks (--notify-*)
+  workflow::NotifySpec daemon_spec;        // longhauld's own sinks (--notify-*)
   std::string ui_base;                     // for the sample's link
   // A command sink runs on longhauld's host as its user: a workflow's `notify.command` and
   // TestNotify's command are refused unless longhauld allows them (--notify-allow-commands).
@@ -82,12 +82,20 @@ class ClientApi {
   // the stage has none. NotFound for an unknown run or stage, DataLoss for a stored series
   // that does not parse. (client_gpus.cc)
   Result<v1::ListGpuSeriesResponse> ListGpuSeries(const v1::ListGpuSeriesRequest& req);
+  // A foreach stage of a run as a sweep: its items with their values, states, the chosen
+  // metric's final and best values (and with include_series its values by step), costs, and
+  // where the early_stop rule stopped each stopped item. InvalidArgument for a stage without
+  // foreach or a workflow file that does not parse, NotFound for an unknown run or stage.
+  // (client_sweep.cc)
+  Result<v1::GetSweepResponse> GetSweep(const v1::GetSweepRequest& req);
+  // Where a stage's result came from and which stages and later runs used it. NotFound for an
+  // unknown run or stage. (client_lineage.cc)
+  Result<v1::GetLineageResponse> GetLineage(const v1::GetLineageRequest& req);
   // Registers `watcher` for run `id`: it gets a snapshot first, then changes, and a final
   // update once the run has ended. NotFound for an unknown run.
   Status Watch(int64_t id, std::shared_ptr<scheduler::Watcher> watcher);
   // Notifications newest first, of one run or all (client_notify.cc).
-  Result<v1::ListNotificationsResponse> ListNotifications(
-      const v1::ListNotificationsRequest& req);
+  Result<v1::ListNotificationsResponse> ListNotifications(const v1::ListNotificationsRequest& req);
   // Sends a sample event to the request's sinks (or longhauld's own) on the calling thread
   // and says how each went. FailedPrecondition when there is no sink, or for a command sink
   // that longhauld does not allow; InvalidArgument for a bad URL, kind or format.

@@ -108,8 +108,7 @@ grpc::Status ClientServiceImpl::ListAgents(grpc::ServerContext* ctx, const v1::L
 
 grpc::Status ClientServiceImpl::ReadLog(grpc::ServerContext* ctx, const v1::ReadLogRequest* req,
                                         v1::ReadLogResponse* resp) {
-  return Read(*authorizer_, ctx, auth::Action::kReadLog, resp,
-              [&] { return api_->ReadLog(*req); });
+  return Read(*authorizer_, ctx, auth::Action::kReadLog, resp, [&] { return api_->ReadLog(*req); });
 }
 
 grpc::Status ClientServiceImpl::ListEvents(grpc::ServerContext* ctx,
@@ -172,6 +171,18 @@ grpc::Status ClientServiceImpl::TestNotify(grpc::ServerContext* ctx,
                                            v1::TestNotifyResponse* resp) {
   return Mutate(api_, *authorizer_, ctx, auth::Action::kTestNotify, *req, resp,
                 &ClientApi::TestNotify);
+}
+
+grpc::Status ClientServiceImpl::GetSweep(grpc::ServerContext* ctx, const v1::GetSweepRequest* req,
+                                         v1::GetSweepResponse* resp) {
+  return Read(*authorizer_, ctx, auth::Action::kGetRun, resp, [&] { return api_->GetSweep(*req); });
+}
+
+grpc::Status ClientServiceImpl::GetLineage(grpc::ServerContext* ctx,
+                                           const v1::GetLineageRequest* req,
+                                           v1::GetLineageResponse* resp) {
+  return Read(*authorizer_, ctx, auth::Action::kGetRun, resp,
+              [&] { return api_->GetLineage(*req); });
 }
 
 }  // namespace longhaul::rpc

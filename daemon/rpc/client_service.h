@@ -52,11 +52,14 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
                             v1::ListAttemptsResponse* resp) override;
   grpc::Status ListMetrics(grpc::ServerContext* ctx, const v1::ListMetricsRequest* req,
                            v1::ListMetricsResponse* resp) override;
-  grpc::Status ListNotifications(grpc::ServerContext* ctx,
-                                 const v1::ListNotificationsRequest* req,
+  grpc::Status ListNotifications(grpc::ServerContext* ctx, const v1::ListNotificationsRequest* req,
                                  v1::ListNotificationsResponse* resp) override;
   grpc::Status TestNotify(grpc::ServerContext* ctx, const v1::TestNotifyRequest* req,
                           v1::TestNotifyResponse* resp) override;
+  grpc::Status GetSweep(grpc::ServerContext* ctx, const v1::GetSweepRequest* req,
+                        v1::GetSweepResponse* resp) override;
+  grpc::Status GetLineage(grpc::ServerContext* ctx, const v1::GetLineageRequest* req,
+                          v1::GetLineageResponse* resp) override;
 
  private:
   ClientApi* api_;

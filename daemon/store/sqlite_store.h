@@ -206,6 +206,17 @@ class SqliteStore {
   Result<std::vector<StageRow>> ReadStages(int64_t run_id);
   // The attempt `number` (0: the latest) of stage `stage` of run `run_id`.
   Result<AttemptRow> FindAttempt(int64_t run_id, const std::string& stage, int number);
+  // Every stored value of `metric` of run `run_id`'s stages named `stages` (a reused stage's:
+  // those of the stage it reuses), in the order they were stored: a sweep's table and chart, and
+  // its early_stop verdicts judged again (sqlite_store_sweeps.cc). Any thread.
+  struct SweepValue {
+    std::string stage;
+    double value = 0;
+    std::optional<int64_t> step;
+  };
+  Result<std::vector<SweepValue>> ReadSweepValues(int64_t run_id,
+                                                  const std::vector<std::string>& stages,
+                                                  const std::string& metric);
   // The audit trail, newest first: at most request.limit (default 50, at most 1000) entries
   // older than request.before_id (0: from the newest).
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& request);

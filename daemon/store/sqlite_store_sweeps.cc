@@ -1,6 +1,9 @@
 // Sweeps: the stored values of the metric a sweep's early stopping judges, and the workflow
 // text `longhaul show RUN --sweep` reads the sweep's items from (docs/sweeps.md).
+#include <nlohmann/json.hpp>
+
 #include "core/strings.h"
+#include "daemon/store/query.h"
 #include "daemon/store/reader.h"
 #include "daemon/store/sqlite_store.h"
 
@@ -44,6 +47,22 @@ Result<std::vector<MetricRow>> SqliteStore::LoadMetricOfStages(
   }
   st->Reset();
   return out;
+}
+
+Result<std::vector<SqliteStore::SweepValue>> SqliteStore::ReadSweepValues(
+    int64_t run_id, const std::vector<std::string>& stages, const std::string& metric) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  nlohmann::json names = stages;
+  return QueryAll(
+      db.get(),
+      "SELECT s.name, m.value, m.step FROM stages s JOIN metrics m ON "
+      "m.stage_id = coalesce(s.cached_from_stage_id, s.id) WHERE s.run_id = ?1 AND s.name IN "
+      "(SELECT value FROM json_each(?2)) AND m.name = ?3 ORDER BY m.id",
+      [](const Stmt& st) {
+        return SweepValue{st.Text(0), st.Double(1), st.OptInt(2)};
+      },
+      run_id, names.dump(), metric);
 }
 
 }  // namespace longhaul::store

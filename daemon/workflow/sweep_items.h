@@ -1,6 +1,6 @@
 // A foreach stage of a workflow file as a sweep: its items, each with its values, and its
-// `early_stop` (docs/sweeps.md). `longhaul show RUN --sweep STAGE` reads it from the text the
-// run was submitted with.
+// `early_stop` (docs/sweeps.md). longhauld's GetSweep (`longhaul show RUN --sweep STAGE`, the web
+// UI's sweep page) reads it from the text the run was submitted with.
 #pragma once
 
 #include <memory>

@@ -272,6 +272,53 @@ TEST_F(HttpApiTest, ErrorsAreJsonWithTheirCode) {
   EXPECT_NE(Parse(not_json)["error"].get<std::string>().find("body"), std::string::npos);
 }
 
+// GET .../stages/{stage}/lineage: a pivot from `consume` reuses `produce`; the first run's
+// produce is then used by its own consume and reused by the pivot, which made its consume
+// from it. The same answer `longhaul lineage` prints.
+TEST_F(HttpApiTest, LineageNamesTheRunsThatReusedAResultAndWhatTheyMade) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  int64_t first = Submit(kWorkflow);
+  ASSERT_TRUE(cluster().WaitForRunEnd(first).ok());
+  std::string run = std::to_string(first);
+  json pivot = Parse(Post("/api/v1/runs/" + run + "/pivot", {{"from_stage", "consume"}}));
+  std::string second = pivot["run"]["id"].get<std::string>();
+  ASSERT_TRUE(cluster().WaitForRunEnd(std::stoll(second)).ok());
+
+  json made = Parse(Get("/api/v1/runs/" + run + "/stages/produce/lineage"));
+  EXPECT_EQ(made["stage"], "produce");
+  EXPECT_EQ(made["status"], "STAGE_SUCCEEDED");
+  EXPECT_EQ(made["made_by"]["run_id"], run);
+  EXPECT_EQ(made["made_by"]["how"], "fresh");
+  EXPECT_EQ(made["made_by"]["attempt"], 1);
+  EXPECT_EQ(made["inputs"].size(), 0u);
+  ASSERT_EQ(made["used_by"].size(), 2u) << made.dump();
+  EXPECT_EQ(made["used_by"][0]["run_id"], run);
+  EXPECT_EQ(made["used_by"][0]["stage"], "consume");
+  EXPECT_EQ(made["used_by"][0]["how"], "needs it");
+  EXPECT_EQ(made["used_by"][1]["run_id"], second);
+  EXPECT_EQ(made["used_by"][1]["how"], "reused this result");
+  EXPECT_EQ(made["used_by"][1]["status"], "STAGE_CACHED");
+  EXPECT_EQ(made["used_by"][1]["produced"], json::array({"consume"}));
+
+  // The pivot's consume: its input was made by the first run, reused here.
+  json input = Parse(Get("/api/v1/runs/" + second + "/stages/consume/lineage"));
+  ASSERT_EQ(input["inputs"].size(), 1u) << input.dump();
+  EXPECT_EQ(input["inputs"][0]["needs"], "produce");
+  EXPECT_EQ(input["inputs"][0]["made_by"]["run_id"], run);
+  EXPECT_EQ(input["inputs"][0]["made_by"]["how"], "reused");
+  EXPECT_EQ(input["made_by"]["how"], "fresh");
+
+  auto missing = Get("/api/v1/runs/" + run + "/stages/nope/lineage");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(Parse(missing)["error"], "run " + run + " has no stage 'nope'");
+  // A stage without foreach is no sweep.
+  auto no_sweep = Get("/api/v1/runs/" + run + "/sweeps/produce");
+  ASSERT_TRUE(no_sweep.ok());
+  EXPECT_EQ(no_sweep->status, 400) << no_sweep->body;
+  EXPECT_NE(no_sweep->body.find("not a sweep"), std::string::npos) << no_sweep->body;
+}
+
 TEST_F(HttpApiTest, KeysetPagingReachesTheOldestRun) {
   ASSERT_NO_FATAL_FAILURE(Start());
   std::vector<std::string> ids;

@@ -8,6 +8,7 @@
 
 #include "core/strings.h"
 #include "proto/state_names.h"
+#include "tests/http/http_client.h"
 #include "tests/integration/cluster.h"
 
 namespace longhaul::testing {
@@ -158,6 +159,38 @@ TEST_F(SweepTest, AshaStopsExactlyTheLosersAtTheirRungsAndTheRunSucceeds) {
   EXPECT_NE(no_sweep.err.find("stage 'report' is not a sweep: it has no foreach"),
             std::string::npos)
       << no_sweep.err;
+
+  // The same table over HTTP (GET /api/v1/runs/ID/sweeps/train, the web UI's sweep view), with
+  // each item's series and where each stopped item was stopped: rung 1 for b and e, rung 2
+  // for d, at the loss the rule judged there.
+  ASSERT_FALSE(cluster().http_address().empty());
+  Result<HttpResult> got =
+      HttpGet(cluster().http_address(), StrCat("/api/v1/runs/", *id, "/sweeps/train?series=1"));
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ(got->status, 200) << got->body;
+  nlohmann::json sweep = nlohmann::json::parse(got->body);
+  EXPECT_EQ(sweep["metric"], "loss");
+  EXPECT_EQ(sweep["early_stop"]["rule"], "asha");
+  EXPECT_EQ(sweep["early_stop"]["rungs"], nlohmann::json::array({"1", "2"}));  // int64: strings
+  ASSERT_EQ(sweep["items"].size(), 6u) << got->body;
+  const std::map<std::string, std::pair<std::string, double>> stopped_at = {
+      {"train-b", {"1", 2.0}}, {"train-e", {"1", 3.0}}, {"train-d", {"2", 0.9}}};
+  for (const nlohmann::json& item : sweep["items"]) {
+    std::string name = item["stage"];
+    EXPECT_EQ(item["params"][0]["value"], name.substr(6)) << name;
+    auto it = stopped_at.find(name);
+    if (it == stopped_at.end()) {
+      EXPECT_EQ(item["status"], "STAGE_SUCCEEDED") << name;
+      EXPECT_FALSE(item.contains("stopped_at_step")) << name;
+      EXPECT_EQ(item["series"].size(), 50u) << name;
+      continue;
+    }
+    EXPECT_EQ(item["status"], "STAGE_STOPPED_EARLY") << name;
+    EXPECT_EQ(item["reason"], stopped.at(name)) << name;
+    EXPECT_EQ(item["stopped_at_step"], it->second.first) << name;
+    EXPECT_DOUBLE_EQ(item["stopped_value"].get<double>(), it->second.second) << name;
+    EXPECT_GE(item["series"].size(), std::stoul(it->second.first)) << name;
+  }
 }
 
 }  // namespace

@@ -1473,6 +1473,145 @@ const metricRunsCases = {
   },
 };
 Object.assign(cases, metricRunsCases);
+// The sweep and lineage pages' cases (docs/ui.md, "A sweep's table and chart", "A stage's
+// lineage").
+// Six synthetic trainers under `early_stop: asha` (rungs 1 and 2, eta 2), as in
+// tests/integration/sweep_test.cc: each takes every CPU of the agent, so they run one after
+// another in file order and the verdicts are known: b and e stop at rung 1, d at rung 2; a, c
+// and f run their 8 steps.
+const SWEEP_TRAINER = [
+  "case $0 in",
+  "  a) curve='1.0 0.8 0.5';; b) curve='2.0 1.9 1.8';; c) curve='0.9 0.7 0.4';;",
+  "  d) curve='0.95 0.9 0.85';; e) curve='3.0 2.9 2.8';; f) curve='0.5 0.75 0.3';;",
+  "esac",
+  "step=0",
+  "for v in $curve; do",
+  "  step=$((step + 1))",
+  `  echo "{\\"metric\\": {\\"name\\": \\"loss\\", \\"value\\": $v, \\"step\\": $step}}" >> "$LONGHAUL_EVENTS"`,
+  "  sleep 0.1",
+  "done",
+  "while [ $step -lt 8 ]; do",
+  "  step=$((step + 1))",
+  `  echo "{\\"metric\\": {\\"name\\": \\"loss\\", \\"value\\": $v, \\"step\\": $step}}" >> "$LONGHAUL_EVENTS"`,
+  "  sleep 0.1",
+  "done",
+].join("\n");
+
+async function sweepWorkflow() {
+  const { agents } = await cluster.api("/agents");
+  const cpus = agents.find((a) => a.id === cluster.agentId).total.cpus;
+  const p = path.join(tmp, "sweep-asha.yaml");
+  writeFileSync(p, `name: ui-sweep
+stages:
+  train:
+    foreach: [a, b, c, d, e, f]
+    resources: {cpus: ${cpus}, memory: 32M}
+    grace: 2s
+    early_stop: {metric: loss, mode: min, rule: asha, rungs: [1, 2], eta: 2}
+    run: [/bin/sh, -c, ${JSON.stringify(SWEEP_TRAINER)}, "\${item}"]
+  report:
+    needs: [train]
+    run: [/bin/sh, -c, "echo report"]
+`);
+  return p;
+}
+
+const sweepCases = {
+  // The run page links to the sweep; its table has one row per item with its state (the stop
+  // reason on hover), sorts by a column, and its chart marks each stop at its rung.
+  async sweep_view() {
+    const id = cluster.submit(await sweepWorkflow());
+    await cluster.waitRun(id, /SUCCEEDED|FAILED|CANCELLED/);
+    await open(`/runs/${id}`);
+    // The graph's sweep node links to it too; so does an item's page.
+    await page.locator('svg.dag a[data-sweep-link="train"]').waitFor({ timeout: T });
+    await open(`/runs/${id}/stages/train-d`);
+    await textMatches(page.locator('[data-testid="item-sweep-link"]'), /sweep train \(6 items\)/);
+    await open(`/runs/${id}`);
+    await page.locator('[data-testid="sweep-links"] a[data-sweep="train"]').click();
+    await page.waitForURL(new RegExp(`#/runs/${id}/sweeps/train$`), { timeout: T });
+    const table = page.locator('[data-testid="sweep-table"]');
+    await table.locator('tr[data-item="train-f"]').waitFor({ timeout: T });
+    const states = { a: "succeeded", b: "stopped early", c: "succeeded", d: "stopped early",
+      e: "stopped early", f: "succeeded" };
+    const rows = await table.locator("tbody tr").evaluateAll((rs) => rs.map((r) => [r.dataset.item, r.dataset.status]));
+    check(JSON.stringify(rows) === JSON.stringify(Object.entries(states).map(([k, v]) => [`train-${k}`, v])),
+      `rows: ${JSON.stringify(rows)}`);
+    const reason = await table.locator('tr[data-item="train-d"] td[data-col="status"]').getAttribute("title");
+    check(/^rung 2 \(step 2\): loss 0\.9 is not among the best 2 of 3 items there/.test(reason ?? ""), `reason: ${reason}`);
+    await textMatches(table.locator('tr[data-item="train-d"] td[data-col="best"]'), /^0\.9$/);
+    await textMatches(table.locator('tr[data-item="train-a"] td[data-col="steps"]'), /^8$/);
+    await textMatches(page.locator('[data-testid="sweep-summary"]'), /6 items; loss, min is best; early_stop: asha on loss at steps 1, 2; 3 stopped early/);
+
+    // Sorted by best: the finishers by their best loss, then the stopped ones; in the URL.
+    await page.locator('th button[data-sort="best"]').click();
+    const byBest = "train-f,train-c,train-a,train-d,train-b,train-e";
+    let order = "";
+    await waitFor(async () => {
+      order = (await table.locator("tbody tr").evaluateAll((rs) => rs.map((r) => r.dataset.item))).join();
+      return order === byBest;
+    }, T, `sorted by best: ${order}`);
+    await page.waitForURL(/sort=best/, { timeout: T });
+
+    // The chart: a vertical line per rung, each stop marked on its item's series at its rung.
+    const chart = page.locator('[data-testid="sweep-chart"]');
+    for (const [item, step] of [["train-b", 1], ["train-e", 1], ["train-d", 2]]) {
+      const mark = chart.locator(`g[data-stop="${item}"]`);
+      await mark.waitFor({ timeout: T });
+      check(await mark.getAttribute("data-step") === String(step), `${item} marked at step ${await mark.getAttribute("data-step")}`);
+      const m = await mark.boundingBox();
+      const r = await chart.locator(`g[data-rung="${step}"] line`).boundingBox();
+      check(Math.abs(m.x + m.width / 2 - (r.x + r.width / 2)) < 1.5,
+        `${item}'s mark at x ${m.x + m.width / 2}, rung ${step} at ${r.x + r.width / 2}`);
+      check(await chart.locator(`path[data-series="${item}"][data-state="stopped"]`).count() === 1, `${item} is not drawn as stopped`);
+    }
+    for (const item of ["train-a", "train-c", "train-f"]) {
+      check(await chart.locator(`g[data-stop="${item}"]`).count() === 0, `${item} marked as stopped`);
+      check(await chart.locator(`path[data-series="${item}"][data-state="survivor"]`).count() === 1, `${item} is not drawn as a survivor`);
+    }
+    await shot("sweep");
+
+    // `longhaul show --sweep` prints the same answer (one implementation, on the server).
+    const cli = JSON.parse(cluster.cli(["--json", "show", String(id), "--sweep", "train"]));
+    check(cli.items.map((i) => `${i.stage}:${i.status}`).join() ===
+      Object.entries(states).map(([k, v]) => `train-${k}:${v.replace(" ", "_")}`).join(),
+      `the CLI's items: ${JSON.stringify(cli.items.map((i) => i.status))}`);
+    check(cli.items.find((i) => i.stage === "train-d").stopped_at_step === 2, "the CLI's stop step of train-d");
+  },
+
+  // A pivot reuses prep: the first run's prep was used by its greet and reused by the pivot,
+  // which made its greet from it; the pivot's greet's lineage says its input came from the
+  // first run.
+  async lineage_view() {
+    const first = cluster.submit(wf.pivotable, ["--no-cache"]);
+    await cluster.waitRun(first, /SUCCEEDED/);
+    const piv = await cluster.api(`/runs/${first}/pivot`, { params: { greeting: "hej" } });
+    const second = Number(piv.run.id);
+    await cluster.waitRun(second, /SUCCEEDED/);
+    await open(`/runs/${first}/stages/prep`);
+    await page.locator('[data-testid="lineage-link"]').click();
+    await page.waitForURL(new RegExp(`#/runs/${first}/lineage/prep$`), { timeout: T });
+    const made = page.locator('[data-testid="lineage-made-by"]');
+    await made.waitFor({ timeout: T });
+    check(await made.getAttribute("data-how") === "fresh" && await made.getAttribute("data-run") === String(first),
+      `made by: ${await made.textContent()}`);
+    const used = page.locator('[data-testid="lineage-used-by"]');
+    await used.locator(`li[data-use="${first}/greet"]`).waitFor({ timeout: T });
+    const reuse = used.locator(`li[data-use="${second}/prep"]`);
+    await reuse.waitFor({ timeout: T });
+    check(await reuse.getAttribute("data-how") === "reused this result", `how: ${await reuse.getAttribute("data-how")}`);
+    const greet = reuse.locator(`li[data-produced="${second}/greet"]`);
+    await greet.waitFor({ timeout: T });
+    await shot("lineage");
+    await greet.locator(`a[data-lineage-link="${second}/greet"]`).click();
+    await page.waitForURL(new RegExp(`#/runs/${second}/lineage/greet$`), { timeout: T });
+    const input = page.locator('[data-testid="lineage-inputs"] li[data-input="prep"]');
+    await input.waitFor({ timeout: T });
+    check(await input.getAttribute("data-how") === "reused" && await input.getAttribute("data-run") === String(first),
+      `greet's input: ${await input.textContent()}`);
+  },
+};
+Object.assign(cases, sweepCases);
 
 async function main() {
   await cluster.start();
@@ -1498,6 +1637,7 @@ async function main() {
     "timeline_retry", "timeline_critical_path", "timeline_service", "timeline_live", "timeline_big",
     "url_state",
     "metric_series", "compare_hundred",
+    "sweep_view", "lineage_view",
     "no_csp_violation"];
   for (const name of order) {
     if (ONLY.length && !ONLY.includes(name)) continue;

@@ -12,6 +12,8 @@ import { RunsView } from "./views/RunsView";
 import { RunView } from "./views/RunView";
 import { StageView } from "./views/StagePanel";
 import { PivotView } from "./views/PivotView";
+import { SweepView } from "./views/SweepView";
+import { LineageView } from "./views/LineageView";
 import { CompareView } from "./views/CompareView";
 import { MetricRunsView } from "./views/MetricRunsView";
 import { AgentsView } from "./views/AgentsView";
@@ -42,7 +44,7 @@ function ZoneToggle() {
 
 function Nav({ route }: { route: Route }) {
   const at = (v: string) => (route.view === v ? "active" : "");
-  const runsActive = ["runs", "run", "stage", "pivot"].includes(route.view) ? "active" : "";
+  const runsActive = ["runs", "run", "stage", "pivot", "sweep", "lineage"].includes(route.view) ? "active" : "";
   return (
     <header class="top">
       <a class="brand" href="#/runs">longhaul</a>
@@ -66,6 +68,10 @@ function View({ route }: { route: Route }) {
     case "run": return <RunView key={route.run} id={route.run} initial={route.state} />;
     case "stage": return <StageView runId={route.run} stage={route.stage} log={route.log} />;
     case "pivot": return <PivotView id={route.run} />;
+    case "sweep":
+      return <SweepView key={`${route.run}/${route.sweep}`} runId={route.run} sweep={route.sweep}
+                        state={route.state} />;
+    case "lineage": return <LineageView runId={route.run} stage={route.stage} />;
     case "compare": return <CompareView ids={route.runs} query={route.query} />;
     case "metrics": return <MetricRunsView query={route.query} />;
     case "agents": return <AgentsView />;

@@ -3,12 +3,12 @@
 import {
   toAgent, toAttempt, toAuditEntry, toGpu, toListRuns, toMetricPage, toMetricSeriesResponse, toRun,
   toStage, toStageGpus,
-  toSubmitResponse,
+  toSubmitResponse, toSweep, toLineage,
 } from "./convert";
 import type {
   AgentInfo, Attempt, AuditEntry, GpuInfo, ListRunsResponse, LogChunk, LogSearchResult, MetricPage,
   MetricSeriesResponse,
-  PivotRequest,
+  PivotRequest, Sweep, Lineage,
   Run, Stage, StageGpus, SubmitRunResponse,
 } from "./types";
 import { noteRequest, noteUnauthenticated } from "./connection";
@@ -255,4 +255,16 @@ export async function login(token: string): Promise<void> {
     body: JSON.stringify({ token }),
   });
   noteUnauthenticated(false);
+}
+
+/** A foreach stage of a run as a sweep, with each item's values of `metric` by step. */
+export async function getSweep(run: number, stage: string, metric = ""): Promise<Sweep> {
+  const q = new URLSearchParams({ series: "1" });
+  if (metric) q.set("metric", metric);
+  return toSweep(await getJson(`/runs/${run}/sweeps/${encodeURIComponent(stage)}?${q}`));
+}
+
+/** Where a stage's result came from and which stages and later runs used it. */
+export async function getLineage(run: number, stage: string): Promise<Lineage> {
+  return toLineage(await getJson(`${stagePath(run, stage)}/lineage`));
 }

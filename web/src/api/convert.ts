@@ -6,7 +6,7 @@ import type {
   AgentInfo, Artifact, Attempt, AttemptEnvironment, AttemptGpuSeries, AuditEntry, GpuHealth, GpuInfo, GpuPoint,
   GpuReading, GpuUsage, ListRunsResponse, Metric, PlanEntry, Progress, Resources, Run,
   RunUpdate, SourceState, Stage, StageGpus, SubmitRunResponse, MetricPage, MetricSeries,
-  MetricSeriesResponse,
+  MetricSeriesResponse, Sweep, SweepItem, Lineage, LineageOrigin,
 } from "./types";
 
 type Json = Record<string, any>;
@@ -131,6 +131,7 @@ export const toRunUpdate = (j: Json): RunUpdate => ({
   run: toRun(j.run ?? {}), snapshot: !!j.snapshot,
 });
 
+
 /** An optional (proto3 `optional`) number: null when the server left it out. */
 const optNum = (v: unknown): number | null => (v === undefined || v === null ? null : num(v));
 
@@ -254,3 +255,60 @@ export const toMetricSeries = (j: Json): MetricSeries => ({
 export const toMetricSeriesResponse = (j: Json): MetricSeriesResponse => ({
   metric: str(j.metric), points: num(j.points), series: arr(j.series, toMetricSeries),
 });
+
+function toSweepItem(j: Json): SweepItem {
+  return {
+    stage: str(j.stage),
+    params: arr(j.params, (p) => ({ key: str(p.key), value: str(p.value) })),
+    absent: j.absent === true,
+    status: (str(j.status) || "STAGE_STATUS_UNSPECIFIED") as Stage["status"],
+    reason: str(j.reason),
+    final: optNum(j.final),
+    best: optNum(j.best),
+    steps: optNum(j.steps),
+    wall_seconds: num(j.wall_seconds),
+    gpu_hours: num(j.gpu_hours),
+    started_at_ms: num(j.started_at_ms),
+    series: arr(j.series, (p) => ({ step: num(p.step), value: num(p.value) })),
+    stopped_at_step: optNum(j.stopped_at_step),
+    stopped_value: optNum(j.stopped_value),
+  };
+}
+
+export function toSweep(j: Json): Sweep {
+  const es = j.early_stop as Json | undefined;
+  return {
+    run_id: num(j.run_id),
+    sweep: str(j.sweep),
+    metric: str(j.metric),
+    maximize: j.maximize === true,
+    keys: arr(j.keys, (k) => str(k)),
+    items: arr(j.items, toSweepItem),
+    early_stop: es ? {
+      rule: str(es.rule), metric: str(es.metric), rungs: arr(es.rungs, (r) => num(r)),
+      eta: num(es.eta), min_items: num(es.min_items),
+    } : null,
+    metrics: arr(j.metrics, (m) => str(m)),
+  };
+}
+
+function toLineageOrigin(j: Json | undefined): LineageOrigin {
+  return { run_id: num(j?.run_id), stage: str(j?.stage), attempt: num(j?.attempt), how: str(j?.how) };
+}
+
+export function toLineage(j: Json): Lineage {
+  return {
+    run_id: num(j.run_id),
+    stage: str(j.stage),
+    status: str(j.status) as Stage["status"],
+    workflow_name: str(j.workflow_name),
+    made_by: toLineageOrigin(j.made_by),
+    inputs: arr(j.inputs, (i) => ({ needs: str(i.needs), made_by: toLineageOrigin(i.made_by) })),
+    used_by: arr(j.used_by, (u) => ({
+      run_id: num(u.run_id), stage: str(u.stage), how: str(u.how),
+      status: str(u.status) as Stage["status"], produced: arr(u.produced, (p) => str(p)),
+    })),
+    runs_looked_at: num(j.runs_looked_at),
+    more_runs: j.more_runs === true,
+  };
+}

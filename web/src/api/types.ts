@@ -180,3 +180,46 @@ export interface MetricSeries {
 }
 
 export interface MetricSeriesResponse { metric: string; points: number; series: MetricSeries[] }
+/** A foreach stage of a run as a sweep (GET /runs/{id}/sweeps/{stage}, docs/http-api.md). */
+export interface SweepItem {
+  stage: string;
+  params: Array<{ key: string; value: string }>;
+  absent: boolean; // not in the run
+  status: StageStatus;
+  reason: string;
+  final: number | null;
+  best: number | null;
+  steps: number | null;
+  wall_seconds: number;
+  gpu_hours: number;
+  started_at_ms: number;
+  series: Array<{ step: number; value: number }>;
+  /** Stopped by the early_stop rule: the step (asha: the rung) and its value there. */
+  stopped_at_step: number | null;
+  stopped_value: number | null;
+}
+
+export interface Sweep {
+  run_id: number;
+  sweep: string;
+  metric: string;
+  maximize: boolean;
+  keys: string[];
+  items: SweepItem[];
+  early_stop: { rule: string; metric: string; rungs: number[]; eta: number; min_items: number } | null;
+  metrics: string[];
+}
+
+/** Where a stage's result came from and where it went (GET .../stages/{stage}/lineage). */
+export interface LineageOrigin { run_id: number; stage: string; attempt: number; how: string }
+export interface Lineage {
+  run_id: number;
+  stage: string;
+  status: StageStatus;
+  workflow_name: string;
+  made_by: LineageOrigin;
+  inputs: Array<{ needs: string; made_by: LineageOrigin }>;
+  used_by: Array<{ run_id: number; stage: string; how: string; status: StageStatus; produced: string[] }>;
+  runs_looked_at: number;
+  more_runs: boolean;
+}

@@ -86,3 +86,15 @@ describe("metrics page", () => {
     expect(parseMetricsPage(new URLSearchParams("runs=x,-1&last=0"))).toEqual({});
   });
 });
+
+describe("sweep and lineage pages", () => {
+  it("round-trips a sweep's metric and sort, and a stage's lineage", () => {
+    const h = href.sweep(12, "train", { metric: "acc", sort: "param:lr", desc: true });
+    expect(h).toBe("#/runs/12/sweeps/train?metric=acc&sort=param%3Alr&desc=1");
+    expect(parseRoute(h)).toEqual({
+      view: "sweep", run: 12, sweep: "train", state: { metric: "acc", sort: "param:lr", desc: true },
+    });
+    expect(parseRoute(href.sweep(12, "train"))).toEqual({ view: "sweep", run: 12, sweep: "train", state: {} });
+    expect(parseRoute(href.lineage(3, "a b"))).toEqual({ view: "lineage", run: 3, stage: "a b" });
+  });
+});

@@ -74,6 +74,32 @@ function runQuery(st: RunViewState): string {
   return s ? `?${s}` : "";
 }
 
+/** The sweep page: the metric shown and the table's order (absent: early_stop's, file order). */
+export interface SweepViewState {
+  metric?: string;
+  sort?: string; // a column: item, status, final, best, steps, wall, gpu-hours, param:KEY
+  desc?: boolean;
+}
+
+export function parseSweepViewState(query: URLSearchParams): SweepViewState {
+  const st: SweepViewState = {};
+  const metric = query.get("metric");
+  if (metric) st.metric = metric;
+  const sort = query.get("sort");
+  if (sort) st.sort = sort;
+  if (query.get("desc") === "1") st.desc = true;
+  return st;
+}
+
+function sweepQuery(st: SweepViewState): string {
+  const q = new URLSearchParams();
+  if (st.metric) q.set("metric", st.metric);
+  if (st.sort) q.set("sort", st.sort);
+  if (st.desc) q.set("desc", "1");
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
 /** The runs page's cursors (the pages before this one's, oldest first): `cursor=` repeated. */
 export function parseRunsCursors(query: URLSearchParams): string[] {
   return ["", ...query.getAll("cursor").filter(Boolean)];
@@ -119,6 +145,8 @@ export type Route =
   | { view: "run"; run: number; state: RunViewState }
   | { view: "stage"; run: number; stage: string; log: LogLocation }
   | { view: "pivot"; run: number }
+  | { view: "sweep"; run: number; sweep: string; state: SweepViewState }
+  | { view: "lineage"; run: number; stage: string }
   | { view: "compare"; runs: number[]; query: URLSearchParams }
   | { view: "metrics"; query: URLSearchParams }
   | { view: "agents" }
@@ -137,6 +165,10 @@ export function parseRoute(hash: string): Route {
     const run = Number(parts[1]);
     if (parts.length === 2) return { view: "run", run, state: parseRunViewState(query) };
     if (parts.length === 3 && parts[2] === "pivot") return { view: "pivot", run };
+    if (parts.length === 4 && parts[2] === "sweeps") {
+      return { view: "sweep", run, sweep: parts[3], state: parseSweepViewState(query) };
+    }
+    if (parts.length === 4 && parts[2] === "lineage") return { view: "lineage", run, stage: parts[3] };
     if (parts.length === 4 && parts[2] === "stages") {
       return { view: "stage", run, stage: parts[3], log: parseLogLocation(query) };
     }
@@ -158,6 +190,9 @@ export const href = {
   stage: (id: number, stage: string, log: LogLocation = {}) =>
     `#/runs/${id}/stages/${encodeURIComponent(stage)}${logQuery(log)}`,
   pivot: (id: number) => `#/runs/${id}/pivot`,
+  sweep: (id: number, sweep: string, st: SweepViewState = {}) =>
+    `#/runs/${id}/sweeps/${encodeURIComponent(sweep)}${sweepQuery(st)}`,
+  lineage: (id: number, stage: string) => `#/runs/${id}/lineage/${encodeURIComponent(stage)}`,
   compare: (ids: number[], opts: { all?: boolean; metric?: string[] } = {}) => {
     const q = new URLSearchParams();
     q.set("runs", ids.join(","));

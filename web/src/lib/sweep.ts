@@ -134,6 +134,12 @@ export class ShapeMemo<T> {
   }
 }
 
+/** The sweeps of a run's stages, found again only when the graph's shape changes. */
+const sweepsMemo = new ShapeMemo((stages) => sweepGroups(stages));
+export function runSweeps(stages: readonly DagInput[]): SweepGroup[] {
+  return sweepsMemo.get(stages);
+}
+
 /** A stage as the search and status filter see it. */
 export interface Searchable {
   name: string;

@@ -243,7 +243,7 @@ export function DagView({ runId, stages, selected, query = "", state = "", maxHe
                 const hits = filtered ? g.members.filter((m) => { const s = byName.get(m); return s && matches(s); }).length : 0;
                 const sel = !!selected && shape.groupOf.get(selected) === g;
                 return (
-                  <GroupNode key={n.name} n={n} g={g} counts={counts} hits={hits} filtered={filtered}
+                  <GroupNode key={n.name} runId={runId} n={n} g={g} counts={counts} hits={hits} filtered={filtered}
                              selected={sel} withText={withText}
                              onOpen={() => !dragged.current && toggle(g.id)} />
                 );
@@ -277,8 +277,8 @@ export function DagView({ runId, stages, selected, query = "", state = "", maxHe
 }
 
 /** A collapsed sweep: its name, item count, counts by state as text and as a stacked strip. */
-function GroupNode({ n, g, counts, hits, filtered, selected, withText, onOpen }: {
-  n: NodeBox; g: SweepGroup; counts: Record<string, number>; hits: number; filtered: boolean;
+function GroupNode({ runId, n, g, counts, hits, filtered, selected, withText, onOpen }: {
+  runId: number; n: NodeBox; g: SweepGroup; counts: Record<string, number>; hits: number; filtered: boolean;
   selected: boolean; withText: boolean; onOpen: () => void;
 }) {
   const total = g.members.length;
@@ -302,7 +302,14 @@ function GroupNode({ n, g, counts, hits, filtered, selected, withText, onOpen }:
       <rect width={G.nodeWidth} height={G.nodeHeight} rx="7" class="box" />
       <rect width="5" height={G.nodeHeight} rx="2" class="stripe" />
       {segs}
-      {withText && <text x="14" y="17" class="name">{clip(`${g.base} ×${total.toLocaleString("en-US")}`)}</text>}
+      {withText && <text x="14" y="17" class="name">{clip(`${g.base} ×${total.toLocaleString("en-US")}`, 16)}</text>}
+      {withText && (
+        <a href={href.sweep(runId, g.base)} data-sweep-link={g.base} onClick={(e) => e.stopPropagation()}
+           onPointerDown={(e) => e.stopPropagation()}>
+          <title>{`the items of ${g.base} as one table and chart`}</title>
+          <text x={G.nodeWidth - 8} y="17" class="kind sweep-open" text-anchor="end">↗</text>
+        </a>
+      )}
       {withText && <text x="14" y="32" class="sub group-sub">{clip(filtered ? `${hits.toLocaleString("en-US")} match` : countsText(counts, GROUP_COUNT_ORDER), 25)}</text>}
     </g>
   );

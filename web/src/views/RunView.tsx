@@ -7,7 +7,7 @@ import { idleText } from "../lib/compare";
 import { elapsedMs, formatDuration, formatGpuHours } from "../lib/format";
 import { href, replaceHash, type RunViewState } from "../lib/router";
 import { COUNT_ORDER, isRetryable, isTerminalRun, stateName } from "../lib/status";
-import { filtering, stageMatches } from "../lib/sweep";
+import { filtering, runSweeps, stageMatches } from "../lib/sweep";
 import { LARGE_RUN_STAGES } from "../lib/virtual";
 import { lastEnvironment, sourceText } from "../lib/provenance";
 import { useResource } from "../store/resource";
@@ -112,6 +112,7 @@ function Stages({ run, initial }: { run: Run; initial: RunViewState }) {
     const i = focused ? shown.findIndex((s) => s.name === focused) : -1;
     setFocused(shown[(i + 1) % shown.length].name);
   };
+  const sweeps = runSweeps(run.stages);
   const graph = <DagView runId={run.id} stages={run.stages} query={query} state={state} selected={focused} />;
   const table = <StageTable runId={run.id} stages={shown} virtual={large} focused={focused} />;
   return (
@@ -146,6 +147,17 @@ function Stages({ run, initial }: { run: Run; initial: RunViewState }) {
         {pending > 0 && <span class="muted small" data-testid="stages-loading">loading {pending.toLocaleString("en-US")} more…</span>}
         {focused && <a href={href.stage(run.id, focused)} data-testid="open-selected">open</a>}
       </div>
+      {sweeps.length > 0 && (
+        <div class="sweep-links small" data-testid="sweep-links">
+          sweeps:{" "}
+          {sweeps.map((g) => (
+            <a key={g.id} href={href.sweep(run.id, g.base)} data-sweep={g.base}
+               title={`the ${g.members.length} items of ${g.base} as one table and chart`}>
+              {g.base} ×{g.members.length.toLocaleString("en-US")}
+            </a>
+          ))}
+        </div>
+      )}
       {tab === "timeline" ? <TimelineView run={run} stages={shown} />
         : large ? (tab === "table" ? table : graph) : <>{graph}{table}</>}
     </Section>

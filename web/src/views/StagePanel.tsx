@@ -8,6 +8,7 @@ import {
 } from "../lib/format";
 import { href, navigate, type LogLocation } from "../lib/router";
 import { isActiveStage, isRetryable, isTerminalStage, messageLevel, stateName } from "../lib/status";
+import { runSweeps } from "../lib/sweep";
 import { useResource } from "../store/resource";
 import { ConfirmButton } from "./Actions";
 import { Ago, Badge, Clock, Empty, KeyValues, NotFound, ProgressBar, Section } from "./common";
@@ -112,11 +113,18 @@ export function StageView({ runId, stage, log }: { runId: number; stage: string;
                      back={href.run(runId)} backLabel={`← Run ${runId}`} />;
   }
   const outputs = Object.entries(s.outputs);
+  const sweep = runSweeps(run.stages).find((g) => g.members.includes(stage));
   return (
     <div>
       <RunHeader run={run} crumb={stage} state={s.status} />
       <div class="toolbar">
         <span class="muted">stage of run {runId} ({run.workflow_name}) · run <Badge state={run.status} /></span>
+        <a href={href.lineage(runId, stage)} data-testid="lineage-link">lineage</a>
+        {sweep && (
+          <a href={href.sweep(runId, sweep.base)} data-testid="item-sweep-link">
+            sweep {sweep.base} ({sweep.members.length} items)
+          </a>
+        )}
         {isRetryable(s.status) && (
           <ConfirmButton label="Retry this stage" confirm={`Retry ${stage}?`} runId={runId}
                          testId="retry-stage" onConfirm={() => retry(runId, stage)} />
