@@ -12,10 +12,9 @@
 namespace longhaul::scheduler {
 namespace {
 
-using Rule = workflow::EarlyStopSpec::Rule;
-
 // The early_stop rule of each foreach stage that has one, by the stage's name as written.
-std::map<std::string, const workflow::EarlyStopSpec*> RulesOf(const workflow::Workflow& wf) {
+std::map<std::string, const workflow::EarlyStopSpec*> EarlyStopRulesOf(
+    const workflow::Workflow& wf) {
   std::map<std::string, const workflow::EarlyStopSpec*> out;
   for (const workflow::StageSpec& spec : wf.stages) {
     if (spec.early_stop) out.emplace(spec.early_stop->sweep, spec.early_stop.get());
@@ -23,12 +22,12 @@ std::map<std::string, const workflow::EarlyStopSpec*> RulesOf(const workflow::Wo
   return out;
 }
 
-bool EndedWithValues(v1::StageStatus st) {
+bool RejudgeEndedWithValues(v1::StageStatus st) {
   return st == v1::STAGE_SUCCEEDED || st == v1::STAGE_CACHED || st == v1::STAGE_STOPPED_EARLY;
 }
 
 // One sweep whose rule changed: the items judged again, by plan index.
-struct RejudgedItem {
+struct RejudgedSweepItem {
   size_t index = 0;
   const store::StageRow* before = nullptr;  // the reference run's item
   int64_t values_of = 0;                    // the stage whose stored values are its own
@@ -37,11 +36,11 @@ struct RejudgedItem {
 // Judges `items` on `values`; adds to `changed` the items whose state the reference run's
 // reused dependents were not made with: stopped now but finished there, or the other way.
 void JudgeSweepAgain(const workflow::EarlyStopSpec& rule, int64_t reference,
-                     const std::vector<RejudgedItem>& items,
+                     const std::vector<RejudgedSweepItem>& items,
                      const std::vector<store::MetricRow>& values, RunPlan* plan,
                      std::set<std::string>* changed) {
-  std::unordered_map<int64_t, const RejudgedItem*> by_source;
-  for (const RejudgedItem& it : items) by_source[it.values_of] = &it;
+  std::unordered_map<int64_t, const RejudgedSweepItem*> by_source;
+  for (const RejudgedSweepItem& it : items) by_source[it.values_of] = &it;
   SweepJudge judge(rule);
   std::map<size_t, EarlyStopVerdict> stopped;  // plan index -> the verdict
   for (const store::MetricRow& m : values) {
@@ -51,7 +50,7 @@ void JudgeSweepAgain(const workflow::EarlyStopSpec& rule, int64_t reference,
     std::optional<EarlyStopVerdict> verdict = judge.Observe(name, *m.step, m.value);
     if (verdict) stopped.emplace(it->second->index, std::move(*verdict));
   }
-  for (const RejudgedItem& it : items) {
+  for (const RejudgedSweepItem& it : items) {
     StagePlan& sp = plan->stages[it.index];
     sp.judged_from = it.values_of;
     auto verdict = stopped.find(it.index);
@@ -104,19 +103,20 @@ bool SameEarlyStopRule(const workflow::EarlyStopSpec& a, const workflow::EarlySt
   if (a.metric != b.metric || a.maximize != b.maximize || a.rule != b.rule || a.rungs != b.rungs) {
     return false;
   }
-  return a.rule == Rule::kAsha ? a.eta == b.eta : a.min_items == b.min_items;
+  return a.rule == workflow::EarlyStopSpec::Rule::kAsha ? a.eta == b.eta
+                                                        : a.min_items == b.min_items;
 }
 
 Status RejudgeSweeps(store::SqliteStore* store, const workflow::Workflow& wf, RunPlan* plan) {
   if (!plan->reference_run) return OkStatus();
-  std::map<std::string, const workflow::EarlyStopSpec*> rules = RulesOf(wf);
+  std::map<std::string, const workflow::EarlyStopSpec*> rules = EarlyStopRulesOf(wf);
   if (rules.empty()) return OkStatus();
   int64_t reference = *plan->reference_run;
   ASSIGN_OR_RETURN(store::SqliteStore::RunSource source, store->GetRunSource(reference));
   Result<workflow::Workflow> before_wf =
       workflow::ParseWorkflow(source.workflow_text, source.workflow_path);
   if (!before_wf.ok()) return OkStatus();  // nothing to compare with
-  std::map<std::string, const workflow::EarlyStopSpec*> before_rules = RulesOf(*before_wf);
+  std::map<std::string, const workflow::EarlyStopSpec*> before_rules = EarlyStopRulesOf(*before_wf);
   std::vector<const workflow::EarlyStopSpec*> new_rules;
   for (const auto& [sweep, rule] : rules) {
     auto old = before_rules.find(sweep);
@@ -130,13 +130,13 @@ Status RejudgeSweeps(store::SqliteStore* store, const workflow::Workflow& wf, Ru
   std::unordered_map<std::string_view, const store::StageRow*> before;
   for (const store::StageRow& row : before_rows) before.emplace(row.name, &row);
   for (const workflow::EarlyStopSpec* rule : new_rules) {
-    std::vector<RejudgedItem> items;
+    std::vector<RejudgedSweepItem> items;
     std::vector<int64_t> sources;
     for (size_t i = 0; i < wf.stages.size(); ++i) {
       const workflow::StageSpec& spec = wf.stages[i];
       if (!spec.early_stop || spec.early_stop->sweep != rule->sweep) continue;
       auto old = before.find(spec.name);
-      if (old == before.end() || !EndedWithValues(old->second->status) ||
+      if (old == before.end() || !RejudgeEndedWithValues(old->second->status) ||
           old->second->cache_key.view() != plan->stages[i].fingerprint.key) {
         continue;
       }
