@@ -128,6 +128,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
                     ->Exec("DROP TABLE run_sources; DROP TABLE attempt_environments; "
                            "DROP TABLE agent_engine_versions")
                     .ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
     for (const char* column : {"stage_counts_json", "gpu_ms_ended", "gpus_running",
@@ -460,6 +461,7 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
                     ->Exec("DROP TABLE run_sources; DROP TABLE attempt_environments; "
                            "DROP TABLE agent_engine_versions")
                     .ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=11").ok());
   }
   Reopen();
