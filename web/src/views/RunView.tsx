@@ -32,7 +32,9 @@ function useGpuUsage(run: Run): GpuUsage | null {
  * asked again as stages end while the run is live.
  */
 function useEarlyStopSaving(run: Run): EarlyStopSaving | null {
-  const stopped = run.stage_counts.stopped_early ?? 0;
+  // The watch's run has no stage_counts: its stages say it then.
+  const stopped = run.stage_counts.stopped_early
+    ?? run.stages.filter((s) => s.status === "STAGE_STOPPED_EARLY").length;
   const ask = run.early_stop_saving === null && stopped > 0;
   const res = useResource<Run>(ask ? `early-stop-saving:${run.id}:${stopped}` : null,
                                () => getRunTotals(run.id), isTerminalRun(run.status) ? 0 : 60_000);
