@@ -31,35 +31,25 @@ stages:
 
 constexpr char kRule1[] = "{metric: loss, rule: asha, rungs: [1], eta: 2}";
 
-std::string Loss(int step, double value) {
-  return StrCat(R"({"metric": {"name": "loss", "value": )", value, R"(, "step": )", step, "}}");
-}
-
 class SweepRejudgeTest : public SchedulerTest {
  protected:
-  std::map<std::string, int64_t> StartedIds() {
-    std::map<std::string, int64_t> out;
-    for (const v1::StartAttempt& s : TakeStarts()) out[s.stage()] = s.attempt_id();
-    return out;
-  }
-
   // Run 1 as the file comment says, to its end.
   int64_t RunFirst() {
     n1_ = Connect("n1", /*cpus=*/8);
     int64_t run = Submit(RejudgeSweep(kRule1));
-    std::map<std::string, int64_t> ids = StartedIds();
+    std::map<std::string, int64_t> ids = TakeStartedIds();
     for (const auto& [stage, id] : ids) Started(n1_, id);
-    Events(n1_, ids["train-a"], {Loss(1, 1.0)});
-    Events(n1_, ids["train-b"], {Loss(1, 2.0)});
-    Events(n1_, ids["train-c"], {Loss(1, 0.5)});
-    Events(n1_, ids["train-d"], {Loss(1, 1.5)});
-    Events(n1_, ids["train-a"], {Loss(2, 0.8)}, 2);
-    Events(n1_, ids["train-c"], {Loss(2, 0.4)}, 2);
+    Events(n1_, ids["train-a"], {MetricAtStep("loss", 1, 1.0)});
+    Events(n1_, ids["train-b"], {MetricAtStep("loss", 1, 2.0)});
+    Events(n1_, ids["train-c"], {MetricAtStep("loss", 1, 0.5)});
+    Events(n1_, ids["train-d"], {MetricAtStep("loss", 1, 1.5)});
+    Events(n1_, ids["train-a"], {MetricAtStep("loss", 2, 0.8)}, 2);
+    Events(n1_, ids["train-c"], {MetricAtStep("loss", 2, 0.4)}, 2);
     Exit(n1_, ids["train-b"], 0, 15);
     Exit(n1_, ids["train-d"], 0, 15);
     Exit(n1_, ids["train-a"], 0);
     Exit(n1_, ids["train-c"], 0);
-    for (const auto& [stage, id] : StartedIds()) Exit(n1_, id, 0);
+    for (const auto& [stage, id] : TakeStartedIds()) Exit(n1_, id, 0);
     EXPECT_EQ(GetRun(run).status(), v1::RUN_SUCCEEDED);
     EXPECT_EQ(GetStage(run, "train-b").status(), v1::STAGE_STOPPED_EARLY);
     EXPECT_EQ(GetStage(run, "train-d").status(), v1::STAGE_STOPPED_EARLY);
@@ -74,7 +64,7 @@ TEST_F(SweepRejudgeTest, FlippingTheDirectionStopsAFinishedItemAndResumesTwoStop
   // mode: max, in the stored order: a 1 kept (1st); b 2 kept (best of 2); c 0.5 is 3rd of 3
   // with 2 kept: stopped; d 1.5 is 2nd of 4 with 2 kept: kept.
   int64_t run = Submit(RejudgeSweep("{metric: loss, mode: max, rule: asha, rungs: [1], eta: 2}"));
-  std::map<std::string, int64_t> started = StartedIds();
+  std::map<std::string, int64_t> started = TakeStartedIds();
 
   v1::Stage a = GetStage(run, "train-a");
   EXPECT_EQ(a.status(), v1::STAGE_CACHED);
@@ -112,12 +102,12 @@ TEST_F(SweepRejudgeTest, FlippingTheDirectionStopsAFinishedItemAndResumesTwoStop
   // it is not judged again, and nothing is stopped.
   Started(n1_, started["train-b"]);
   Started(n1_, started["train-d"]);
-  Events(n1_, started["train-b"], {Loss(1, 2.0)});
-  Events(n1_, started["train-d"], {Loss(1, 1.5)});
+  Events(n1_, started["train-b"], {MetricAtStep("loss", 1, 2.0)});
+  Events(n1_, started["train-d"], {MetricAtStep("loss", 1, 1.5)});
   EXPECT_TRUE(TakeCancels().empty());
   Exit(n1_, started["train-b"], 0);
   Exit(n1_, started["train-d"], 0);
-  std::map<std::string, int64_t> next = StartedIds();
+  std::map<std::string, int64_t> next = TakeStartedIds();
   EXPECT_EQ(next.size(), 3u);  // eval-b, eval-d and the report
   ASSERT_TRUE(next.count("eval-b") && next.count("eval-d") && next.count("report"));
   for (const auto& [stage, id] : next) Exit(n1_, id, 0);
@@ -129,7 +119,7 @@ TEST_F(SweepRejudgeTest, AStricterEtaStopsOnlyFromTheStoredValuesAndRunsNothing)
   // eta 4: a 1 kept (1st); b 2 2nd of 2, 1 kept: stopped; c 0.5 best of 3: kept; d 1.5 3rd of
   // 4, 1 kept: stopped. The same two stop, now with the new rule's reasons, and nothing runs.
   int64_t run = Submit(RejudgeSweep("{metric: loss, rule: asha, rungs: [1], eta: 4}"));
-  EXPECT_TRUE(StartedIds().empty());
+  EXPECT_TRUE(TakeStartedIds().empty());
   EXPECT_EQ(GetStage(run, "train-a").status(), v1::STAGE_CACHED);
   EXPECT_EQ(GetStage(run, "train-c").status(), v1::STAGE_CACHED);
   v1::Stage b = GetStage(run, "train-b");
@@ -150,7 +140,7 @@ TEST_F(SweepRejudgeTest, AMedianRuleAtStepTwoJudgesOnlyWhatReachedIt) {
   // once); c then, best 0.4 against a's 0.8: kept. b and d have no value at step 2: not judged,
   // so they run, and the report over the sweep with them. Nothing is stopped.
   int64_t run = Submit(RejudgeSweep("{metric: loss, rule: median, rungs: [2], min_items: 2}"));
-  std::map<std::string, int64_t> started = StartedIds();
+  std::map<std::string, int64_t> started = TakeStartedIds();
   EXPECT_EQ(started.size(), 2u);
   EXPECT_TRUE(started.count("train-b") && started.count("train-d"));
   EXPECT_EQ(GetStage(run, "train-a").plan_reason(),
@@ -167,7 +157,7 @@ TEST_F(SweepRejudgeTest, AMedianRuleAtStepTwoJudgesOnlyWhatReachedIt) {
 TEST_F(SweepRejudgeTest, TheSameRuleJudgesNothingAgain) {
   RunFirst();
   int64_t run = Submit(RejudgeSweep(kRule1));
-  std::map<std::string, int64_t> started = StartedIds();
+  std::map<std::string, int64_t> started = TakeStartedIds();
   // As before this change: the stopped items run again from their start.
   EXPECT_EQ(started.size(), 2u);
   EXPECT_EQ(GetStage(run, "train-b").plan_reason(), "run 1 did not finish it");
@@ -177,7 +167,7 @@ TEST_F(SweepRejudgeTest, TheSameRuleJudgesNothingAgain) {
 TEST_F(SweepRejudgeTest, AfterARestartAResumedItemStillTakesItsStoredValues) {
   RunFirst();
   int64_t run = Submit(RejudgeSweep("{metric: loss, mode: max, rule: asha, rungs: [1], eta: 2}"));
-  std::map<std::string, int64_t> started = StartedIds();
+  std::map<std::string, int64_t> started = TakeStartedIds();
   ASSERT_TRUE(started.count("train-b"));
   Started(n1_, started["train-b"]);
   NewScheduler();
@@ -186,7 +176,7 @@ TEST_F(SweepRejudgeTest, AfterARestartAResumedItemStillTakesItsStoredValues) {
   o.set_running(true);
   n1_ = Connect("n1", 8, 0, {o});
   TakeAll();
-  Events(n1_, started["train-b"], {Loss(1, 2.0)});
+  Events(n1_, started["train-b"], {MetricAtStep("loss", 1, 2.0)});
   EXPECT_TRUE(TakeCancels().empty());
   EXPECT_EQ(GetStage(run, "train-b").status(), v1::STAGE_RUNNING);
 }
