@@ -186,6 +186,7 @@ TEST_F(SweepTest, ANewEtaJudgesTheStoredValuesAndRunsNothing) {
   EXPECT_GT(saving["percent"].get<double>(), 0) << saving;
   EXPECT_LT(saving["percent"].get<double>(), 100) << saving;
   CommandResult show = cluster().Cli({"show", std::to_string(*first)});
+  std::cout << show.out;
   EXPECT_NE(show.out.find("  stopping:  saved ~"), std::string::npos) << show.out;
   EXPECT_NE(show.out.find(" % of the sweep), 3 items stopped early"), std::string::npos)
       << show.out;
@@ -193,6 +194,7 @@ TEST_F(SweepTest, ANewEtaJudgesTheStoredValuesAndRunsNothing) {
   std::string file = cluster().WriteFile("sweep-eta3.yaml", SweepWorkflow("3"));
   CommandResult plan = cluster().Cli({"submit", file, "--dry-run"});
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  std::cout << plan.out;
   for (const char* line :
        {"train-b  stop    stopped by the new rule at rung 1 (step 1): loss 2 is not among the "
         "best 1 of 2 items there (eta 3)",
