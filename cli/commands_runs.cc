@@ -82,6 +82,9 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
   }
   out << '\n';
   if (run.has_gpu_usage()) out << "  gpu use:   " << GpuUsageText(run.gpu_usage()) << '\n';
+  if (run.has_early_stop_saving()) {
+    out << "  stopping:  " << EarlyStopSavingText(run.early_stop_saving()) << '\n';
+  }
 }
 
 // The stages whose GPUs were sampled: what they did (docs/gpus.md, "Telemetry per attempt").

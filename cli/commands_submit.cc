@@ -157,6 +157,12 @@ Status PrintPlanTable(CommandContext& ctx, std::ostream& out, const v1::SubmitRu
   return OkStatus();
 }
 
+// The cost line of the items a changed early_stop rule stops (docs/sweeps.md).
+void PrintPlanStopping(std::ostream& out, const v1::PlanSummary& summary) {
+  if (!summary.has_early_stop_saving()) return;
+  out << "stopping: " << EarlyStopSavingText(summary.early_stop_saving()) << '\n';
+}
+
 }  // namespace
 
 int Validate(CommandContext& ctx, const std::string& file) {
@@ -226,6 +232,7 @@ int Submit(CommandContext& ctx, const SubmitOptions& options) {
                                       return ctx.coordinator->SubmitRun(req);
                                     });
     if (!printed.ok()) return ctx.Fail(printed);
+    PrintPlanStopping(ctx.out(), resp->plan_summary());
     ctx.err() << "dry run: nothing was submitted\n";
   } else {
     // The id alone on stdout, so that RUN=$(longhaul submit f.yaml) works.
@@ -279,6 +286,7 @@ int Pivot(CommandContext& ctx, const PivotOptions& options) {
                << " of stage time, " << FormatGpuHours(summary.saved_gpu_hours())
                << " GPU-hours\n";
     }
+    PrintPlanStopping(plan_out, summary);
     if (options.dry_run) {
       ctx.err() << "dry run: nothing was submitted\n";
     } else {

@@ -153,6 +153,17 @@ std::string FormatGpuHours(double hours) {
   return buf;
 }
 
+std::string EarlyStopSavingText(const v1::EarlyStopSaving& s) {
+  std::string what =
+      s.gpu_hours() > 0
+          ? StrCat(FormatGpuHours(s.gpu_hours()), " GPU-hours")
+          : StrCat(FormatDuration(static_cast<int64_t>(s.wall_seconds() * 1000)), " of stage time");
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%.0f", s.percent());
+  return StrCat("saved ~", what, " (", pct, " % of the sweep), ", s.stopped_items(),
+                s.stopped_items() == 1 ? " item" : " items", " stopped early");
+}
+
 std::string FormatEnergy(double kwh) {
   double wh = kwh * 1000;
   char buf[32];

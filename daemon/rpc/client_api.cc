@@ -9,6 +9,7 @@
 #include "core/log_read.h"
 #include "core/memory.h"
 #include "core/strings.h"
+#include "daemon/rpc/early_stop_saving.h"
 #include "daemon/scheduler/planner.h"
 #include "daemon/workflow/template.h"
 #include "daemon/workflow/workflow.h"
@@ -115,6 +116,9 @@ Result<v1::SubmitRunResponse> ClientApi::PlanAndSubmit(
       e->set_saved_gpu_hours(cost->gpu_hours);
     }
   }
+  ASSIGN_OR_RETURN(std::optional<v1::EarlyStopSaving> stopping,
+                   EarlyStopSavingOfPlan(store_, input->workflow, plan));
+  if (stopping) *summary->mutable_early_stop_saving() = std::move(*stopping);
   if (input->dry_run) return resp;  // nothing to store: the loop is not needed
 
   auto shared_plan = std::make_shared<scheduler::RunPlan>(std::move(plan));
@@ -172,7 +176,12 @@ void ClientApi::CheckReusedArtifacts(scheduler::RunPlan* plan) {
   }
 }
 
-Result<v1::Run> ClientApi::GetRun(const v1::GetRunRequest& req) { return store_->GetRun(req); }
+Result<v1::Run> ClientApi::GetRun(const v1::GetRunRequest& req) {
+  ASSIGN_OR_RETURN(v1::Run run, store_->GetRun(req));
+  ASSIGN_OR_RETURN(std::optional<v1::EarlyStopSaving> saving, EarlyStopSavingOfRun(store_, run));
+  if (saving) *run.mutable_early_stop_saving() = std::move(*saving);
+  return run;
+}
 
 Result<v1::ListStagesResponse> ClientApi::ListStages(const v1::ListStagesRequest& req) {
   return store_->ListStages(req);

@@ -66,7 +66,12 @@ std::optional<EarlyStopVerdict> SweepJudge::JudgeAsha(const std::string& item, C
     for (const auto& [other, v] : rung.values) {
       if (Better(v, value)) better.emplace_back(other, v);
     }
-    if (better.size() + 1 <= keep) continue;  // promoted to the next rung
+    if (better.size() + 1 <= keep) {  // promoted to the next rung
+      curve.kept =
+          StrCat(spec_.metric, " ", EarlyStopNumber(value), " at rung ", index + 1, " (step ",
+                 rung_step, ") is among the best ", keep, " of ", n, " (eta ", spec_.eta, ")");
+      continue;
+    }
     return EarlyStopVerdict{
         item, rung_step, value,
         StrCat("rung ", index + 1, " (step ", rung_step, "): ", spec_.metric, " ",
@@ -78,7 +83,7 @@ std::optional<EarlyStopVerdict> SweepJudge::JudgeAsha(const std::string& item, C
 }
 
 std::optional<EarlyStopVerdict> SweepJudge::JudgeMedian(const std::string& item, int64_t step) {
-  const Curve& curve = curves_[item];
+  Curve& curve = curves_[item];
   auto end = curve.by_step.upper_bound(step);
   if (end == curve.by_step.begin()) return std::nullopt;
   double best = curve.by_step.begin()->second;
@@ -94,7 +99,12 @@ std::optional<EarlyStopVerdict> SweepJudge::JudgeMedian(const std::string& item,
   std::sort(sorted.begin(), sorted.end());
   size_t m = sorted.size();
   double median = m % 2 == 1 ? sorted[m / 2] : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
-  if (!Better(median, best)) return std::nullopt;
+  if (!Better(median, best)) {
+    curve.kept = StrCat("best ", spec_.metric, " ", EarlyStopNumber(best), " at step ", step,
+                        " is not worse than the median ", EarlyStopNumber(median), " of the other ",
+                        m, m == 1 ? " item" : " items");
+    return std::nullopt;
+  }
   std::vector<std::pair<std::string, double>> better;
   for (const auto& [name, v] : others) {
     if (Better(v, best)) better.emplace_back(name, v);
@@ -105,6 +115,11 @@ std::optional<EarlyStopVerdict> SweepJudge::JudgeMedian(const std::string& item,
              " is worse than the median ", EarlyStopNumber(median), " of the other ", m,
              m == 1 ? " item" : " items", " at that step; beaten by ",
              Beaten(std::move(better), spec_.maximize))};
+}
+
+std::string SweepJudge::Kept(const std::string& item) const {
+  auto it = curves_.find(item);
+  return it == curves_.end() ? std::string() : it->second.kept;
 }
 
 std::string SweepJudge::Beaten(std::vector<std::pair<std::string, double>> by, bool maximize) {

@@ -49,6 +49,10 @@ class SweepJudge {
   std::optional<EarlyStopVerdict> Observe(const std::string& item, int64_t step, double value);
 
   bool Stopped(const std::string& item) const { return stopped_.count(item) > 0; }
+  // Why `item` goes on, from the last judgement it passed: "loss 0.41 at rung 2 (step 4) is
+  // among the best 2 of 5 (eta 2)", "best loss 0.41 at step 3 is not worse than the median
+  // 0.6 of the other 4 items"; empty when it was never judged.
+  std::string Kept(const std::string& item) const;
   const workflow::EarlyStopSpec& spec() const { return spec_; }
 
  private:
@@ -58,6 +62,7 @@ class SweepJudge {
   struct Curve {
     std::map<int64_t, double> by_step;  // the latest value reported at each step
     size_t next_rung = 0;               // asha: rungs_[next_rung] is the next one it meets
+    std::string kept;                   // Kept()
   };
 
   bool Better(double a, double b) const { return spec_.maximize ? a > b : a < b; }

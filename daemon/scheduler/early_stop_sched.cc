@@ -24,7 +24,17 @@ SweepJudge* Scheduler::JudgeOf(RunState* run, const workflow::EarlyStopSpec& spe
     item_of[id] = s.get();
     ids.push_back(id);
   }
-  Result<std::vector<store::MetricRow>> rows = store_->LoadMetricOfStages(ids, spec.metric);
+  // Items judged again at submission under a changed rule take an earlier stage's values.
+  Result<std::map<int64_t, int64_t>> judged_from = store_->LoadJudgedFrom(ids);
+  if (judged_from.ok()) {
+    for (const auto& [own, from] : *judged_from) {
+      item_of[from] = item_of[own];
+      ids.push_back(from);
+    }
+  }
+  Result<std::vector<store::MetricRow>> rows =
+      judged_from.ok() ? store_->LoadMetricOfStages(ids, spec.metric)
+                       : Result<std::vector<store::MetricRow>>(judged_from.status());
   if (!rows.ok()) {
     GetLogger("scheduler")
         ->error("run {} sweep {}: loading its {} values: {}", run->row.id, spec.sweep, spec.metric,

@@ -7,6 +7,7 @@
 #include "core/memory.h"
 #include "core/strings.h"
 #include "daemon/scheduler/scheduler.h"
+#include "daemon/scheduler/sweep_rejudge.h"
 
 namespace longhaul::scheduler {
 namespace {
@@ -130,6 +131,7 @@ Result<RunPlan> PlanRun(store::SqliteStore* store, const SubmitInput& input) {
                               : StrJoin(why, "; ");
     }
   }
+  RETURN_IF_ERROR(RejudgeSweeps(store, wf, &plan));
   RETURN_IF_ERROR(CheckRecordedVersions(store, wf, &plan));
   return plan;
 }

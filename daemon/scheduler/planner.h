@@ -21,16 +21,20 @@ struct SubmitInput;
 struct StagePlan {
   std::string stage;
   bool service = false;
-  std::string action = "run";  // "run", "reuse", or "skip" (a service nothing needs)
+  // "run", "reuse", "skip" (a service nothing needs), or "stop" (a sweep item a changed
+  // early_stop rule stops from the values stored before: sweep_rejudge.h)
+  std::string action = "run";
   std::string reason;
   workflow::StageFingerprint fingerprint;
   std::optional<store::CacheHit> hit;  // set when action is "reuse"
+  // A sweep item judged again at submission: the stage whose stored values count as its own.
+  std::optional<int64_t> judged_from;
 };
 
 struct RunPlan {
   std::map<std::string, std::string> params;  // every param's value
-  std::vector<StagePlan> stages;               // the workflow's topological order
-  std::optional<int64_t> reference_run;        // whose stages the reasons compare against
+  std::vector<StagePlan> stages;              // the workflow's topological order
+  std::optional<int64_t> reference_run;       // whose stages the reasons compare against
 };
 
 // Fingerprints every stage and finds reuse candidates; reasons compare with the parent run (a

@@ -75,6 +75,9 @@ Status Scheduler::InsertStages(RunState* r, RunPlan* plan) {
     st->row.fingerprint_json = workflow::FingerprintJsonText(fp);
     fp = {};
     RETURN_IF_ERROR(store_->InsertStage(&st->row));
+    if (std::optional<int64_t> from = plan->stages[static_cast<size_t>(st->index)].judged_from) {
+      RETURN_IF_ERROR(store_->PutJudgedFrom(st->row.id, *from));
+    }
     st->dirty = false;  // just written as it is
     DropStaticColumns(&st->row);
   }
@@ -148,6 +151,10 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, const 
       // Its node is where the reused artifacts are (they were checked there), so that the
       // stages that need it are placed there as after a stage that ran (PickAgent's locality).
       if (!sp.hit->artifacts.empty()) st->row.agent_id = sp.hit->artifacts.front().agent_id;
+    } else if (sp.action == "stop") {  // a changed early_stop rule stops it (sweep_rejudge.h)
+      st->row.status = v1::STAGE_STOPPED_EARLY;
+      st->row.reason = sp.reason;
+      st->row.ended_at_ms = now;
     } else if (sp.action == "skip") {
       st->row.status = v1::STAGE_STOPPED;
       st->row.reason = sp.reason;

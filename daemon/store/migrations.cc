@@ -321,6 +321,15 @@ CREATE TABLE agent_engine_versions (
       R"sql(
 ALTER TABLE attempts ADD COLUMN ready_at_ms INTEGER;
 )sql",
+      // 17: sweep items whose early stopping counts an earlier run's stored values as their
+      // own (docs/sweeps.md, "Changing the rule"): an item a changed rule resumes or stops
+      // at submission, and the stage of the earlier run whose metric values it takes.
+      R"sql(
+CREATE TABLE stage_judged_from (
+  stage_id INTEGER PRIMARY KEY,
+  from_stage_id INTEGER NOT NULL
+);
+)sql",
   };
   return kMigrations;
 }

@@ -143,6 +143,15 @@ class SqliteStore {
   // sweep's early stopping judges again after a restart (sqlite_store_sweeps.cc).
   Result<std::vector<MetricRow>> LoadMetricOfStages(const std::vector<int64_t>& stage_ids,
                                                     const std::string& name);
+  // The same on a reader (any thread): what planning re-judges a sweep with when its rule
+  // changed.
+  Result<std::vector<MetricRow>> ReadMetricOfStages(const std::vector<int64_t>& stage_ids,
+                                                    const std::string& name);
+  // Sweep items whose early stopping counts an earlier stage's stored values as their own
+  // (docs/sweeps.md, "Changing the rule"): recorded at submission, read when a judge is built.
+  Status PutJudgedFrom(int64_t stage_id, int64_t from_stage_id);
+  // stage id -> the stage whose values it takes, for those of `stage_ids` that have one.
+  Result<std::map<int64_t, int64_t>> LoadJudgedFrom(const std::vector<int64_t>& stage_ids);
   Result<StageRow> LoadStageById(int64_t stage_id);
   // Every notification still pending, oldest first.
   Result<std::vector<NotificationRow>> LoadPendingNotifications();

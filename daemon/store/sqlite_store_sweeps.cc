@@ -20,33 +20,68 @@ Result<std::string> internal::ReadWorkflowTextOfRun(Db* db, int64_t run_id) {
   return text;
 }
 
-Result<std::vector<MetricRow>> SqliteStore::LoadMetricOfStages(
-    const std::vector<int64_t>& stage_ids, const std::string& name) {
+namespace {
+
+// Every stored value of metric `name` of these stages, in stored order, read on `db`.
+Result<std::vector<MetricRow>> QuerySweepMetric(Db* db, const std::vector<int64_t>& stage_ids,
+                                                const std::string& name) {
   std::vector<std::string> ids;
   ids.reserve(stage_ids.size());
   for (int64_t id : stage_ids) ids.push_back(StrCat(id));
-  ASSIGN_OR_RETURN(
-      Stmt * st,
-      writer_->Prepare(
-          "SELECT stage_id, attempt_id, attempt, name, value, step, ts_ms FROM metrics "
-          "WHERE stage_id IN (SELECT value FROM json_each(?)) AND name = ? ORDER BY id"));
-  st->Bind(1, StrCat("[", StrJoin(ids, ","), "]")).Bind(2, name);
-  std::vector<MetricRow> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row) break;
-    MetricRow m;
-    m.stage_id = st->Int(0);
-    m.attempt_id = st->Int(1);
-    m.attempt = static_cast<int>(st->Int(2));
-    m.name = st->Text(3);
-    m.value = st->Double(4);
-    m.step = st->OptInt(5);
-    m.ts_ms = st->Int(6);
-    out.push_back(std::move(m));
-  }
-  st->Reset();
-  return out;
+  return QueryAll(
+      db,
+      "SELECT stage_id, attempt_id, attempt, name, value, step, ts_ms FROM metrics "
+      "WHERE stage_id IN (SELECT value FROM json_each(?1)) AND name = ?2 ORDER BY id",
+      [](const Stmt& st) {
+        MetricRow m;
+        m.stage_id = st.Int(0);
+        m.attempt_id = st.Int(1);
+        m.attempt = static_cast<int>(st.Int(2));
+        m.name = st.Text(3);
+        m.value = st.Double(4);
+        m.step = st.OptInt(5);
+        m.ts_ms = st.Int(6);
+        return m;
+      },
+      StrCat("[", StrJoin(ids, ","), "]"), name);
+}
+
+}  // namespace
+
+Result<std::vector<MetricRow>> SqliteStore::LoadMetricOfStages(
+    const std::vector<int64_t>& stage_ids, const std::string& name) {
+  return QuerySweepMetric(writer_.get(), stage_ids, name);
+}
+
+Result<std::vector<MetricRow>> SqliteStore::ReadMetricOfStages(
+    const std::vector<int64_t>& stage_ids, const std::string& name) {
+  Reader db(this);
+  RETURN_IF_ERROR(db.Acquire());
+  return QuerySweepMetric(db.get(), stage_ids, name);
+}
+
+Status SqliteStore::PutJudgedFrom(int64_t stage_id, int64_t from_stage_id) {
+  ASSIGN_OR_RETURN(Stmt * st,
+                   writer_->Prepare("INSERT OR REPLACE INTO stage_judged_from (stage_id, "
+                                    "from_stage_id) VALUES (?, ?)"));
+  st->Bind(1, stage_id).Bind(2, from_stage_id);
+  return st->Run();
+}
+
+Result<std::map<int64_t, int64_t>> SqliteStore::LoadJudgedFrom(
+    const std::vector<int64_t>& stage_ids) {
+  std::vector<std::string> ids;
+  ids.reserve(stage_ids.size());
+  for (int64_t id : stage_ids) ids.push_back(StrCat(id));
+  using JudgedPair = std::pair<int64_t, int64_t>;
+  ASSIGN_OR_RETURN(std::vector<JudgedPair> rows,
+                   QueryAll(
+                       writer_.get(),
+                       "SELECT stage_id, from_stage_id FROM stage_judged_from WHERE "
+                       "stage_id IN (SELECT value FROM json_each(?1))",
+                       [](const Stmt& st) { return JudgedPair(st.Int(0), st.Int(1)); },
+                       StrCat("[", StrJoin(ids, ","), "]")));
+  return std::map<int64_t, int64_t>(rows.begin(), rows.end());
 }
 
 Result<std::vector<SqliteStore::SweepValue>> SqliteStore::ReadSweepValues(

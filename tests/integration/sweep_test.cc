@@ -45,14 +45,15 @@ while [ $step -lt 50 ]; do
   sleep 0.1
 done)";
 
-std::string SweepWorkflow() {
+std::string SweepWorkflow(const std::string& eta = "2") {
   return StrCat(R"(name: sweep-asha
 stages:
   train:
     foreach: [a, b, c, d, e, f]
     resources: {cpus: 1}
     grace: 2s
-    early_stop: {metric: loss, mode: min, rule: asha, rungs: [1, 2], eta: 2}
+    early_stop: {metric: loss, mode: min, rule: asha, rungs: [1, 2], eta: )",
+                eta, R"(}
     run: [/bin/sh, -c, )",
                 nlohmann::json(kSweepTrainer).dump(), R"(, "${item}"]
   bench:
@@ -191,6 +192,71 @@ TEST_F(SweepTest, AshaStopsExactlyTheLosersAtTheirRungsAndTheRunSucceeds) {
     EXPECT_DOUBLE_EQ(item["stopped_value"].get<double>(), it->second.second) << name;
     EXPECT_GE(item["series"].size(), std::stoul(it->second.first)) << name;
   }
+}
+
+// What stopping saved, then the same sweep submitted with eta 3: judged again from run 1's
+// stored values in the order they came (rung 1: a on; b 2nd of 2, 1 kept: stops; c best of 3;
+// d 2nd of 4, 2 kept: on; e 5th of 5, 2 kept: stops; f best of 6. Rung 2: a on; c best of 2;
+// d 3rd of 3, 1 kept: stops; f 2nd of 4, 2 kept: on), the same three stop, with the new
+// rule's reasons, and nothing runs at all.
+TEST_F(SweepTest, ANewEtaJudgesTheStoredValuesAndRunsNothing) {
+  ClusterOptions one_cpu;
+  one_cpu.cpus = 1;
+  ASSERT_NO_FATAL_FAILURE(StartCluster(one_cpu));
+  Result<int64_t> first = cluster().Submit(SweepWorkflow());
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  Result<v1::Run> run1 = cluster().WaitForRunEnd(*first, 120'000);
+  ASSERT_TRUE(run1.ok()) << run1.status().message();
+  ASSERT_EQ(run1->status(), v1::RUN_SUCCEEDED) << DescribeRun(*run1);
+
+  // a, c and f did 50 steps of at least 0.1 s each; b and e stopped after step 1 or 2, d after
+  // step 2 or 3: at least 48 + 48 + 47 steps were not run, at 0.1 s or more a step.
+  CommandResult json = cluster().Cli({"show", std::to_string(*first), "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json saving = nlohmann::json::parse(json.out)["early_stop_saving"];
+  EXPECT_EQ(saving["stopped_items"], 3) << saving;
+  EXPECT_GE(saving["wall_seconds"].get<double>(), 14.3) << saving;
+  EXPECT_GT(saving["percent"].get<double>(), 0) << saving;
+  EXPECT_LT(saving["percent"].get<double>(), 100) << saving;
+  CommandResult show = cluster().Cli({"show", std::to_string(*first)});
+  std::cout << show.out;
+  EXPECT_NE(show.out.find("  stopping:  saved ~"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find(" % of the sweep), 3 items stopped early"), std::string::npos)
+      << show.out;
+
+  std::string file = cluster().WriteFile("sweep-eta3.yaml", SweepWorkflow("3"));
+  CommandResult plan = cluster().Cli({"submit", file, "--dry-run"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  std::cout << plan.out;
+  for (const char* line :
+       {"train-b  stop    stopped by the new rule at rung 1 (step 1): loss 2 is not among the "
+        "best 1 of 2 items there (eta 3)",
+        "train-d  stop    stopped by the new rule at rung 2 (step 2): loss 0.9 is not among the "
+        "best 1 of 3 items there (eta 3)",
+        "train-a  reuse   kept by the new rule: loss 0.8 at rung 2 (step 2) is among the best 1 "
+        "of 1 (eta 3); same inputs as run 1",
+        "report   reuse   same inputs as run 1", "stopping: saved ~"}) {
+    EXPECT_NE(plan.out.find(line), std::string::npos) << line << "\n" << plan.out;
+  }
+
+  Result<int64_t> second = cluster().Submit(SweepWorkflow("3"));
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  Result<v1::Run> run2 = cluster().WaitForRunEnd(*second, 30'000);
+  ASSERT_TRUE(run2.ok()) << run2.status().message();
+  EXPECT_EQ(run2->status(), v1::RUN_SUCCEEDED) << DescribeRun(*run2);
+  for (const v1::Stage& s : run2->stages()) {
+    EXPECT_EQ(s.attempts_size(), 0) << s.name() << " ran";
+    bool stopped = s.name() == "train-b" || s.name() == "train-d" || s.name() == "train-e";
+    bool skipped = s.name() == "bench-b" || s.name() == "bench-d" || s.name() == "bench-e";
+    v1::StageStatus want = stopped   ? v1::STAGE_STOPPED_EARLY
+                           : skipped ? v1::STAGE_SKIPPED
+                                     : v1::STAGE_CACHED;
+    EXPECT_EQ(s.status(), want) << s.name() << ": " << s.reason();
+  }
+  EXPECT_TRUE(StartsWith(FindStage(*run2, "train-e")->reason(),
+                         "stopped by the new rule at rung 1 (step 1): loss 3 is not among the "
+                         "best 2 of 5 items there (eta 3)"))
+      << FindStage(*run2, "train-e")->reason();
 }
 
 }  // namespace

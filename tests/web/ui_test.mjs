@@ -300,6 +300,29 @@ const cases = {
     await waitFor(() => !cluster.alive(pid), T, `stage pid ${pid} still alive after cancel`);
   },
 
+  // A sweep whose loser stopped early: the run header says what that saved. b reports its
+  // worse loss a second after a, so asha (eta 2, rung 1) stops b, and a runs its 10 steps.
+  async early_stop_saving() {
+    const file = path.join(tmp, "early-stop.yaml");
+    const script = 'if [ "$0" = b ]; then sleep 1; v=2; else v=1; fi; for s in 1 2 3 4 5 6 7 8 9 10; ' +
+      'do echo "{\\"metric\\": {\\"name\\": \\"loss\\", \\"value\\": $v, \\"step\\": $s}}" ' +
+      '>> "$LONGHAUL_EVENTS"; sleep 0.1; done';
+    writeFileSync(file, `name: ui-early-stop
+stages:
+  train:
+    foreach: [a, b]
+    early_stop: {metric: loss, rule: asha, rungs: [1], eta: 2}
+    run: [/bin/sh, -c, ${JSON.stringify(script)}, "\${item}"]
+`);
+    const id = cluster.submit(file);
+    await cluster.waitRun(id, /SUCCEEDED/);
+    const run = await cluster.api(`/runs/${id}`);
+    check(run.early_stop_saving?.stopped_items === 1, `early_stop_saving: ${JSON.stringify(run.early_stop_saving)}`);
+    await open(`/runs/${id}`);
+    await textMatches(page.locator('[data-testid="run-early-stop-saving"]'),
+      /saved ~\S+ stage time \(\d+ % of the sweep\)/);
+  },
+
   // Retry on a failed stage: attempt 2 runs, then succeeds.
   async retry() {
     const id = cluster.submit(wf.flaky);
@@ -1633,6 +1656,7 @@ async function main() {
     "compare_campaign", "log_colours", "log_search", "log_jumps", "log_failed_stderr",
     "not_found", "pivot_follows_edits", "filters_say_why", "metric_and_times", "no_agent_reason",
     "provenance",
+    "early_stop_saving",
     "big_run_graph", "table_messages", // big runs; before no_csp_violation, which checks them too
     "timeline_retry", "timeline_critical_path", "timeline_service", "timeline_live", "timeline_big",
     "url_state",

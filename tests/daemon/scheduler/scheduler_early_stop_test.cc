@@ -25,29 +25,17 @@ stages:
     run: [report]
 )";
 
-std::string LossAt(int step, double value) {
-  return StrCat(R"({"metric": {"name": "loss", "value": )", value, R"(, "step": )", step, "}}");
-}
-
-class EarlyStopSchedulerTest : public SchedulerTest {
- protected:
-  // The attempt ids of the stages started since the last call, by stage name.
-  std::map<std::string, int64_t> StartedIds() {
-    std::map<std::string, int64_t> out;
-    for (const v1::StartAttempt& s : TakeStarts()) out[s.stage()] = s.attempt_id();
-    return out;
-  }
-};
+class EarlyStopSchedulerTest : public SchedulerTest {};
 
 TEST_F(EarlyStopSchedulerTest, ALoserIsCancelledEndsStoppedEarlyAndOnlyItsOwnDependentIsSkipped) {
   uint64_t n1 = Connect("n1", /*cpus=*/4);
   int64_t run = Submit(kSweepAsha);
-  std::map<std::string, int64_t> ids = StartedIds();
+  std::map<std::string, int64_t> ids = TakeStartedIds();
   ASSERT_EQ(ids.size(), 4u);
   for (const auto& [stage, id] : ids) Started(n1, id);
 
-  Events(n1, ids["train-a"], {LossAt(1, 1.0)});
-  Events(n1, ids["train-b"], {LossAt(1, 2.0)});  // 2nd of 2, best 1 kept
+  Events(n1, ids["train-a"], {MetricAtStep("loss", 1, 1.0)});
+  Events(n1, ids["train-b"], {MetricAtStep("loss", 1, 2.0)});  // 2nd of 2, best 1 kept
   std::vector<v1::CancelAttempt> cancels = TakeCancels();
   ASSERT_EQ(cancels.size(), 1u);
   EXPECT_EQ(cancels[0].attempt_id(), ids["train-b"]);
@@ -55,13 +43,14 @@ TEST_F(EarlyStopSchedulerTest, ALoserIsCancelledEndsStoppedEarlyAndOnlyItsOwnDep
   EXPECT_EQ(cancels[0].grace_ms(), 10'000);  // as a cancel: SIGTERM, then the stage's grace
   // Until its attempt has ended it still runs.
   EXPECT_EQ(GetStage(run, "train-b").status(), v1::STAGE_RUNNING);
-  Events(n1, ids["train-c"], {LossAt(1, 0.5)});  // best of 3
-  Events(n1, ids["train-d"], {LossAt(1, 1.5)});  // 3rd of 4 (b's 2.0 still counts), best 2
+  Events(n1, ids["train-c"], {MetricAtStep("loss", 1, 0.5)});  // best of 3
+  Events(n1, ids["train-d"],
+         {MetricAtStep("loss", 1, 1.5)});  // 3rd of 4 (b's 2.0 still counts), best 2
   cancels = TakeCancels();
   ASSERT_EQ(cancels.size(), 1u);
   EXPECT_EQ(cancels[0].attempt_id(), ids["train-d"]);
   // A value after the verdict, as the process dies, changes nothing.
-  Events(n1, ids["train-b"], {LossAt(2, 0.1)}, 2);
+  Events(n1, ids["train-b"], {MetricAtStep("loss", 2, 0.1)}, 2);
   EXPECT_TRUE(TakeCancels().empty());
 
   Exit(n1, ids["train-b"], 0, /*signal=*/15);
@@ -81,7 +70,7 @@ TEST_F(EarlyStopSchedulerTest, ALoserIsCancelledEndsStoppedEarlyAndOnlyItsOwnDep
   EXPECT_EQ(GetStage(run, "train-d").status(), v1::STAGE_STOPPED_EARLY);
   EXPECT_EQ(GetStage(run, "eval-d").status(), v1::STAGE_SKIPPED);
   // The evaluations of the two that finished and the report over the sweep start.
-  std::map<std::string, int64_t> next = StartedIds();
+  std::map<std::string, int64_t> next = TakeStartedIds();
   EXPECT_EQ(next.size(), 3u);
   ASSERT_TRUE(next.count("eval-a") && next.count("eval-c") && next.count("report"));
   for (const auto& [stage, id] : next) Exit(n1, id, 0);
@@ -92,10 +81,10 @@ TEST_F(EarlyStopSchedulerTest, ALoserIsCancelledEndsStoppedEarlyAndOnlyItsOwnDep
 TEST_F(EarlyStopSchedulerTest, AfterARestartTheJudgeIsRebuiltFromTheStoredValues) {
   uint64_t n1 = Connect("n1", /*cpus=*/4);
   int64_t run = Submit(kSweepAsha);
-  std::map<std::string, int64_t> ids = StartedIds();
+  std::map<std::string, int64_t> ids = TakeStartedIds();
   for (const auto& [stage, id] : ids) Started(n1, id);
-  Events(n1, ids["train-a"], {LossAt(1, 1.0)});
-  Events(n1, ids["train-c"], {LossAt(1, 0.5)});
+  Events(n1, ids["train-a"], {MetricAtStep("loss", 1, 1.0)});
+  Events(n1, ids["train-c"], {MetricAtStep("loss", 1, 0.5)});
 
   NewScheduler();  // a coordinator restart: the judge is gone from memory
   std::vector<v1::OwnedAttempt> owned;
@@ -108,7 +97,7 @@ TEST_F(EarlyStopSchedulerTest, AfterARestartTheJudgeIsRebuiltFromTheStoredValues
   n1 = Connect("n1", 4, 0, owned);
   TakeAll();
   // b at rung 1 is judged against a and c, stored before the restart: 3rd of 3, best 2 kept.
-  Events(n1, ids["train-b"], {LossAt(1, 2.0)});
+  Events(n1, ids["train-b"], {MetricAtStep("loss", 1, 2.0)});
   std::vector<v1::CancelAttempt> cancels = TakeCancels();
   ASSERT_EQ(cancels.size(), 1u);
   EXPECT_EQ(cancels[0].attempt_id(), ids["train-b"]);
@@ -121,15 +110,15 @@ TEST_F(EarlyStopSchedulerTest, AfterARestartTheJudgeIsRebuiltFromTheStoredValues
 TEST_F(EarlyStopSchedulerTest, AFailedItemStillFailsTheRun) {
   uint64_t n1 = Connect("n1", /*cpus=*/4);
   int64_t run = Submit(kSweepAsha);
-  std::map<std::string, int64_t> ids = StartedIds();
+  std::map<std::string, int64_t> ids = TakeStartedIds();
   for (const auto& [stage, id] : ids) Started(n1, id);
-  Events(n1, ids["train-a"], {LossAt(1, 1.0)});
-  Events(n1, ids["train-b"], {LossAt(1, 2.0)});
+  Events(n1, ids["train-a"], {MetricAtStep("loss", 1, 1.0)});
+  Events(n1, ids["train-b"], {MetricAtStep("loss", 1, 2.0)});
   Exit(n1, ids["train-b"], 0, 15);
   Exit(n1, ids["train-a"], 3);  // failed: its evaluation is skipped, and that is a failure
   Exit(n1, ids["train-c"], 0);
   Exit(n1, ids["train-d"], 0);
-  for (const auto& [stage, id] : StartedIds()) Exit(n1, id, 0);
+  for (const auto& [stage, id] : TakeStartedIds()) Exit(n1, id, 0);
   v1::Run done = GetRun(run);
   EXPECT_EQ(GetStage(run, "train-b").status(), v1::STAGE_STOPPED_EARLY);
   EXPECT_EQ(GetStage(run, "eval-a").status(), v1::STAGE_SKIPPED);

@@ -173,6 +173,17 @@ std::vector<v1::StartAttempt> SchedulerTest::TakeStarts() {
   return out;
 }
 
+std::map<std::string, int64_t> SchedulerTest::TakeStartedIds() {
+  std::map<std::string, int64_t> out;
+  for (const v1::StartAttempt& s : TakeStarts()) out[s.stage()] = s.attempt_id();
+  return out;
+}
+
+std::string MetricAtStep(const std::string& name, int64_t step, double value) {
+  return StrCat(R"({"metric": {"name": ")", name, R"(", "value": )", value, R"(, "step": )", step,
+                "}}");
+}
+
 std::vector<v1::CancelAttempt> SchedulerTest::TakeCancels() {
   std::vector<v1::CancelAttempt> out;
   for (auto& [s, m] : link_.sent) {

@@ -29,6 +29,9 @@ class FakeAgentLink : public AgentLink {
   std::vector<uint64_t> closed;
 };
 
+// A metric event line with a step, as a trainer of a sweep writes it.
+std::string MetricAtStep(const std::string& name, int64_t step, double value);
+
 class SchedulerTest : public ::testing::Test {
  protected:
   SchedulerTest();
@@ -60,6 +63,8 @@ class SchedulerTest : public ::testing::Test {
 
   // Messages sent since the last call, then forgotten.
   std::vector<v1::StartAttempt> TakeStarts();
+  // The attempt ids of the stages started since the last call, by stage name.
+  std::map<std::string, int64_t> TakeStartedIds();
   std::vector<v1::CancelAttempt> TakeCancels();
   std::vector<v1::CoordinatorMessage> TakeAll();
 

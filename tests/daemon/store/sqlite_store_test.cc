@@ -132,6 +132,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
                     ->Exec("DROP TABLE run_sources; DROP TABLE attempt_environments; "
                            "DROP TABLE agent_engine_versions")
                     .ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
@@ -157,7 +158,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto rows = store_->ReadStages(run.id);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
-  EXPECT_EQ(LatestSchemaVersion(), 16);
+  EXPECT_EQ(LatestSchemaVersion(), 17);
   EXPECT_EQ(store_->identity().cluster_id.size(), 32u);  // migration 13 made one
   // Migration 9's table is there and works.
   ASSERT_TRUE(store_->Begin().ok());
@@ -175,6 +176,13 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   ASSERT_EQ(pending->size(), 1u);
   EXPECT_EQ((*pending)[0].id, n.id);
   EXPECT_EQ((*pending)[0].run_id, run.id);
+  // Migration 17's table: which earlier stage's values a sweep item is judged on.
+  ASSERT_TRUE(store_->Begin().ok());
+  ASSERT_TRUE(store_->PutJudgedFrom(7, 3).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+  auto judged = store_->LoadJudgedFrom({7, 8});
+  ASSERT_TRUE(judged.ok()) << judged.status();
+  EXPECT_EQ(*judged, (std::map<int64_t, int64_t>{{7, 3}}));
 }
 
 TEST_F(SqliteStoreTest, NotificationsKeepTheirDeliveryStateAndListNewestFirst) {
@@ -492,6 +500,7 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
                            "DROP TABLE agent_engine_versions")
                     .ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=11").ok());
   }
   Reopen();

@@ -22,6 +22,13 @@ const RUN = {
 };
 
 describe("convert", () => {
+  it("reads what early stopping saved, and null without it", () => {
+    const { runs } = toListRuns({ runs: [RUN, { ...RUN, early_stop_saving: {
+      stopped_items: 2, wall_seconds: 35, gpu_hours: 0, percent: 35 } }] });
+    expect(runs[0].early_stop_saving).toBeNull();
+    expect(runs[1].early_stop_saving).toEqual(
+      { stopped_items: 2, wall_seconds: 35, gpu_hours: 0, percent: 35 });
+  });
   it("turns int64 strings into numbers", () => {
     expect(num("12")).toBe(12);
     expect(num(3)).toBe(3);

@@ -121,6 +121,11 @@ export const toRun = (j: Json): Run => ({
   gpu_usage: j.gpu_usage ? toGpuUsage(j.gpu_usage) : null,
   next_stage_page_token: str(j.next_stage_page_token),
   source: toSourceState(j.source),
+  early_stop_saving: j.early_stop_saving ? {
+    stopped_items: num(j.early_stop_saving.stopped_items),
+    wall_seconds: num(j.early_stop_saving.wall_seconds),
+    gpu_hours: num(j.early_stop_saving.gpu_hours), percent: num(j.early_stop_saving.percent),
+  } : null,
 });
 
 export const toListRuns = (j: Json): ListRunsResponse => ({

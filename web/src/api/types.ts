@@ -79,6 +79,13 @@ export interface Run {
   /** Set when the answer holds only the first page of the run's stages (GET /runs/{id}). */
   next_stage_page_token: string;
   source: SourceState | null;
+  /** What early stopping saved its sweeps (GET /runs/{id}); null when nothing to say. */
+  early_stop_saving: EarlyStopSaving | null;
+}
+
+/** An estimate of the work the stopped sweep items did not do (docs/sweeps.md). */
+export interface EarlyStopSaving {
+  stopped_items: number; wall_seconds: number; gpu_hours: number; percent: number;
 }
 
 export interface ListRunsResponse { runs: Run[]; next_page_token: string }

@@ -1,7 +1,7 @@
 // Run: header with status and cost, actions, the DAG, the stage table, params and lineage.
 import { useEffect, useState } from "preact/hooks";
 import { cancel, getRun, getRunTotals, listChildren, retry } from "../api/client";
-import type { GpuUsage, Run } from "../api/types";
+import type { EarlyStopSaving, GpuUsage, Run } from "../api/types";
 import { runMissing, useRunWatch } from "../api/watch";
 import { idleText } from "../lib/compare";
 import { elapsedMs, formatDuration, formatGpuHours } from "../lib/format";
@@ -28,9 +28,30 @@ function useGpuUsage(run: Run): GpuUsage | null {
   return run.gpu_usage ?? res.data?.gpu_usage ?? null;
 }
 
+/**
+ * What early stopping saved, as GET /runs/{id} says it (the live stream does not carry it),
+ * asked again as stages end while the run is live.
+ */
+function useEarlyStopSaving(run: Run): EarlyStopSaving | null {
+  // The watch's run has no stage_counts: its stages say it then.
+  const stopped = run.stage_counts.stopped_early
+    ?? run.stages.filter((s) => s.status === "STAGE_STOPPED_EARLY").length;
+  const ask = run.early_stop_saving === null && stopped > 0;
+  const res = useResource<Run>(ask ? `early-stop-saving:${run.id}:${stopped}` : null,
+                               () => getRunTotals(run.id), isTerminalRun(run.status) ? 0 : 60_000);
+  return run.early_stop_saving ?? res.data?.early_stop_saving ?? null;
+}
+
+function savingText(s: EarlyStopSaving): string {
+  const what = s.gpu_hours > 0 ? `${formatGpuHours(s.gpu_hours)} GPU-h`
+                               : `${formatDuration(s.wall_seconds)} stage time`;
+  return `saved ~${what} (${Math.round(s.percent)} % of the sweep)`;
+}
+
 export function RunHeader({ run, crumb, state }: { run: Run; crumb?: string; state?: string }) {
   const el = elapsedMs(run.started_at_ms, run.ended_at_ms, Date.now());
   const idle = idleText(useGpuUsage(run));
+  const saving = useEarlyStopSaving(run);
   return (
     <div class="page-head">
       <div>
@@ -50,6 +71,9 @@ export function RunHeader({ run, crumb, state }: { run: Run; crumb?: string; sta
         <div><span class="k">wall (stages)</span>{formatDuration(run.stages.reduce((a, s) => a + s.wall_seconds, 0))}</div>
         <div data-testid="run-gpu-hours"><span class="k">GPU-hours</span>{formatGpuHours(run.gpu_hours)}
           {idle && <span class="muted">, {idle}</span>}</div>
+        {saving && <div data-testid="run-early-stop-saving"
+          title={`${saving.stopped_items} item(s) stopped early; estimated from the finished items' time per step`}>
+          <span class="k">early stopping</span>{savingText(saving)}</div>}
       </div>
     </div>
   );
