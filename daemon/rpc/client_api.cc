@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <future>
 
 #include "core/hash.h"
@@ -51,7 +52,39 @@ Result<v1::SubmitRunResponse> ClientApi::SubmitOnce(const v1::SubmitRunRequest& 
   if (req.parent_run_id() > 0) input->parent_run_id = req.parent_run_id();
   input->from_stage = req.from_stage();
   input->source = req.source();
+  RETURN_IF_ERROR(ApplyRunPolicy(req.submitter(), req.priority(), req.budget_gpu_hours(),
+                                 req.budget_hard(), input.get()));
   return PlanAndSubmit(std::move(input), req.plan_page());
+}
+
+v1::Submitter SubmitterOf(const auth::Principal& who) {
+  v1::Submitter out;
+  out.set_user(who.name);
+  out.set_team(who.team);
+  out.set_role(std::string(auth::RoleName(who.role)));
+  return out;
+}
+
+Status ClientApi::ApplyRunPolicy(const v1::Submitter& who, const std::string& requested,
+                                 double gpu_hours, bool hard,
+                                 scheduler::SubmitInput* input) const {
+  ASSIGN_OR_RETURN(input->priority,
+                   priority_.Resolve(requested, input->workflow.priority, who));
+  input->user = who.user();
+  input->team = who.team();
+  input->budget = input->workflow.budget;
+  if (gpu_hours < 0 || !std::isfinite(gpu_hours)) {
+    return absl::InvalidArgumentError(
+        StrCat("--budget: expected GPU-hours > 0, got ", gpu_hours));
+  }
+  if (gpu_hours > 0) input->budget = {gpu_hours, hard};
+  return OkStatus();
+}
+
+Result<v1::Run> ClientApi::SetRunBudget(const v1::SetRunBudgetRequest& req) {
+  return loop_->Call<v1::Run>([this, req] {
+    return scheduler_->SetRunBudget(req.run_id(), req.gpu_hours(), req.by());
+  });
 }
 
 Result<v1::SubmitRunResponse> ClientApi::PivotOnce(const v1::PivotRunRequest& req) {
@@ -72,6 +105,8 @@ Result<v1::SubmitRunResponse> ClientApi::PivotOnce(const v1::PivotRunRequest& re
   input->from_stage = req.from_stage();
   // The text is the parent's, so the repository it came from is the parent's too.
   ASSIGN_OR_RETURN(input->source, store_->GetRunSourceState(req.run_id()));
+  // A pivot keeps its parent's class unless the caller may not use it.
+  RETURN_IF_ERROR(ApplyRunPolicy(req.submitter(), src.priority, 0, false, input.get()));
   return PlanAndSubmit(std::move(input), req.plan_page());
 }
 

@@ -63,7 +63,7 @@ void Scheduler::Dispatch() {
     auto run = runs_.find(run_id);
     if (run == runs_.end()) continue;
     StageState* s = run->second->stages[static_cast<size_t>(index)].get();
-    if (s->row.status != v1::STAGE_READY || IsService(s)) continue;
+    if (s->row.status != v1::STAGE_READY || IsService(s) || s->run->budget_paused) continue;
     Unhold(s);
     AgentState* agent = PickAgent(s);
     if (agent == nullptr) {
@@ -123,6 +123,7 @@ void Scheduler::Dispatch() {
   // consumer (AdmitService), and none while a consumer of a running service finds no room.
   bool consumer_waits = false;
   bool services_ready = false;
+  WaitLine line;  // where each waiting stage stands behind higher classes
   tasks_wait_ = false;
   ready_.Pass([&](ReadyQueue::Entry e) {
     StageState* s = runs_.at(e.run_id)->stages[e.index].get();
@@ -138,7 +139,7 @@ void Scheduler::Dispatch() {
       if (ConsumesLiveService(s)) consumer_waits = true;
       std::string behind = held_for(s);
       if (s->row.resources.gpus() > 0) reserve(s);
-      return no_room(s, behind + HeldByServices(s));
+      return no_room(s, behind + HeldByServices(s) + line.Place(s));
     }
     Status st = StartAttemptOn(s, agent);
     if (!st.ok()) {
