@@ -128,4 +128,19 @@ int DrainGpu(CommandContext& ctx, const std::string& target, const std::string& 
   return kExitOk;
 }
 
+int SetBudget(CommandContext& ctx, int64_t run_id, double gpu_hours) {
+  v1::SetRunBudgetRequest req;
+  req.set_run_id(run_id);
+  req.set_gpu_hours(gpu_hours);
+  Result<v1::Run> run = ctx.coordinator->SetRunBudget(req);
+  if (!run.ok()) return ctx.Fail(run.status());
+  if (ctx.json) return PrintJson(ctx, *run);
+  const v1::RunBudget& b = run->budget();
+  ctx.out() << "run " << run_id << ": budget " << FormatGpuHours(b.gpu_hours()) << " GPU-h, "
+            << FormatGpuHours(b.used_gpu_hours()) << " used"
+            << (b.reached() ? "; still reached: no new attempts" : "; new attempts may start")
+            << "\n";
+  return kExitOk;
+}
+
 }  // namespace longhaul::cli

@@ -1,18 +1,18 @@
 #include "daemon/scheduler/budget.h"
 
 #include <algorithm>
-#include <cmath>
+#include <cstdio>
 
 #include "core/strings.h"
 
 namespace longhaul::scheduler {
 namespace {
 
+// Three significant digits: "10", "10.2", "0.0003".
 std::string BudgetHoursText(double hours) {
-  // One decimal, without a trailing ".0": "10", "10.2", "0.05" stays readable as "0.1".
-  double tenths = std::round(hours * 10) / 10;
-  if (tenths == 0 && hours > 0) return StrCat(std::round(hours * 1000) / 1000);
-  return StrCat(tenths);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", hours);
+  return buf;
 }
 
 }  // namespace

@@ -52,8 +52,8 @@ void Scheduler::CheckBudget(RunState* run) {
     }
   } else if (!over && run->budget_paused) {
     run->budget_paused = false;
-    GetLogger("scheduler")->info("run {}: budget raised to {} GPU-h; continues", run->row.id,
-                                 budget);
+    GetLogger("scheduler")
+        ->info("run {}: budget raised to {} GPU-h; continues", run->row.id, budget);
     for (auto& s : run->stages) {
       if (s->row.status != v1::STAGE_READY) continue;
       s->row.reason = ReadyReason(s.get());

@@ -17,6 +17,9 @@ std::string DescribeNeed(const v1::Resources& r) {
   return StrJoin(parts, ", ");
 }
 
+// How many stages behind a full shape's head get their place in line each pass.
+constexpr size_t kLineShown = 8;
+
 }  // namespace
 
 void Scheduler::Dispatch() {
@@ -139,7 +142,13 @@ void Scheduler::Dispatch() {
       if (ConsumesLiveService(s)) consumer_waits = true;
       std::string behind = held_for(s);
       if (s->row.resources.gpus() > 0) reserve(s);
-      return no_room(s, behind + HeldByServices(s) + line.Place(s));
+      ReadyQueue::Outcome outcome = no_room(s, behind + HeldByServices(s) + line.Place(s));
+      // The pass skips the rest of this shape: the first few behind say where they stand.
+      for (ReadyQueue::Entry b : ready_.Behind(e, s->row.resources, PlacementKey(s), kLineShown)) {
+        StageState* next = runs_.at(b.run_id)->stages[b.index].get();
+        no_room(next, HeldByServices(next) + line.Place(next));
+      }
+      return outcome;
     }
     Status st = StartAttemptOn(s, agent);
     if (!st.ok()) {

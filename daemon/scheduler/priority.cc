@@ -35,8 +35,8 @@ Result<PriorityPolicy> PriorityPolicy::Parse(const std::vector<std::string>& rul
                 (who.starts_with("user:") && who.size() > 5) ||
                 (who.starts_with("role:") && PriorityRoleRank(who.substr(5)) > 0);
       if (!ok) {
-        return bad(StrCat("'", who,
-                          "' is not role:viewer|operator|admin, team:NAME, user:NAME or *"));
+        return bad(
+            StrCat("'", who, "' is not role:viewer|operator|admin, team:NAME, user:NAME or *"));
       }
       rule.who.emplace_back(who);
     }
@@ -84,7 +84,9 @@ Result<std::string> PriorityPolicy::Resolve(std::string_view requested,
 }
 
 ReadyQueue::Entry ReadyEntryOf(const StageState* s) {
-  return {workflow::PriorityRankOrNormal(s->run->row.priority), s->run->row.id, s->index};
+  return {.run_id = s->run->row.id,
+          .index = s->index,
+          .rank = workflow::PriorityRankOrNormal(s->run->row.priority)};
 }
 
 std::string Ordinal(int64_t n) {
@@ -102,18 +104,18 @@ std::string WaitLine::Place(const StageState* s) {
   int32_t gpus = s->row.resources.gpus();
   // Those ahead that compete for the same kind of room: GPU stages with GPU stages.
   int64_t position = 1;
-  std::vector<const Ahead*> higher;
+  std::vector<Ahead> higher;
   for (const Ahead& a : waiting_) {
     if ((a.gpus > 0) != (gpus > 0)) continue;
     ++position;
-    if (a.rank < rank) higher.push_back(&a);
+    if (a.rank < rank) higher.push_back(a);
   }
   waiting_.push_back({s->run->row.id, rank, gpus});
   if (higher.empty()) return "";
   std::vector<std::string> names;
   for (size_t i = 0; i < higher.size() && i < 3; ++i) {
-    names.push_back(StrCat("run ", higher[i]->run_id, " (",
-                           workflow::kPriorityClasses[static_cast<size_t>(higher[i]->rank)], ")"));
+    names.push_back(StrCat("run ", higher[i].run_id, " (",
+                           workflow::kPriorityClasses[static_cast<size_t>(higher[i].rank)], ")"));
   }
   if (higher.size() > 3) names.push_back(StrCat("and ", higher.size() - 3, " more"));
   std::string what = gpus > 0 ? StrCat(gpus, " GPUs") : std::string("room");

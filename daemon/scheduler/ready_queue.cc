@@ -24,6 +24,17 @@ bool ReadyQueue::Contains(Entry e, const v1::Resources& need,
   return it != by_shape_.end() && it->second.count(e) > 0;
 }
 
+std::vector<ReadyQueue::Entry> ReadyQueue::Behind(Entry after, const v1::Resources& need,
+                                                  const std::string& placement, size_t n) const {
+  std::vector<Entry> out;
+  auto it = by_shape_.find(ShapeOf(need, placement));
+  if (it == by_shape_.end()) return out;
+  for (auto e = it->second.upper_bound(after); e != it->second.end() && out.size() < n; ++e) {
+    out.push_back(*e);
+  }
+  return out;
+}
+
 void ReadyQueue::Clear() {
   by_shape_.clear();
   size_ = 0;
