@@ -37,9 +37,8 @@ int ListAgents(CommandContext& ctx) {
     ctx.err() << "no agents have connected\n";
     return kExitOk;
   }
-  Table table(
-      {"ID", "HOST", "STATE", "CPUS", "MEMORY", "GPUS", "RUNNING", "LAST SEEN", "LABELS",
-       "SHARED PATHS"});
+  Table table({"ID", "HOST", "STATE", "CPUS", "MEMORY", "GPUS", "RUNNING", "LAST SEEN", "LABELS",
+               "SHARED PATHS"});
   table.AlignRight(3);
   table.AlignRight(4);
   table.AlignRight(5);
@@ -62,8 +61,8 @@ int ListAgents(CommandContext& ctx) {
   }
   table.Render(ctx.out());
   // Each GPU: its service state and why, its last reading, the attempt holding it.
-  Table gpus({"AGENT", "GPU", "HEALTH", "UTIL", "MEMORY", "POWER", "TEMP", "HELD BY", "UUID",
-              "WHY"});
+  Table gpus(
+      {"AGENT", "GPU", "HEALTH", "UTIL", "MEMORY", "POWER", "TEMP", "HELD BY", "UUID", "WHY"});
   bool any = false;
   for (const v1::AgentInfo& a : resp->agents()) {
     for (const v1::GpuInfo& g : a.gpus()) {
@@ -122,7 +121,8 @@ int DrainGpu(CommandContext& ctx, const std::string& target, const std::string& 
   for (const v1::GpuInfo& g : resp->gpus()) {
     ctx.out() << "agent " << parsed->first << " GPU " << g.index()
               << (g.uuid().empty() ? "" : StrCat(" (", g.uuid(), ")")) << ": " << g.health()
-              << (g.health_reason().empty() ? "" : StrCat(" (", TerminalSafe(g.health_reason()), ")"))
+              << (g.health_reason().empty() ? ""
+                                            : StrCat(" (", TerminalSafe(g.health_reason()), ")"))
               << "\n";
   }
   return kExitOk;

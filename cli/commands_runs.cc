@@ -116,8 +116,7 @@ void PrintGpuUsage(CommandContext& ctx, const v1::Run& run) {
     table.AddRow({s.name(), FormatGpuHours(u.sampled_gpu_hours()),
                   u.mean_sm_util_pct() < 0 ? "-" : StrCat(FormatNumber(u.mean_sm_util_pct()), "%"),
                   u.peak_mem_used_bytes() < 0 ? "-" : FormatBytes(u.peak_mem_used_bytes()),
-                  FormatEnergy(u.energy_kwh()),
-                  FormatGpuHours(u.idle_gpu_hours())});
+                  FormatEnergy(u.energy_kwh()), FormatGpuHours(u.idle_gpu_hours())});
   }
   if (!any) return;
   ctx.out() << "\nGPUs\n";

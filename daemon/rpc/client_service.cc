@@ -43,8 +43,7 @@ grpc::Status ClientServiceImpl::SubmitRun(grpc::ServerContext* ctx, const v1::Su
   v1::SubmitRunRequest named = *req;
   *named.mutable_submitter() = SubmitterOf(*principal);  // who submits, on the run's record
   return Answer<v1::SubmitRunResponse>(
-      AuditedCall(api_, *principal, auth::Action::kSubmitRun, named, &ClientApi::SubmitRun),
-      resp);
+      AuditedCall(api_, *principal, auth::Action::kSubmitRun, named, &ClientApi::SubmitRun), resp);
 }
 
 grpc::Status ClientServiceImpl::PivotRun(grpc::ServerContext* ctx, const v1::PivotRunRequest* req,
@@ -118,8 +117,7 @@ grpc::Status ClientServiceImpl::ListAgents(grpc::ServerContext* ctx, const v1::L
 
 grpc::Status ClientServiceImpl::ReadLog(grpc::ServerContext* ctx, const v1::ReadLogRequest* req,
                                         v1::ReadLogResponse* resp) {
-  return Read(*authorizer_, ctx, auth::Action::kReadLog, resp,
-              [&] { return api_->ReadLog(*req); });
+  return Read(*authorizer_, ctx, auth::Action::kReadLog, resp, [&] { return api_->ReadLog(*req); });
 }
 
 grpc::Status ClientServiceImpl::ListEvents(grpc::ServerContext* ctx,

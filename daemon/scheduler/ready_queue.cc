@@ -18,8 +18,7 @@ void ReadyQueue::Remove(Entry e, const v1::Resources& need, const std::string& p
   if (it->second.empty()) by_shape_.erase(it);
 }
 
-bool ReadyQueue::Contains(Entry e, const v1::Resources& need,
-                          const std::string& placement) const {
+bool ReadyQueue::Contains(Entry e, const v1::Resources& need, const std::string& placement) const {
   auto it = by_shape_.find(ShapeOf(need, placement));
   return it != by_shape_.end() && it->second.count(e) > 0;
 }

@@ -43,15 +43,15 @@ class ReadyQueue {
   };
 
   // Adding an entry already present, or removing one that is absent, does nothing. `need`,
-  // `placement` and the entry's rank must be what the stage had when it was added. Stages that may go to different
-  // agents (node selectors, avoided agents) must have different placement keys.
+  // `placement` and the entry's rank must be what the stage had when it was added. Stages that may
+  // go to different agents (node selectors, avoided agents) must have different placement keys.
   void Add(Entry e, const v1::Resources& need, const std::string& placement = "");
   void Remove(Entry e, const v1::Resources& need, const std::string& placement = "");
   bool Contains(Entry e, const v1::Resources& need, const std::string& placement = "") const;
   // Up to `n` entries of the shape after `after`, in order (for wait reasons: who stands behind
   // a shape's head, which a pass does not visit). O(n + log size).
-  std::vector<Entry> Behind(Entry after, const v1::Resources& need,
-                            const std::string& placement, size_t n) const;
+  std::vector<Entry> Behind(Entry after, const v1::Resources& need, const std::string& placement,
+                            size_t n) const;
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   size_t shapes() const { return by_shape_.size(); }
