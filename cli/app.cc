@@ -88,6 +88,16 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_flag("--no-cache", submit.no_cache, "run every stage, reuse nothing");
   cmd->add_flag("--dry-run", submit.dry_run, "print the plan (STAGE ACTION REASON), start nothing");
   cmd->add_flag("--all", submit.all, "with --dry-run: every stage of a big plan, not the first 50");
+  cmd->add_option("--priority", submit.priority,
+                  "priority class: high, normal or low (default: the workflow's priority, else "
+                  "normal); longhauld says who may use which")
+      ->check(CLI::IsMember({"high", "normal", "low"}));
+  cmd->add_option("--budget", submit.budget,
+                  "the run's GPU-hour budget (over the workflow's budget): at 100 % it gets no "
+                  "new attempts until an admin raises it")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--budget-hard", submit.budget_hard,
+                "with --budget: at 100 % also stop the run's running attempts");
   cmd->callback([&] { action = [&](CommandContext& c) { return Submit(c, submit); }; });
 
   PivotOptions pivot;
@@ -261,6 +271,18 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_option("--reason", gpu_reason, "why, for the audit trail");
   cmd->callback([&] {
     action = [&](CommandContext& c) { return DrainGpu(c, gpu_target, gpu_reason, true); };
+  });
+
+  int64_t budget_run = 0;
+  double budget_hours = 0;
+  cmd = app.add_subcommand("budget",
+                           "set a run's GPU-hour budget; a run it paused continues (admin, audited)");
+  cmd->add_option("run", budget_run, "run id")->required()->check(RunIdCheck());
+  cmd->add_option("--gpu-hours", budget_hours, "the new budget in GPU-hours")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  cmd->callback([&] {
+    action = [&](CommandContext& c) { return SetBudget(c, budget_run, budget_hours); };
   });
 
   int64_t watch_id = 0;

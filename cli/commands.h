@@ -20,6 +20,9 @@ struct SubmitOptions {
   bool no_cache = false;
   bool dry_run = false;
   bool all = false;  // a dry run prints every plan entry, not the first 50
+  std::string priority;  // high, normal or low; "" the workflow's
+  double budget = 0;     // GPU-hours; 0 the workflow's
+  bool budget_hard = false;
 };
 // Validates locally first (exit 2 and nothing sent on any problem), then SubmitRun.
 int Submit(CommandContext& ctx, const SubmitOptions& options);
@@ -93,6 +96,8 @@ int ListAgents(CommandContext& ctx);
 // gpu drain|undrain AGENT[:GPU] (admin): GPUs out of service by hand, or back (docs/gpus.md).
 int DrainGpu(CommandContext& ctx, const std::string& target, const std::string& reason,
              bool undrain);
+// Sets run `run_id`'s GPU-hour budget (admin, audited) and prints where it stands.
+int SetBudget(CommandContext& ctx, int64_t run_id, double gpu_hours);
 
 struct AuditOptions {
   int limit = 50;

@@ -37,9 +37,8 @@ int ListAgents(CommandContext& ctx) {
     ctx.err() << "no agents have connected\n";
     return kExitOk;
   }
-  Table table(
-      {"ID", "HOST", "STATE", "CPUS", "MEMORY", "GPUS", "RUNNING", "LAST SEEN", "LABELS",
-       "SHARED PATHS"});
+  Table table({"ID", "HOST", "STATE", "CPUS", "MEMORY", "GPUS", "RUNNING", "LAST SEEN", "LABELS",
+               "SHARED PATHS"});
   table.AlignRight(3);
   table.AlignRight(4);
   table.AlignRight(5);
@@ -62,8 +61,8 @@ int ListAgents(CommandContext& ctx) {
   }
   table.Render(ctx.out());
   // Each GPU: its service state and why, its last reading, the attempt holding it.
-  Table gpus({"AGENT", "GPU", "HEALTH", "UTIL", "MEMORY", "POWER", "TEMP", "HELD BY", "UUID",
-              "WHY"});
+  Table gpus(
+      {"AGENT", "GPU", "HEALTH", "UTIL", "MEMORY", "POWER", "TEMP", "HELD BY", "UUID", "WHY"});
   bool any = false;
   for (const v1::AgentInfo& a : resp->agents()) {
     for (const v1::GpuInfo& g : a.gpus()) {
@@ -122,9 +121,25 @@ int DrainGpu(CommandContext& ctx, const std::string& target, const std::string& 
   for (const v1::GpuInfo& g : resp->gpus()) {
     ctx.out() << "agent " << parsed->first << " GPU " << g.index()
               << (g.uuid().empty() ? "" : StrCat(" (", g.uuid(), ")")) << ": " << g.health()
-              << (g.health_reason().empty() ? "" : StrCat(" (", TerminalSafe(g.health_reason()), ")"))
+              << (g.health_reason().empty() ? ""
+                                            : StrCat(" (", TerminalSafe(g.health_reason()), ")"))
               << "\n";
   }
+  return kExitOk;
+}
+
+int SetBudget(CommandContext& ctx, int64_t run_id, double gpu_hours) {
+  v1::SetRunBudgetRequest req;
+  req.set_run_id(run_id);
+  req.set_gpu_hours(gpu_hours);
+  Result<v1::Run> run = ctx.coordinator->SetRunBudget(req);
+  if (!run.ok()) return ctx.Fail(run.status());
+  if (ctx.json) return PrintJson(ctx, *run);
+  const v1::RunBudget& b = run->budget();
+  ctx.out() << "run " << run_id << ": budget " << FormatGpuHours(b.gpu_hours()) << " GPU-h, "
+            << FormatGpuHours(b.used_gpu_hours()) << " used"
+            << (b.reached() ? "; still reached: no new attempts" : "; new attempts may start")
+            << "\n";
   return kExitOk;
 }
 

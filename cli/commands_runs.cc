@@ -51,6 +51,25 @@ void PrintCollected(std::ostream& out, const v1::Run& run) {
   if (!kept.empty()) out << "  kept:      " << TerminalSafe(StrJoin(kept, ", ")) << '\n';
 }
 
+// "ada (team vision), class high"; "-" for a run from before submitters were recorded.
+std::string SubmitterLine(const v1::Run& run) {
+  std::string who = run.user().empty() ? "-" : run.user();
+  if (!run.team().empty()) who += StrCat(" (team ", run.team(), ")");
+  return StrCat(who, ", class ", run.priority().empty() ? "normal" : run.priority());
+}
+
+// "10 GPU-h, 8.2 used (82 %)", with "; reached: paused until raised" and who last set it.
+std::string BudgetLine(const v1::RunBudget& b) {
+  std::string line = StrCat(FormatGpuHours(b.gpu_hours()), " GPU-h", b.hard() ? " (hard)" : "",
+                            ", ", FormatGpuHours(b.used_gpu_hours()), " used");
+  if (b.gpu_hours() > 0) {
+    line += StrCat(" (", static_cast<int>(b.used_gpu_hours() * 100 / b.gpu_hours()), " %)");
+  }
+  if (b.reached()) line += "; reached: no new attempts until an admin raises it";
+  if (!b.raised_by().empty()) line += StrCat("; set by ", b.raised_by());
+  return line;
+}
+
 void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
   std::ostream& out = ctx.out();
   out << "run " << run.id() << '\n';
@@ -74,6 +93,8 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
   out << "  source:    " << TerminalSafe(SourceStateLine(run.source())) << '\n';
   if (run.collected_at_ms() > 0) PrintCollected(out, run);
   if (run.no_cache()) out << "  cache:     off (--no-cache)\n";
+  out << "  submitter: " << TerminalSafe(SubmitterLine(run)) << '\n';
+  if (run.has_budget()) out << "  budget:    " << TerminalSafe(BudgetLine(run.budget())) << '\n';
   out << "  gpu-hours: " << FormatGpuHours(run.gpu_hours());
   // Stage time sums what is shown: not said for a run shown in part.
   if (run.next_stage_page_token().empty()) {
@@ -98,8 +119,7 @@ void PrintGpuUsage(CommandContext& ctx, const v1::Run& run) {
     table.AddRow({s.name(), FormatGpuHours(u.sampled_gpu_hours()),
                   u.mean_sm_util_pct() < 0 ? "-" : StrCat(FormatNumber(u.mean_sm_util_pct()), "%"),
                   u.peak_mem_used_bytes() < 0 ? "-" : FormatBytes(u.peak_mem_used_bytes()),
-                  FormatEnergy(u.energy_kwh()),
-                  FormatGpuHours(u.idle_gpu_hours())});
+                  FormatEnergy(u.energy_kwh()), FormatGpuHours(u.idle_gpu_hours())});
   }
   if (!any) return;
   ctx.out() << "\nGPUs\n";
@@ -240,7 +260,8 @@ int ListRuns(CommandContext& ctx, const RunsOptions& options) {
   Result<v1::ListRunsResponse> resp = ctx.coordinator->ListRuns(req);
   if (!resp.ok()) return ctx.Fail(resp.status());
   if (ctx.json) return PrintJson(ctx, *resp);
-  Table table({"ID", "WORKFLOW", "STATUS", "STAGES", "CREATED", "DURATION", "PARENT"});
+  Table table(
+      {"ID", "WORKFLOW", "STATUS", "STAGES", "CREATED", "DURATION", "PARENT", "USER", "CLASS"});
   table.AlignRight(0);
   table.AlignRight(5);
   int64_t now = ctx.NowMs();
@@ -249,7 +270,9 @@ int ListRuns(CommandContext& ctx, const RunsOptions& options) {
     table.AddRow({std::to_string(r.id()), r.workflow_name(), std::string(RunStatusName(r.status())),
                   StageCountsSummary(r), FormatLocalTime(r.created_at_ms()),
                   elapsed >= 0 ? FormatDuration(elapsed) : "-",
-                  r.parent_run_id() > 0 ? std::to_string(r.parent_run_id()) : "-"});
+                  r.parent_run_id() > 0 ? std::to_string(r.parent_run_id()) : "-",
+                  r.user().empty() ? "-" : r.user(),
+                  r.priority().empty() ? "normal" : r.priority()});
   }
   if (table.rows() == 0) {
     ctx.err() << "no runs\n";

@@ -210,6 +210,9 @@ int Submit(CommandContext& ctx, const SubmitOptions& options) {
   for (const auto& [k, v] : *sets) (*req.mutable_params())[k] = v;
   req.set_dry_run(options.dry_run);
   req.set_no_cache(options.no_cache);
+  req.set_priority(options.priority);
+  req.set_budget_gpu_hours(options.budget);
+  req.set_budget_hard(options.budget_hard);
   req.set_submission_id(NewSubmissionId());
   // A real submission needs only the plan's counts; a dry run shows entries.
   req.mutable_plan_page()->set_limit(options.dry_run ? (options.all ? kPlanPage : kPlanShown)

@@ -34,6 +34,7 @@ enum class Action {
   kTestNotify,
   kBackup,
   kDrainGpu,
+  kSetRunBudget,  // raises (or lowers) a run's GPU-hour budget
 };
 
 // "viewer", "operator", "admin".

@@ -19,7 +19,7 @@ Result<Principal> TokenAuthorizer::Authorize(std::string_view token, std::string
     return absl::UnauthenticatedError(
         "the token is not known to this coordinator (revoked, mistyped, or meant for another)");
   }
-  Principal p{entry->name, entry->role, std::string(peer)};
+  Principal p{entry->name, entry->role, std::string(peer), entry->team};
   Role needed = RequiredRole(action);
   if (static_cast<int>(p.role) < static_cast<int>(needed)) {
     return absl::PermissionDeniedError(StrCat(p.name, " (", RoleName(p.role), ") may not ",
@@ -30,7 +30,7 @@ Result<Principal> TokenAuthorizer::Authorize(std::string_view token, std::string
 }
 
 Result<Principal> OpenAuthorizer::Authorize(std::string_view, std::string_view peer, Action) const {
-  return Principal{IsLoopback(peer) ? "local" : "anonymous", Role::kAdmin, std::string(peer)};
+  return Principal{IsLoopback(peer) ? "local" : "anonymous", Role::kAdmin, std::string(peer), ""};
 }
 
 std::string BearerToken(std::string_view authorization) {

@@ -22,6 +22,7 @@ struct Principal {
   std::string name;  // the token's NAME; "local" or "anonymous" when no tokens are configured
   Role role = Role::kViewer;
   std::string peer;  // the caller's address as the transport gave it
+  std::string team;  // the token's TEAM; "" when its line names none (or without tokens)
 };
 
 class ActionAuthorizer {

@@ -50,19 +50,23 @@ Result<std::vector<TokenEntry>> ParseTokens(std::string_view text, std::string_v
     if (body.empty() || body.front() == '#') continue;
     auto where = [&] { return StrCat(file, ":", line_no, ": "); };
     std::vector<std::string_view> f = Fields(body);
-    if (f.size() != 3) {
+    if (f.size() != 3 && f.size() != 4) {
       return absl::InvalidArgumentError(
-          StrCat(where(), "expected 'ROLE NAME sha256:HEX', got ", f.size(), " fields"));
+          StrCat(where(), "expected 'ROLE NAME sha256:HEX [TEAM]', got ", f.size(), " fields"));
     }
     std::optional<Role> role = ParseRole(f[0]);
     if (!role) {
       return absl::InvalidArgumentError(
           StrCat(where(), "unknown role '", f[0], "' (viewer, operator or admin)"));
     }
-    for (char c : f[1]) {
-      if (!IsNameChar(c)) {
-        return absl::InvalidArgumentError(
-            StrCat(where(), "name '", f[1], "' may hold only letters, digits and . _ - @"));
+    for (size_t field : {size_t{1}, size_t{3}}) {
+      if (field >= f.size()) continue;
+      for (char c : f[field]) {
+        if (!IsNameChar(c)) {
+          return absl::InvalidArgumentError(StrCat(where(), field == 1 ? "name '" : "team '",
+                                                   f[field],
+                                                   "' may hold only letters, digits and . _ - @"));
+        }
       }
     }
     std::string_view hash = f[2];
@@ -73,7 +77,8 @@ Result<std::vector<TokenEntry>> ParseTokens(std::string_view text, std::string_v
                  hash.substr(0, 16), hash.size() > 16 ? "...'" : "'",
                  " (the file holds token hashes, never tokens: see `longhaul token new`)"));
     }
-    TokenEntry e{*role, std::string(f[1]), std::string(hash.substr(kHashPrefix.size()))};
+    TokenEntry e{*role, std::string(f[1]), std::string(hash.substr(kHashPrefix.size())),
+                 f.size() == 4 ? std::string(f[3]) : ""};
     if (!names.insert(e.name).second) {
       return absl::InvalidArgumentError(StrCat(where(), "name '", e.name, "' appears twice"));
     }

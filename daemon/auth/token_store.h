@@ -1,6 +1,7 @@
 // TokenStore: the bearer tokens longhauld accepts, read from a file of lines
 //
-//   ROLE NAME sha256:HEX      # ROLE is viewer, operator or admin; NAME says who holds it
+//   ROLE NAME sha256:HEX [TEAM]  # ROLE is viewer, operator or admin; NAME says who holds it;
+//                                # TEAM (optional) is the team its runs count for
 //
 // Blank lines and lines starting with '#' are skipped. Only the SHA-256 of each token is kept,
 // on disk and in memory, so the file can be read by whoever manages it without revealing a
@@ -26,6 +27,7 @@ struct TokenEntry {
   Role role = Role::kViewer;
   std::string name;
   std::string sha256_hex;  // 64 lower-case hex digits
+  std::string team;        // "" when the line names none
 };
 
 // Parses the text of a tokens file. InvalidArgument naming "FILE:LINE" and what is wrong for

@@ -294,13 +294,26 @@ Response RunAction(rpc::ClientApi* api, const Request& req, int64_t run,
   if (req.method != "POST") return MethodNotAllowed(req, "POST");
   if (action == "pivot") {
     return Mutate(
-        api, req, auth::Action::kPivotRun, [run](auto& q) { q.set_run_id(run); },
+        api, req, auth::Action::kPivotRun,
+        [&](auto& q) {
+          q.set_run_id(run);
+          *q.mutable_submitter() = rpc::SubmitterOf(req.principal);
+        },
         &rpc::ClientApi::PivotRun);
   }
   if (action == "retry") {
     return Mutate(
         api, req, auth::Action::kRetryStage, [run](auto& q) { q.set_run_id(run); },
         &rpc::ClientApi::RetryStage);
+  }
+  if (action == "budget") {  // {"gpuHours": N}: admin, audited
+    return Mutate(
+        api, req, auth::Action::kSetRunBudget,
+        [&](v1::SetRunBudgetRequest& q) {
+          q.set_run_id(run);
+          q.set_by(req.principal.name);
+        },
+        &rpc::ClientApi::SetRunBudget);
   }
   if (action == "cancel") {
     return Mutate(
@@ -352,7 +365,9 @@ Response Runs(rpc::ClientApi* api, const Request& req, const std::vector<std::st
     if (req.method == "GET") return ListRuns(api, req, 0);
     if (req.method != "POST") return MethodNotAllowed(req, "GET, POST");
     return Mutate(
-        api, req, auth::Action::kSubmitRun, [](auto&) {}, &rpc::ClientApi::SubmitRun);
+        api, req, auth::Action::kSubmitRun,
+        [&](auto& q) { *q.mutable_submitter() = rpc::SubmitterOf(req.principal); },
+        &rpc::ClientApi::SubmitRun);
   }
   LH_TRY_ASSIGN(int64_t run, ParseInt(seg[1], StrCat("run id in ", req.path)));
   if (seg.size() == 2) {

@@ -24,6 +24,7 @@ std::optional<auth::Action> ActionOf(const Request& request) {
     if (EndsWith(p, "/pivot")) return auth::Action::kPivotRun;
     if (EndsWith(p, "/retry")) return auth::Action::kRetryStage;
     if (EndsWith(p, "/cancel")) return auth::Action::kCancelRun;
+    if (EndsWith(p, "/budget")) return auth::Action::kSetRunBudget;
     if (p.rfind("/api/v1/agents/", 0) == 0 && (EndsWith(p, "/drain") || EndsWith(p, "/undrain"))) {
       return auth::Action::kDrainGpu;
     }
@@ -62,7 +63,7 @@ std::string RequestToken(const Request& request) {
 
 Result<auth::Principal> TokenHttpAuthorizer::Authorize(const Request& request) const {
   std::optional<auth::Action> action = ActionOf(request);
-  if (!action) return auth::Principal{"", auth::Role::kViewer, request.peer};
+  if (!action) return auth::Principal{"", auth::Role::kViewer, request.peer, ""};
   Result<auth::Principal> who =
       authorizer_->Authorize(RequestToken(request), request.peer, *action);
   if (!who.ok()) {

@@ -29,6 +29,8 @@ std::string Headline(const Event& e) {
   if (e.kind == "run_failed") return StrCat(run, " failed");
   if (e.kind == "run_cancelled") return StrCat(run, " was cancelled");
   if (e.kind == "agent_lost") return StrCat("agent ", e.agent, " lost");
+  if (e.kind == "budget_warning") return StrCat(run, " used 80 % of its GPU-hour budget");
+  if (e.kind == "budget_reached") return StrCat(run, " reached its GPU-hour budget: paused");
   if (e.kind == "gpu_fault" && e.run_id == 0) return StrCat("GPU fault on ", e.agent);
   if (e.kind == "gpu_fault") {
     return StrCat("GPU fault on ", e.agent, ": stage ", e.stage, " of ", run, " attempt ",

@@ -1,8 +1,8 @@
 #include "daemon/rpc/client_api.h"
-#include "proto/state_names.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <future>
 
 #include "core/hash.h"
@@ -13,6 +13,7 @@
 #include "daemon/scheduler/planner.h"
 #include "daemon/workflow/template.h"
 #include "daemon/workflow/workflow.h"
+#include "proto/state_names.h"
 
 namespace longhaul::rpc {
 
@@ -52,7 +53,35 @@ Result<v1::SubmitRunResponse> ClientApi::SubmitOnce(const v1::SubmitRunRequest& 
   if (req.parent_run_id() > 0) input->parent_run_id = req.parent_run_id();
   input->from_stage = req.from_stage();
   input->source = req.source();
+  RETURN_IF_ERROR(ApplyRunPolicy(req.submitter(), req.priority(), req.budget_gpu_hours(),
+                                 req.budget_hard(), input.get()));
   return PlanAndSubmit(std::move(input), req.plan_page());
+}
+
+v1::Submitter SubmitterOf(const auth::Principal& who) {
+  v1::Submitter out;
+  out.set_user(who.name);
+  out.set_team(who.team);
+  out.set_role(std::string(auth::RoleName(who.role)));
+  return out;
+}
+
+Status ClientApi::ApplyRunPolicy(const v1::Submitter& who, const std::string& requested,
+                                 double gpu_hours, bool hard, scheduler::SubmitInput* input) const {
+  ASSIGN_OR_RETURN(input->priority, priority_.Resolve(requested, input->workflow.priority, who));
+  input->user = who.user();
+  input->team = who.team();
+  input->budget = input->workflow.budget;
+  if (gpu_hours < 0 || !std::isfinite(gpu_hours)) {
+    return absl::InvalidArgumentError(StrCat("--budget: expected GPU-hours > 0, got ", gpu_hours));
+  }
+  if (gpu_hours > 0) input->budget = {gpu_hours, hard};
+  return OkStatus();
+}
+
+Result<v1::Run> ClientApi::SetRunBudget(const v1::SetRunBudgetRequest& req) {
+  return loop_->Call<v1::Run>(
+      [this, req] { return scheduler_->SetRunBudget(req.run_id(), req.gpu_hours(), req.by()); });
 }
 
 Result<v1::SubmitRunResponse> ClientApi::PivotOnce(const v1::PivotRunRequest& req) {
@@ -73,15 +102,18 @@ Result<v1::SubmitRunResponse> ClientApi::PivotOnce(const v1::PivotRunRequest& re
   input->from_stage = req.from_stage();
   // The text is the parent's, so the repository it came from is the parent's too.
   ASSIGN_OR_RETURN(input->source, store_->GetRunSourceState(req.run_id()));
+  // A pivot keeps its parent's class unless the caller may not use it.
+  RETURN_IF_ERROR(ApplyRunPolicy(req.submitter(), src.priority, 0, false, input.get()));
   return PlanAndSubmit(std::move(input), req.plan_page());
 }
 
 Result<v1::SubmitRunResponse> ClientApi::PlanAndSubmit(
     std::shared_ptr<scheduler::SubmitInput> input, const v1::PlanPage& page) {
   if (!input->workflow.notify.command.empty() && !notify_.allow_commands) {
-    return absl::FailedPreconditionError(StrCat(
-        input->path, ": notify.command would run on longhauld's host as its user; longhauld "
-        "allows that only with --notify-allow-commands (a webhook needs nothing)"));
+    return absl::FailedPreconditionError(
+        StrCat(input->path,
+               ": notify.command would run on longhauld's host as its user; longhauld "
+               "allows that only with --notify-allow-commands (a webhook needs nothing)"));
   }
   ASSIGN_OR_RETURN(scheduler::RunPlan plan, scheduler::PlanRun(store_, *input));
   CheckReusedArtifacts(&plan);
@@ -93,8 +125,7 @@ Result<v1::SubmitRunResponse> ClientApi::PlanAndSubmit(
   v1::PlanSummary* summary = resp.mutable_plan_summary();
   size_t n = plan.stages.size();
   size_t offset = std::min<size_t>(std::max(page.offset(), 0), n);
-  int limit = page.limit() == 0 ? kDefaultPlanLimit
-                                : std::clamp(page.limit(), 0, kMaxPlanLimit);
+  int limit = page.limit() == 0 ? kDefaultPlanLimit : std::clamp(page.limit(), 0, kMaxPlanLimit);
   size_t end = std::min(n, offset + static_cast<size_t>(limit));
   summary->set_stages(static_cast<int32_t>(n));
   summary->set_offset(static_cast<int32_t>(offset));
@@ -152,14 +183,16 @@ void ClientApi::CheckReusedArtifacts(scheduler::RunPlan* plan) {
       int64_t run_id = sp.hit->run_id;
       if (future.wait_for(std::chrono::milliseconds(log_timeout_ms_)) !=
           std::future_status::ready) {
-        scheduler::RerunStage(plan, i, StrCat("cannot check the artifacts of run ", run_id,
-                                              ": agent ", agent, " did not answer"));
+        scheduler::RerunStage(plan, i,
+                              StrCat("cannot check the artifacts of run ", run_id, ": agent ",
+                                     agent, " did not answer"));
         break;
       }
       Result<std::vector<std::string>> missing = future.get();
       if (!missing.ok()) {
-        scheduler::RerunStage(plan, i, StrCat("the artifacts of run ", run_id, " are on agent ",
-                                              agent, ", which is not connected"));
+        scheduler::RerunStage(plan, i,
+                              StrCat("the artifacts of run ", run_id, " are on agent ", agent,
+                                     ", which is not connected"));
         break;
       }
       if (!missing->empty()) {
@@ -167,9 +200,9 @@ void ClientApi::CheckReusedArtifacts(scheduler::RunPlan* plan) {
         for (const auto* a : arts) {
           if (a->path == missing->front()) name = a->name;
         }
-        scheduler::RerunStage(plan, i, StrCat("artifact '", name, "' of run ", run_id,
-                                              " is gone: ", missing->front(), " (on ", agent,
-                                              ")"));
+        scheduler::RerunStage(plan, i,
+                              StrCat("artifact '", name, "' of run ", run_id,
+                                     " is gone: ", missing->front(), " (on ", agent, ")"));
         break;
       }
     }
@@ -203,30 +236,30 @@ Result<v1::Run> ClientApi::RetryStage(const v1::RetryStageRequest& req) {
 }
 
 Status ClientApi::Watch(int64_t id, std::shared_ptr<scheduler::Watcher> watcher) {
-  return loop_->Call<bool>([this, id, watcher]() -> Result<bool> {
-                 RETURN_IF_ERROR(scheduler_->Watch(id, watcher));
-                 return true;
-               })
+  return loop_
+      ->Call<bool>([this, id, watcher]() -> Result<bool> {
+        RETURN_IF_ERROR(scheduler_->Watch(id, watcher));
+        return true;
+      })
       .status();
 }
 
 Result<v1::DrainGpuResponse> ClientApi::DrainGpu(const v1::DrainGpuRequest& req) {
   if (req.agent_id().empty()) return absl::InvalidArgumentError("no agent given");
   ASSIGN_OR_RETURN(auto gpus, loop_->Call<std::vector<v1::GpuInfo>>([this, req] {
-                     return scheduler_->SetGpuService(req.agent_id(), req.gpu(), !req.undrain(),
-                                                      req.reason(), req.by());
-                   }));
+    return scheduler_->SetGpuService(req.agent_id(), req.gpu(), !req.undrain(), req.reason(),
+                                     req.by());
+  }));
   v1::DrainGpuResponse resp;
   for (v1::GpuInfo& g : gpus) *resp.add_gpus() = std::move(g);
   return resp;
 }
 
 Result<v1::ListAgentsResponse> ClientApi::ListAgents() {
-  ASSIGN_OR_RETURN(std::vector<v1::AgentInfo> agents,
-                   loop_->Call<std::vector<v1::AgentInfo>>(
-                       [this]() -> Result<std::vector<v1::AgentInfo>> {
-                         return scheduler_->ListAgents();
-                       }));
+  ASSIGN_OR_RETURN(
+      std::vector<v1::AgentInfo> agents,
+      loop_->Call<std::vector<v1::AgentInfo>>(
+          [this]() -> Result<std::vector<v1::AgentInfo>> { return scheduler_->ListAgents(); }));
   v1::ListAgentsResponse resp;
   for (auto& a : agents) *resp.add_agents() = std::move(a);
   return resp;

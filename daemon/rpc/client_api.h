@@ -36,6 +36,9 @@ struct ClientNotifyConfig {
   bool allow_commands = false;
 };
 
+// The submitter a transport stamps on SubmitRun and PivotRun from its check of the caller.
+v1::Submitter SubmitterOf(const auth::Principal& who);
+
 class ClientApi {
  public:
   // `clock` (for the audit trail's times) is not owned and outlives this object.
@@ -102,6 +105,10 @@ class ClientApi {
   Result<v1::TestNotifyResponse> TestNotify(const v1::TestNotifyRequest& req);
   // Call before serving.
   void set_notify(ClientNotifyConfig config) { notify_ = std::move(config); }
+  // Who may use which priority class (--priority-allow). Call before serving.
+  void set_priority_policy(scheduler::PriorityPolicy policy) { priority_ = std::move(policy); }
+  // Sets a run's GPU-hour budget (Scheduler::SetRunBudget), `req.by` naming the caller.
+  Result<v1::Run> SetRunBudget(const v1::SetRunBudgetRequest& req);
 
   // The audit trail, newest first.
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req);
@@ -146,6 +153,11 @@ class ClientApi {
   Result<v1::SubmitRunResponse> PivotOnce(const v1::PivotRunRequest& req);
   Result<v1::SubmitRunResponse> PlanAndSubmit(std::shared_ptr<scheduler::SubmitInput> input,
                                               const v1::PlanPage& page);
+  // Who submits and how urgent: the submitter's name and team, the class the policy allows
+  // them (`requested`, else the workflow's), the budget (`gpu_hours` > 0, else the
+  // workflow's). PermissionDenied for a class they may not use.
+  Status ApplyRunPolicy(const v1::Submitter& who, const std::string& requested, double gpu_hours,
+                        bool hard, scheduler::SubmitInput* input) const;
   // Checks that reused artifacts still exist on their agents; re-runs a stage whose are gone.
   void CheckReusedArtifacts(scheduler::RunPlan* plan);
   // Sends `request` to `agent` through the loop and waits for its answer.
@@ -162,6 +174,7 @@ class ClientApi {
   std::map<int64_t, workflow::RetentionSpec> declared_retention_;  // by stored workflow file id
   SubmissionLedger submissions_;
   ClientNotifyConfig notify_;
+  scheduler::PriorityPolicy priority_;
 };
 
 }  // namespace longhaul::rpc

@@ -50,7 +50,9 @@ AuditSubject DescribeForAudit(const v1::SubmitRunRequest& req, const v1::SubmitR
       RunTarget(resp),
       Join({StrCat("workflow ", req.workflow_path().empty() ? "<submitted>" : req.workflow_path()),
             req.params().empty() ? "" : StrCat("params ", Params(req.params())),
-            req.dry_run() ? "dry run" : "", req.no_cache() ? "no cache" : ""})};
+            req.dry_run() ? "dry run" : "", req.no_cache() ? "no cache" : "",
+            req.priority().empty() ? "" : StrCat("priority ", req.priority()),
+            req.budget_gpu_hours() > 0 ? StrCat("budget ", req.budget_gpu_hours(), " GPU-h") : ""})};
 }
 
 AuditSubject DescribeForAudit(const v1::PivotRunRequest& req, const v1::SubmitRunResponse& resp) {
@@ -90,6 +92,12 @@ AuditSubject DescribeForAudit(const v1::DrainGpuRequest& req, const v1::DrainGpu
           Cut(StrCat(req.undrain() ? "undrain" : "drain",
                      req.reason().empty() ? "" : StrCat(": ", req.reason())),
               kMaxDetail)};
+}
+
+AuditSubject DescribeForAudit(const v1::SetRunBudgetRequest& req, const v1::Run& resp) {
+  std::string used =
+      resp.has_budget() ? StrCat(" (", resp.budget().used_gpu_hours(), " used)") : std::string();
+  return {StrCat("run ", req.run_id()), StrCat("budget ", req.gpu_hours(), " GPU-h", used)};
 }
 
 Result<v1::BackupResponse> ClientApi::Backup(const v1::BackupRequest& req) {

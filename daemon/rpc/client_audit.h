@@ -22,5 +22,6 @@ AuditSubject DescribeForAudit(const v1::GcRequest& req, const v1::GcResponse& re
 AuditSubject DescribeForAudit(const v1::TestNotifyRequest& req, const v1::TestNotifyResponse& resp);
 AuditSubject DescribeForAudit(const v1::BackupRequest& req, const v1::BackupResponse& resp);
 AuditSubject DescribeForAudit(const v1::DrainGpuRequest& req, const v1::DrainGpuResponse& resp);
+AuditSubject DescribeForAudit(const v1::SetRunBudgetRequest& req, const v1::Run& resp);
 
 }  // namespace longhaul::rpc

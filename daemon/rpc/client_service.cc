@@ -38,13 +38,22 @@ grpc::Status Mutate(ClientApi* api, const auth::ActionAuthorizer& authorizer,
 
 grpc::Status ClientServiceImpl::SubmitRun(grpc::ServerContext* ctx, const v1::SubmitRunRequest* req,
                                           v1::SubmitRunResponse* resp) {
-  return Mutate(api_, *authorizer_, ctx, auth::Action::kSubmitRun, *req, resp,
-                &ClientApi::SubmitRun);
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kSubmitRun);
+  if (!principal.ok()) return ToGrpc(principal.status());
+  v1::SubmitRunRequest named = *req;
+  *named.mutable_submitter() = SubmitterOf(*principal);  // who submits, on the run's record
+  return Answer<v1::SubmitRunResponse>(
+      AuditedCall(api_, *principal, auth::Action::kSubmitRun, named, &ClientApi::SubmitRun), resp);
 }
 
 grpc::Status ClientServiceImpl::PivotRun(grpc::ServerContext* ctx, const v1::PivotRunRequest* req,
                                          v1::SubmitRunResponse* resp) {
-  return Mutate(api_, *authorizer_, ctx, auth::Action::kPivotRun, *req, resp, &ClientApi::PivotRun);
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kPivotRun);
+  if (!principal.ok()) return ToGrpc(principal.status());
+  v1::PivotRunRequest named = *req;
+  *named.mutable_submitter() = SubmitterOf(*principal);
+  return Answer<v1::SubmitRunResponse>(
+      AuditedCall(api_, *principal, auth::Action::kPivotRun, named, &ClientApi::PivotRun), resp);
 }
 
 grpc::Status ClientServiceImpl::CancelRun(grpc::ServerContext* ctx, const v1::CancelRunRequest* req,
@@ -133,6 +142,17 @@ grpc::Status ClientServiceImpl::ListAudit(grpc::ServerContext* ctx, const v1::Li
 grpc::Status ClientServiceImpl::Backup(grpc::ServerContext* ctx, const v1::BackupRequest* req,
                                        v1::BackupResponse* resp) {
   return Mutate(api_, *authorizer_, ctx, auth::Action::kBackup, *req, resp, &ClientApi::Backup);
+}
+
+grpc::Status ClientServiceImpl::SetRunBudget(grpc::ServerContext* ctx,
+                                             const v1::SetRunBudgetRequest* req, v1::Run* resp) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kSetRunBudget);
+  if (!principal.ok()) return ToGrpc(principal.status());
+  v1::SetRunBudgetRequest named = *req;
+  named.set_by(principal->name);  // who set it, on the run's record
+  return Answer<v1::Run>(
+      AuditedCall(api_, *principal, auth::Action::kSetRunBudget, named, &ClientApi::SetRunBudget),
+      resp);
 }
 
 grpc::Status ClientServiceImpl::DrainGpu(grpc::ServerContext* ctx, const v1::DrainGpuRequest* req,

@@ -44,6 +44,8 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
                       v1::BackupResponse* resp) override;
   grpc::Status DrainGpu(grpc::ServerContext* ctx, const v1::DrainGpuRequest* req,
                         v1::DrainGpuResponse* resp) override;
+  grpc::Status SetRunBudget(grpc::ServerContext* ctx, const v1::SetRunBudgetRequest* req,
+                            v1::Run* resp) override;
   grpc::Status ListAudit(grpc::ServerContext* ctx, const v1::ListAuditRequest* req,
                          v1::ListAuditResponse* resp) override;
   grpc::Status CollectGarbage(grpc::ServerContext* ctx, const v1::GcRequest* req,

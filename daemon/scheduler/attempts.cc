@@ -224,6 +224,10 @@ void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const s
     StageFailed(s, v1::STAGE_CANCELLED, reason, a);
     return;
   }
+  if (kind == "budget") {  // its run's hard budget stopped it: it waits for a raise, no retry
+    MarkReady(s);
+    return;
+  }
   if (kind == "stopped_early") {  // its sweep's early_stop rule: not a failure, no retry
     StageStoppedEarly(s, a->kill_detail);
     return;

@@ -17,6 +17,9 @@ std::string DescribeNeed(const v1::Resources& r) {
   return StrJoin(parts, ", ");
 }
 
+// How many stages behind a full shape's head get their place in line each pass.
+constexpr size_t kLineShown = 8;
+
 }  // namespace
 
 void Scheduler::Dispatch() {
@@ -63,7 +66,7 @@ void Scheduler::Dispatch() {
     auto run = runs_.find(run_id);
     if (run == runs_.end()) continue;
     StageState* s = run->second->stages[static_cast<size_t>(index)].get();
-    if (s->row.status != v1::STAGE_READY || IsService(s)) continue;
+    if (s->row.status != v1::STAGE_READY || IsService(s) || s->run->budget_paused) continue;
     Unhold(s);
     AgentState* agent = PickAgent(s);
     if (agent == nullptr) {
@@ -123,6 +126,7 @@ void Scheduler::Dispatch() {
   // consumer (AdmitService), and none while a consumer of a running service finds no room.
   bool consumer_waits = false;
   bool services_ready = false;
+  WaitLine line;  // where each waiting stage stands behind higher classes
   tasks_wait_ = false;
   ready_.Pass([&](ReadyQueue::Entry e) {
     StageState* s = runs_.at(e.run_id)->stages[e.index].get();
@@ -138,7 +142,13 @@ void Scheduler::Dispatch() {
       if (ConsumesLiveService(s)) consumer_waits = true;
       std::string behind = held_for(s);
       if (s->row.resources.gpus() > 0) reserve(s);
-      return no_room(s, behind + HeldByServices(s));
+      ReadyQueue::Outcome outcome = no_room(s, behind + HeldByServices(s) + line.Place(s));
+      // The pass skips the rest of this shape: the first few behind say where they stand.
+      for (ReadyQueue::Entry b : ready_.Behind(e, s->row.resources, PlacementKey(s), kLineShown)) {
+        StageState* next = runs_.at(b.run_id)->stages[b.index].get();
+        no_room(next, HeldByServices(next) + line.Place(next));
+      }
+      return outcome;
     }
     Status st = StartAttemptOn(s, agent);
     if (!st.ok()) {

@@ -119,6 +119,10 @@ struct RunState {
   // counts and cost never walk its stages.
   GpuUse gpu;
   bool totals_dirty = false;
+  // Its GPU-hour budget is reached (budget_sched.cc): its ready stages wait outside the ready
+  // queue until an admin raises it. `budget_gen` invalidates its armed budget timers.
+  bool budget_paused = false;
+  uint64_t budget_gen = 0;
   // Its sweeps with `early_stop`, by the foreach stage's name: made on first use.
   std::map<std::string, std::unique_ptr<SweepJudge>> judges;
 

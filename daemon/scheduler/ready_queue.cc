@@ -18,10 +18,20 @@ void ReadyQueue::Remove(Entry e, const v1::Resources& need, const std::string& p
   if (it->second.empty()) by_shape_.erase(it);
 }
 
-bool ReadyQueue::Contains(Entry e, const v1::Resources& need,
-                          const std::string& placement) const {
+bool ReadyQueue::Contains(Entry e, const v1::Resources& need, const std::string& placement) const {
   auto it = by_shape_.find(ShapeOf(need, placement));
   return it != by_shape_.end() && it->second.count(e) > 0;
+}
+
+std::vector<ReadyQueue::Entry> ReadyQueue::Behind(Entry after, const v1::Resources& need,
+                                                  const std::string& placement, size_t n) const {
+  std::vector<Entry> out;
+  auto it = by_shape_.find(ShapeOf(need, placement));
+  if (it == by_shape_.end()) return out;
+  for (auto e = it->second.upper_bound(after); e != it->second.end() && out.size() < n; ++e) {
+    out.push_back(*e);
+  }
+  return out;
 }
 
 void ReadyQueue::Clear() {

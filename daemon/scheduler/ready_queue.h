@@ -1,8 +1,9 @@
 // The ready set: stages whose dependencies allow them to run, waiting for an agent with room.
 //
 // Kept per shape (what one attempt of the stage asks for: CPUs, memory, GPUs, and where it may
-// go: its placement key, "" for "any agent"), each shape in FIFO order by (run id, stage
-// index). A dispatch pass visits stages oldest first
+// go: its placement key, "" for "any agent"), each shape in order by (class rank, run id, stage
+// index): a run's priority class first (0 high, 1 normal, 2 low; docs/scheduling.md), then
+// FIFO by age. A dispatch pass visits stages in that order (most urgent, then oldest first)
 // across shapes; once a stage of some shape does not fit on any agent, the other stages of that
 // shape are skipped for the rest of the pass, since nothing is freed during a pass and they ask
 // for exactly as much. A pass therefore costs O((started + shapes) log n) whatever the number of
@@ -30,25 +31,34 @@ class ReadyQueue {
   struct Entry {
     int64_t run_id = 0;
     int index = 0;  // the stage's index in its run
-    auto operator<=>(const Entry&) const = default;
+    int rank = 1;   // its run's priority class (workflow::PriorityRank): leads the order
+    auto operator<=>(const Entry& o) const {
+      return std::tie(rank, run_id, index) <=> std::tie(o.rank, o.run_id, o.index);
+    }
+    bool operator==(const Entry&) const = default;
   };
   enum class Outcome {
     kTaken,   // the stage left the ready set (started, or failed to start)
     kNoRoom,  // no agent has room for it: skip its shape for the rest of the pass
   };
 
-  // Adding an entry already present, or removing one that is absent, does nothing. `need` and
-  // `placement` must be what the stage had when it was added. Stages that may go to different
-  // agents (node selectors, avoided agents) must have different placement keys.
+  // Adding an entry already present, or removing one that is absent, does nothing. `need`,
+  // `placement` and the entry's rank must be what the stage had when it was added. Stages that may
+  // go to different agents (node selectors, avoided agents) must have different placement keys.
   void Add(Entry e, const v1::Resources& need, const std::string& placement = "");
   void Remove(Entry e, const v1::Resources& need, const std::string& placement = "");
   bool Contains(Entry e, const v1::Resources& need, const std::string& placement = "") const;
+  // Up to `n` entries of the shape after `after`, in order (for wait reasons: who stands behind
+  // a shape's head, which a pass does not visit). O(n + log size).
+  std::vector<Entry> Behind(Entry after, const v1::Resources& need, const std::string& placement,
+                            size_t n) const;
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   size_t shapes() const { return by_shape_.size(); }
   void Clear();
 
-  // Offers ready stages to `place`, oldest first, as described above. `place` may add and
+  // Offers ready stages to `place`, most urgent class first and oldest first within a class,
+  // as described above. `place` may add and
   // remove entries (a stage that cannot start fails and skips its dependents, which leave the
   // set; a stage made ready meanwhile is offered in the same pass when its shape still has
   // room). An entry `place` answers kNoRoom for stays in the set.

@@ -185,7 +185,7 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
     if (st->current) ArmAttemptTimers(st->current);
     switch (st->row.status) {
       case v1::STAGE_READY:
-        ready_.Add({run->row.id, st->index}, st->row.resources, PlacementKey(st.get()));
+        ready_.Add(ReadyEntryOf(st.get()), st->row.resources, PlacementKey(st.get()));
         break;
       case v1::STAGE_WAITING:
         if (st->row.next_retry_at_ms) {
@@ -208,6 +208,7 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
         break;
     }
   }
+  CheckBudget(run);  // a run its budget paused stays paused; its timer is armed again
   return OkStatus();
 }
 

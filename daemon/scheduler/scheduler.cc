@@ -86,11 +86,12 @@ void Scheduler::CountGpuUse(AttemptState* a) {
   run.start_ms += now.start_ms - a->counted.start_ms;
   a->counted = now;
   TouchTotals(a->stage->run);
+  BudgetCheckSoon(a->stage->run);
 }
 
 void Scheduler::SetStageStatus(StageState* s, v1::StageStatus status, const std::string& reason) {
   if (s->row.status == v1::STAGE_READY && status != v1::STAGE_READY) {
-    ready_.Remove({s->run->row.id, s->index}, s->row.resources, PlacementKey(s));
+    ready_.Remove(ReadyEntryOf(s), s->row.resources, PlacementKey(s));
   }
   DropHolds(s, status);
   service_check_needed_ = true;
@@ -117,7 +118,8 @@ void Scheduler::MarkReady(StageState* s) {
   SetStageStatus(s, v1::STAGE_READY, ReadyReason(s));
   s->ready_at_ms = clock_->NowMs();
   s->row.next_retry_at_ms.reset();
-  ready_.Add({s->run->row.id, s->index}, s->row.resources, PlacementKey(s));
+  if (BudgetHolds(s)) return;  // its run's budget is reached: it waits outside the queue
+  ready_.Add(ReadyEntryOf(s), s->row.resources, PlacementKey(s));
   dispatch_needed_ = true;
 }
 
@@ -336,6 +338,7 @@ v1::Run Scheduler::SnapshotRun(const RunState& run, StageSet stages) const {
   v1::Run out;
   store::RunRowToProto(run.row, &out);
   out.set_description(run.workflow.description);
+  FillBudget(run, &out);
   int64_t now = clock_->NowMs();
   if (run.row.started_at_ms) {
     int64_t end = run.row.ended_at_ms.value_or(now);

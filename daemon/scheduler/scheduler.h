@@ -36,6 +36,7 @@
 #include "daemon/scheduler/model.h"
 #include "daemon/scheduler/options.h"
 #include "daemon/scheduler/planner.h"
+#include "daemon/scheduler/priority.h"
 #include "daemon/scheduler/ready_queue.h"
 #include "daemon/scheduler/timer_queue.h"
 #include "daemon/scheduler/watcher.h"
@@ -57,6 +58,12 @@ struct SubmitInput {
   std::optional<int64_t> parent_run_id;
   std::string from_stage;
   v1::SourceState source;  // the file's repository (a pivot: its parent's); kind "": none
+  // Who submits it and how urgent (docs/scheduling.md): the caller's name and team, the class
+  // the PriorityPolicy resolved ("" is normal), and the budget (--budget, else the workflow's).
+  std::string user;
+  std::string team;
+  std::string priority;
+  workflow::BudgetSpec budget;
 };
 
 struct SubmitOutput {
@@ -115,6 +122,10 @@ class Scheduler {
   // Re-runs `stage` (or every failed/cancelled stage when empty) and its dependents that did
   // not succeed; continues a run that already ended.
   Result<v1::Run> Retry(int64_t run_id, const std::string& stage);
+  // Sets the run's GPU-hour budget (`by` names the admin); a run the old one paused continues
+  // when the new one is above what it used. NotFound / FailedPrecondition for a run that is
+  // unknown or has ended; InvalidArgument for hours <= 0. (budget_sched.cc)
+  Result<v1::Run> SetRunBudget(int64_t run_id, double gpu_hours, const std::string& by);
   std::vector<v1::AgentInfo> ListAgents() const;
   // True while run `run_id` is in memory and has not ended (retention leaves it alone).
   bool RunIsActive(int64_t run_id) const;
@@ -206,6 +217,16 @@ class Scheduler {
                    const AttemptState* last = nullptr);
   void SkipDependents(StageState* s);
   bool DepsSatisfied(const StageState* s) const;
+
+  // budget_sched.cc: GPU-hour budgets (docs/scheduling.md). CheckBudget notifies at 80 % and
+  // pauses the run at 100 % (its ready stages leave the queue; `hard`: its attempts stop), or
+  // resumes it when the budget is above its use again, and arms the timer for the next
+  // threshold. BudgetHolds: true when `s`, just made ready, must wait for the budget (its
+  // reason is set). BudgetCheckSoon: after the run's GPU use changed rate.
+  void CheckBudget(RunState* run);
+  bool BudgetHolds(StageState* s);
+  void BudgetCheckSoon(RunState* run);
+  void FillBudget(const RunState& run, v1::Run* out) const;
 
   // services.cc: readiness for tasks and services, and the life of a service
   static bool IsService(const StageState* s);

@@ -89,7 +89,7 @@ Status Scheduler::InsertStages(RunState* r, RunPlan* plan) {
 void Scheduler::ForgetNewRun(RunState* r) {
   for (auto& st : r->stages) {
     if (st->row.status == v1::STAGE_READY) {
-      ready_.Remove({r->row.id, st->index}, st->row.resources, PlacementKey(st.get()));
+      ready_.Remove(ReadyEntryOf(st.get()), st->row.resources, PlacementKey(st.get()));
     }
   }
   std::erase_if(batch_.dirty_stages, [r](const StageState* s) { return s->run == r; });
@@ -117,6 +117,11 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, const 
   r->row.created_at_ms = now;
   r->row.started_at_ms = now;
   r->row.description = input.workflow.description;
+  r->row.user = input.user;
+  r->row.team = input.team;
+  if (!input.priority.empty()) r->row.priority = input.priority;
+  r->row.budget_gpu_hours = input.budget.gpu_hours;
+  r->row.budget_hard = input.budget.hard;
   RETURN_IF_ERROR(store_->InsertRun(&r->row));
   if (!input.source.kind().empty()) {
     RETURN_IF_ERROR(store_->PutRunSourceState(r->row.id, input.source));

@@ -17,6 +17,7 @@ enum class TimerKind {
   kReadyTimeout,  // id: attempt id; a service did not report ready
   kAgentSilent,   // key: agent id; no heartbeat for agent_timeout
   kAgentLost,     // key: agent id; silent for lost_after
+  kBudget,        // id: run id; its GPU use may have reached a budget threshold
 };
 
 struct Timer {

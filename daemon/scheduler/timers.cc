@@ -102,6 +102,13 @@ void Scheduler::FireTimer(const Timer& t) {
              StrCat("no progress for ", FormatDurationMs(limit)), a->row.agent_id);
       return;
     }
+    case TimerKind::kBudget: {
+      auto run = runs_.find(t.id);
+      if (run != runs_.end() && run->second->budget_gen == t.generation) {
+        CheckBudget(run->second.get());
+      }
+      return;
+    }
     case TimerKind::kAgentSilent:
     case TimerKind::kAgentLost: {
       auto it = agents_.find(t.key);

@@ -182,6 +182,7 @@ Result<std::string> Coordinator::Start() {
                                                   m.options.scheduler.log_timeout_ms, m.clock);
   m.client_api->set_metrics(&m.metrics);
   m.client_api->set_retention(m.options.retention);
+  m.client_api->set_priority_policy(m.options.priority);
   rpc::ClientNotifyConfig notify_config;
   notify_config.deliverer = m.deliverer.get();
   notify_config.daemon_spec = m.options.notify.spec;

@@ -55,6 +55,8 @@ struct CoordinatorOptions {
   rpc::ClientApi::RetentionPolicy retention;
   int64_t retention_interval_ms = 3'600'000;
   NotifyOptions notify;
+  // Who may use which priority class (--priority-allow; docs/scheduling.md).
+  scheduler::PriorityPolicy priority;
 };
 
 class Coordinator {

@@ -77,7 +77,7 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
       ->capture_default_str();
   SecurityOptions& sec = options.security;
   app.add_option("--tokens", sec.tokens_file,
-                 "file of 'ROLE NAME sha256:HEX' lines: the tokens clients must send (re-read "
+                 "file of 'ROLE NAME sha256:HEX [TEAM]' lines: the tokens clients must send (re-read "
                  "on SIGHUP); without it longhauld listens on loopback only");
   app.add_option("--tls-cert", sec.tls_cert_file,
                  "PEM certificate: serve the client API and the HTTP listener over TLS");
@@ -104,7 +104,7 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
   app.add_option("--notify-on", f->notify_on,
                  "comma-separated events to notify (default every one): run_succeeded, "
                  "run_failed, run_cancelled, stage_failed, stage_stalled, service_lost, "
-                 "agent_lost, gpu_fault, stage_gpu_idle");
+                 "agent_lost, gpu_fault, stage_gpu_idle, budget_warning, budget_reached");
   app.add_option("--notify-tries", notify.retry.max_tries,
                  "tries of each notification before it is failed")
       ->capture_default_str();
@@ -126,6 +126,10 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
   app.add_option("--notify-ui-url", notify.ui_url,
                  "the UI's URL as readers of notifications reach it, for the run's link "
                  "(default: the --http listener's)");
+  app.add_option("--priority-allow", f->priority_allow,
+                 "CLASS=WHO[,WHO...]: who may submit runs of priority class high, normal or "
+                 "low; WHO is role:ROLE (that role or above), team:NAME, user:NAME or *; "
+                 "repeatable. Default: high=role:admin, the others anyone");
   app.add_option("--retention-age", f->retention_age,
                  "collect ended runs older than this (their logs, outputs and events; the "
                  "summary stays); 0: by age never")
@@ -193,6 +197,12 @@ std::vector<std::string> CheckCoordinatorFlags(CoordinatorFlags* f,
   }
   duration("retention-age", f->retention_age, &o.retention.older_than_ms);
   duration("retention-interval", f->retention_interval, &o.retention_interval_ms);
+  if (Result<scheduler::PriorityPolicy> p = scheduler::PriorityPolicy::Parse(f->priority_allow);
+      p.ok()) {
+    o.priority = std::move(*p);
+  } else {
+    errors.push_back(config.Error("priority-allow", ToStd(p.status().message())));
+  }
   if (o.retention.keep_last < 0)
     errors.push_back(config.Error("retention-keep", "must be 0 or more"));
   if (o.retention_interval_ms <= 0) {

@@ -24,6 +24,7 @@ struct CoordinatorFlags {
   std::string notify_command, notify_on;  // split by CheckCoordinatorFlags
   std::string notify_backoff = "5s", notify_max_backoff = "5m", notify_timeout = "30s";
   std::string log_level = "info", log_file;
+  std::vector<std::string> priority_allow;  // parsed into options.priority
   std::string backup;  // --backup FILE: copy the database and exit (command line only)
 };
 

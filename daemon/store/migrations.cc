@@ -330,6 +330,17 @@ CREATE TABLE stage_judged_from (
   from_stage_id INTEGER NOT NULL
 );
 )sql",
+      // 18: shared GPU nodes (docs/scheduling.md): who submitted a run, their team, its priority
+      // class, and its GPU-hour budget (NULL: none) with the last threshold notified.
+      R"sql(
+ALTER TABLE runs ADD COLUMN submitted_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN team TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN priority TEXT NOT NULL DEFAULT 'normal';
+ALTER TABLE runs ADD COLUMN budget_gpu_hours REAL;
+ALTER TABLE runs ADD COLUMN budget_hard INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN budget_raised_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN budget_noticed INTEGER NOT NULL DEFAULT 0;
+)sql",
   };
   return kMigrations;
 }

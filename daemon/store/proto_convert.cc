@@ -18,6 +18,17 @@ void RunRowToProto(const RunRow& r, v1::Run* out) {
   out->set_no_cache(r.no_cache);
   out->set_description(r.description);
   out->set_collected_at_ms(r.collected_at_ms.value_or(0));
+  out->set_user(r.user);
+  out->set_team(r.team);
+  out->set_priority(r.priority);
+  if (r.budget_gpu_hours) {
+    v1::RunBudget* b = out->mutable_budget();
+    b->set_gpu_hours(*r.budget_gpu_hours);
+    b->set_hard(r.budget_hard);
+    b->set_raised_by(r.budget_raised_by);
+  } else {
+    out->clear_budget();
+  }
 }
 
 void StageRowToProto(const StageRow& s, v1::Stage* out) {

@@ -92,6 +92,8 @@ Result<std::map<int64_t, SqliteStore::StageCost>> ReadStageCosts(Db* db, int64_t
                                                                  int64_t now_ms);
 // Run.wall_seconds: ended (or now) - started; 0 before it started.
 void SetRunWallSeconds(int64_t now_ms, v1::Run* run);
+// The budget's used_gpu_hours and reached from the run's gpu_hours (set before this).
+void SetRunBudgetUse(v1::Run* run);
 // A page token or cursor as a number; empty is 0. InvalidArgument, naming `what`, when it is
 // not one a page returned.
 Result<int64_t> ParseCursor(const std::string& token, const char* what);

@@ -89,7 +89,8 @@ v1::Resources JsonToResources(const std::string& text) {
   "r.id, r.workflow_id, r.workflow_name, r.workflow_path, " TEXT                             \
   ", r.status, r.params_json, "                                                              \
   "r.overrides_json, r.parent_run_id, r.from_stage, r.no_cache, r.reason, r.created_at_ms, " \
-  "r.started_at_ms, r.ended_at_ms, r.description, r.collected_at_ms"
+  "r.started_at_ms, r.ended_at_ms, r.description, r.collected_at_ms, r.submitted_by, r.team, " \
+  "r.priority, r.budget_gpu_hours, r.budget_hard, r.budget_raised_by, r.budget_noticed"
 const char kRunColumns[] = LONGHAUL_RUN_COLUMNS("w.text");
 const char kShownRunColumns[] = LONGHAUL_RUN_COLUMNS("''");
 #undef LONGHAUL_RUN_COLUMNS
@@ -142,6 +143,13 @@ RunRow ReadRun(const Stmt& st) {
   r.ended_at_ms = st.OptInt(14);
   r.description = st.Text(15);
   r.collected_at_ms = st.OptInt(16);
+  r.user = st.Text(17);
+  r.team = st.Text(18);
+  r.priority = st.Text(19);
+  if (!st.IsNull(20)) r.budget_gpu_hours = st.Double(20);
+  r.budget_hard = st.Int(21) != 0;
+  r.budget_raised_by = st.Text(22);
+  r.budget_noticed = static_cast<int>(st.Int(23));
   return r;
 }
 

@@ -31,6 +31,17 @@ struct RunRow {
   std::optional<int64_t> ended_at_ms;
   std::string description;  // the workflow's
   std::optional<int64_t> collected_at_ms;  // retention removed its logs, outputs and events
+  // Who and how urgent (docs/scheduling.md): the submitter's token name ("local" without
+  // tokens; "" for runs from before this was recorded), their team, the priority class.
+  std::string user;
+  std::string team;
+  std::string priority = "normal";
+  // The GPU-hour budget (none: no budget); `budget_noticed` the last threshold notified (0,
+  // 80 or 100 percent), so a restart does not notify twice.
+  std::optional<double> budget_gpu_hours;
+  bool budget_hard = false;
+  std::string budget_raised_by;
+  int budget_noticed = 0;
 };
 
 // A run's totals, kept by the scheduler as its stages and attempts change and written with the

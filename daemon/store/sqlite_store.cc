@@ -104,7 +104,8 @@ Status SqliteStore::InsertRun(RunRow* run) {
   ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
       "INSERT INTO runs(workflow_id, workflow_name, workflow_path, status, params_json, "
       "overrides_json, parent_run_id, from_stage, no_cache, reason, created_at_ms, "
-      "started_at_ms, ended_at_ms, description) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+      "started_at_ms, ended_at_ms, description, submitted_by, team, priority) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
   st->Bind(1, run->workflow_id)
       .Bind(2, run->workflow_name)
       .Bind(3, run->workflow_path)
@@ -118,10 +119,13 @@ Status SqliteStore::InsertRun(RunRow* run) {
       .Bind(11, run->created_at_ms)
       .Bind(12, run->started_at_ms)
       .Bind(13, run->ended_at_ms)
-      .Bind(14, run->description);
+      .Bind(14, run->description)
+      .Bind(15, run->user)
+      .Bind(16, run->team)
+      .Bind(17, run->priority);
   RETURN_IF_ERROR(st->Run());
   run->id = writer_->LastInsertId();
-  return OkStatus();
+  return UpdateRunBudget(*run);
 }
 
 Status SqliteStore::UpdateRun(const RunRow& run) {
@@ -131,6 +135,22 @@ Status SqliteStore::UpdateRun(const RunRow& run) {
       .Bind(2, run.reason)
       .Bind(3, run.started_at_ms)
       .Bind(4, run.ended_at_ms)
+      .Bind(5, run.id);
+  return st->Run();
+}
+
+Status SqliteStore::UpdateRunBudget(const RunRow& run) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
+      "UPDATE runs SET budget_gpu_hours = ?, budget_hard = ?, budget_raised_by = ?, "
+      "budget_noticed = ? WHERE id = ?"));
+  if (run.budget_gpu_hours) {
+    st->Bind(1, *run.budget_gpu_hours);
+  } else {
+    st->BindNull(1);
+  }
+  st->Bind(2, run.budget_hard ? 1 : 0)
+      .Bind(3, run.budget_raised_by)
+      .Bind(4, run.budget_noticed)
       .Bind(5, run.id);
   return st->Run();
 }

@@ -87,6 +87,8 @@ class SqliteStore {
   Status InsertRun(RunRow* run);  // sets run->id
   Status UpdateRun(const RunRow& run);
   Status UpdateRunTotals(int64_t run_id, const RunTotals& totals);
+  // The run's budget_* fields (InsertRun writes them too).
+  Status UpdateRunBudget(const RunRow& run);
   Status InsertStage(StageRow* stage);  // sets stage->id
   // Writes what changes while a run goes on (status, reason, counters, outputs, progress,
   // messages, retry and checkpoint, times, agent); what the submission decided (name, kind,
@@ -207,6 +209,7 @@ class SqliteStore {
     std::string workflow_path;
     std::string workflow_name;
     std::map<std::string, std::string> overrides;
+    std::string priority;  // the run's class (a pivot keeps it)
   };
   Result<RunSource> GetRunSource(int64_t run_id);
   // The newest run of workflow `name` (nullopt when none), for explaining a plan.

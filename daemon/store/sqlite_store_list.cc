@@ -62,6 +62,12 @@ Status FillRunTotals(Db* db, int64_t run_id, const std::optional<RunTotals>& tot
   return OkStatus();
 }
 
+void SetRunBudgetUse(v1::Run* run) {
+  if (!run->has_budget()) return;
+  run->mutable_budget()->set_used_gpu_hours(run->gpu_hours());
+  run->mutable_budget()->set_reached(run->gpu_hours() >= run->budget().gpu_hours());
+}
+
 void SetRunWallSeconds(int64_t now_ms, v1::Run* run) {
   if (run->started_at_ms() <= 0) return;
   int64_t end = run->ended_at_ms() > 0 ? run->ended_at_ms() : now_ms;
@@ -161,6 +167,7 @@ Result<v1::ListRunsResponse> SqliteStore::ListRuns(const v1::ListRunsRequest& re
     RunRowToProto(row, run);
     RETURN_IF_ERROR(FillRunTotals(db.get(), row.id, totals, now, run));
     SetRunWallSeconds(now, run);
+    SetRunBudgetUse(run);
     for (const std::string& name : req.metrics()) {
       ASSIGN_OR_RETURN(std::optional<double> v, LatestMetric(db.get(), row.id, name));
       if (v) (*run->mutable_summary_metrics())[name] = *v;

@@ -130,6 +130,7 @@ Result<v1::Run> SqliteStore::GetRun(int64_t run_id, bool include_attempts) {
   RETURN_IF_ERROR(MarkCollectedResults(db.get(), run_id, run.mutable_stages()));
   RETURN_IF_ERROR(FillRunGpuUsage(db.get(), run_id, &run));
   SetRunWallSeconds(SystemClock::Get()->NowMs(), &run);
+  SetRunBudgetUse(&run);
   return run;
 }
 
@@ -198,11 +199,11 @@ Result<SqliteStore::RunSource> SqliteStore::GetRunSource(int64_t run_id) {
   RETURN_IF_ERROR(db.Acquire());
   return QueryOne(
       db.get(),
-      "SELECT w.text, r.workflow_path, r.workflow_name, r.overrides_json FROM runs r "
+      "SELECT w.text, r.workflow_path, r.workflow_name, r.overrides_json, r.priority FROM runs r "
       "JOIN workflows w ON w.id = r.workflow_id WHERE r.id = ?",
       StrCat("no run ", run_id),
       [](const Stmt& st) {
-        return RunSource{st.Text(0), st.Text(1), st.Text(2), JsonToMap(st.Text(3))};
+        return RunSource{st.Text(0), st.Text(1), st.Text(2), JsonToMap(st.Text(3)), st.Text(4)};
       },
       run_id);
 }

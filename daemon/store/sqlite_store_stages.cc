@@ -96,6 +96,7 @@ Result<v1::Run> SqliteStore::GetRun(const v1::GetRunRequest& req) {
   RETURN_IF_ERROR(FillRunTotals(db.get(), req.id(), totals, now, &run));
   RETURN_IF_ERROR(FillRunGpuUsage(db.get(), req.id(), &run));
   SetRunWallSeconds(now, &run);
+  SetRunBudgetUse(&run);
   if (req.include_workflow_text()) {
     ASSIGN_OR_RETURN(std::string text, ReadWorkflowTextOfRun(db.get(), req.id()));
     run.set_workflow_text(std::move(text));

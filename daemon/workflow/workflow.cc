@@ -23,9 +23,37 @@
 namespace longhaul::workflow {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name",   "description", "params",   "defaults",
-                                           "stages", "notify",      "retention"};
+const std::vector<std::string> kTopKeys = {"name",   "description", "params",    "defaults",
+                                           "stages", "notify",      "retention", "priority",
+                                           "budget"};
 const std::vector<std::string> kRetentionKeys = {"age", "keep"};
+const std::vector<std::string> kBudgetKeys = {"gpu_hours", "hard"};
+
+// `priority: high | normal | low`.
+void ReadPriority(const MapEntry& e, std::string* out, Diagnostics& diag) {
+  std::optional<Scalar> p = ReadScalar(e, "priority", diag);
+  if (!p) return;
+  if (!PriorityRank(p->text)) {
+    diag.Add(e.value_pos, StrCat("priority: unknown class '", p->text, "' (high, normal or low)"));
+    return;
+  }
+  *out = p->text;
+}
+
+// `budget: {gpu_hours: 10, hard: false}`: gpu_hours is required.
+void ReadBudget(const MapEntry& e, BudgetSpec* out, Diagnostics& diag) {
+  if (!ExpectMap(e, "budget", diag)) return;
+  for (const MapEntry& k : ReadMap(e.value, "budget", "key", &kBudgetKeys, diag)) {
+    if (k.key == "gpu_hours") {
+      out->gpu_hours = ReadPositiveNumber(k, "budget.gpu_hours", diag);
+    } else if (k.key == "hard") {
+      if (auto b = ReadBool(k, "budget.hard", diag)) out->hard = *b;
+    }
+  }
+  if (!FindMapEntry(e.value, "gpu_hours")) {
+    diag.Add(e.key_pos, "budget: expected gpu_hours (a number > 0), and optionally hard");
+  }
+}
 
 // `retention: {age: 30d, keep: 20}`: at least one of the two; 0 turns a rule off.
 void ReadRetention(const MapEntry& e, RetentionSpec* out, Diagnostics& diag) {
@@ -287,6 +315,10 @@ Result<Workflow> ParseWorkflow(std::string_view text, std::string_view path) {
       ReadNotify(e, &wf.notify, diag);
     } else if (e.key == "retention") {
       ReadRetention(e, &wf.retention, diag);
+    } else if (e.key == "priority") {
+      ReadPriority(e, &wf.priority, diag);
+    } else if (e.key == "budget") {
+      ReadBudget(e, &wf.budget, diag);
     } else if (e.key == "stages") {
       has_stages = true;
       if (e.value.IsMap() && e.value.size() > kMaxStages) {

@@ -18,6 +18,7 @@
 
 #include "core/compact_fields.h"
 #include "core/status.h"
+#include "daemon/workflow/run_policy.h"
 
 namespace longhaul::workflow {
 
@@ -170,7 +171,8 @@ inline constexpr std::string_view kKeyOnNames[] = {"engine_version", "executable
 // What a notification can be about (docs/operations.md, "Notifications").
 inline constexpr std::string_view kNotifyEvents[] = {
     "run_succeeded", "run_failed",   "run_cancelled", "stage_failed",
-    "stage_stalled", "service_lost", "agent_lost",   "gpu_fault", "stage_gpu_idle"};
+    "stage_stalled", "service_lost", "agent_lost",   "gpu_fault", "stage_gpu_idle",
+    "budget_warning", "budget_reached"};
 
 // Where notifications go and which: the workflow's `notify:` block, and longhauld's
 // --notify-* flags in the same shape.
@@ -217,6 +219,8 @@ struct Workflow {
   std::vector<StageSpec> stages;  // topological order, ties broken by file order
   NotifySpec notify;              // the `notify:` block; empty when there is none
   RetentionSpec retention;        // the `retention:` block; empty when there is none
+  std::string priority;           // `priority:` (kPriorityClasses); "" when not given
+  BudgetSpec budget;              // `budget:`; empty when there is none
 
   // nullptr when there is no such stage / param.
   const StageSpec* FindStage(std::string_view name) const;

@@ -224,13 +224,13 @@ TEST_F(CliE2eTest, RunsListsATable) {
   ASSERT_GE(lines.size(), 3u) << r.out;
   EXPECT_EQ(lines[0],
             "ID  WORKFLOW  STATUS   STAGES                       CREATED              "
-            "DURATION  PARENT");
+            "DURATION  PARENT  USER  CLASS");
   EXPECT_EQ(lines[1],
             "13  eagle3    running  7/9 ok, 1 failed, 1 skipped  2023-11-14 22:13:20  "
-            "       -  -");
+            "       -  -       -     normal");
   EXPECT_EQ(lines[2],
             "12  hello     failed   1/2 ok, 1 failed             2023-11-14 22:13:20  "
-            "   1m05s  7");
+            "   1m05s  7       -     normal");
   std::lock_guard<std::mutex> lock(service_.mu);
   ASSERT_EQ(service_.list_runs.size(), 1u);
   EXPECT_EQ(service_.list_runs[0].status(), "failed");

@@ -27,7 +27,7 @@ TEST(TokenStoreTest, MalformedLinesNameFileAndLine) {
     std::string text;
     std::string expected;
   } cases[] = {
-      {"operator olga\n", "tokens:1: expected 'ROLE NAME sha256:HEX', got 2 fields"},
+      {"operator olga\n", "tokens:1: expected 'ROLE NAME sha256:HEX [TEAM]', got 2 fields"},
       {good + "\nroot bob " + HashToken("t2") + "\n", "tokens:2: unknown role 'root'"},
       {"admin b/ob " + HashToken("t2"), "tokens:1: name 'b/ob'"},
       {"admin bob lh_0123456789abcdef0123", "tokens:1: expected sha256: and 64 lower-case hex"},

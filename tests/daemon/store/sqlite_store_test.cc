@@ -136,6 +136,10 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
+    for (const char* column : {"submitted_by", "team", "priority", "budget_gpu_hours",
+                               "budget_hard", "budget_raised_by", "budget_noticed"}) {
+      ASSERT_TRUE((*db)->Exec(std::string("ALTER TABLE runs DROP COLUMN ") + column).ok());
+    }
     for (const char* column : {"stage_counts_json", "gpu_ms_ended", "gpus_running",
                                "gpu_start_ms_running"}) {
       ASSERT_TRUE((*db)->Exec(std::string("ALTER TABLE runs DROP COLUMN ") + column).ok());
@@ -158,7 +162,9 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto rows = store_->ReadStages(run.id);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
-  EXPECT_EQ(LatestSchemaVersion(), 17);
+  EXPECT_EQ(LatestSchemaVersion(), 18);
+  EXPECT_EQ(got->priority(), "normal");  // migration 18: runs stored before are normal
+  EXPECT_EQ(got->user(), "");
   EXPECT_EQ(store_->identity().cluster_id.size(), 32u);  // migration 13 made one
   // Migration 9's table is there and works.
   ASSERT_TRUE(store_->Begin().ok());
@@ -489,6 +495,10 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
     // As the schema was before the totals: no columns for them.
     auto db = Db::Open(dir_.Join("longhaul.db"), false, false);
     ASSERT_TRUE(db.ok());
+    for (const char* column : {"submitted_by", "team", "priority", "budget_gpu_hours",
+                               "budget_hard", "budget_raised_by", "budget_noticed"}) {
+      ASSERT_TRUE((*db)->Exec(std::string("ALTER TABLE runs DROP COLUMN ") + column).ok());
+    }
     for (const char* column : {"stage_counts_json", "gpu_ms_ended", "gpus_running",
                                "gpu_start_ms_running"}) {
       ASSERT_TRUE((*db)->Exec(std::string("ALTER TABLE runs DROP COLUMN ") + column).ok());

@@ -325,7 +325,8 @@ stages:
   ASSERT_TRUE(wf.ok()) << wf.status();
   std::map<std::string, bool> preflight;
   for (const auto& s : wf->stages) preflight[s.name] = s.preflight;
-  EXPECT_EQ(preflight, (std::map<std::string, bool>{{"train", true}, {"report", false}, {"skip", false}}));
+  EXPECT_EQ(preflight,
+            (std::map<std::string, bool>{{"train", true}, {"report", false}, {"skip", false}}));
 }
 
 TEST(WorkflowErrorsTest, DefaultsAcceptOnlyTheirKeys) {
@@ -400,10 +401,11 @@ TEST(WorkflowServiceTest, AServiceNothingNeedsIsRefused) {
 stages:
   server: {kind: service, run: [serve]}
   other: {run: [prog]}
-)", "lonely.yaml");
+)",
+                          "lonely.yaml");
   ASSERT_FALSE(wf.ok());
-  EXPECT_NE(std::string(wf.status().message()).find(
-                "lonely.yaml:3:3: service 'server' is needed by no stage"),
+  EXPECT_NE(std::string(wf.status().message())
+                .find("lonely.yaml:3:3: service 'server' is needed by no stage"),
             std::string::npos)
       << wf.status();
 }
@@ -439,7 +441,8 @@ TEST(WorkflowNotifyTest, BadNotifyBlocksSayWhatAndWhere) {
                       "stages:\n  a: {run: [x]}\n"),
             "wf.yaml:3:8: notify.on: unknown event 'run_faild' (did you mean 'run_failed'?); "
             "the events are run_succeeded, run_failed, run_cancelled, stage_failed, "
-            "stage_stalled, service_lost, agent_lost, gpu_fault, stage_gpu_idle");
+            "stage_stalled, service_lost, agent_lost, gpu_fault, stage_gpu_idle, budget_warning, "
+            "budget_reached");
   EXPECT_EQ(OnlyError("name: w\nnotify:\n  webhook: ftp://h/x\nstages:\n  a: {run: [x]}\n"),
             "wf.yaml:3:12: notify.webhook: 'ftp://h/x': expected http://HOST[:PORT] or "
             "https://HOST[:PORT]");
@@ -464,6 +467,29 @@ TEST(WorkflowNotifyTest, FlagsAreCheckedLikeTheBlock) {
   spec.on = {"everything"};
   Status st = CheckNotifySpec(spec, "--notify-on");
   EXPECT_THAT(ToStd(st.message()), HasSubstr("--notify-on: unknown event 'everything'"));
+}
+
+}  // namespace
+}  // namespace longhaul::workflow
+
+namespace longhaul::workflow {
+namespace {
+
+TEST(WorkflowRunPolicyTest, PriorityAndBudgetAreReadAndCheckedAtTheTopLevel) {
+  Result<Workflow> wf = ParseWorkflow(
+      "name: w\npriority: low\nbudget: {gpu_hours: 2.5, hard: true}\nstages:\n  a: {run: [x]}\n",
+      "wf.yaml");
+  ASSERT_TRUE(wf.ok()) << wf.status().message();
+  EXPECT_EQ(wf->priority, "low");
+  ASSERT_TRUE(wf->budget.gpu_hours.has_value());
+  EXPECT_DOUBLE_EQ(*wf->budget.gpu_hours, 2.5);
+  EXPECT_TRUE(wf->budget.hard);
+  EXPECT_EQ(OnlyError("name: w\npriority: urgent\nstages:\n  a: {run: [x]}\n"),
+            "wf.yaml:2:11: priority: unknown class 'urgent' (high, normal or low)");
+  EXPECT_EQ(OnlyError("name: w\nbudget: {gpu_hours: 0}\nstages:\n  a: {run: [x]}\n"),
+            "wf.yaml:2:21: budget.gpu_hours: expected a number > 0, got '0'");
+  EXPECT_EQ(OnlyError("name: w\nbudget: {hard: true}\nstages:\n  a: {run: [x]}\n"),
+            "wf.yaml:2:1: budget: expected gpu_hours (a number > 0), and optionally hard");
 }
 
 }  // namespace

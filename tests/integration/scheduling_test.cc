@@ -1,0 +1,143 @@
+// Shared GPU nodes with real daemons (docs/scheduling.md): on one agent with one fake GPU, a
+// high-class run submitted after a low-class one starts first, and the low one's wait reason
+// says who is ahead; a run with a tiny GPU-hour budget pauses with the reason and continues
+// after `longhaul budget`.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/strings.h"
+#include "tests/integration/cluster.h"
+#include "tests/integration/journal.h"
+
+namespace longhaul::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class SchedulingTest : public ClusterTest {
+ protected:
+  void StartOneGpu() {
+    ClusterOptions o;
+    o.agents = 1;
+    o.cpus = 1;
+    o.gpus = 1;
+    ASSERT_NO_FATAL_FAILURE(StartCluster(o));
+  }
+  // `longhaul submit FILE ARGS...`: the new run's id (0 on failure, reported).
+  int64_t CliSubmit(const std::string& yaml, const std::string& file,
+                    std::vector<std::string> args = {}) {
+    std::vector<std::string> argv = {"submit", cluster().WriteFile(file, yaml)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandResult r = cluster().Cli(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? std::stoll(r.out) : 0;
+  }
+};
+
+std::string OneGpuWorkflow(const std::string& name, int seconds, const std::string& extra = "") {
+  return StrCat(
+      "name: ", name, "\n", extra, "stages:\n",
+      StageYaml("work", YamlList({BinPath("lh-testjob"), "--sleep", std::to_string(seconds)}), {},
+                {"resources: {gpus: 1, cpus: 1}"}));
+}
+
+TEST_F(SchedulingTest, AHighClassRunSubmittedLaterStartsBeforeALowOne) {
+  ASSERT_NO_FATAL_FAILURE(StartOneGpu());
+  int64_t blocker = CliSubmit(OneGpuWorkflow("blocker", 120), "blocker.yaml");
+  ASSERT_GT(blocker, 0);
+  ASSERT_TRUE(cluster()
+                  .WaitForRun(blocker,
+                              [](const v1::Run& r) {
+                                return FindStage(r, "work")->status() == v1::STAGE_RUNNING;
+                              })
+                  .ok());
+  int64_t low = CliSubmit(OneGpuWorkflow("later", 1), "low.yaml", {"--priority", "low"});
+  int64_t high = CliSubmit(OneGpuWorkflow("urgent", 120), "high.yaml", {"--priority", "high"});
+  ASSERT_GT(low, 0);
+  ASSERT_GT(high, 0);
+  ASSERT_LT(low, high) << "the low run is the older one";
+
+  // Both wait; the low one says the high one is ahead of it.
+  std::string ahead = StrCat("2nd in line for 1 GPUs; ahead: run ", high, " (high)");
+  Result<v1::Run> waiting = cluster().WaitForRun(low, [&](const v1::Run& r) {
+    return r.stages(0).status() == v1::STAGE_READY &&
+           r.stages(0).reason().find(ahead) != std::string::npos;
+  });
+  ASSERT_TRUE(waiting.ok()) << waiting.status().message();
+
+  CommandResult runs = cluster().Cli({"runs"});
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  EXPECT_THAT(runs.out, HasSubstr("USER"));
+  EXPECT_THAT(runs.out, HasSubstr("CLASS"));
+  Result<v1::Run> high_run = cluster().GetRun(high);
+  ASSERT_TRUE(high_run.ok());
+  EXPECT_EQ(high_run->priority(), "high");
+  EXPECT_EQ(high_run->user(), "local") << "without --tokens the caller is local";
+
+  // The GPU frees: the high run takes it, the older low run waits on.
+  CommandResult cancel = cluster().Cli({"cancel", std::to_string(blocker)});
+  ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
+  Result<v1::Run> started = cluster().WaitForRun(
+      high, [](const v1::Run& r) { return r.stages(0).status() == v1::STAGE_RUNNING; });
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  Result<v1::Run> still = cluster().GetRun(low);
+  ASSERT_TRUE(still.ok());
+  EXPECT_EQ(still->stages(0).status(), v1::STAGE_READY);
+  EXPECT_EQ(still->stages(0).attempt_count(), 0);
+
+  ASSERT_EQ(cluster().Cli({"cancel", std::to_string(high)}).exit_code, 0);
+  Result<v1::Run> low_end = cluster().WaitForRunEnd(low, 60'000);
+  ASSERT_TRUE(low_end.ok()) << low_end.status().message();
+  EXPECT_EQ(low_end->status(), v1::RUN_SUCCEEDED);
+}
+
+TEST_F(SchedulingTest, AnUnknownClassIsRefusedNamingIt) {
+  ASSERT_NO_FATAL_FAILURE(StartOneGpu());
+  std::string path =
+      cluster().WriteFile("bad.yaml", OneGpuWorkflow("bad", 1, "priority: urgent\n"));
+  CommandResult r = cluster().Cli({"submit", path});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("priority: unknown class 'urgent' (high, normal or low)"));
+}
+
+TEST_F(SchedulingTest, ARunPausesAtItsBudgetAndContinuesWhenAnAdminRaisesIt) {
+  ASSERT_NO_FATAL_FAILURE(StartOneGpu());
+  // 0.0003 GPU-h is about 1.1 s of one GPU: the first stage (3 s) goes past it.
+  std::string yaml = StrCat("name: budgeted\nbudget: {gpu_hours: 0.0003}\nstages:\n",
+                            StageYaml("first", YamlList({BinPath("lh-testjob"), "--sleep", "3"}),
+                                      {}, {"resources: {gpus: 1, cpus: 1}"}),
+                            StageYaml("second", YamlList({BinPath("lh-testjob"), "--sleep", "0"}),
+                                      {"first"}, {"resources: {gpus: 1, cpus: 1}"}));
+  int64_t id = CliSubmit(yaml, "budgeted.yaml");
+  ASSERT_GT(id, 0);
+  // The running stage finishes; the next one waits for the budget.
+  Result<v1::Run> paused = cluster().WaitForRun(id, [](const v1::Run& r) {
+    const v1::Stage* second = FindStage(r, "second");
+    return FindStage(r, "first")->status() == v1::STAGE_SUCCEEDED &&
+           second->status() == v1::STAGE_READY &&
+           second->reason().starts_with("budget of 0.0003 GPU-h reached (");
+  });
+  ASSERT_TRUE(paused.ok()) << paused.status().message();
+  EXPECT_TRUE(paused->budget().reached());
+  EXPECT_EQ(FindStage(*paused, "second")->attempt_count(), 0);
+
+  CommandResult show = cluster().Cli({"show", std::to_string(id)});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("budget:"));
+  EXPECT_THAT(show.out, HasSubstr("reached: no new attempts until an admin raises it"));
+
+  CommandResult raise = cluster().Cli({"budget", std::to_string(id), "--gpu-hours", "1"});
+  ASSERT_EQ(raise.exit_code, 0) << raise.err;
+  EXPECT_THAT(raise.out, HasSubstr("new attempts may start"));
+  Result<v1::Run> ended = cluster().WaitForRunEnd(id, 60'000);
+  ASSERT_TRUE(ended.ok()) << ended.status().message();
+  EXPECT_EQ(ended->status(), v1::RUN_SUCCEEDED);
+  EXPECT_EQ(ended->budget().raised_by(), "local");
+  Result<std::string> audit =
+      cluster().Query("SELECT action || ' ' || target FROM audit WHERE action = 'SetRunBudget'");
+  ASSERT_TRUE(audit.ok()) << audit.status().message();
+  EXPECT_THAT(*audit, HasSubstr(StrCat("SetRunBudget run ", id)));
+}
+
+}  // namespace
+}  // namespace longhaul::testing
