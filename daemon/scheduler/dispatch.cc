@@ -283,9 +283,8 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
 void Scheduler::ReleaseResources(AttemptState* a) {
   if (!a->holds_resources) return;
   a->holds_resources = false;
-  auto it = agents_.find(a->row.agent_id);
-  if (it == agents_.end()) return;
-  AgentState* agent = it->second.get();
+  AgentState* agent = agents_.Find(a->row.agent_id);
+  if (agent == nullptr) return;
   AddResources(&agent->free, a->held);
   for (int g : a->gpus) {
     if (g >= 0 && g < static_cast<int>(agent->gpu_busy.size())) agent->gpu_busy[g] = false;
@@ -299,9 +298,9 @@ void Scheduler::ReleaseResources(AttemptState* a) {
 }
 
 void Scheduler::SendToAgent(const std::string& agent_id, const v1::CoordinatorMessage& msg) {
-  auto it = agents_.find(agent_id);
-  if (it == agents_.end() || it->second->session == 0) return;  // re-sent on reconnect
-  batch_.outbox.emplace_back(it->second->session, msg);
+  AgentState* agent = agents_.Find(agent_id);
+  if (agent == nullptr || agent->session == 0) return;  // re-sent on reconnect
+  batch_.outbox.emplace_back(agent->session, msg);
 }
 
 void Scheduler::StopAttempt(AttemptState* a, const std::string& kind, const std::string& detail) {

@@ -18,22 +18,18 @@ void ResetWhole(T* x) {
 }  // namespace
 
 Status Scheduler::Recover() {
-  for (const auto& [session, agent] : sessions_) link_->Close(session);
+  for (uint64_t session : agents_.Sessions()) link_->Close(session);
   // Their callers wait: each gets an answer. The messages that asked went out with committed
   // batches, or were in the outbox dropped below.
-  Status reloaded = absl::UnavailableError("coordinator state reloaded");
-  pending_logs_.FailAll(reloaded);
-  pending_checks_.FailAll(reloaded);
-  pending_removals_.FailAll(reloaded);
+  agents_.FailAllRequests(absl::UnavailableError("coordinator state reloaded"));
   // What the failed batch decided: its rows went with the transaction, and nothing of it may
   // leave (agent messages, watch updates, callbacks, notifications). Its lists point into the
   // model, which goes next.
   batch_ = Batch{};
   // The model, loaded again below.
-  ResetWhole(&sessions_);
   ResetWhole(&runs_);
   ResetWhole(&attempts_);
-  ResetWhole(&agents_);
+  agents_ = AgentRegistry(&next_request_id_);  // the request ids go on from where they were
   ResetWhole(&stage_owner_);
   ResetWhole(&ready_);
   ResetWhole(&timers_);
@@ -58,7 +54,7 @@ Status Scheduler::Recover() {
     agent->row.last_seen_ms = now;
     agent->free = agent->row.resources;
     agent->gpu_busy.assign(static_cast<size_t>(agent->row.resources.gpus()), false);
-    agents_[agent->row.id] = std::move(agent);
+    agents_.Add(std::move(agent));
   }
   ASSIGN_OR_RETURN(auto runs, store_->LoadActiveRuns());
   for (const auto& run_row : runs) {
@@ -167,9 +163,7 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
       a->last_progress_ms = now;
       stage->current = a.get();
       attempts_[a->row.id] = a.get();
-      auto agent_it = agents_.find(a->row.agent_id);
-      if (agent_it != agents_.end()) {
-        AgentState* agent = agent_it->second.get();
+      if (AgentState* agent = agents_.Find(a->row.agent_id)) {
         agent->attempts.insert(a->row.id);
         SubtractResources(&agent->free, a->held);
         for (int g : a->gpus) {

@@ -29,7 +29,7 @@
 #include "daemon/metrics/metrics.h"
 #include "daemon/notify/notifier.h"
 #include "daemon/scheduler/agent_link.h"
-#include "daemon/scheduler/agent_requests.h"
+#include "daemon/scheduler/agent_registry.h"
 #include "daemon/scheduler/batch.h"
 #include "daemon/scheduler/gpu_fleet.h"
 #include "daemon/scheduler/gpu_telemetry.h"
@@ -349,7 +349,6 @@ class Scheduler {
   void ApplyEvent(AttemptState* a, const StageEvent& ev, int64_t ts_ms);
 
   // agents.cc
-  AgentState* AgentBySession(uint64_t session);
   // What an agent says of its state dir (Hello, Heartbeat); logs when "full" changes.
   void NoteAgentDisk(AgentState* agent, bool full, int64_t free_bytes);
   void Reconcile(AgentState* agent, const v1::Hello& hello);
@@ -402,8 +401,10 @@ class Scheduler {
 
   std::map<int64_t, std::unique_ptr<RunState>> runs_;
   std::unordered_map<int64_t, AttemptState*> attempts_;  // live attempt index
-  std::map<std::string, std::unique_ptr<AgentState>> agents_;
-  std::unordered_map<uint64_t, std::string> sessions_;  // session -> agent id
+  // Ids of every request sent to agents (AgentRegistry's and CheckGpu); never reset, so that
+  // an answer from before a reload matches nothing after it.
+  int64_t next_request_id_ = 1;
+  AgentRegistry agents_{&next_request_id_};
   ReadyQueue ready_;
   TimerQueue timers_;
   absl::flat_hash_map<int64_t, RunState*> stage_owner_;  // stage id -> run (for retry timers)
@@ -439,12 +440,6 @@ class Scheduler {
   // Registered watchers (after the commit of the batch that registered them), by run.
   std::map<int64_t, std::vector<std::shared_ptr<Watcher>>> watchers_;
   bool return_memory_at_tick_ = false;  // a big run left memory: trim again at the next tick
-  // Ids of every request sent to agents (these and CheckGpu); never reset, so that an answer
-  // from before a reload matches nothing after it.
-  int64_t next_request_id_ = 1;
-  AgentRequests<v1::LogData> pending_logs_{&next_request_id_};
-  AgentRequests<std::vector<std::string>> pending_checks_{&next_request_id_};
-  AgentRequests<v1::AttemptsRemoved> pending_removals_{&next_request_id_};
   metrics::CoordinatorMetrics* metrics_ = nullptr;
   notify::Notifier* notifier_ = nullptr;
   workflow::NotifySpec notify_spec_;

@@ -130,18 +130,17 @@ bool Scheduler::AdmitService(StageState* s) {
 
 void Scheduler::ApplyHolds() {
   for (auto& [key, h] : holds_) {
-    auto it = agents_.find(h.agent_id);
+    AgentState* agent = agents_.Find(h.agent_id);
     h.applied = v1::Resources();
-    if (it == agents_.end() || it->second->session == 0) continue;
-    h.applied = MinResources(it->second->free, h.need);
-    SubtractResources(&it->second->free, h.applied);
+    if (agent == nullptr || agent->session == 0) continue;
+    h.applied = MinResources(agent->free, h.need);
+    SubtractResources(&agent->free, h.applied);
   }
 }
 
 void Scheduler::UnapplyHolds() {
   for (auto& [key, h] : holds_) {
-    auto it = agents_.find(h.agent_id);
-    if (it != agents_.end()) AddResources(&it->second->free, h.applied);
+    if (AgentState* agent = agents_.Find(h.agent_id)) AddResources(&agent->free, h.applied);
     h.applied = v1::Resources();
   }
 }
@@ -149,8 +148,8 @@ void Scheduler::UnapplyHolds() {
 bool Scheduler::Unhold(const StageState* consumer) {
   auto it = holds_.find({consumer->run->row.id, consumer->index});
   if (it == holds_.end()) return false;
-  auto agent = agents_.find(it->second.agent_id);
-  if (agent != agents_.end()) AddResources(&agent->second->free, it->second.applied);
+  AgentState* agent = agents_.Find(it->second.agent_id);
+  if (agent != nullptr) AddResources(&agent->free, it->second.applied);
   it->second.applied = v1::Resources();
   return true;
 }
@@ -158,18 +157,18 @@ bool Scheduler::Unhold(const StageState* consumer) {
 void Scheduler::Rehold(const StageState* consumer) {
   auto it = holds_.find({consumer->run->row.id, consumer->index});
   if (it == holds_.end()) return;
-  auto agent = agents_.find(it->second.agent_id);
-  if (agent == agents_.end() || agent->second->session == 0) return;
-  it->second.applied = MinResources(agent->second->free, it->second.need);
-  SubtractResources(&agent->second->free, it->second.applied);
+  AgentState* agent = agents_.Find(it->second.agent_id);
+  if (agent == nullptr || agent->session == 0) return;
+  it->second.applied = MinResources(agent->free, it->second.need);
+  SubtractResources(&agent->free, it->second.applied);
 }
 
 void Scheduler::DropHolds(const StageState* s, v1::StageStatus status) {
   if (holds_.empty()) return;
   int64_t run_id = s->run->row.id;
   auto drop = [this](auto it) {
-    auto agent = agents_.find(it->second.agent_id);
-    if (agent != agents_.end()) AddResources(&agent->second->free, it->second.applied);
+    AgentState* agent = agents_.Find(it->second.agent_id);
+    if (agent != nullptr) AddResources(&agent->free, it->second.applied);
     return holds_.erase(it);
   };
   if (status != v1::STAGE_WAITING && status != v1::STAGE_READY) {

@@ -104,9 +104,8 @@ void Scheduler::FireTimer(const Timer& t) {
     }
     case TimerKind::kAgentSilent:
     case TimerKind::kAgentLost: {
-      auto it = agents_.find(t.key);
-      if (it == agents_.end()) return;
-      AgentState* agent = it->second.get();
+      AgentState* agent = agents_.Find(t.key);
+      if (agent == nullptr) return;
       if (agent->timer_gen != t.generation) return;
       bool silent_kind = t.kind == TimerKind::kAgentSilent;
       int64_t limit = silent_kind ? options_.agent_timeout_ms : options_.lost_after_ms;
