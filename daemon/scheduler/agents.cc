@@ -60,7 +60,7 @@ void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
   agent->free = agent->row.resources;
   agent->gpu_busy.assign(static_cast<size_t>(std::max(0, agent->row.resources.gpus())), false);
   for (int64_t id : agent->attempts) {
-    AttemptState* a = FindAttempt(id);
+    AttemptState* a = runs_.FindAttempt(id);
     if (a == nullptr || !a->holds_resources) continue;
     SubtractResources(&agent->free, a->held);
     for (int g : a->gpus) {
@@ -102,7 +102,7 @@ void Scheduler::Reconcile(AgentState* agent, const v1::Hello& hello) {
   std::set<int64_t> reported;
   for (const v1::OwnedAttempt& owned : hello.attempts()) {
     reported.insert(owned.attempt_id());
-    AttemptState* a = FindAttempt(owned.attempt_id());
+    AttemptState* a = runs_.FindAttempt(owned.attempt_id());
     if (a != nullptr && a->row.agent_id == agent->row.id) {
       if (a->row.state == v1::ATTEMPT_STARTING || a->row.state == v1::ATTEMPT_UNKNOWN) {
         a->row.state = v1::ATTEMPT_RUNNING;
@@ -133,7 +133,7 @@ void Scheduler::Reconcile(AgentState* agent, const v1::Hello& hello) {
   std::vector<int64_t> placed(agent->attempts.begin(), agent->attempts.end());
   for (int64_t id : placed) {
     if (reported.count(id)) continue;
-    AttemptState* a = FindAttempt(id);
+    AttemptState* a = runs_.FindAttempt(id);
     if (a == nullptr) continue;
     if (a->row.state == v1::ATTEMPT_STARTING) {
       // The agent never got it (the coordinator stopped between commit and send).
@@ -160,14 +160,14 @@ void Scheduler::OnAgentMessage(uint64_t session, const v1::AgentMessage& msg) {
       NoteAgentDisk(agent, msg.heartbeat().disk_full(), msg.heartbeat().state_free_bytes());
       break;
     case v1::AgentMessage::kStarted: {
-      AttemptState* a = FindAttempt(msg.started().attempt_id());
+      AttemptState* a = runs_.FindAttempt(msg.started().attempt_id());
       if (a != nullptr && a->row.agent_id == agent->row.id) HandleStarted(a, msg.started());
       break;
     }
     case v1::AgentMessage::kQueued: {
       // A queued attempt of a polled executor: its state and reason become the starting
       // attempt's reason ("PENDING (Resources)") until it runs.
-      AttemptState* a = FindAttempt(msg.queued().attempt_id());
+      AttemptState* a = runs_.FindAttempt(msg.queued().attempt_id());
       if (a != nullptr && a->row.agent_id == agent->row.id &&
           a->row.state == v1::ATTEMPT_STARTING) {
         const auto& q = msg.queued();
@@ -235,7 +235,7 @@ void Scheduler::AgentHeard(AgentState* agent) {
   }
   agent->lost_attempts.clear();
   for (int64_t id : agent->attempts) {
-    AttemptState* a = FindAttempt(id);
+    AttemptState* a = runs_.FindAttempt(id);
     if (a != nullptr && a->row.state == v1::ATTEMPT_UNKNOWN) {
       a->row.state = a->row.started_at_ms ? v1::ATTEMPT_RUNNING : v1::ATTEMPT_STARTING;
       Touch(a);
@@ -256,7 +256,7 @@ void Scheduler::AgentSilent(AgentState* agent) {
   Touch(agent);
   dispatch_needed_ = true;  // the waiting stages' reasons may change (none connected)
   for (int64_t id : agent->attempts) {
-    AttemptState* a = FindAttempt(id);
+    AttemptState* a = runs_.FindAttempt(id);
     if (a != nullptr && !IsTerminal(a->row.state) && a->row.state != v1::ATTEMPT_UNKNOWN) {
       a->row.state = v1::ATTEMPT_UNKNOWN;
       Touch(a);
@@ -279,7 +279,7 @@ void Scheduler::AgentLost(AgentState* agent) {
          agent->row.id);
   std::vector<int64_t> ids(agent->attempts.begin(), agent->attempts.end());
   for (int64_t id : ids) {
-    AttemptState* a = FindAttempt(id);
+    AttemptState* a = runs_.FindAttempt(id);
     if (a == nullptr) continue;
     agent->lost_attempts.insert(id);
     AttemptEnded(a, v1::ATTEMPT_LOST, "lost",

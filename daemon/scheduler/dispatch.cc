@@ -45,7 +45,7 @@ void Scheduler::Dispatch() {
     UnapplyHolds();
     // No agent at all: the waiting stages say so (the oldest of each shape, as below).
     ready_.Pass([&](ReadyQueue::Entry e) {
-      StageState* s = runs_.at(e.run_id)->stages[e.index].get();
+      StageState* s = runs_.StageAt(e.run_id, e.index);
       if (std::string reason = ReadyReason(s); reason != s->row.reason) {
         s->row.reason = std::move(reason);
         MarkChanged(s);
@@ -60,9 +60,9 @@ void Scheduler::Dispatch() {
   std::vector<std::pair<int64_t, int>> held_ready;
   for (const auto& [key, h] : holds_) held_ready.push_back(key);
   for (const auto& [run_id, index] : held_ready) {
-    auto run = runs_.find(run_id);
-    if (run == runs_.end()) continue;
-    StageState* s = run->second->stages[static_cast<size_t>(index)].get();
+    RunState* run = runs_.Find(run_id);
+    if (run == nullptr) continue;
+    StageState* s = run->stages[static_cast<size_t>(index)].get();
     if (s->row.status != v1::STAGE_READY || IsService(s)) continue;
     Unhold(s);
     AgentState* agent = PickAgent(s);
@@ -125,7 +125,7 @@ void Scheduler::Dispatch() {
   bool services_ready = false;
   tasks_wait_ = false;
   ready_.Pass([&](ReadyQueue::Entry e) {
-    StageState* s = runs_.at(e.run_id)->stages[e.index].get();
+    StageState* s = runs_.StageAt(e.run_id, e.index);
     if (IsService(s)) {
       services_ready = true;
       return ReadyQueue::Outcome::kNoRoom;
@@ -150,7 +150,7 @@ void Scheduler::Dispatch() {
   });
   if (services_ready) {
     ready_.Pass([&](ReadyQueue::Entry e) {
-      StageState* s = runs_.at(e.run_id)->stages[e.index].get();
+      StageState* s = runs_.StageAt(e.run_id, e.index);
       if (!IsService(s)) return ReadyQueue::Outcome::kNoRoom;  // had its turn
       if (consumer_waits) {
         return no_room(s, " (a consumer of a running service waits for room, and goes first)");
@@ -268,7 +268,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   s->current = a;
   if (s->spec->resume) s->Extras().previous_agent = agent->row.id;
   s->attempts.push_back(std::move(attempt));
-  attempts_[a->row.id] = a;
+  runs_.AddLiveAttempt(a);
   a->last_progress_ms = clock_->NowMs();
   if (!IsService(s)) ++task_starts_;
   SetStageStatus(s, IsService(s) ? v1::STAGE_STARTING : v1::STAGE_RUNNING, "");

@@ -13,7 +13,7 @@ namespace longhaul::scheduler {
 
 AttemptState* Scheduler::AttemptOnGpu(const AgentState& agent, int index) {
   for (int64_t id : agent.attempts) {
-    AttemptState* a = FindAttempt(id);
+    AttemptState* a = runs_.FindAttempt(id);
     if (a == nullptr || !a->holds_resources) continue;
     for (int g : a->gpus) {
       if (g == index) return a;

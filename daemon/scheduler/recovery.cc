@@ -28,9 +28,7 @@ Status Scheduler::Recover() {
   batch_ = Batch{};
   // The model, loaded again below.
   ResetWhole(&runs_);
-  ResetWhole(&attempts_);
   agents_ = AgentRegistry(&next_request_id_);  // the request ids go on from where they were
-  ResetWhole(&stage_owner_);
   ResetWhole(&ready_);
   ResetWhole(&timers_);
   ResetWhole(&holds_);
@@ -69,13 +67,12 @@ Status Scheduler::Recover() {
   }
   GetLogger("scheduler")
       ->info("recovered {} active run(s), {} live attempt(s), {} agent(s)", runs_.size(),
-             attempts_.size(), agents_.size());
+             runs_.live_attempts().size(), agents_.size());
   return OkStatus();
 }
 
 Result<RunState*> Scheduler::LoadRunIntoMemory(int64_t run_id) {
-  auto it = runs_.find(run_id);
-  if (it != runs_.end()) return it->second.get();
+  if (RunState* in_memory = runs_.Find(run_id)) return in_memory;
   ASSIGN_OR_RETURN(store::RunRow row, store_->LoadRun(run_id));
   ASSIGN_OR_RETURN(auto stages, store_->LoadStages(run_id));
   ASSIGN_OR_RETURN(auto attempts, store_->LoadAttempts(run_id));
@@ -88,12 +85,11 @@ Result<RunState*> Scheduler::LoadRunIntoMemory(int64_t run_id) {
   }
   run->workflow = std::move(*wf);
   std::string().swap(run->row.workflow_text);  // parsed: the store keeps the text
-  RunState* raw = run.get();
-  runs_[run_id] = std::move(run);
+  RunState* raw = runs_.Add(std::move(run));
   Status built = BuildRunState(raw, std::move(stages), std::move(attempts));
   if (!built.ok()) {
     std::erase(batch_.dirty_totals, raw);
-    runs_.erase(run_id);
+    runs_.Remove(run_id);
     return built;
   }
   return raw;
@@ -125,7 +121,7 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
         st->Extras().cached_from_stage = src->name;
       }
     }
-    stage_owner_[st->row.id] = run;
+    runs_.IndexStage(*st);
     run->stages.push_back(std::move(st));
   }
   run->LinkStages();
@@ -162,7 +158,7 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
       }
       a->last_progress_ms = now;
       stage->current = a.get();
-      attempts_[a->row.id] = a.get();
+      runs_.AddLiveAttempt(a.get());
       if (AgentState* agent = agents_.Find(a->row.agent_id)) {
         agent->attempts.insert(a->row.id);
         SubtractResources(&agent->free, a->held);

@@ -37,6 +37,7 @@
 #include "daemon/scheduler/options.h"
 #include "daemon/scheduler/planner.h"
 #include "daemon/scheduler/ready_queue.h"
+#include "daemon/scheduler/run_table.h"
 #include "daemon/scheduler/timer_queue.h"
 #include "daemon/scheduler/watcher.h"
 #include "daemon/store/sqlite_store.h"
@@ -309,7 +310,6 @@ class Scheduler {
   // Asks the agent to stop the attempt; `kind` becomes its failure kind ("cancelled",
   // "timeout", "stalled", "stale", ...), `detail` completes the reason.
   void StopAttempt(AttemptState* a, const std::string& kind, const std::string& detail = "");
-  AttemptState* FindAnyAttempt(int64_t attempt_id);  // live or ended, in memory
 
   // attempts.cc: how attempts end
   void AttemptEnded(AttemptState* a, v1::AttemptState state, const std::string& kind,
@@ -389,7 +389,6 @@ class Scheduler {
   // timers.cc
   void ArmAttemptTimers(AttemptState* a);
   void FireTimer(const Timer& t);
-  AttemptState* FindAttempt(int64_t attempt_id);
 
   store::SqliteStore* store_;
   Clock* clock_;
@@ -399,15 +398,13 @@ class Scheduler {
   int64_t started_at_ms_;
   int64_t last_tick_ms_;
 
-  std::map<int64_t, std::unique_ptr<RunState>> runs_;
-  std::unordered_map<int64_t, AttemptState*> attempts_;  // live attempt index
+  RunTable runs_;  // the runs in memory, their live attempts, each stage's run
   // Ids of every request sent to agents (AgentRegistry's and CheckGpu); never reset, so that
   // an answer from before a reload matches nothing after it.
   int64_t next_request_id_ = 1;
   AgentRegistry agents_{&next_request_id_};
   ReadyQueue ready_;
   TimerQueue timers_;
-  absl::flat_hash_map<int64_t, RunState*> stage_owner_;  // stage id -> run (for retry timers)
 
   // What the current batch decided: written by FlushToStore, let out by AfterCommit, dropped
   // whole by Recover.

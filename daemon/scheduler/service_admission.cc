@@ -38,7 +38,7 @@ bool Scheduler::AdmitService(StageState* s) {
   // One that was stopped to free room waits until some task has started since, or nothing
   // runs at all and no ready task waits: it must not take back the room it was stopped for.
   if (auto y = yielded_.find({run->row.id, s->index}); y != yielded_.end()) {
-    if (y->second == task_starts_ && (tasks_wait_ || !attempts_.empty())) return false;
+    if (y->second == task_starts_ && (tasks_wait_ || !runs_.live_attempts().empty())) return false;
     yielded_.erase(y);
   }
   Unhold(s);  // a service that is itself a consumer may use what was held for it
@@ -204,16 +204,16 @@ std::vector<const StageState*> Scheduler::ServicesHolding(const StageState* s,
     v1::Resources would = agent->free;
     std::vector<const StageState*> by;
     for (int64_t attempt_id : agent->attempts) {
-      auto it = attempts_.find(attempt_id);
-      if (it == attempts_.end() || it->second->stage == nullptr) continue;
-      const StageState* svc = it->second->stage;
-      if (!IsService(svc) || svc->current != it->second) continue;
+      const AttemptState* live = runs_.FindAttempt(attempt_id);
+      if (live == nullptr || live->stage == nullptr) continue;
+      const StageState* svc = live->stage;
+      if (!IsService(svc) || svc->current != live) continue;
       bool consumer_running = false;
       for (int d : svc->dependents) {
         if (svc->run->stages[d]->current != nullptr) consumer_running = true;
       }
       if (consumer_running) continue;
-      AddResources(&would, it->second->held);
+      AddResources(&would, live->held);
       by.push_back(svc);
     }
     if (by.empty() || !Fits(would, s->row.resources)) continue;
@@ -254,7 +254,7 @@ void Scheduler::BreakServiceWait() {
   service_check_needed_ = false;
   if (ready_.empty()) return;
   // Something else will move when a task runs or a service is on its way up or down.
-  for (const auto& [id, a] : attempts_) {
+  for (const auto& [id, a] : runs_.live_attempts()) {
     const StageState* st = a->stage;
     if (st == nullptr || st->current != a) continue;
     if (!IsService(st) || st->row.status != v1::STAGE_SERVING || !a->kill_reason.empty()) {
@@ -289,7 +289,7 @@ void Scheduler::BreakServiceWait() {
     }
   }
   AttemptState* victim = nullptr;
-  for (const auto& [id, a] : attempts_) {
+  for (const auto& [id, a] : runs_.live_attempts()) {
     const StageState* st = a->stage;
     if (st == nullptr || st->current != a || helpful.count(st) == 0) continue;
     bool consumer_running = false;
