@@ -35,6 +35,10 @@ class AgentRequests {
   explicit AgentRequests(int64_t* next_id) : next_id_(next_id) {}
   AgentRequests(const AgentRequests&) = delete;
   AgentRequests& operator=(const AgentRequests&) = delete;
+  // Moves keep the counter; the requests move along (an owner replaced whole fails its own
+  // first: FailAll).
+  AgentRequests(AgentRequests&&) = default;
+  AgentRequests& operator=(AgentRequests&&) = default;
 
   // Keeps `done` for the answer from `agent_id`; returns the id to send with the request.
   int64_t Add(std::string agent_id, Done done) {

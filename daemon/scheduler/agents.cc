@@ -11,13 +11,6 @@
 
 namespace longhaul::scheduler {
 
-AgentState* Scheduler::AgentBySession(uint64_t session) {
-  auto it = sessions_.find(session);
-  if (it == sessions_.end()) return nullptr;
-  auto a = agents_.find(it->second);
-  return a == agents_.end() ? nullptr : a->second.get();
-}
-
 void Scheduler::NoteAgentDisk(AgentState* agent, bool full, int64_t free_bytes) {
   agent->state_free_bytes = free_bytes;
   if (full == agent->disk_full) return;
@@ -40,19 +33,8 @@ void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
     return;
   }
   int64_t now = clock_->NowMs();
-  auto& slot = agents_[hello.agent_id()];
-  if (!slot) {
-    slot = std::make_unique<AgentState>();
-    slot->row.id = hello.agent_id();
-    slot->row.first_seen_ms = now;
-  }
-  AgentState* agent = slot.get();
-  if (agent->session != 0 && agent->session != session) {
-    link_->Close(agent->session);
-    sessions_.erase(agent->session);
-  }
-  agent->session = session;
-  sessions_[session] = agent->row.id;
+  AgentState* agent = agents_.FindOrAdd(hello.agent_id(), now);
+  if (uint64_t replaced = agents_.Attach(agent, session)) link_->Close(replaced);
   agent->row.hostname = hello.hostname();
   agent->gpu_info.assign(hello.gpus().begin(), hello.gpus().end());
   agent->row.resources = hello.resources();
@@ -78,7 +60,7 @@ void Scheduler::OnAgentConnected(uint64_t session, const v1::Hello& hello) {
   agent->free = agent->row.resources;
   agent->gpu_busy.assign(static_cast<size_t>(std::max(0, agent->row.resources.gpus())), false);
   for (int64_t id : agent->attempts) {
-    AttemptState* a = FindAttempt(id);
+    AttemptState* a = runs_.FindAttempt(id);
     if (a == nullptr || !a->holds_resources) continue;
     SubtractResources(&agent->free, a->held);
     for (int g : a->gpus) {
@@ -120,7 +102,7 @@ void Scheduler::Reconcile(AgentState* agent, const v1::Hello& hello) {
   std::set<int64_t> reported;
   for (const v1::OwnedAttempt& owned : hello.attempts()) {
     reported.insert(owned.attempt_id());
-    AttemptState* a = FindAttempt(owned.attempt_id());
+    AttemptState* a = runs_.FindAttempt(owned.attempt_id());
     if (a != nullptr && a->row.agent_id == agent->row.id) {
       if (a->row.state == v1::ATTEMPT_STARTING || a->row.state == v1::ATTEMPT_UNKNOWN) {
         a->row.state = v1::ATTEMPT_RUNNING;
@@ -151,7 +133,7 @@ void Scheduler::Reconcile(AgentState* agent, const v1::Hello& hello) {
   std::vector<int64_t> placed(agent->attempts.begin(), agent->attempts.end());
   for (int64_t id : placed) {
     if (reported.count(id)) continue;
-    AttemptState* a = FindAttempt(id);
+    AttemptState* a = runs_.FindAttempt(id);
     if (a == nullptr) continue;
     if (a->row.state == v1::ATTEMPT_STARTING) {
       // The agent never got it (the coordinator stopped between commit and send).
@@ -167,7 +149,7 @@ void Scheduler::Reconcile(AgentState* agent, const v1::Hello& hello) {
 }
 
 void Scheduler::OnAgentMessage(uint64_t session, const v1::AgentMessage& msg) {
-  AgentState* agent = AgentBySession(session);
+  AgentState* agent = agents_.BySession(session);
   if (agent == nullptr) return;  // a replaced or closed session
   AgentHeard(agent);
   switch (msg.msg_case()) {
@@ -178,14 +160,14 @@ void Scheduler::OnAgentMessage(uint64_t session, const v1::AgentMessage& msg) {
       NoteAgentDisk(agent, msg.heartbeat().disk_full(), msg.heartbeat().state_free_bytes());
       break;
     case v1::AgentMessage::kStarted: {
-      AttemptState* a = FindAttempt(msg.started().attempt_id());
+      AttemptState* a = runs_.FindAttempt(msg.started().attempt_id());
       if (a != nullptr && a->row.agent_id == agent->row.id) HandleStarted(a, msg.started());
       break;
     }
     case v1::AgentMessage::kQueued: {
       // A queued attempt of a polled executor: its state and reason become the starting
       // attempt's reason ("PENDING (Resources)") until it runs.
-      AttemptState* a = FindAttempt(msg.queued().attempt_id());
+      AttemptState* a = runs_.FindAttempt(msg.queued().attempt_id());
       if (a != nullptr && a->row.agent_id == agent->row.id &&
           a->row.state == v1::ATTEMPT_STARTING) {
         const auto& q = msg.queued();
@@ -225,18 +207,14 @@ void Scheduler::OnAgentMessage(uint64_t session, const v1::AgentMessage& msg) {
 }
 
 void Scheduler::OnAgentDisconnected(uint64_t session) {
-  AgentState* agent = AgentBySession(session);
-  sessions_.erase(session);
-  if (agent == nullptr || agent->session != session) return;
-  agent->session = 0;
+  AgentState* agent = agents_.Detach(session);
+  if (agent == nullptr) return;
   GetLogger("scheduler")->warn("agent {} disconnected", agent->row.id);
   agent->row.state = v1::AGENT_DISCONNECTED;
   AgentSilent(agent);
   agent->row.state = v1::AGENT_DISCONNECTED;
   Status gone = absl::UnavailableError(StrCat("agent ", agent->row.id, " disconnected"));
-  pending_logs_.FailAgent(agent->row.id, gone);
-  pending_checks_.FailAgent(agent->row.id, gone);
-  pending_removals_.FailAgent(agent->row.id, gone);
+  agents_.FailRequests(agent->row.id, gone);
 }
 
 void Scheduler::AgentHeard(AgentState* agent) {
@@ -257,7 +235,7 @@ void Scheduler::AgentHeard(AgentState* agent) {
   }
   agent->lost_attempts.clear();
   for (int64_t id : agent->attempts) {
-    AttemptState* a = FindAttempt(id);
+    AttemptState* a = runs_.FindAttempt(id);
     if (a != nullptr && a->row.state == v1::ATTEMPT_UNKNOWN) {
       a->row.state = a->row.started_at_ms ? v1::ATTEMPT_RUNNING : v1::ATTEMPT_STARTING;
       Touch(a);
@@ -278,7 +256,7 @@ void Scheduler::AgentSilent(AgentState* agent) {
   Touch(agent);
   dispatch_needed_ = true;  // the waiting stages' reasons may change (none connected)
   for (int64_t id : agent->attempts) {
-    AttemptState* a = FindAttempt(id);
+    AttemptState* a = runs_.FindAttempt(id);
     if (a != nullptr && !IsTerminal(a->row.state) && a->row.state != v1::ATTEMPT_UNKNOWN) {
       a->row.state = v1::ATTEMPT_UNKNOWN;
       Touch(a);
@@ -301,7 +279,7 @@ void Scheduler::AgentLost(AgentState* agent) {
          agent->row.id);
   std::vector<int64_t> ids(agent->attempts.begin(), agent->attempts.end());
   for (int64_t id : ids) {
-    AttemptState* a = FindAttempt(id);
+    AttemptState* a = runs_.FindAttempt(id);
     if (a == nullptr) continue;
     agent->lost_attempts.insert(id);
     AttemptEnded(a, v1::ATTEMPT_LOST, "lost",
@@ -319,13 +297,13 @@ void Scheduler::ArmAgentTimers(AgentState* agent) {
 
 void Scheduler::ReadLog(const store::AttemptRow& attempt, const v1::ReadLogRequest& request,
                         LogCallback done) {
-  auto it = agents_.find(attempt.agent_id);
-  if (it == agents_.end() || it->second->session == 0 || !it->second->reachable) {
+  AgentState* agent = agents_.Find(attempt.agent_id);
+  if (agent == nullptr || agent->session == 0 || !agent->reachable) {
     done(absl::UnavailableError(
         StrCat("agent ", attempt.agent_id, " is not connected; the log stays on its node")));
     return;
   }
-  int64_t id = pending_logs_.Add(attempt.agent_id, std::move(done));
+  int64_t id = agents_.logs().Add(attempt.agent_id, std::move(done));
   v1::CoordinatorMessage msg;
   v1::ReadLog* r = msg.mutable_read_log();
   r->set_request_id(id);
@@ -333,11 +311,11 @@ void Scheduler::ReadLog(const store::AttemptRow& attempt, const v1::ReadLogReque
   r->set_stream(request.stream().empty() ? "stdout" : request.stream());
   r->set_offset(request.offset());
   r->set_max_bytes(request.max_bytes() > 0 ? request.max_bytes() : 64 * 1024);
-  batch_.outbox.emplace_back(it->second->session, msg);
+  batch_.outbox.emplace_back(agent->session, msg);
 }
 
 void Scheduler::HandleLogData(const v1::LogData& msg) {
-  std::optional<LogCallback> done = pending_logs_.Take(msg.request_id());
+  std::optional<LogCallback> done = agents_.logs().Take(msg.request_id());
   if (!done) return;
   if (!msg.error().empty()) {
     (*done)(absl::NotFoundError(msg.error()));
@@ -348,20 +326,20 @@ void Scheduler::HandleLogData(const v1::LogData& msg) {
 
 void Scheduler::CheckArtifacts(const std::string& agent_id, const std::vector<std::string>& paths,
                                std::function<void(Result<std::vector<std::string>>)> done) {
-  auto it = agents_.find(agent_id);
-  if (it == agents_.end() || it->second->session == 0 || !it->second->reachable) {
+  AgentState* agent = agents_.Find(agent_id);
+  if (agent == nullptr || agent->session == 0 || !agent->reachable) {
     done(absl::UnavailableError(StrCat("agent ", agent_id, " is not connected")));
     return;
   }
-  int64_t id = pending_checks_.Add(agent_id, std::move(done));
+  int64_t id = agents_.checks().Add(agent_id, std::move(done));
   v1::CoordinatorMessage msg;
   msg.mutable_check_artifacts()->set_request_id(id);
   for (const auto& p : paths) msg.mutable_check_artifacts()->add_paths(p);
-  batch_.outbox.emplace_back(it->second->session, msg);
+  batch_.outbox.emplace_back(agent->session, msg);
 }
 
 void Scheduler::HandleArtifactCheck(const v1::ArtifactCheck& msg) {
-  auto done = pending_checks_.Take(msg.request_id());
+  auto done = agents_.checks().Take(msg.request_id());
   if (!done) return;
   if (!msg.error().empty()) {
     (*done)(absl::InternalError(msg.error()));
@@ -372,20 +350,20 @@ void Scheduler::HandleArtifactCheck(const v1::ArtifactCheck& msg) {
 
 void Scheduler::RemoveAttempts(const std::string& agent_id, v1::RemoveAttempts request,
                                std::function<void(Result<v1::AttemptsRemoved>)> done) {
-  auto it = agents_.find(agent_id);
-  if (it == agents_.end() || it->second->session == 0 || !it->second->reachable) {
+  AgentState* agent = agents_.Find(agent_id);
+  if (agent == nullptr || agent->session == 0 || !agent->reachable) {
     done(absl::UnavailableError(StrCat("agent ", agent_id, " is not connected")));
     return;
   }
-  int64_t id = pending_removals_.Add(agent_id, std::move(done));
+  int64_t id = agents_.removals().Add(agent_id, std::move(done));
   request.set_request_id(id);
   v1::CoordinatorMessage msg;
   *msg.mutable_remove_attempts() = std::move(request);
-  batch_.outbox.emplace_back(it->second->session, msg);
+  batch_.outbox.emplace_back(agent->session, msg);
 }
 
 void Scheduler::HandleAttemptsRemoved(const v1::AttemptsRemoved& msg) {
-  auto done = pending_removals_.Take(msg.request_id());
+  auto done = agents_.removals().Take(msg.request_id());
   if (done) (*done)(msg);
 }
 

@@ -22,23 +22,6 @@ std::string SignalText(int sig) {
 
 }  // namespace
 
-AttemptState* Scheduler::FindAttempt(int64_t attempt_id) {
-  auto it = attempts_.find(attempt_id);
-  return it == attempts_.end() ? nullptr : it->second;
-}
-
-AttemptState* Scheduler::FindAnyAttempt(int64_t attempt_id) {
-  if (AttemptState* a = FindAttempt(attempt_id)) return a;
-  for (auto& [id, run] : runs_) {
-    for (auto& s : run->stages) {
-      for (auto& a : s->attempts) {
-        if (a->row.id == attempt_id) return a.get();
-      }
-    }
-  }
-  return nullptr;
-}
-
 void Scheduler::HandleStarted(AttemptState* a, const v1::AttemptStarted& msg) {
   if (IsTerminal(a->row.state)) return;
   if (metrics_ != nullptr && a->row.state != v1::ATTEMPT_RUNNING) {
@@ -71,7 +54,7 @@ void Scheduler::HandleExited(AgentState* agent, const v1::AttemptExited& msg) {
     // backup that predates ids it gave out): lost, retried under a new id; no AckExit, which
     // would close the other attempt's record.
     store_->RaiseAttemptIds(msg.attempt_id());
-    AttemptState* a = FindAttempt(msg.attempt_id());
+    AttemptState* a = runs_.FindAttempt(msg.attempt_id());
     if (a != nullptr && a->row.agent_id == agent->row.id && !IsTerminal(a->row.state)) {
       GetLogger("scheduler")->error("agent {}: {}", agent->row.id, msg.reason());
       AttemptEnded(a, v1::ATTEMPT_LOST, "lost", msg.reason());
@@ -82,12 +65,12 @@ void Scheduler::HandleExited(AgentState* agent, const v1::AttemptExited& msg) {
   ack.mutable_ack_exit()->set_attempt_id(msg.attempt_id());
   SendToAgent(agent->row.id, ack);
 
-  AttemptState* a = FindAttempt(msg.attempt_id());
+  AttemptState* a = runs_.FindAttempt(msg.attempt_id());
   if (a == nullptr || a->row.agent_id != agent->row.id) {
     // Not a live attempt of this agent: an attempt already declared lost (or fenced) that ran
     // on. Its result goes into its own history and changes nothing else; when its run has
     // ended meanwhile (and left memory), into the stored row.
-    if (AttemptState* old = FindAnyAttempt(msg.attempt_id())) {
+    if (AttemptState* old = runs_.FindAnyAttempt(msg.attempt_id())) {
       if (NoteLateExit(old->row, agent->row.id, msg)) Touch(old);
       return;
     }
@@ -190,7 +173,7 @@ void Scheduler::AttemptEnded(AttemptState* a, v1::AttemptState state, const std:
   a->timer_gen++;
   Touch(a);
   ReleaseResources(a);
-  attempts_.erase(a->row.id);
+  runs_.RemoveLiveAttempt(a->row.id);
   if (!a->release_queued) {
     a->release_queued = true;
     batch_.ended_attempts.push_back(a);

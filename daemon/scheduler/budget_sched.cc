@@ -89,13 +89,12 @@ Result<v1::Run> Scheduler::SetRunBudget(int64_t run_id, double gpu_hours, const 
     return absl::InvalidArgumentError(
         StrCat("--gpu-hours: expected a number > 0, got ", gpu_hours));
   }
-  auto it = runs_.find(run_id);
-  if (it == runs_.end()) {
+  RunState* run = runs_.Find(run_id);
+  if (run == nullptr) {
     RETURN_IF_ERROR(store_->GetRun(run_id, false).status());
     return absl::FailedPreconditionError(
         StrCat("run ", run_id, " has ended: its budget no longer matters"));
   }
-  RunState* run = it->second.get();
   run->row.budget_gpu_hours = gpu_hours;
   run->row.budget_raised_by = by;
   run->row.budget_noticed = 0;  // thresholds are notified anew against the new budget

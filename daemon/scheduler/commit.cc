@@ -73,9 +73,8 @@ void Scheduler::AfterCommit() {
   }
 
   for (int64_t run_id : batch_.changed_runs) {
-    auto run_it = runs_.find(run_id);
-    if (run_it == runs_.end()) continue;
-    RunState* run = run_it->second.get();
+    RunState* run = runs_.Find(run_id);
+    if (run == nullptr) continue;
     auto w = watchers_.find(run_id);
     if (w != watchers_.end()) {
       v1::RunUpdate update;
@@ -95,21 +94,17 @@ void Scheduler::AfterCommit() {
 
   size_t evicted_stages = 0;
   for (int64_t run_id : batch_.ended_runs) {
-    auto it = runs_.find(run_id);
-    if (it == runs_.end() || !IsTerminal(it->second->row.status)) continue;
-    evicted_stages += it->second->stages.size();
-    for (auto& s : it->second->stages) {
-      stage_owner_.erase(s->row.id);
-      for (auto& a : s->attempts) attempts_.erase(a->row.id);
-    }
+    RunState* run = runs_.Find(run_id);
+    if (run == nullptr || !IsTerminal(run->row.status)) continue;
+    evicted_stages += run->stages.size();
     auto w = watchers_.find(run_id);
     if (w != watchers_.end()) {
       v1::RunUpdate update;
-      *update.mutable_run() = SnapshotRun(*it->second, StageSet::kChanged);
+      *update.mutable_run() = SnapshotRun(*run, StageSet::kChanged);
       for (auto& watcher : w->second) watcher->Push(update, true);
       watchers_.erase(w);
     }
-    runs_.erase(it);
+    runs_.Remove(run_id);
   }
   batch_.ended_runs.clear();
   if (evicted_stages >= kReturnMemoryAfterStages) {
@@ -117,8 +112,7 @@ void Scheduler::AfterCommit() {
     // emptied: size them to what is left. Then hand the free pages back to the system, so
     // that the coordinator's memory returns to its idle size when big runs end (glibc
     // otherwise keeps freed memory in its arenas). Costs a few ms, once per run of that size.
-    stage_owner_.rehash(0);
-    attempts_.rehash(0);
+    runs_.ShrinkIndexes();
     batch_.dirty_stages.shrink_to_fit();
     batch_.dirty_attempts.shrink_to_fit();
     batch_.ended_attempts.shrink_to_fit();

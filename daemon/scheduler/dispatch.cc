@@ -48,7 +48,7 @@ void Scheduler::Dispatch() {
     UnapplyHolds();
     // No agent at all: the waiting stages say so (the oldest of each shape, as below).
     ready_.Pass([&](ReadyQueue::Entry e) {
-      StageState* s = runs_.at(e.run_id)->stages[e.index].get();
+      StageState* s = runs_.StageAt(e.run_id, e.index);
       if (std::string reason = ReadyReason(s); reason != s->row.reason) {
         s->row.reason = std::move(reason);
         MarkChanged(s);
@@ -63,9 +63,9 @@ void Scheduler::Dispatch() {
   std::vector<std::pair<int64_t, int>> held_ready;
   for (const auto& [key, h] : holds_) held_ready.push_back(key);
   for (const auto& [run_id, index] : held_ready) {
-    auto run = runs_.find(run_id);
-    if (run == runs_.end()) continue;
-    StageState* s = run->second->stages[static_cast<size_t>(index)].get();
+    RunState* run = runs_.Find(run_id);
+    if (run == nullptr) continue;
+    StageState* s = run->stages[static_cast<size_t>(index)].get();
     if (s->row.status != v1::STAGE_READY || IsService(s) || s->run->budget_paused) continue;
     Unhold(s);
     AgentState* agent = PickAgent(s);
@@ -129,7 +129,7 @@ void Scheduler::Dispatch() {
   WaitLine line;  // where each waiting stage stands behind higher classes
   tasks_wait_ = false;
   ready_.Pass([&](ReadyQueue::Entry e) {
-    StageState* s = runs_.at(e.run_id)->stages[e.index].get();
+    StageState* s = runs_.StageAt(e.run_id, e.index);
     if (IsService(s)) {
       services_ready = true;
       return ReadyQueue::Outcome::kNoRoom;
@@ -145,7 +145,7 @@ void Scheduler::Dispatch() {
       ReadyQueue::Outcome outcome = no_room(s, behind + HeldByServices(s) + line.Place(s));
       // The pass skips the rest of this shape: the first few behind say where they stand.
       for (ReadyQueue::Entry b : ready_.Behind(e, s->row.resources, PlacementKey(s), kLineShown)) {
-        StageState* next = runs_.at(b.run_id)->stages[b.index].get();
+        StageState* next = runs_.StageAt(b.run_id, b.index);
         no_room(next, HeldByServices(next) + line.Place(next));
       }
       return outcome;
@@ -160,7 +160,7 @@ void Scheduler::Dispatch() {
   });
   if (services_ready) {
     ready_.Pass([&](ReadyQueue::Entry e) {
-      StageState* s = runs_.at(e.run_id)->stages[e.index].get();
+      StageState* s = runs_.StageAt(e.run_id, e.index);
       if (!IsService(s)) return ReadyQueue::Outcome::kNoRoom;  // had its turn
       if (consumer_waits) {
         return no_room(s, " (a consumer of a running service waits for room, and goes first)");
@@ -279,7 +279,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   s->current = a;
   if (s->spec->resume) s->Extras().previous_agent = agent->row.id;
   s->attempts.push_back(std::move(attempt));
-  attempts_[a->row.id] = a;
+  runs_.AddLiveAttempt(a);
   a->last_progress_ms = clock_->NowMs();
   if (!IsService(s)) ++task_starts_;
   SetStageStatus(s, IsService(s) ? v1::STAGE_STARTING : v1::STAGE_RUNNING, "");
@@ -294,9 +294,8 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
 void Scheduler::ReleaseResources(AttemptState* a) {
   if (!a->holds_resources) return;
   a->holds_resources = false;
-  auto it = agents_.find(a->row.agent_id);
-  if (it == agents_.end()) return;
-  AgentState* agent = it->second.get();
+  AgentState* agent = agents_.Find(a->row.agent_id);
+  if (agent == nullptr) return;
   AddResources(&agent->free, a->held);
   for (int g : a->gpus) {
     if (g >= 0 && g < static_cast<int>(agent->gpu_busy.size())) agent->gpu_busy[g] = false;
@@ -310,9 +309,9 @@ void Scheduler::ReleaseResources(AttemptState* a) {
 }
 
 void Scheduler::SendToAgent(const std::string& agent_id, const v1::CoordinatorMessage& msg) {
-  auto it = agents_.find(agent_id);
-  if (it == agents_.end() || it->second->session == 0) return;  // re-sent on reconnect
-  batch_.outbox.emplace_back(it->second->session, msg);
+  AgentState* agent = agents_.Find(agent_id);
+  if (agent == nullptr || agent->session == 0) return;  // re-sent on reconnect
+  batch_.outbox.emplace_back(agent->session, msg);
 }
 
 void Scheduler::StopAttempt(AttemptState* a, const std::string& kind, const std::string& detail) {

@@ -13,7 +13,7 @@ namespace longhaul::scheduler {
 
 AttemptState* Scheduler::AttemptOnGpu(const AgentState& agent, int index) {
   for (int64_t id : agent.attempts) {
-    AttemptState* a = FindAttempt(id);
+    AttemptState* a = runs_.FindAttempt(id);
     if (a == nullptr || !a->holds_resources) continue;
     for (int g : a->gpus) {
       if (g == index) return a;
@@ -95,9 +95,8 @@ void Scheduler::ActOnGpuFault(AgentState* agent, const GpuFleet::Fault& f) {
 
 void Scheduler::OnStageGpuFault(AttemptState* a, const StageEvent& ev) {
   auto log = GetLogger("scheduler");
-  auto it = agents_.find(a->row.agent_id);
-  if (it == agents_.end()) return;
-  AgentState* agent = it->second.get();
+  AgentState* agent = agents_.Find(a->row.agent_id);
+  if (agent == nullptr) return;
   // The GPU the stage names, among the ones it holds only: by UUID when the agent reported
   // UUIDs, else by its ordinal in CUDA_VISIBLE_DEVICES (the attempt's GPUs, in order).
   int index = -1;
@@ -229,9 +228,8 @@ void Scheduler::AskGpuChecks(int64_t now) {
 Result<std::vector<v1::GpuInfo>> Scheduler::SetGpuService(const std::string& agent_id, int index,
                                                           bool drain, const std::string& reason,
                                                           const std::string& by) {
-  auto it = agents_.find(agent_id);
-  if (it == agents_.end()) return absl::NotFoundError(StrCat("no agent '", agent_id, "'"));
-  AgentState* agent = it->second.get();
+  AgentState* agent = agents_.Find(agent_id);
+  if (agent == nullptr) return absl::NotFoundError(StrCat("no agent '", agent_id, "'"));
   int count = agent->row.resources.gpus();
   if (count == 0) return absl::FailedPreconditionError(StrCat("agent ", agent_id, " has no GPUs"));
   if (index >= count) {

@@ -42,7 +42,7 @@ std::string Resolve(const std::string& base, const std::string& path) {
 }  // namespace
 
 void Scheduler::HandleEvents(AgentState* agent, const v1::AttemptEvents& msg) {
-  AttemptState* a = FindAnyAttempt(msg.attempt_id());
+  AttemptState* a = runs_.FindAnyAttempt(msg.attempt_id());
   int64_t max_seq = 0;
   if (a != nullptr && a->row.agent_id == agent->row.id) {
     for (const v1::EventRecord& rec : msg.events()) {

@@ -97,8 +97,8 @@ bool Scheduler::CanReadInputs(const StageState* s, const AgentState& a) const {
     if (!ok) return;
     std::string_view producer_id = dep->row.agent_id;
     if (producer_id == a.row.id) return;
-    auto it = agents_.find(std::string(producer_id));
-    if (it != agents_.end() && SharedOn(*it->second, path) && SharedOn(a, path)) return;
+    const AgentState* producer = agents_.Find(producer_id);
+    if (producer != nullptr && SharedOn(*producer, path) && SharedOn(a, path)) return;
     ok = false;
   });
   return ok;
@@ -109,8 +109,8 @@ AgentState* Scheduler::PickAgent(const StageState* s) {
   auto usable = [&](const AgentState* a) { return Fits(a->free, req) && MayGoTo(s, *a); };
   // A resumable stage goes back to the node that holds its output dir when it can.
   if (s->spec->resume && s->extras && !s->extras->previous_agent.empty()) {
-    auto it = agents_.find(s->extras->previous_agent);
-    if (it != agents_.end() && usable(it->second.get())) return it->second.get();
+    AgentState* previous = agents_.Find(s->extras->previous_agent);
+    if (previous != nullptr && usable(previous)) return previous;
   }
   // Locality: how many of its upstream stages ran last on each agent (their outputs are there).
   std::map<std::string_view, int> upstream_on;
@@ -192,8 +192,8 @@ std::string Scheduler::LocalityReason(const StageState* s) const {
   // No agent it may go to can read them: name the agents that hold them.
   std::map<std::string, std::string> held_on;  // agent -> "stage (path)"
   ForEachFileInput(s, [&](const StageState* dep, const std::string& path) {
-    auto it = agents_.find(std::string(std::string_view(dep->row.agent_id)));
-    if (it != agents_.end() && SharedOn(*it->second, path)) return;
+    const AgentState* producer = agents_.Find(std::string_view(dep->row.agent_id));
+    if (producer != nullptr && SharedOn(*producer, path)) return;
     held_on.emplace(std::string(std::string_view(dep->row.agent_id)),
                     StrCat(dep->row.name, " (", path, ")"));
   });
@@ -207,11 +207,11 @@ std::string Scheduler::LocalityReason(const StageState* s) const {
     return "the outputs it needs are under shared paths that no agent it may go to declares";
   }
   const auto& [agent, what] = *held_on.begin();
-  auto it = agents_.find(agent);
+  const AgentState* holder = agents_.Find(agent);
   std::string why;
-  if (it == agents_.end() || !Connected(*it->second)) {
+  if (holder == nullptr || !Connected(*holder)) {
     why = "which is not connected";
-  } else if (!LabelsMatch(*it->second, s->spec->node_selector)) {
+  } else if (!LabelsMatch(*holder, s->spec->node_selector)) {
     why = StrCat("which does not match its node_selector ",
                  workflow::FormatNodeSelector(s->spec->node_selector));
   } else if (s->avoid != nullptr && s->avoid->agents.count(agent) != 0) {

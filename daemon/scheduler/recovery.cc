@@ -18,23 +18,17 @@ void ResetWhole(T* x) {
 }  // namespace
 
 Status Scheduler::Recover() {
-  for (const auto& [session, agent] : sessions_) link_->Close(session);
+  for (uint64_t session : agents_.Sessions()) link_->Close(session);
   // Their callers wait: each gets an answer. The messages that asked went out with committed
   // batches, or were in the outbox dropped below.
-  Status reloaded = absl::UnavailableError("coordinator state reloaded");
-  pending_logs_.FailAll(reloaded);
-  pending_checks_.FailAll(reloaded);
-  pending_removals_.FailAll(reloaded);
+  agents_.FailAllRequests(absl::UnavailableError("coordinator state reloaded"));
   // What the failed batch decided: its rows went with the transaction, and nothing of it may
   // leave (agent messages, watch updates, callbacks, notifications). Its lists point into the
   // model, which goes next.
   batch_ = Batch{};
   // The model, loaded again below.
-  ResetWhole(&sessions_);
   ResetWhole(&runs_);
-  ResetWhole(&attempts_);
-  ResetWhole(&agents_);
-  ResetWhole(&stage_owner_);
+  agents_ = AgentRegistry(&next_request_id_);  // the request ids go on from where they were
   ResetWhole(&ready_);
   ResetWhole(&timers_);
   ResetWhole(&holds_);
@@ -58,7 +52,7 @@ Status Scheduler::Recover() {
     agent->row.last_seen_ms = now;
     agent->free = agent->row.resources;
     agent->gpu_busy.assign(static_cast<size_t>(agent->row.resources.gpus()), false);
-    agents_[agent->row.id] = std::move(agent);
+    agents_.Add(std::move(agent));
   }
   ASSIGN_OR_RETURN(auto runs, store_->LoadActiveRuns());
   for (const auto& run_row : runs) {
@@ -73,13 +67,12 @@ Status Scheduler::Recover() {
   }
   GetLogger("scheduler")
       ->info("recovered {} active run(s), {} live attempt(s), {} agent(s)", runs_.size(),
-             attempts_.size(), agents_.size());
+             runs_.live_attempts().size(), agents_.size());
   return OkStatus();
 }
 
 Result<RunState*> Scheduler::LoadRunIntoMemory(int64_t run_id) {
-  auto it = runs_.find(run_id);
-  if (it != runs_.end()) return it->second.get();
+  if (RunState* in_memory = runs_.Find(run_id)) return in_memory;
   ASSIGN_OR_RETURN(store::RunRow row, store_->LoadRun(run_id));
   ASSIGN_OR_RETURN(auto stages, store_->LoadStages(run_id));
   ASSIGN_OR_RETURN(auto attempts, store_->LoadAttempts(run_id));
@@ -92,12 +85,11 @@ Result<RunState*> Scheduler::LoadRunIntoMemory(int64_t run_id) {
   }
   run->workflow = std::move(*wf);
   std::string().swap(run->row.workflow_text);  // parsed: the store keeps the text
-  RunState* raw = run.get();
-  runs_[run_id] = std::move(run);
+  RunState* raw = runs_.Add(std::move(run));
   Status built = BuildRunState(raw, std::move(stages), std::move(attempts));
   if (!built.ok()) {
     std::erase(batch_.dirty_totals, raw);
-    runs_.erase(run_id);
+    runs_.Remove(run_id);
     return built;
   }
   return raw;
@@ -129,7 +121,7 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
         st->Extras().cached_from_stage = src->name;
       }
     }
-    stage_owner_[st->row.id] = run;
+    runs_.IndexStage(*st);
     run->stages.push_back(std::move(st));
   }
   run->LinkStages();
@@ -166,10 +158,8 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
       }
       a->last_progress_ms = now;
       stage->current = a.get();
-      attempts_[a->row.id] = a.get();
-      auto agent_it = agents_.find(a->row.agent_id);
-      if (agent_it != agents_.end()) {
-        AgentState* agent = agent_it->second.get();
+      runs_.AddLiveAttempt(a.get());
+      if (AgentState* agent = agents_.Find(a->row.agent_id)) {
         agent->attempts.insert(a->row.id);
         SubtractResources(&agent->free, a->held);
         for (int g : a->gpus) {

@@ -26,10 +26,7 @@ Scheduler::Scheduler(store::SqliteStore* store, Clock* clock, AgentLink* link,
 
 Scheduler::~Scheduler() = default;
 
-const RunState* Scheduler::FindRun(int64_t run_id) const {
-  auto it = runs_.find(run_id);
-  return it == runs_.end() ? nullptr : it->second.get();
-}
+const RunState* Scheduler::FindRun(int64_t run_id) const { return runs_.Find(run_id); }
 
 void Scheduler::MarkChanged(StageState* s) {
   Touch(s);
@@ -212,13 +209,12 @@ void Scheduler::MaybeFinishRun(RunState* run) {
 }
 
 Result<v1::Run> Scheduler::Cancel(int64_t run_id) {
-  auto it = runs_.find(run_id);
-  if (it == runs_.end()) {
+  RunState* run = runs_.Find(run_id);
+  if (run == nullptr) {
     ASSIGN_OR_RETURN(v1::Run stored, store_->GetRun(run_id, false));
     return absl::FailedPreconditionError(
         StrCat("run ", run_id, " already ended (", RunStatusName(stored.status()), ")"));
   }
-  RunState* run = it->second.get();
   run->cancel_requested = true;
   for (auto& s : run->stages) {
     switch (s->row.status) {
@@ -330,8 +326,8 @@ Result<v1::Run> Scheduler::Retry(int64_t run_id, const std::string& stage_name) 
 }
 
 bool Scheduler::RunIsActive(int64_t run_id) const {
-  auto it = runs_.find(run_id);
-  return it != runs_.end() && !IsTerminal(it->second->row.status);
+  const RunState* run = runs_.Find(run_id);
+  return run != nullptr && !IsTerminal(run->row.status);
 }
 
 v1::Run Scheduler::SnapshotRun(const RunState& run, StageSet stages) const {
@@ -408,7 +404,7 @@ SchedulerGauges Scheduler::Gauges() const {
     }
   }
   std::vector<const StageState*> running;  // in run and stage order
-  for (const auto& [attempt_id, a] : attempts_) {
+  for (const auto& [attempt_id, a] : runs_.live_attempts()) {
     const StageState* s = a->stage;
     if (s != nullptr && s->current == a && a->row.state == v1::ATTEMPT_RUNNING)
       running.push_back(s);
@@ -478,9 +474,9 @@ std::vector<v1::AgentInfo> Scheduler::ListAgents() const {
       gpus_.Fill(id, gpu);
     }
     for (int64_t attempt_id : a->attempts) {
-      auto it = attempts_.find(attempt_id);
-      if (it == attempts_.end()) continue;
-      const AttemptState& at = *it->second;
+      const AttemptState* live = runs_.FindAttempt(attempt_id);
+      if (live == nullptr) continue;
+      const AttemptState& at = *live;
       for (int g : at.gpus) {
         if (g < 0 || g >= info.gpus_size()) continue;
         v1::GpuInfo* gpu = info.mutable_gpus(g);
@@ -497,8 +493,8 @@ std::vector<v1::AgentInfo> Scheduler::ListAgents() const {
 Status Scheduler::Watch(int64_t run_id, std::shared_ptr<Watcher> watcher) {
   v1::RunUpdate update;
   update.set_snapshot(true);
-  auto it = runs_.find(run_id);
-  if (it == runs_.end()) {
+  const RunState* run = runs_.Find(run_id);
+  if (run == nullptr) {
     ASSIGN_OR_RETURN(*update.mutable_run(), store_->GetRun(run_id, false));
     watcher->Push(update, /*final=*/IsTerminal(update.run().status()));
     return OkStatus();
@@ -507,8 +503,8 @@ Status Scheduler::Watch(int64_t run_id, std::shared_ptr<Watcher> watcher) {
   // not keep, and one whose batch failed is not kept (its caller got the commit's error).
   // Registered before the batch's changes are published: it hears those made after the
   // snapshot.
-  *update.mutable_run() = SnapshotRun(*it->second, StageSet::kAll);
-  bool final = IsTerminal(it->second->row.status) && !batch_.changed_runs.count(run_id);
+  *update.mutable_run() = SnapshotRun(*run, StageSet::kAll);
+  bool final = IsTerminal(run->row.status) && !batch_.changed_runs.count(run_id);
   batch_.after_commit.push_back([this, run_id, watcher = std::move(watcher), update, final] {
     watcher->Push(update, final);
     if (!final) watchers_[run_id].push_back(watcher);

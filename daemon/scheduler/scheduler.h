@@ -29,7 +29,7 @@
 #include "daemon/metrics/metrics.h"
 #include "daemon/notify/notifier.h"
 #include "daemon/scheduler/agent_link.h"
-#include "daemon/scheduler/agent_requests.h"
+#include "daemon/scheduler/agent_registry.h"
 #include "daemon/scheduler/batch.h"
 #include "daemon/scheduler/gpu_fleet.h"
 #include "daemon/scheduler/gpu_telemetry.h"
@@ -38,6 +38,7 @@
 #include "daemon/scheduler/planner.h"
 #include "daemon/scheduler/priority.h"
 #include "daemon/scheduler/ready_queue.h"
+#include "daemon/scheduler/run_table.h"
 #include "daemon/scheduler/timer_queue.h"
 #include "daemon/scheduler/watcher.h"
 #include "daemon/store/sqlite_store.h"
@@ -330,7 +331,6 @@ class Scheduler {
   // Asks the agent to stop the attempt; `kind` becomes its failure kind ("cancelled",
   // "timeout", "stalled", "stale", ...), `detail` completes the reason.
   void StopAttempt(AttemptState* a, const std::string& kind, const std::string& detail = "");
-  AttemptState* FindAnyAttempt(int64_t attempt_id);  // live or ended, in memory
 
   // attempts.cc: how attempts end
   void AttemptEnded(AttemptState* a, v1::AttemptState state, const std::string& kind,
@@ -370,7 +370,6 @@ class Scheduler {
   void ApplyEvent(AttemptState* a, const StageEvent& ev, int64_t ts_ms);
 
   // agents.cc
-  AgentState* AgentBySession(uint64_t session);
   // What an agent says of its state dir (Hello, Heartbeat); logs when "full" changes.
   void NoteAgentDisk(AgentState* agent, bool full, int64_t free_bytes);
   void Reconcile(AgentState* agent, const v1::Hello& hello);
@@ -411,7 +410,6 @@ class Scheduler {
   // timers.cc
   void ArmAttemptTimers(AttemptState* a);
   void FireTimer(const Timer& t);
-  AttemptState* FindAttempt(int64_t attempt_id);
 
   store::SqliteStore* store_;
   Clock* clock_;
@@ -421,13 +419,13 @@ class Scheduler {
   int64_t started_at_ms_;
   int64_t last_tick_ms_;
 
-  std::map<int64_t, std::unique_ptr<RunState>> runs_;
-  std::unordered_map<int64_t, AttemptState*> attempts_;  // live attempt index
-  std::map<std::string, std::unique_ptr<AgentState>> agents_;
-  std::unordered_map<uint64_t, std::string> sessions_;  // session -> agent id
+  RunTable runs_;  // the runs in memory, their live attempts, each stage's run
+  // Ids of every request sent to agents (AgentRegistry's and CheckGpu); never reset, so that
+  // an answer from before a reload matches nothing after it.
+  int64_t next_request_id_ = 1;
+  AgentRegistry agents_{&next_request_id_};
   ReadyQueue ready_;
   TimerQueue timers_;
-  absl::flat_hash_map<int64_t, RunState*> stage_owner_;  // stage id -> run (for retry timers)
 
   // What the current batch decided: written by FlushToStore, let out by AfterCommit, dropped
   // whole by Recover.
@@ -460,12 +458,6 @@ class Scheduler {
   // Registered watchers (after the commit of the batch that registered them), by run.
   std::map<int64_t, std::vector<std::shared_ptr<Watcher>>> watchers_;
   bool return_memory_at_tick_ = false;  // a big run left memory: trim again at the next tick
-  // Ids of every request sent to agents (these and CheckGpu); never reset, so that an answer
-  // from before a reload matches nothing after it.
-  int64_t next_request_id_ = 1;
-  AgentRequests<v1::LogData> pending_logs_{&next_request_id_};
-  AgentRequests<std::vector<std::string>> pending_checks_{&next_request_id_};
-  AgentRequests<v1::AttemptsRemoved> pending_removals_{&next_request_id_};
   metrics::CoordinatorMetrics* metrics_ = nullptr;
   notify::Notifier* notifier_ = nullptr;
   workflow::NotifySpec notify_spec_;

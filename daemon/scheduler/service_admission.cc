@@ -38,7 +38,7 @@ bool Scheduler::AdmitService(StageState* s) {
   // One that was stopped to free room waits until some task has started since, or nothing
   // runs at all and no ready task waits: it must not take back the room it was stopped for.
   if (auto y = yielded_.find({run->row.id, s->index}); y != yielded_.end()) {
-    if (y->second == task_starts_ && (tasks_wait_ || !attempts_.empty())) return false;
+    if (y->second == task_starts_ && (tasks_wait_ || !runs_.live_attempts().empty())) return false;
     yielded_.erase(y);
   }
   Unhold(s);  // a service that is itself a consumer may use what was held for it
@@ -130,18 +130,17 @@ bool Scheduler::AdmitService(StageState* s) {
 
 void Scheduler::ApplyHolds() {
   for (auto& [key, h] : holds_) {
-    auto it = agents_.find(h.agent_id);
+    AgentState* agent = agents_.Find(h.agent_id);
     h.applied = v1::Resources();
-    if (it == agents_.end() || it->second->session == 0) continue;
-    h.applied = MinResources(it->second->free, h.need);
-    SubtractResources(&it->second->free, h.applied);
+    if (agent == nullptr || agent->session == 0) continue;
+    h.applied = MinResources(agent->free, h.need);
+    SubtractResources(&agent->free, h.applied);
   }
 }
 
 void Scheduler::UnapplyHolds() {
   for (auto& [key, h] : holds_) {
-    auto it = agents_.find(h.agent_id);
-    if (it != agents_.end()) AddResources(&it->second->free, h.applied);
+    if (AgentState* agent = agents_.Find(h.agent_id)) AddResources(&agent->free, h.applied);
     h.applied = v1::Resources();
   }
 }
@@ -149,8 +148,8 @@ void Scheduler::UnapplyHolds() {
 bool Scheduler::Unhold(const StageState* consumer) {
   auto it = holds_.find({consumer->run->row.id, consumer->index});
   if (it == holds_.end()) return false;
-  auto agent = agents_.find(it->second.agent_id);
-  if (agent != agents_.end()) AddResources(&agent->second->free, it->second.applied);
+  AgentState* agent = agents_.Find(it->second.agent_id);
+  if (agent != nullptr) AddResources(&agent->free, it->second.applied);
   it->second.applied = v1::Resources();
   return true;
 }
@@ -158,18 +157,18 @@ bool Scheduler::Unhold(const StageState* consumer) {
 void Scheduler::Rehold(const StageState* consumer) {
   auto it = holds_.find({consumer->run->row.id, consumer->index});
   if (it == holds_.end()) return;
-  auto agent = agents_.find(it->second.agent_id);
-  if (agent == agents_.end() || agent->second->session == 0) return;
-  it->second.applied = MinResources(agent->second->free, it->second.need);
-  SubtractResources(&agent->second->free, it->second.applied);
+  AgentState* agent = agents_.Find(it->second.agent_id);
+  if (agent == nullptr || agent->session == 0) return;
+  it->second.applied = MinResources(agent->free, it->second.need);
+  SubtractResources(&agent->free, it->second.applied);
 }
 
 void Scheduler::DropHolds(const StageState* s, v1::StageStatus status) {
   if (holds_.empty()) return;
   int64_t run_id = s->run->row.id;
   auto drop = [this](auto it) {
-    auto agent = agents_.find(it->second.agent_id);
-    if (agent != agents_.end()) AddResources(&agent->second->free, it->second.applied);
+    AgentState* agent = agents_.Find(it->second.agent_id);
+    if (agent != nullptr) AddResources(&agent->free, it->second.applied);
     return holds_.erase(it);
   };
   if (status != v1::STAGE_WAITING && status != v1::STAGE_READY) {
@@ -205,16 +204,16 @@ std::vector<const StageState*> Scheduler::ServicesHolding(const StageState* s,
     v1::Resources would = agent->free;
     std::vector<const StageState*> by;
     for (int64_t attempt_id : agent->attempts) {
-      auto it = attempts_.find(attempt_id);
-      if (it == attempts_.end() || it->second->stage == nullptr) continue;
-      const StageState* svc = it->second->stage;
-      if (!IsService(svc) || svc->current != it->second) continue;
+      const AttemptState* live = runs_.FindAttempt(attempt_id);
+      if (live == nullptr || live->stage == nullptr) continue;
+      const StageState* svc = live->stage;
+      if (!IsService(svc) || svc->current != live) continue;
       bool consumer_running = false;
       for (int d : svc->dependents) {
         if (svc->run->stages[d]->current != nullptr) consumer_running = true;
       }
       if (consumer_running) continue;
-      AddResources(&would, it->second->held);
+      AddResources(&would, live->held);
       by.push_back(svc);
     }
     if (by.empty() || !Fits(would, s->row.resources)) continue;
@@ -255,7 +254,7 @@ void Scheduler::BreakServiceWait() {
   service_check_needed_ = false;
   if (ready_.empty()) return;
   // Something else will move when a task runs or a service is on its way up or down.
-  for (const auto& [id, a] : attempts_) {
+  for (const auto& [id, a] : runs_.live_attempts()) {
     const StageState* st = a->stage;
     if (st == nullptr || st->current != a) continue;
     if (!IsService(st) || st->row.status != v1::STAGE_SERVING || !a->kill_reason.empty()) {
@@ -290,7 +289,7 @@ void Scheduler::BreakServiceWait() {
     }
   }
   AttemptState* victim = nullptr;
-  for (const auto& [id, a] : attempts_) {
+  for (const auto& [id, a] : runs_.live_attempts()) {
     const StageState* st = a->stage;
     if (st == nullptr || st->current != a || helpful.count(st) == 0) continue;
     bool consumer_running = false;

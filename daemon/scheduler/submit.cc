@@ -53,8 +53,7 @@ Result<SubmitOutput> Scheduler::Submit(SubmitInput input, std::optional<RunPlan>
     return inserted;
   }
   int64_t run_id = r->row.id;
-  for (auto& st : r->stages) stage_owner_[st->row.id] = r;
-  runs_[run_id] = std::move(run);
+  runs_.Add(std::move(run));
   batch_.changed_runs.insert(run_id);
   GetLogger("scheduler")
       ->info("run {} submitted: {} ({} stages)", run_id, r->row.workflow_name, r->stages.size());

@@ -55,9 +55,8 @@ void Scheduler::FireTimer(const Timer& t) {
   int64_t now = clock_->NowMs();
   switch (t.kind) {
     case TimerKind::kRetry: {
-      auto owner = stage_owner_.find(t.id);
-      if (owner == stage_owner_.end()) return;
-      RunState* run = owner->second;
+      RunState* run = runs_.OwnerOfStage(t.id);
+      if (run == nullptr) return;
       for (auto& s : run->stages) {
         if (s->row.id != t.id) continue;
         if (s->retry_gen != t.generation || s->row.status != v1::STAGE_WAITING) return;
@@ -68,14 +67,14 @@ void Scheduler::FireTimer(const Timer& t) {
       return;
     }
     case TimerKind::kTimeout: {
-      AttemptState* a = FindAttempt(t.id);
+      AttemptState* a = runs_.FindAttempt(t.id);
       if (a == nullptr || a->timer_gen != t.generation || !a->kill_reason.empty()) return;
       StopAttempt(a, "timeout",
                   StrCat("ran longer than ", FormatDurationMs(*a->stage->spec->timeout_ms)));
       return;
     }
     case TimerKind::kReadyTimeout: {
-      AttemptState* a = FindAttempt(t.id);
+      AttemptState* a = runs_.FindAttempt(t.id);
       if (a == nullptr || a->timer_gen != t.generation || !a->kill_reason.empty()) return;
       if (a->stage->row.status == v1::STAGE_SERVING) return;
       StopAttempt(a, "timeout",
@@ -83,7 +82,7 @@ void Scheduler::FireTimer(const Timer& t) {
       return;
     }
     case TimerKind::kStall: {
-      AttemptState* a = FindAttempt(t.id);
+      AttemptState* a = runs_.FindAttempt(t.id);
       if (a == nullptr || a->timer_gen != t.generation || !a->kill_reason.empty()) return;
       int64_t limit = *a->stage->spec->stall_timeout_ms;
       if (a->row.state == v1::ATTEMPT_UNKNOWN) {
@@ -103,17 +102,16 @@ void Scheduler::FireTimer(const Timer& t) {
       return;
     }
     case TimerKind::kBudget: {
-      auto run = runs_.find(t.id);
-      if (run != runs_.end() && run->second->budget_gen == t.generation) {
-        CheckBudget(run->second.get());
+      RunState* run = runs_.Find(t.id);
+      if (run != nullptr && run->budget_gen == t.generation) {
+        CheckBudget(run);
       }
       return;
     }
     case TimerKind::kAgentSilent:
     case TimerKind::kAgentLost: {
-      auto it = agents_.find(t.key);
-      if (it == agents_.end()) return;
-      AgentState* agent = it->second.get();
+      AgentState* agent = agents_.Find(t.key);
+      if (agent == nullptr) return;
       if (agent->timer_gen != t.generation) return;
       bool silent_kind = t.kind == TimerKind::kAgentSilent;
       int64_t limit = silent_kind ? options_.agent_timeout_ms : options_.lost_after_ms;
