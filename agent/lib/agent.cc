@@ -33,7 +33,7 @@ Agent::Agent(boost::asio::io_context& io, AgentConfig config,
       config_(std::move(config)),
       own_runner_(std::move(own_runner)),
       runner_(own_runner_ ? own_runner_.get() : runner),
-      native_(!runner_->watches_processes()),
+      executor_(MakeExecutorPart()),
       link_(link),
       clock_(clock),
       started_at_ms_(clock->NowMs()),
@@ -188,16 +188,7 @@ void Agent::OnHeartbeat() {
     m.mutable_heartbeat()->set_state_free_bytes(std::max<int64_t>(0, disk_.free_bytes()));
     Send(std::move(m));
   }
-  if (native_) {
-    PollNative();  // one status query for every attempt
-    return;
-  }
-  // A safety net under inotify and pidfd: cheap checks that catch what a lost notification
-  // (or a shim that died before writing anything) would leave waiting.
-  for (int64_t id : ids) {
-    Attempt* a = Find(id);
-    if (a != nullptr && !a->exit) CheckProgress(*a);
-  }
+  executor_->OnHeartbeat(ids);
 }
 
 void Agent::PublishGauges() {

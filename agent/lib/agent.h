@@ -1,5 +1,11 @@
 // The node agent: owns the attempts on this node and speaks for them to the coordinator
-// (docs/architecture.md, "Agent <-> coordinator"; docs/agent.md).
+// (docs/architecture.md, "Agent <-> coordinator" and its table of directories; docs/agent.md).
+//
+// Its core is the same whatever runs the attempts: the session with the coordinator, attempt
+// bookkeeping (dirs, re-adoption's start, exits), events, logs, metrics. What differs by
+// executor is one ExecutorPart (agent_executors.h), chosen once from the runner: local
+// processes that the agent watches itself (pidfd), or a polled executor (Slurm). The core calls
+// it at the points where they differ and never asks which executor it is.
 //
 // Everything runs on one io_context thread: the link's callbacks must be posted there, and
 // every method below must be called there. The agent never blocks that thread on the network;
@@ -143,7 +149,38 @@ class Agent {
   // (ResourceExhausted), which is noted once per episode; the caller then need not log it.
   bool NoteWriteFailure(const Status& s);
 
-  // agent_attempts.cc: starting, watching, cancelling, ending.
+  // What differs by executor (agent_executor.cc): the core calls these, on the agent's thread.
+  class ExecutorPart {
+   public:
+    virtual ~ExecutorPart() = default;
+    // Whether the shim gets an attempt cgroup of the agent's (--cgroup): not under Slurm,
+    // whose jobs keep Slurm's cgroups.
+    virtual bool agent_cgroups() const = 0;
+    // Launch's last step, with the request made from `spec`: starts the attempt. `write_spec`
+    // records spec.json once it is on its way; `fail` records a start that failed.
+    virtual void Start(Attempt& a, const v1::StartAttempt& spec, RunRequest req,
+                       const std::function<void()>& write_spec,
+                       const std::function<void(const Status&)>& fail) = 0;
+    // An attempt dir found at start-up, or named again by a StartAttempt (`even_if_done`).
+    virtual void Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) = 0;
+    // At every heartbeat, once sent: the checks between notifications. `ids`: the attempts.
+    virtual void OnHeartbeat(const std::vector<int64_t>& ids) = 0;
+    // A cancel was recorded (cancel.json written): makes the attempt stop, or notes that it
+    // must once it can be reached.
+    virtual void Cancel(Attempt& a) = 0;
+    // pid.json was read for the first time (and AttemptStarted sent).
+    virtual void OnStarted(Attempt& a) = 0;
+    // exit.json appeared in the attempt's dir.
+    virtual void OnExitFile(Attempt& a) = 0;
+    // Before an end is recorded: kills what of the attempt outlived it; how many processes.
+    virtual int Sweep(Attempt& a) = 0;
+  };
+  class WatchedProcesses;  // local processes, watched through pidfds
+  class PolledExecutor;    // a polled executor's jobs (Slurm)
+  // The part for `runner_` (agent_executor.cc): the one place that tells executors apart.
+  std::unique_ptr<ExecutorPart> MakeExecutorPart();
+
+  // agent_start.cc, agent_watch.cc, agent_cancel.cc: starting, watching, cancelling, ending.
   void HandleStart(const v1::StartAttempt& spec);
   void HandleCheckGpu(const v1::CheckGpu& req);
   // "run R stage S attempt K" when `dir` holds another attempt than `spec` (by its spec.json),
@@ -153,6 +190,15 @@ class Agent {
   std::vector<std::string> StageEnv(const v1::StartAttempt& spec, const std::string& out_dir,
                                     const AttemptDir& dir);
   void Adopt(int64_t id, const AttemptDir& dir, bool even_if_done = false);
+  // Local processes (WatchedProcesses): the shim started, watched through its pidfd.
+  void StartWatched(Attempt& a, const v1::StartAttempt& spec, const RunRequest& req,
+                    const std::function<void()>& write_spec,
+                    const std::function<void(const Status&)>& fail);
+  void AdoptWatched(int64_t id, const AttemptDir& dir, bool even_if_done);
+  void CancelWatched(Attempt& a);
+  // After pid.json: a shim re-adopted while it was starting is watched now; a cancel that came
+  // meanwhile is signalled.
+  void OnWatchedStarted(Attempt& a);
   Attempt& AddAdopted(int64_t id, const AttemptDir& dir);
   static bool ValidHint(const AttemptDir& dir, const AckHint& hint);
   Status WatchPid(Attempt& a, pid_t pid, bool is_shim);
@@ -185,20 +231,6 @@ class Agent {
   void RewindAll();
   void SaveHint(Attempt& a);
 
-  // agent_polled_executor.cc: attempts of a polled executor (Slurm).
-  void SubmitNative(Attempt& a, RunRequest req);
-  void OnNativeSubmitted(int64_t id, const RunRequest& req, Result<Started> started);
-  void AdoptNative(int64_t id, const AttemptDir& dir);
-  // At every heartbeat: submits what waits to be, reads the attempt files, and queries the
-  // executor when due.
-  void PollNative();
-  void FlushNativeCancels();
-  void OnNativeStates(Result<std::map<std::string, NativeState>> states,
-                      std::map<int64_t, Result<std::string>> found);
-  void CheckNative(Attempt& a, const NativeState* state);
-  void CancelNative(Attempt& a);
-  // AttemptQueued with `state` and `reason`, unless that is what was last sent.
-  void ReportQueued(Attempt& a, const std::string& state, const std::string& reason);
   // Runs `work` on the worker thread, then `done` with its result on the event loop, unless
   // the agent has shut down meanwhile.
   template <typename T>
@@ -229,7 +261,7 @@ class Agent {
   const AgentConfig config_;
   std::unique_ptr<AttemptRunner> own_runner_;  // the LocalRunner, when given a launcher
   AttemptRunner* const runner_;
-  const bool native_;  // !runner_->watches_processes(): states come from polling
+  const std::unique_ptr<ExecutorPart> executor_;  // what differs by runner_'s executor
   CoordinatorLink* const link_;
   Clock* const clock_;
   const int64_t started_at_ms_;
@@ -253,12 +285,6 @@ class Agent {
   bool refused_ = false;
   std::function<void(const std::string&)> on_refused_;
   int64_t highest_attempt_id_ = 0;  // of every attempt dir this agent has had (Hello)
-  bool poll_in_flight_ = false;
-  int64_t native_poll_at_ms_ = 0;               // the next status query is due then
-  int64_t native_poll_every_ms_ = 0;            // the current wait between two (0: not started)
-  bool native_submitted_ = false;               // a job was submitted since the last query
-  std::vector<std::string> native_cancels_[2];  // jobs to cancel: [0] queued, [1] running
-  bool native_cancel_posted_ = false;           // FlushNativeCancels is on its way
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the worker's callbacks
   boost::asio::thread_pool worker_{1};       // Slurm commands, one at a time, off the event loop
   // Status queries (squeue, sacct), one at a time, apart from worker_: a query does not wait

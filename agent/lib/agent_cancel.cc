@@ -24,14 +24,16 @@ void Agent::HandleCancel(const v1::CancelAttempt& cancel) {
   if (Status s = a->dir.WriteCancel(c); !s.ok())
     log_->error("attempt {}: {}", a->id, ToStd(s.message()));
   log_->info("attempt {}: cancelling ({}, grace {} ms)", a->id, c.reason, c.grace_ms);
-  if (native_) {
-    CancelNative(*a);
-  } else if (a->watching_stage) {
-    SignalStageGroup(*a, SIGTERM);
-  } else if (a->watched) {
-    SignalShim(*a);
+  executor_->Cancel(*a);
+}
+
+void Agent::CancelWatched(Attempt& a) {
+  if (a.watching_stage) {
+    SignalStageGroup(a, SIGTERM);
+  } else if (a.watched) {
+    SignalShim(a);
   }
-  // Otherwise the shim is still starting: CheckPidFile signals it once pid.json appears.
+  // Otherwise the shim is still starting: OnWatchedStarted signals it once pid.json appears.
 }
 
 void Agent::SignalShim(Attempt& a) {

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 
-#include "agent/lib/agent.h"
+#include "agent/lib/agent_executors.h"
 #include "agent/lib/native_outcome.h"
 #include "agent/lib/readoption.h"
 #include "core/fs.h"
@@ -15,15 +15,39 @@
 
 namespace longhaul::agent {
 
-void Agent::SubmitNative(Attempt& a, RunRequest req) {
+void Agent::PolledExecutor::Start(Attempt& a, const v1::StartAttempt& /*spec*/, RunRequest req,
+                                  const std::function<void()>& write_spec,
+                                  const std::function<void(const Status&)>& /*fail*/) {
+  write_spec();
+  Submit(a, std::move(req));  // a submit that fails is recorded when it answers
+}
+
+void Agent::PolledExecutor::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
+  if (!even_if_done && dir.IsDone()) return;
+  AdoptJob(id, dir);
+}
+
+void Agent::PolledExecutor::OnHeartbeat(const std::vector<int64_t>& /*ids*/) {
+  Poll();  // one status query for every attempt
+}
+
+void Agent::PolledExecutor::OnExitFile(Attempt& a) {
+  // The stage's own end needs nothing more; an end by someone else needs Slurm's word, asked
+  // at the next heartbeat (one query for all such ends, not one per file event).
+  int64_t id = a.id;
+  if (!a.exit && !a.native_id.empty()) Check(a, nullptr);
+  if (Attempt* b = agent_.Find(id); b != nullptr && !b->exit) poll_at_ms_ = 0;
+}
+
+void Agent::PolledExecutor::Submit(Attempt& a, RunRequest req) {
   a.native_busy = true;
-  AttemptRunner* runner = runner_;
+  AttemptRunner* runner = agent_.runner_;
   // Again after an answer that never came (slurmctld down): the first sbatch may have
   // submitted all the same, so look first. A cancelled attempt is not submitted again.
   const bool again = a.native_resubmit.has_value();
   const bool cancelled = a.cancel.has_value();
   a.native_resubmit.reset();
-  OnWorker<Result<Started>>(
+  agent_.OnWorker<Result<Started>>(
       [runner, req, again, cancelled]() -> Result<Started> {
         // Found by name: recorded as if sbatch had answered.
         auto find = [&]() -> Result<Started> {
@@ -46,90 +70,90 @@ void Agent::SubmitNative(Attempt& a, RunRequest req) {
         return runner->Start(req);
       },
       [this, id = a.id, req](Result<Started> started) {
-        OnNativeSubmitted(id, req, std::move(started));
+        OnSubmitted(id, req, std::move(started));
       });
 }
 
-void Agent::OnNativeSubmitted(int64_t id, const RunRequest& req, Result<Started> started) {
-  Attempt* a = Find(id);
+void Agent::PolledExecutor::OnSubmitted(int64_t id, const RunRequest& req, Result<Started> started) {
+  Attempt* a = agent_.Find(id);
   if (a == nullptr) return;
   a->native_busy = false;
   if (!started.ok() &&
       (absl::IsUnavailable(started.status()) || absl::IsDeadlineExceeded(started.status()))) {
     // Slurm could not be reached, or did not answer: the state is unknown, not failed.
-    log_->warn("attempt {}: {} unreachable, trying again at the next poll: {}", id,
-               runner_->executor(), ToStd(started.status().message()));
+    agent_.log_->warn("attempt {}: {} unreachable, trying again at the next poll: {}", id,
+               agent_.runner_->executor(), ToStd(started.status().message()));
     a->native_resubmit = req;
-    ReportQueued(*a, "UNSUBMITTED", StrCat(runner_->executor(), " unreachable, trying again"));
+    ReportQueued(*a, "UNSUBMITTED", StrCat(agent_.runner_->executor(), " unreachable, trying again"));
     return;
   }
   if (!started.ok()) {
     std::string why =
-        StrCat("cannot submit to ", runner_->executor(), ": ", ToStd(started.status().message()));
-    log_->error("attempt {}: {}", id, why);
-    RecordExit(*a, StartFailure(a->cancel ? a->cancel->reason : why, clock_->NowMs()), true);
-    Pump(*a);
+        StrCat("cannot submit to ", agent_.runner_->executor(), ": ", ToStd(started.status().message()));
+    agent_.log_->error("attempt {}: {}", id, why);
+    agent_.RecordExit(*a, StartFailure(a->cancel ? a->cancel->reason : why, agent_.clock_->NowMs()), true);
+    agent_.Pump(*a);
     return;
   }
   a->native_id = started->native_id;
-  log_->info("attempt {}: submitted as {} job {}", id, runner_->executor(), a->native_id);
+  agent_.log_->info("attempt {}: submitted as {} job {}", id, agent_.runner_->executor(), a->native_id);
   // Its first status query comes at most one short wait later.
-  native_submitted_ = true;
-  native_poll_at_ms_ = std::min(native_poll_at_ms_, clock_->NowMs() + config_.native_poll_ms);
-  if (a->cancel) CancelNative(*a);
+  submitted_ = true;
+  poll_at_ms_ = std::min(poll_at_ms_, agent_.clock_->NowMs() + agent_.config_.native_poll_ms);
+  if (a->cancel) CancelJob(*a);
 }
 
-void Agent::AdoptNative(int64_t id, const AttemptDir& dir) {
-  Attempt& a = AddAdopted(id, dir);
+void Agent::PolledExecutor::AdoptJob(int64_t id, const AttemptDir& dir) {
+  Attempt& a = agent_.AddAdopted(id, dir);
   if (auto pid = dir.ReadPid(); pid.ok()) a.pid = *pid;
   auto job = dir.ReadJobId();
   auto exit = dir.ReadExit();
   if (job.ok()) {
     a.native_id = *job;
-    log_->info("attempt {}: found in the state dir: {} job {}", id, runner_->executor(), *job);
+    agent_.log_->info("attempt {}: found in the state dir: {} job {}", id, agent_.runner_->executor(), *job);
   } else if (exit.ok()) {
-    log_->info("attempt {}: found in the state dir: ended, no job id", id);
-    RecordExit(a, *exit, /*write_file=*/false);
+    agent_.log_->info("attempt {}: found in the state dir: ended, no job id", id);
+    agent_.RecordExit(a, *exit, /*write_file=*/false);
   } else if (::access(dir.File("job.sh").c_str(), F_OK) == 0) {
     // The agent stopped between writing the script and recording sbatch's answer: the job
     // may exist. The next poll looks for it by name; it is never submitted twice.
-    log_->info("attempt {}: found in the state dir: submitted or not; looking for job {}", id,
+    agent_.log_->info("attempt {}: found in the state dir: submitted or not; looking for job {}", id,
                "lh-" + std::to_string(id));
     a.native_find = true;
   } else {
-    RecordExit(a, UnknownExit(kNeverStartedReason, clock_->NowMs(), /*start_failed=*/true),
+    agent_.RecordExit(a, UnknownExit(kNeverStartedReason, agent_.clock_->NowMs(), /*start_failed=*/true),
                /*write_file=*/true);
   }
-  Pump(a);
+  agent_.Pump(a);
 }
 
-void Agent::PollNative() {
-  if (shut_down_) return;
-  for (auto& [id, a] : attempts_) {
-    if (a->native_resubmit && !a->native_busy && !a->exit) SubmitNative(*a, *a->native_resubmit);
+void Agent::PolledExecutor::Poll() {
+  if (agent_.shut_down_) return;
+  for (auto& [id, a] : agent_.attempts_) {
+    if (a->native_resubmit && !a->native_busy && !a->exit) Submit(*a, *a->native_resubmit);
   }
   // Files first, at every heartbeat: on a shared file system inotify does not see what other
   // nodes write, so pid.json and exit.json are looked for here too. An exit.json decides a
   // stage's own end without Slurm; one that may need Slurm's word (the stage was killed by
   // something other than longhaul) makes the status query due.
-  bool due = clock_->NowMs() >= native_poll_at_ms_;
+  bool due = agent_.clock_->NowMs() >= poll_at_ms_;
   std::vector<int64_t> ended;
-  for (auto& [id, a] : attempts_) {
+  for (auto& [id, a] : agent_.attempts_) {
     if (a->exit) continue;
-    if (!a->pid) CheckPidFile(*a);
+    if (!a->pid) agent_.CheckPidFile(*a);
     if (a->native_find) due = true;
     if (!a->native_id.empty() && ::access(a->dir.File("exit.json").c_str(), F_OK) == 0)
       ended.push_back(id);
   }
   for (int64_t id : ended) {
-    if (Attempt* a = Find(id); a != nullptr && !a->exit) CheckNative(*a, nullptr);
-    if (Attempt* a = Find(id); a != nullptr && !a->exit) due = true;
+    if (Attempt* a = agent_.Find(id); a != nullptr && !a->exit) Check(*a, nullptr);
+    if (Attempt* a = agent_.Find(id); a != nullptr && !a->exit) due = true;
   }
-  for (auto& [id, a] : attempts_) Pump(*a);
+  for (auto& [id, a] : agent_.attempts_) agent_.Pump(*a);
   if (poll_in_flight_ || !due) return;
   std::vector<std::string> ids;
   std::vector<std::pair<int64_t, std::string>> to_find;  // attempt id, dir
-  for (const auto& [id, a] : attempts_) {
+  for (const auto& [id, a] : agent_.attempts_) {
     if (a->exit) continue;
     if (!a->native_id.empty()) ids.push_back(a->native_id);
     if (a->native_find) to_find.emplace_back(id, a->dir.path());
@@ -138,29 +162,29 @@ void Agent::PollNative() {
   poll_in_flight_ = true;
   using Answer =
       std::pair<Result<std::map<std::string, NativeState>>, std::map<int64_t, Result<std::string>>>;
-  AttemptRunner* runner = runner_;
-  OnPool<Answer>(
-      query_worker_, [runner, ids = std::move(ids), to_find = std::move(to_find)]() -> Answer {
+  AttemptRunner* runner = agent_.runner_;
+  agent_.OnPool<Answer>(
+      agent_.query_worker_, [runner, ids = std::move(ids), to_find = std::move(to_find)]() -> Answer {
         std::map<int64_t, Result<std::string>> found;
         for (const auto& [id, dir] : to_find) found.emplace(id, runner->Find(id, dir));
         return {runner->Reconcile(ids), std::move(found)};
       },
-      [this](Answer answer) { OnNativeStates(std::move(answer.first), std::move(answer.second)); });
+      [this](Answer answer) { OnStates(std::move(answer.first), std::move(answer.second)); });
 }
 
-void Agent::OnNativeStates(Result<std::map<std::string, NativeState>> states,
+void Agent::PolledExecutor::OnStates(Result<std::map<std::string, NativeState>> states,
                            std::map<int64_t, Result<std::string>> found) {
   poll_in_flight_ = false;
   if (!states.ok()) {
-    log_->warn("{} status unknown this time: {}", runner_->executor(),
+    agent_.log_->warn("{} status unknown this time: {}", agent_.runner_->executor(),
                ToStd(states.status().message()));
   }
   // The next query: soon after a submit or a change, later and later while nothing changes
   // (or while the executor does not answer).
-  bool changed = native_submitted_;
-  native_submitted_ = false;
+  bool changed = submitted_;
+  submitted_ = false;
   if (states.ok()) {
-    for (const auto& [id, a] : attempts_) {
+    for (const auto& [id, a] : agent_.attempts_) {
       if (a->exit || a->native_id.empty()) continue;
       auto it = states->find(a->native_id);
       if (it == states->end()) continue;
@@ -169,48 +193,48 @@ void Agent::OnNativeStates(Result<std::map<std::string, NativeState>> states,
         changed = true;
     }
   }
-  native_poll_every_ms_ = changed || native_poll_every_ms_ == 0
-                              ? config_.native_poll_ms
-                              : std::min(config_.native_poll_max_ms, native_poll_every_ms_ * 2);
-  native_poll_at_ms_ = clock_->NowMs() + native_poll_every_ms_;
+  poll_every_ms_ = changed || poll_every_ms_ == 0
+                              ? agent_.config_.native_poll_ms
+                              : std::min(agent_.config_.native_poll_max_ms, poll_every_ms_ * 2);
+  poll_at_ms_ = agent_.clock_->NowMs() + poll_every_ms_;
   for (auto& [id, job] : found) {
-    Attempt* a = Find(id);
+    Attempt* a = agent_.Find(id);
     if (a == nullptr || !a->native_find) continue;
     if (job.ok()) {
       a->native_find = false;
       a->native_id = *job;
       if (Status s = WriteFileAtomic(a->dir.File("job_id"), *job + "\n"); !s.ok())
-        log_->warn("attempt {}: {}", id, ToStd(s.message()));
-      log_->info("attempt {}: found {} job {}", id, runner_->executor(), *job);
+        agent_.log_->warn("attempt {}: {}", id, ToStd(s.message()));
+      agent_.log_->info("attempt {}: found {} job {}", id, agent_.runner_->executor(), *job);
     } else if (absl::IsNotFound(job.status())) {
       a->native_find = false;
-      RecordExit(*a, UnknownExit(kNeverStartedReason, clock_->NowMs(), true), true);
-      Pump(*a);
+      agent_.RecordExit(*a, UnknownExit(kNeverStartedReason, agent_.clock_->NowMs(), true), true);
+      agent_.Pump(*a);
     }  // else unknown: ask again at the next poll
   }
   std::vector<int64_t> ids;
-  for (const auto& [id, a] : attempts_) ids.push_back(id);
+  for (const auto& [id, a] : agent_.attempts_) ids.push_back(id);
   for (int64_t id : ids) {
-    Attempt* a = Find(id);
+    Attempt* a = agent_.Find(id);
     if (a == nullptr || a->exit || a->native_id.empty()) continue;
     const NativeState* st = nullptr;
     if (states.ok()) {
       auto it = states->find(a->native_id);
       if (it != states->end()) st = &it->second;
     }
-    CheckNative(*a, st);
+    Check(*a, st);
   }
 }
 
-void Agent::CheckNative(Attempt& a, const NativeState* state) {
-  CheckPidFile(a);  // AttemptStarted, once the shim has written pid.json
+void Agent::PolledExecutor::Check(Attempt& a, const NativeState* state) {
+  agent_.CheckPidFile(a);  // AttemptStarted, once the shim has written pid.json
   if (state != nullptr && state->phase != NativePhase::kUnknown) a.native = *state;
   if (a.native.phase == NativePhase::kPending && !a.pid) {
     ReportQueued(a, a.native.state, a.native.reason);
   }
   auto shim_exit = a.dir.ReadExit();
   bool over = a.native.phase == NativePhase::kEnded || a.native.phase == NativePhase::kGone;
-  int64_t now = clock_->NowMs();
+  int64_t now = agent_.clock_->NowMs();
   if (shim_exit.ok() || over) {
     if (a.native_since_ms == 0) a.native_since_ms = now;
   } else {
@@ -226,16 +250,16 @@ void Agent::CheckNative(Attempt& a, const NativeState* state) {
   in.now_ms = now;
   if (auto exit = DecideNativeExit(in)) {
     // Still queued (a reason that never clears): take it off Slurm's queue.
-    if (a.native.phase == NativePhase::kPending && !a.pid) CancelNative(a);
+    if (a.native.phase == NativePhase::kPending && !a.pid) CancelJob(a);
     // Written (again) when the agent knows more than the shim did, so a restart reports the same.
     bool write = !shim_exit.ok() || exit->failure_kind != shim_exit->failure_kind ||
                  exit->reason != shim_exit->reason;
-    RecordExit(a, *exit, write);
+    agent_.RecordExit(a, *exit, write);
   }
-  Pump(a);
+  agent_.Pump(a);
 }
 
-void Agent::ReportQueued(Attempt& a, const std::string& state, const std::string& reason) {
+void Agent::PolledExecutor::ReportQueued(Attempt& a, const std::string& state, const std::string& reason) {
   std::string key = StrCat(state, "|", reason);
   if (key == a.native_reported) return;
   a.native_reported = key;
@@ -245,35 +269,35 @@ void Agent::ReportQueued(Attempt& a, const std::string& state, const std::string
   q->set_native_id(a.native_id);
   q->set_state(state);
   q->set_reason(reason);
-  Send(std::move(m));
+  agent_.Send(std::move(m));
 }
 
-void Agent::CancelNative(Attempt& a) {
+void Agent::PolledExecutor::CancelJob(Attempt& a) {
   if (a.native_id.empty()) return;  // submission in flight: cancelled once it answers
   // Cancels made in one turn of the event loop (a run's cancel reaches thousands of attempts)
   // go to the executor together: one scancel per 200 jobs, not one per attempt.
-  native_cancels_[a.pid.has_value() ? 1 : 0].push_back(a.native_id);
+  cancels_[a.pid.has_value() ? 1 : 0].push_back(a.native_id);
   a.cancel_signalled = true;
-  if (!native_cancel_posted_) {
-    native_cancel_posted_ = true;
-    boost::asio::post(io_, [this] { FlushNativeCancels(); });
+  if (!cancel_posted_) {
+    cancel_posted_ = true;
+    boost::asio::post(agent_.io_, [this] { FlushCancels(); });
   }
 }
 
-void Agent::FlushNativeCancels() {
-  native_cancel_posted_ = false;
-  AttemptRunner* runner = runner_;
+void Agent::PolledExecutor::FlushCancels() {
+  cancel_posted_ = false;
+  AttemptRunner* runner = agent_.runner_;
   for (int running = 0; running < 2; ++running) {
-    std::vector<std::string> jobs = std::move(native_cancels_[running]);
-    native_cancels_[running].clear();
+    std::vector<std::string> jobs = std::move(cancels_[running]);
+    cancels_[running].clear();
     if (jobs.empty()) continue;
     size_t n = jobs.size();
-    OnWorker<Status>(
+    agent_.OnWorker<Status>(
         [runner, jobs = std::move(jobs), running] { return runner->CancelMany(jobs, running); },
         [this, n](Status s) {
-          if (!s.ok()) log_->warn("cancel of {} job(s): {}", n, ToStd(s.message()));
+          if (!s.ok()) agent_.log_->warn("cancel of {} job(s): {}", n, ToStd(s.message()));
           // A queued job leaves no exit.json: the next query confirms the cancel.
-          native_poll_at_ms_ = 0;
+          poll_at_ms_ = 0;
         });
   }
 }

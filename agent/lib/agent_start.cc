@@ -144,8 +144,7 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
   ls.program = config_.shim_path;
   int64_t grace = spec.grace_ms() > 0 ? spec.grace_ms() : config_.default_grace_ms;
   ls.args = {"--dir", a.dir.path(), "--grace-ms", std::to_string(grace)};
-  if (!native_ && !config_.cgroup_parent.empty()) {
-    // Slurm's jobs keep Slurm's cgroups.
+  if (executor_->agent_cgroups() && !config_.cgroup_parent.empty()) {
     ls.args.push_back("--cgroup");
     ls.args.push_back(StrCat(config_.cgroup_parent, "/", AttemptCgroupName(a.id, a.dir.path())));
   }
@@ -181,11 +180,12 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
   req.timeout_ms = spec.timeout_ms();
   req.grace_ms = grace;
   req.exclude_nodes.assign(spec.exclude_nodes().begin(), spec.exclude_nodes().end());
-  if (native_) {
-    write_spec();
-    SubmitNative(a, std::move(req));
-    return;
-  }
+  executor_->Start(a, spec, std::move(req), write_spec, fail);
+}
+
+void Agent::StartWatched(Attempt& a, const v1::StartAttempt& spec, const RunRequest& req,
+                         const std::function<void()>& write_spec,
+                         const std::function<void(const Status&)>& fail) {
   auto started = runner_->Start(req);
   if (!started.ok()) return fail(started.status());
   pid_t pid = started->pid;
@@ -260,11 +260,10 @@ Attempt& Agent::AddAdopted(int64_t id, const AttemptDir& dir) {
 }
 
 void Agent::Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) {
-  if (native_) {
-    if (!even_if_done && dir.IsDone()) return;
-    AdoptNative(id, dir);
-    return;
-  }
+  executor_->Adopt(id, dir, even_if_done);
+}
+
+void Agent::AdoptWatched(int64_t id, const AttemptDir& dir, bool even_if_done) {
   int lock_fd = -1;
   // A `done` attempt asked for again is reported from its files, which are never written again:
   // its exit.json (if any) is the record the coordinator already acknowledged.

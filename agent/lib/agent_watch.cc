@@ -114,11 +114,14 @@ void Agent::CheckPidFile(Attempt& a) {
   metrics_.attempts_started.fetch_add(1, std::memory_order_relaxed);
   PublishGauges();
   ReportStarted(a);
-  if (native_) return;  // the executor's polling watches it; a cancel went through it
+  executor_->OnStarted(a);
+}
+
+void Agent::OnWatchedStarted(Attempt& a) {
   if (a.shim_pid == 0 && !a.exit) {
     // Re-adopted while the shim was starting: now we know whom to watch.
-    a.shim_pid = pid->shim_pid;
-    if (!WatchPid(a, a.shim_pid, true).ok() || !ProcessMatches(a.shim_pid, pid->shim_start)) {
+    a.shim_pid = a.pid->shim_pid;
+    if (!WatchPid(a, a.shim_pid, true).ok() || !ProcessMatches(a.shim_pid, a.pid->shim_start)) {
       OnShimGone(a, std::nullopt);
       return;
     }
@@ -165,7 +168,6 @@ void Agent::ReportStarted(Attempt& a) {
 }
 
 int Agent::SweepCgroup(Attempt& a) {
-  if (native_) return 0;  // Slurm's cgroups, not ours
   std::string name = AttemptCgroupName(a.id, a.dir.path());
   std::string dir = a.pid ? a.pid->cgroup : "";
   // pid.json is in reach of the stage: only a cgroup of this attempt's name is killed.
@@ -193,7 +195,7 @@ void Agent::RecordExit(Attempt& a, ExitInfo exit, bool write_file) {
   if (a.exit) return;
   // Nothing of an ended attempt outlives it; the shim sees to that unless it died, and then
   // what it left counts as the shim's count would have.
-  int swept = SweepCgroup(a);
+  int swept = executor_->Sweep(a);
   if (write_file) exit.leftovers_killed += swept;
   if (write_file) {
     if (Status s = a.dir.WriteExit(exit); !s.ok()) {
@@ -233,16 +235,7 @@ void Agent::OnFileEvent(int64_t key, const std::string& name) {
   if (name == "pid.json") {
     CheckPidFile(*a);
   } else if (name == "exit.json") {
-    // With a watched shim, its pidfd reports the end; otherwise (a shim that was starting
-    // when we were restarted) the file is all we get.
-    if (native_) {
-      // The stage's own end needs nothing more; an end by someone else needs Slurm's word,
-      // asked at the next heartbeat (one query for all such ends, not one per file event).
-      if (!a->exit && !a->native_id.empty()) CheckNative(*a, nullptr);
-      if (Attempt* b = Find(key); b != nullptr && !b->exit) native_poll_at_ms_ = 0;
-    } else if (!a->watched && !a->exit) {
-      CheckProgress(*a);
-    }
+    executor_->OnExitFile(*a);
   } else if (name.empty()) {
     Pump(*a);
   }

@@ -30,6 +30,7 @@
 #include "core/clock.h"
 #include "core/hash.h"
 #include "core/logging.h"
+#include "core/memory_policy.h"
 #include "core/strings.h"
 #include "daemon/scheduler/scheduler.h"
 #include "daemon/store/sqlite_store.h"
@@ -103,12 +104,13 @@ class Harness {
 
   void Batch(const std::function<void()>& fn) {
     Check(store_->Begin());
+    memory_.OnTick();
     scheduler_->Tick();
     fn();
     scheduler_->Dispatch();
     Check(scheduler_->FlushToStore());
     Check(store_->Commit());
-    scheduler_->AfterCommit();
+    memory_.AfterCommit(scheduler_->AfterCommit(), [this] { scheduler_->ShrinkToFit(); });
     ++batches_;
   }
 
@@ -192,6 +194,7 @@ class Harness {
  private:
   int agents_;
   SystemClock clock_;
+  MemoryPolicy memory_{&clock_};  // as longhauld's loop tells it
   Link link_;
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<Scheduler> scheduler_;

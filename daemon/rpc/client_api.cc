@@ -7,7 +7,6 @@
 
 #include "core/hash.h"
 #include "core/log_read.h"
-#include "core/memory.h"
 #include "core/strings.h"
 #include "daemon/rpc/early_stop_saving.h"
 #include "daemon/scheduler/planner.h"
@@ -158,9 +157,8 @@ Result<v1::SubmitRunResponse> ClientApi::PlanAndSubmit(
                      return scheduler_->Submit(std::move(*input), std::move(*shared_plan));
                    }));
   if (out.run.id() != 0) *resp.mutable_run() = std::move(out.run);
-  // The parse and the plan of a big workflow were freed just now (the run keeps its own
-  // compact state): hand their pages back, so the coordinator holds what the run needs.
-  if (n >= kReturnMemoryAfterStages) ReturnFreedMemory();
+  // The parse and the plan of the workflow were freed just now.
+  if (memory_ != nullptr) memory_->AfterSubmit(n);
   return resp;
 }
 

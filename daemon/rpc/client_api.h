@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/clock.h"
+#include "core/memory_policy.h"
 #include "core/status.h"
 #include "daemon/auth/authorizer.h"
 #include "daemon/metrics/metrics.h"
@@ -129,6 +130,9 @@ class ClientApi {
   Status Ready(int64_t timeout_ms);
   // The counters MetricsText() reports (not owned; may be null: then only gauges).
   void set_metrics(const metrics::CoordinatorMetrics* m) { metrics_ = m; }
+  // Told after each submission was stored, so that a big one's parse and plan go back to the
+  // system (not owned; may be null: nothing is handed back).
+  void set_memory_policy(MemoryPolicy* m) { memory_ = m; }
 
   // Retention (client_gc.cc): the daemon's policy, used where a request leaves it 0. Both 0:
   // nothing is collected unless runs are named.
@@ -169,6 +173,7 @@ class ClientApi {
   int64_t log_timeout_ms_;
   const Clock* clock_;
   const metrics::CoordinatorMetrics* metrics_ = nullptr;
+  MemoryPolicy* memory_ = nullptr;
   RetentionPolicy retention_;
   std::mutex retention_mu_;  // guards declared_retention_ (the gc thread and RPCs)
   std::map<int64_t, workflow::RetentionSpec> declared_retention_;  // by stored workflow file id

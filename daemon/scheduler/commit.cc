@@ -1,7 +1,6 @@
 // The batch boundary: write what changed, then act on it once it is durable.
 
 #include "core/logging.h"
-#include "core/memory.h"
 #include "core/strings.h"
 #include "daemon/scheduler/scheduler.h"
 #include "proto/state_names.h"
@@ -58,7 +57,7 @@ Status Scheduler::FlushToStore() {
   return FlushNotices();
 }
 
-void Scheduler::AfterCommit() {
+size_t Scheduler::AfterCommit() {
   for (auto& [session, msg] : batch_.outbox) link_->Send(session, msg);
   batch_.outbox.clear();
   std::vector<std::function<void()>> callbacks;
@@ -107,24 +106,18 @@ void Scheduler::AfterCommit() {
     runs_.Remove(run_id);
   }
   batch_.ended_runs.clear();
-  if (evicted_stages >= kReturnMemoryAfterStages) {
-    // A big run freed a lot at once. Tables and lists sized for it keep their capacity when
-    // emptied: size them to what is left. Then hand the free pages back to the system, so
-    // that the coordinator's memory returns to its idle size when big runs end (glibc
-    // otherwise keeps freed memory in its arenas). Costs a few ms, once per run of that size.
-    runs_.ShrinkIndexes();
-    batch_.dirty_stages.shrink_to_fit();
-    batch_.dirty_attempts.shrink_to_fit();
-    batch_.ended_attempts.shrink_to_fit();
-    batch_.outbox.shrink_to_fit();  // sent and emptied by now; it held the run's busiest batch
-    store_->ReleaseMemory();
-    ReturnFreedMemory();
-    // Once more at the next tick: the answers and snapshots about the run that were still
-    // being sent are freed by then. And once more a second later, for what the gRPC threads
-    // free after that (the reads that follow a run's end).
-    return_memory_at_tick_ = true;
-    ReturnFreedMemorySoon();
-  }
+  return evicted_stages;
+}
+
+void Scheduler::ShrinkToFit() {
+  // Tables and lists sized for a big run keep their capacity when emptied: size them to what
+  // is left (sent and emptied by now, the outbox held the run's busiest batch).
+  runs_.ShrinkIndexes();
+  batch_.dirty_stages.shrink_to_fit();
+  batch_.dirty_attempts.shrink_to_fit();
+  batch_.ended_attempts.shrink_to_fit();
+  batch_.outbox.shrink_to_fit();
+  store_->ReleaseMemory();
 }
 
 void Scheduler::ReleaseEndedAttempts() {

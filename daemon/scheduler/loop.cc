@@ -2,6 +2,7 @@
 
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -35,9 +36,22 @@ SchedulerLoop::SchedulerLoop(Scheduler* scheduler, store::SqliteStore* store, Cl
 
 SchedulerLoop::~SchedulerLoop() { Stop(); }
 
+void SchedulerLoop::AfterCommit() {
+  size_t evicted_stages = scheduler_->AfterCommit();
+  if (memory_ == nullptr) return;
+  memory_->AfterCommit(evicted_stages, [this] { scheduler_->ShrinkToFit(); });
+}
+
+std::optional<int64_t> SchedulerLoop::NextDeadline() const {
+  std::optional<int64_t> next = scheduler_->NextDeadline();
+  std::optional<int64_t> memory = memory_ != nullptr ? memory_->NextDeadlineMs() : std::nullopt;
+  if (!next || !memory) return next ? next : memory;
+  return std::min(*next, *memory);
+}
+
 Status SchedulerLoop::Start() {
   RETURN_IF_ERROR(RecoverFromStore());
-  scheduler_->AfterCommit();
+  AfterCommit();
   thread_ = std::thread([this] { Run(); });
   return OkStatus();
 }
@@ -110,7 +124,7 @@ void SchedulerLoop::Run() {
       for (;;) {
         if (stopping_) return;
         if (!tasks_.empty()) break;
-        std::optional<int64_t> deadline = scheduler_->NextDeadline();
+        std::optional<int64_t> deadline = NextDeadline();
         int64_t now = clock_->NowMs();
         if (deadline && *deadline <= now) break;
         if (deadline) {
@@ -299,6 +313,7 @@ void SchedulerLoop::NoteCommitted() {
 
 Status SchedulerLoop::RunBatch(std::deque<Task>& tasks, int64_t lag_ms) {
   RETURN_IF_ERROR(store_->Begin());
+  if (memory_ != nullptr) memory_->OnTick();
   scheduler_->Tick(lag_ms);
   for (auto& t : tasks) t.run();
   scheduler_->Dispatch();
@@ -315,7 +330,7 @@ Status SchedulerLoop::RunBatch(std::deque<Task>& tasks, int64_t lag_ms) {
     store_->Rollback();
     return st;
   }
-  scheduler_->AfterCommit();
+  AfterCommit();
   std::lock_guard<std::mutex> lock(mu_);
   ++batches_;
   return OkStatus();

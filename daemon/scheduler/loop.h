@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/clock.h"
+#include "core/memory_policy.h"
 #include "core/status.h"
 #include "daemon/metrics/metrics.h"
 #include "daemon/scheduler/scheduler.h"
@@ -70,6 +71,10 @@ class SchedulerLoop {
   bool recovering() const;
   // Where to record each commit's duration (not owned; may be null). Call before Start().
   void set_metrics(metrics::CoordinatorMetrics* m) { metrics_ = m; }
+  // What decides about freed memory at the loop's boundaries (not owned; may be null: none is
+  // ever handed back): after each commit (the stages of the runs it evicted) and at each tick;
+  // the loop also wakes for its deadline. Call before Start().
+  void set_memory_policy(MemoryPolicy* m) { memory_ = m; }
 
  private:
   struct Task {
@@ -110,6 +115,10 @@ class SchedulerLoop {
   void NoteFullStore(const Status& st);
   void NoteFull(const Status& st);
   void NoteCommitted();
+  // Scheduler::AfterCommit, then the memory policy's turn.
+  void AfterCommit();
+  // The earlier of the scheduler's and the memory policy's deadlines.
+  std::optional<int64_t> NextDeadline() const;
 
   Scheduler* scheduler_;
   store::SqliteStore* store_;
@@ -132,6 +141,7 @@ class SchedulerLoop {
   int64_t backoff_ms_ = 0;       // the loop's thread only
   uint64_t failed_commits_ = 0;  // in the current full episode; the loop's thread only
   metrics::CoordinatorMetrics* metrics_ = nullptr;
+  MemoryPolicy* memory_ = nullptr;
   std::thread thread_;
 };
 

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "core/memory.h"
+#include "core/memory_policy.h"
 #include "core/strings.h"
 #include "daemon/scheduler/scheduler.h"
 #include "daemon/scheduler/sweep_rejudge.h"
@@ -47,7 +47,7 @@ Result<RunPlan> PlanRun(store::SqliteStore* store, const SubmitInput& input) {
   // `keys` points into plan.stages, which does not reallocate (reserved).
   size_t n = wf.stages.size();
   plan.stages.reserve(n);
-  AdviseHugePages(plan.stages.data(), plan.stages.capacity() * sizeof(StagePlan));
+  NoteBigBuffer(plan.stages.data(), plan.stages.capacity() * sizeof(StagePlan));
   std::unordered_map<std::string_view, const std::string*> keys;
   keys.reserve(n);
   std::vector<std::string_view> lookup(n);  // the keys to look up; empty: no reuse asked

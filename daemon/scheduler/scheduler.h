@@ -165,7 +165,12 @@ class Scheduler {
   // --- batch boundary (called by the loop) ---
   void Dispatch();        // places ready stages on agents with room
   Status FlushToStore();  // writes every dirty row
-  void AfterCommit();     // sends queued messages, publishes watch updates, evicts ended runs
+  // Sends queued messages, publishes watch updates, evicts ended runs; returns how many stages
+  // the evicted runs had (for the loop's MemoryPolicy, core/memory_policy.h).
+  size_t AfterCommit();
+  // Sizes the tables, the batch's lists and the store's caches to what is left: after big runs
+  // were evicted, when the loop's MemoryPolicy says so.
+  void ShrinkToFit();
 
   // Notifications (docs/operations.md): each event that `daemon_spec` or the run's workflow
   // wants becomes a row in the batch's transaction and goes to `notifier` after the commit.
@@ -457,7 +462,6 @@ class Scheduler {
 
   // Registered watchers (after the commit of the batch that registered them), by run.
   std::map<int64_t, std::vector<std::shared_ptr<Watcher>>> watchers_;
-  bool return_memory_at_tick_ = false;  // a big run left memory: trim again at the next tick
   metrics::CoordinatorMetrics* metrics_ = nullptr;
   notify::Notifier* notifier_ = nullptr;
   workflow::NotifySpec notify_spec_;

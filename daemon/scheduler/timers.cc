@@ -1,7 +1,6 @@
 // Deadlines: retry backoff, attempt timeouts and stalls, agent silence and loss.
 #include "core/duration.h"
 #include "core/logging.h"
-#include "core/memory.h"
 #include "core/strings.h"
 #include "daemon/scheduler/scheduler.h"
 #include "proto/state_names.h"
@@ -42,10 +41,6 @@ void Scheduler::Tick(int64_t lag_ms) {
     }
   }
   last_tick_ms_ = now;
-  if (return_memory_at_tick_) {
-    return_memory_at_tick_ = false;
-    ReturnFreedMemory();
-  }
   Timer t;
   while (timers_.PopDue(now, &t)) FireTimer(t);
   AskGpuChecks(now);

@@ -10,6 +10,7 @@
 
 #include "core/fs.h"
 #include "core/logging.h"
+#include "core/memory_policy.h"
 #include "core/strings.h"
 #include "daemon/auth/address.h"
 #include "daemon/auth/authorizer.h"
@@ -72,6 +73,8 @@ void LogStoreIdentity(const store::SqliteStore& store, bool new_cluster) {
 struct Coordinator::Impl {
   CoordinatorOptions options;
   Clock* clock;
+  // What is done with freed memory; outlives everything that tells it (declared first).
+  std::unique_ptr<MemoryPolicy> memory;
   std::unique_ptr<auth::TokenStore> tokens;
   std::unique_ptr<auth::ActionAuthorizer> authorizer;
   std::unique_ptr<store::SqliteStore> store;
@@ -106,7 +109,10 @@ Coordinator::Coordinator(CoordinatorOptions options, Clock* clock)
   impl_->clock = clock;
 }
 
-Coordinator::~Coordinator() { Shutdown(); }
+Coordinator::~Coordinator() {
+  Shutdown();
+  if (impl_->memory) UninstallMemoryPolicy(impl_->memory.get());
+}
 
 const CoordinatorOptions& Coordinator::options() const { return impl_->options; }
 
@@ -147,6 +153,9 @@ Result<std::string> Coordinator::Start() {
       m.options.db_path.empty() ? m.options.state_dir + "/longhaul.db" : m.options.db_path;
   ASSIGN_OR_RETURN(m.store, store::SqliteStore::Open(db));
   LogStoreIdentity(*m.store, m.options.scheduler.new_cluster);
+  m.memory = std::make_unique<MemoryPolicy>(m.clock);
+  InstallMemoryPolicy(m.memory.get());  // the workflow parser's and the planner's big buffers
+  m.store->set_memory_policy(m.memory.get());
   m.scheduler = std::make_unique<scheduler::Scheduler>(m.store.get(), m.clock, &m.agent_service,
                                                        m.options.scheduler);
   m.scheduler->set_metrics(&m.metrics);
@@ -173,6 +182,7 @@ Result<std::string> Coordinator::Start() {
       &m.metrics);
   m.scheduler->set_notifications(m.notifier.get(), m.options.notify.spec);
   m.loop->set_metrics(&m.metrics);
+  m.loop->set_memory_policy(m.memory.get());
   m.agent_service.Attach(m.scheduler.get(), m.loop.get());
   m.agent_service.set_require_certificate(!sec.agent_listen.empty());
   // A session silent as long as makes an agent unreachable no longer holds its id.
@@ -181,6 +191,7 @@ Result<std::string> Coordinator::Start() {
   m.client_api = std::make_unique<rpc::ClientApi>(m.scheduler.get(), m.loop.get(), m.store.get(),
                                                   m.options.scheduler.log_timeout_ms, m.clock);
   m.client_api->set_metrics(&m.metrics);
+  m.client_api->set_memory_policy(m.memory.get());
   m.client_api->set_retention(m.options.retention);
   m.client_api->set_priority_policy(m.options.priority);
   rpc::ClientNotifyConfig notify_config;

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "core/memory.h"
 #include "daemon/store/sqlite_store.h"
 
 namespace longhaul::store {
@@ -39,7 +38,7 @@ class SqliteStore::Reader {
     if (!db_) return;
     if (PageCacheBytes(db_.get()) > kIdleCacheBytes) {
       sqlite3_db_release_memory(db_->raw());
-      ReturnFreedMemorySoon();
+      if (store_->memory_ != nullptr) store_->memory_->AfterBigRead();
     }
     std::lock_guard<std::mutex> lock(store_->pool_mu_);
     store_->pool_.push_back(std::move(db_));

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/memory_policy.h"
 #include "core/status.h"
 #include "daemon/store/rows.h"
 #include "daemon/store/sqlite.h"
@@ -279,6 +280,10 @@ class SqliteStore {
   // What the idle pooled readers' page caches hold, in bytes. A read that left more than
   // 512 KB in its connection's cache empties it when it ends (daemon/store/reader.h).
   size_t IdleReaderCacheBytes();
+  // Told when a read emptied its big cache (MemoryPolicy::AfterBigRead), so that the freed
+  // pages go back to the system (not owned; may be null: they stay in malloc's arenas). Call
+  // before reads start.
+  void set_memory_policy(MemoryPolicy* m) { memory_ = m; }
 
   // PRAGMA integrity_check; "ok" when healthy.
   Result<std::string> IntegrityCheck();
@@ -310,6 +315,7 @@ class SqliteStore {
   int64_t checkpoints_ = 0;
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<Db>> pool_;  // idle readers
+  MemoryPolicy* memory_ = nullptr;
 };
 
 }  // namespace longhaul::store

@@ -7,7 +7,7 @@
 #include <memory>
 #include <unordered_map>
 
-#include "core/memory.h"
+#include "core/memory_policy.h"
 #include "core/strings.h"
 #include "daemon/workflow/early_stop_parser.h"
 #include "daemon/workflow/foreach.h"
@@ -147,8 +147,8 @@ std::vector<ParsedStage> ReadStages(const MapEntry& e, std::vector<StageSpec>& s
   }
   stages.reserve(total);
   specs.reserve(total);  // no reallocation: ParsedStage points at its spec
-  AdviseHugePages(stages.data(), stages.capacity() * sizeof(ParsedStage));
-  AdviseHugePages(specs.data(), specs.capacity() * sizeof(StageSpec));
+  NoteBigBuffer(stages.data(), stages.capacity() * sizeof(ParsedStage));
+  NoteBigBuffer(specs.data(), specs.capacity() * sizeof(StageSpec));
   std::map<std::string, std::vector<std::pair<int, ForeachItem>>> items;
   std::vector<const ForeachItem*> item_of;
   item_of.reserve(total);

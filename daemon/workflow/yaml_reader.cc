@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "core/duration.h"
-#include "core/memory.h"
+#include "core/memory_policy.h"
 #include "core/strings.h"
 
 namespace longhaul::workflow {
@@ -118,7 +118,7 @@ std::vector<MapEntry> ReadMap(const YamlNode& map, std::string_view where, std::
                               const std::vector<std::string>* allowed, Diagnostics& diag) {
   std::vector<MapEntry> entries;
   entries.reserve(map.size());
-  AdviseHugePages(entries.data(), entries.capacity() * sizeof(MapEntry));
+  NoteBigBuffer(entries.data(), entries.capacity() * sizeof(MapEntry));
   // Duplicate keys: a stage's few keys by a scan back (no allocation: ReadMap runs once a
   // stage), a big map's through a hash of views into the tree, which outlives this call.
   constexpr size_t kHashFrom = 16;

@@ -4,7 +4,7 @@
 
 #include <unordered_map>
 
-#include "core/memory.h"
+#include "core/memory_policy.h"
 #include "core/strings.h"
 
 namespace longhaul::workflow {
@@ -71,8 +71,8 @@ void YamlTree::Parse(std::string_view text) {
   items_.reserve(text.size() / 6);
   kids_.reserve(text.size() / 6);
   text_.reserve(text.size() / 2);
-  AdviseHugePages(items_.data(), items_.capacity() * sizeof(Item));
-  AdviseHugePages(kids_.data(), kids_.capacity() * sizeof(uint32_t));
+  NoteBigBuffer(items_.data(), items_.capacity() * sizeof(Item));
+  NoteBigBuffer(kids_.data(), kids_.capacity() * sizeof(uint32_t));
   yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data()),
                                text.size());
   // Each open container, and where its children start in `pending`. Children are collected
