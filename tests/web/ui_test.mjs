@@ -1441,6 +1441,21 @@ const metricRunsCases = {
     await page.locator('[data-testid="series-log"]').check();
     await page.waitForURL(/[?&]log=1/, { timeout: T });
     await page.locator('[data-testid="step-chart"] canvas').waitFor({ timeout: T });
+    // Smoothed (an average debiased at its start): the hover gives the smoothed value and the
+    // value itself; the weight is in the URL.
+    await open(`/metrics?runs=${three.join(",")}&metric=finetune.loss&smooth=0.5`);
+    await textMatches(page.locator('[data-testid="series-smooth-value"]'), /^0\.50$/);
+    const sbox = await page.locator('[data-testid="step-chart"] .u-over').boundingBox();
+    await page.mouse.move(sbox.x + sbox.width / 2, sbox.y + 20);
+    await page.mouse.move(sbox.x + sbox.width - 1, sbox.y + 10, { steps: 4 });
+    await textMatches(page.locator('[data-testid="step-chart-hover"]'),
+      /^run \d+ · .* · step 10 · [\d.]+ smoothed \(value \d+\)$/);
+    // A run's page leads to its workflow's runs on this page.
+    await open(`/runs/${three[0]}`);
+    const runLink = page.locator('[data-testid="run-metrics-link"]');
+    await runLink.waitFor({ timeout: T });
+    check(/#\/metrics\?workflow=ui-many$/.test(await runLink.getAttribute("href")),
+      `the run's metrics link: ${await runLink.getAttribute("href")}`);
     // Over runs: the workflow's last 50, the greatest acceptance of each.
     await open("/metrics?workflow=ui-many&last=50&metric=bench.acceptance&value=max");
     await textMatches(page.locator('[data-testid="over-runs-note"]'), /50 of 50 runs have a value/);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { toMetricSeries, toRun } from "../api/convert";
 import {
-  alignSeries, allPositive, parseRunValue, runLabels, runValue, stepSeries, workflowRuns,
+  alignSeries, allPositive, parseRunValue, runLabels, runValue, smoothValues, stepSeries, workflowRuns,
 } from "./metricruns";
 
 const run = (id: number, params: Record<string, string>, workflow = "wf") =>
@@ -19,6 +19,16 @@ describe("metrics across runs", () => {
     expect(stepSeries(s)).toEqual([[1, 2, 3], [1, 0.5, NaN]]);
     expect(alignSeries([[[1, 2, 3], [1, 0.5, NaN]], [[2, 4], [7, 8]]]))
       .toEqual([[1, 2, 3, 4], [1, 0.5, null, null], [null, 7, null, 8]]);
+  });
+
+  it("smooths a line as an average debiased at its start, gaps left as they are", () => {
+    expect(smoothValues([4, 2], 0)).toEqual([4, 2]);
+    const got = smoothValues([4, NaN, 2, 2], 0.5);
+    expect(got[0]).toBeCloseTo(4); // debiased: the first point is itself, not half of it
+    expect(got[1]).toBeNaN();
+    expect(got[2]).toBeCloseTo((0.5 * 2 + 0.5 * 4 * 0.5) / (1 - 0.25)); // (1 + 1) / 0.75
+    expect(got[3]).toBeLessThan(got[2]);
+    expect(got[3]).toBeGreaterThan(2);
   });
 
   it("allows a log scale only for values above 0", () => {

@@ -35,6 +35,23 @@ export function stepSeries(s: MetricSeries): [number[], number[]] {
 }
 
 /**
+ * A series smoothed as TensorBoard does: an exponential moving average with weight `w` (0: the
+ * values as they are), debiased so that its first points are not pulled towards 0. Points that
+ * are not finite are kept as they are and left out of the average.
+ */
+export function smoothValues(ys: number[], w: number): number[] {
+  if (!(w > 0 && w < 1)) return ys;
+  let last = 0;
+  let n = 0;
+  return ys.map((y) => {
+    if (!Number.isFinite(y)) return y;
+    last = last * w + (1 - w) * y;
+    n++;
+    return last / (1 - w ** n);
+  });
+}
+
+/**
  * The runs' series on one x axis (the union of their steps, sorted), each run's values at
  * those steps and null where it has none: uPlot's aligned data.
  */

@@ -84,6 +84,10 @@ describe("metrics page", () => {
     const wf = { workflow: "eagle3-local", last: 50, metric: "bench.acceptance" };
     expect(parseMetricsPage(new URLSearchParams(href.metrics(wf).split("?")[1]))).toEqual(wf);
     expect(parseMetricsPage(new URLSearchParams("runs=x,-1&last=0"))).toEqual({});
+    const smoothed = { runs: [3], metric: "finetune.loss", smooth: 0.6 };
+    expect(href.metrics(smoothed)).toBe("#/metrics?runs=3&metric=finetune.loss&smooth=0.6");
+    expect(parseMetricsPage(new URLSearchParams(href.metrics(smoothed).split("?")[1]))).toEqual(smoothed);
+    expect(parseMetricsPage(new URLSearchParams("smooth=1.5"))).toEqual({});
   });
 });
 

@@ -121,6 +121,7 @@ export interface MetricsPageState {
   metric?: string; // "stage.name"
   log?: boolean; // a log scale for the values
   value?: string; // the run's value over runs: "last" (final), "min", "max"
+  smooth?: number; // the by-step lines' smoothing weight, 0 < smooth < 1 (none when absent)
 }
 
 export function parseMetricsPage(query: URLSearchParams): MetricsPageState {
@@ -137,6 +138,8 @@ export function parseMetricsPage(query: URLSearchParams): MetricsPageState {
   if (query.get("log") === "1") st.log = true;
   const value = query.get("value");
   if (value) st.value = value;
+  const smooth = Number(query.get("smooth") ?? "");
+  if (smooth > 0 && smooth < 1) st.smooth = smooth;
   return st;
 }
 
@@ -209,6 +212,7 @@ export const href = {
     if (opts.metric) q.set("metric", opts.metric);
     if (opts.log) q.set("log", "1");
     if (opts.value && opts.value !== "last") q.set("value", opts.value);
+    if (opts.smooth && opts.smooth > 0 && opts.smooth < 1) q.set("smooth", String(opts.smooth));
     return `#/metrics${q.toString() ? "?" + q.toString().replace(/%2C/g, ",") : ""}`;
   },
   agents: () => "#/agents",

@@ -12,8 +12,8 @@ import { metricRows } from "../lib/compare";
 import { parseMetricFilter } from "../lib/filters";
 import { formatMetric } from "../lib/format";
 import {
-  alignSeries, allPositive, parseRunValue, RUN_VALUES, runLabels, runValue, seriesColour, stepSeries,
-  workflowRuns, type RunValue,
+  alignSeries, allPositive, parseRunValue, RUN_VALUES, runLabels, runValue, seriesColour, smoothValues,
+  stepSeries, workflowRuns, type RunValue,
 } from "../lib/metricruns";
 import { href, parseMetricsPage, replaceHash, type MetricsPageState } from "../lib/router";
 import { useResource } from "../store/resource";
@@ -112,10 +112,13 @@ function Plot({ data, labels, log, points, xFormat, hover, hidden, testid }: Plo
   );
 }
 
-function StepChart({ series, labels, log }: { series: MetricSeries[]; labels: string[]; log: boolean }) {
+function StepChart({ series, labels, log, smooth }:
+    { series: MetricSeries[]; labels: string[]; log: boolean; smooth: number }) {
   const [hidden, setHidden] = useState<Set<number>>(new Set());
   const drawn = series.map(stepSeries);
-  const data = alignSeries(drawn);
+  const raw = alignSeries(drawn);
+  const data = smooth > 0
+    ? alignSeries(drawn.map(([x, y]): [number[], number[]] => [x, smoothValues(y, smooth)])) : raw;
   const canLog = allPositive(data.slice(1) as Array<Array<number | null>>);
   if (drawn.every(([x]) => x.length <= 1)) {
     return <Empty>Each run has at most one value of this metric: its value per run is under “Over runs”.</Empty>;
@@ -132,7 +135,10 @@ function StepChart({ series, labels, log }: { series: MetricSeries[]; labels: st
             points={data[0].length < 40} hidden={hidden} xFormat={(v) => String(v)}
             hover={(i, idx) => {
               const v = data[i + 1][idx];
-              return `${labels[i]} · step ${data[0][idx]} · ${v === null ? "–" : formatMetric(v)}`;
+              const r = raw[i + 1][idx];
+              const shown = v === null ? "–" : formatMetric(v);
+              const value = smooth > 0 && r !== null ? `${shown} smoothed (value ${formatMetric(r)})` : shown;
+              return `${labels[i]} · step ${data[0][idx]} · ${value}`;
             }} />
       <ul class="series-legend" data-testid="series-legend">
         {series.map((s, i) => (
@@ -256,9 +262,19 @@ export function MetricRunsView({ query }: { query: URLSearchParams }) {
       {res.data && (
         <>
           <Section title="By step, one line per run" actions={
-            <label class="check"><input type="checkbox" checked={!!st.log} data-testid="series-log"
-              onChange={(e) => set({ log: (e.target as HTMLInputElement).checked })} /> log scale</label>}>
-            <StepChart key={`${metric}:${st.log}`} series={series} labels={labels} log={!!st.log} />
+            <>
+              <label title="an exponential moving average of each line, as TensorBoard draws it; 0: none">
+                smoothing{" "}
+                <input type="range" min="0" max="0.95" step="0.05" value={st.smooth ?? 0}
+                       data-testid="series-smooth"
+                       onChange={(e) => set({ smooth: Number((e.target as HTMLInputElement).value) || undefined })} />
+                {" "}<span class="mono small" data-testid="series-smooth-value">{(st.smooth ?? 0).toFixed(2)}</span>
+              </label>
+              <label class="check"><input type="checkbox" checked={!!st.log} data-testid="series-log"
+                onChange={(e) => set({ log: (e.target as HTMLInputElement).checked })} /> log scale</label>
+            </>}>
+            <StepChart key={`${metric}:${st.log}`} series={series} labels={labels} log={!!st.log}
+                       smooth={st.smooth ?? 0} />
           </Section>
           <Section title="Over runs" actions={
             <label>value of each run{" "}

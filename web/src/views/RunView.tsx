@@ -244,6 +244,11 @@ export function RunView({ id, initial = {} }: { id: number; initial?: RunViewSta
       <div class="toolbar">
         <a class="button primary" href={href.pivot(run.id)} data-testid="pivot-link">Pivot…</a>
         {run.parent_run_id > 0 && <a class="button" href={href.compare([run.parent_run_id, run.id])}>Compare with parent</a>}
+        <a class="button" data-testid="run-metrics-link"
+           href={run.parent_run_id > 0 ? href.metrics({ runs: [run.parent_run_id, run.id] })
+             : href.metrics({ workflow: run.workflow_name })}
+           title={run.parent_run_id > 0 ? "a metric of this run and its parent, by step"
+             : `a metric of the last runs of ${run.workflow_name}, by step and over runs`}>Metrics across runs</a>
         {retryable && (
           <ConfirmButton label="Retry failed stages" confirm="Retry every failed stage?" runId={id}
                          testId="retry-run" onConfirm={() => retry(id)} />
