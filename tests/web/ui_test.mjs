@@ -1035,6 +1035,15 @@ stages:
     check(!/from its needs/.test(text), `the retry's ready time is not the recorded one: ${text}`);
     check(/queued\d+\.\ds/.test(text) && /ran\d+\.\ds/.test(text), `no durations in the tip: ${text}`);
     await shot("timeline-retry");
+    // By node: the agent's header, then its CPU lanes holding all three attempts, none overlapping.
+    await page.locator('[data-testid="timeline-mode"]').click();
+    await page.locator('[data-testid="timeline"][data-mode="nodes"]').waitFor({ timeout: T });
+    const lanes = page.locator('[data-testid="timeline"] .tl-row[data-lane]');
+    check(await lanes.first().getAttribute("data-lane") === `node:${agent}`, `the first lane row is not node ${agent}`);
+    const onLanes = await lanes.locator(".tl-bar").evaluateAll((els) => els.map((e) => e.dataset.stage).sort());
+    check(JSON.stringify(onLanes) === JSON.stringify(["prep", "recovers", "recovers"]), `bars on the node's lanes: ${onLanes}`);
+    await page.locator('[data-testid="timeline-mode"]').click();
+    await page.locator('[data-testid="timeline"][data-mode="stages"]').waitFor({ timeout: T });
     await row.locator('.tl-bar[data-attempt="1"]').click();
     await page.waitForURL(new RegExp(`/runs/${id}/stages/recovers\\?attempt=1`), { timeout: T });
   },

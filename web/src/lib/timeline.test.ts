@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { toAttempt, toStage } from "../api/convert";
 import type { Stage } from "../api/types";
-import { criticalPath, criticalPathText, stageBars, timelineRows, timeTicks } from "./timeline";
+import { criticalPath, criticalPathText, laneRows, stageBars, timelineRows, timeTicks, type Bar } from "./timeline";
 
 const H = 3_600_000;
 const M = 60_000;
@@ -126,5 +126,25 @@ describe("timeTicks", () => {
     const days = timeTicks(iso("2026-12-01T00:00:00Z"), iso("2026-12-08T00:00:00Z"), 700, "utc");
     expect(days[0].label).toBe("Dec 1");
     expect(timeTicks(5, 5, 100, "utc")).toEqual([]);
+  });
+});
+
+describe("laneRows", () => {
+  const bar = (stage: string, agent: string, start: number, end: number, gpus: number[] = []): Bar => ({
+    stage, attempt: 1, ready: start - 5, start, end, outcome: "ok", reason: "", agent, gpus, readyRecorded: true,
+  });
+  it("puts each node's attempts on its GPUs' lanes and packs the others into CPU lanes", () => {
+    const { rows, waiting } = laneRows([
+      bar("train", "n2", 110, 150, [0, 1]), bar("bench", "n2", 160, 170, [1]),
+      bar("a", "n1", 100, 110), bar("b", "n1", 105, 120), bar("c", "n1", 110, 130), bar("d", "n1", 200, 0),
+      { ...bar("queued", "", 0, 0), start: 0 },
+    ]);
+    expect(waiting).toBe(1);
+    expect(rows.map((r) => `${r.label}: ${r.bars.map((b) => b.stage).join(",")}`)).toEqual([
+      "n1: ", "CPU lane 1: a,c,d", "CPU lane 2: b",
+      "n2: ", "GPU 0: train", "GPU 1: train,bench",
+    ]);
+    // On a node, a bar is its running time: the queue was not there.
+    expect(rows[1].bars[0].ready).toBe(rows[1].bars[0].start);
   });
 });

@@ -302,3 +302,60 @@ export function timeTicks(t0: number, t1: number, widthPx: number, zone: Zone, m
   }
   return ticks;
 }
+
+/** A row of the timeline by node: a node's header, or one of its lanes (a GPU, or a CPU lane). */
+export interface LaneRow {
+  key: string;
+  kind: "node" | "lane";
+  label: string;
+  agent: string;
+  /** A lane's bars (running time only: the queue is not on the node), oldest first. */
+  bars: Bar[];
+}
+
+/**
+ * The attempts by where they ran: per node (agent id, sorted), a lane per GPU that an attempt
+ * held (an attempt on two GPUs is in both lanes), then the attempts without GPUs packed into as
+ * few CPU lanes as do not overlap. Attempts that have not started are left out; `waiting`
+ * counts them.
+ */
+export function laneRows(bars: readonly Bar[]): { rows: LaneRow[]; waiting: number } {
+  const byAgent = new Map<string, Bar[]>();
+  let waiting = 0;
+  for (const b of bars) {
+    if (!b.start) { waiting++; continue; }
+    const list = byAgent.get(b.agent) ?? [];
+    list.push({ ...b, ready: b.start });
+    byAgent.set(b.agent, list);
+  }
+  const rows: LaneRow[] = [];
+  for (const agent of [...byAgent.keys()].sort()) {
+    const list = byAgent.get(agent)!.sort((a, b) => a.start - b.start || a.stage.localeCompare(b.stage));
+    rows.push({ key: `node:${agent}`, kind: "node", label: agent || "(node not recorded)", agent, bars: [] });
+    const gpuLanes = new Map<number, Bar[]>();
+    const cpuLanes: Bar[][] = [];
+    const laneEnd: number[] = [];
+    for (const b of list) {
+      if (b.gpus.length) {
+        for (const g of b.gpus) {
+          const lane = gpuLanes.get(g) ?? [];
+          lane.push(b);
+          gpuLanes.set(g, lane);
+        }
+        continue;
+      }
+      const end = b.end || Number.MAX_SAFE_INTEGER;
+      let i = laneEnd.findIndex((e) => e <= b.start);
+      if (i < 0) { i = cpuLanes.length; cpuLanes.push([]); laneEnd.push(0); }
+      cpuLanes[i].push(b);
+      laneEnd[i] = end;
+    }
+    for (const g of [...gpuLanes.keys()].sort((a, b) => a - b)) {
+      rows.push({ key: `${agent}:gpu${g}`, kind: "lane", label: `GPU ${g}`, agent, bars: gpuLanes.get(g)! });
+    }
+    cpuLanes.forEach((lane, i) => {
+      rows.push({ key: `${agent}:cpu${i}`, kind: "lane", label: `CPU lane ${i + 1}`, agent, bars: lane });
+    });
+  }
+  return { rows, waiting };
+}

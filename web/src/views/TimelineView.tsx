@@ -11,8 +11,8 @@ import { href } from "../lib/router";
 import { timeZone } from "../lib/settings";
 import { isTerminalRun } from "../lib/status";
 import {
-  criticalPath, criticalPathText, groupMembers, spanText, stageBars, timelineRows, timeTicks, type Bar,
-  type TimelineRow,
+  criticalPath, criticalPathText, groupMembers, laneRows, spanText, stageBars, timelineRows, timeTicks,
+  type Bar, type LaneRow, type TimelineRow,
 } from "../lib/timeline";
 import { rowWindow } from "../lib/virtual";
 import { ErrorBox } from "./common";
@@ -133,7 +133,7 @@ function BarTip({ h, bar, now }: { h: Hover; bar: Bar; now: number }) {
 
 /** The bars of one row: each attempt's queued part (light) and running part. */
 function BarsOf({ bars, runId, pos, crit, onHover }: {
-  bars: Bar[]; runId: number; pos: (t: number) => number; crit: boolean;
+  bars: Bar[]; runId: number; pos: (t: number) => number; crit: (b: Bar) => boolean;
   onHover: (h: Hover | null) => void;
 }) {
   return (
@@ -144,7 +144,8 @@ function BarsOf({ bars, runId, pos, crit, onHover }: {
         const right = pos(b.end || Date.now());
         const queuedEnd = startX ?? right;
         return (
-          <a key={`${b.stage}#${b.attempt}`} class={`tl-bar o-${b.outcome}${crit ? " crit" : ""}`}
+          <a key={`${b.stage}#${b.attempt}`} class={`tl-bar o-${b.outcome}${crit(b) ? " crit" : ""}`}
+             data-stage={b.stage}
              href={href.stage(runId, b.stage, b.attempt ? { attempt: b.attempt } : undefined)}
              data-attempt={b.attempt} data-outcome={b.outcome} aria-label={`${b.stage} attempt ${b.attempt}`}
              style={{ left: `${left}%`, width: `${Math.max(0, right - left)}%` }}
@@ -192,6 +193,8 @@ export function TimelineView({ run, stages }: { run: Run; stages: Stage[] }) {
   const drawnAt = useRef(0);
   const { byName: attempts, error, readMs } = useStageAttempts(run);
   const [collapsed, setCollapsed] = useState<Set<string>>(new Set());
+  // Rows by stage (the run's order), or by node: a lane per GPU and CPU lanes per agent.
+  const [byNode, setByNode] = useState(false);
   const [hover, setHover] = useState<Hover | null>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [width, setWidth] = useState(900);
@@ -243,8 +246,10 @@ export function TimelineView({ run, stages }: { run: Run; stages: Stage[] }) {
   if (error && !attempts) return <ErrorBox error={error} />;
   if (!attempts) return <div class="muted" data-testid="timeline-loading">Reading the attempts…</div>;
 
-  const height = Math.min(TL_VIEW, (rows.length + 1) * TL_ROW + 2);
-  const w = rowWindow(rows.length, TL_ROW, scrollTop, height - TL_ROW);
+  const lanes = byNode ? laneRows([...bars.values()].flat()) : null;
+  const count = lanes ? lanes.rows.length : rows.length;
+  const height = Math.min(TL_VIEW, (count + 1) * TL_ROW + 2);
+  const w = rowWindow(count, TL_ROW, scrollTop, height - TL_ROW);
   const onScroll = () => {
     if (frame.current) return;
     frame.current = requestAnimationFrame(() => {
@@ -260,7 +265,7 @@ export function TimelineView({ run, stages }: { run: Run; stages: Stage[] }) {
   const groups = [...members.keys()];
   const hovered = hover && (bars.get(hover.stage) ?? []).find((b) => b.attempt === hover.attempt);
   return (
-    <div class="timeline" data-testid="timeline" data-rows={rows.length}
+    <div class="timeline" data-testid="timeline" data-rows={count} data-mode={byNode ? "nodes" : "stages"}
          data-first-draw-ms={drawnAt.current ? drawnAt.current.toFixed(0) : undefined}
          data-read-ms={readMs ? readMs.toFixed(0) : undefined}>
       <div class="tl-head">
@@ -271,7 +276,12 @@ export function TimelineView({ run, stages }: { run: Run; stages: Stage[] }) {
           <span class="tl-key o-serve" /> service <span class="tl-key crit" /> critical path
           {" · "}{timeZone() === "utc" ? "UTC" : "local time"}
         </span>
-        {groups.length > 0 && (
+        <button type="button" class="small" data-testid="timeline-mode" onClick={() => setByNode(!byNode)}
+                title="a row per stage, or the attempts by where they ran: a lane per GPU and CPU lanes per node">
+          {byNode ? "rows by stage" : "rows by node and GPU"}
+        </button>
+        {lanes && lanes.waiting > 0 && <span class="muted small">{lanes.waiting} not started (not on a node yet)</span>}
+        {!byNode && groups.length > 0 && (
           <button type="button" class="small" data-testid="timeline-groups"
                   onClick={() => setCollapsed(collapsed.size ? new Set() : new Set(groups))}>
             {collapsed.size ? "expand all groups" : "collapse all groups"}
@@ -282,7 +292,7 @@ export function TimelineView({ run, stages }: { run: Run; stages: Stage[] }) {
       <div class="tl-scroll" ref={box} onScroll={onScroll} style={{ height: `${height}px` }}
            data-testid="timeline-scroll">
         <div class="tl-axis" style={{ height: `${TL_ROW}px` }}>
-          <div class="tl-label" style={{ width: `${TL_LABEL}px` }}>{rows.length.toLocaleString("en-US")} rows</div>
+          <div class="tl-label" style={{ width: `${TL_LABEL}px` }}>{count.toLocaleString("en-US")} rows</div>
           <div class="tl-track">
             {ticks.map((t) => (
               <span key={t.t} class="tl-tick" style={{ left: `${pos(t.t)}%` }} title={formatIso(t.t, timeZone())}>{t.label}</span>
@@ -290,7 +300,18 @@ export function TimelineView({ run, stages }: { run: Run; stages: Stage[] }) {
           </div>
         </div>
         <div style={{ height: `${w.padTop}px` }} aria-hidden="true" />
-        {rows.slice(w.first, w.last).map((r) => {
+        {lanes && lanes.rows.slice(w.first, w.last).map((r: LaneRow) => (
+          <div key={r.key} class={`tl-row${r.kind === "node" ? " group" : ""}`} data-lane={r.key}
+               style={{ height: `${TL_ROW}px` }}>
+            <div class="tl-label" style={{ width: `${TL_LABEL}px`, paddingLeft: `${6 + (r.kind === "lane" ? 14 : 0)}px` }}>
+              {r.kind === "node" ? <a href={href.agents()} title="the agents page">{r.label}</a> : r.label}
+            </div>
+            <div class="tl-track">
+              <BarsOf bars={r.bars} runId={run.id} pos={pos} crit={(b) => onPath.has(b.stage)} onHover={setHover} />
+            </div>
+          </div>
+        ))}
+        {!lanes && rows.slice(w.first, w.last).map((r) => {
           if (r.kind === "group") {
             const g = groupBar(members.get(r.group!) ?? [], bars);
             const open = !collapsed.has(r.group!);
@@ -321,7 +342,7 @@ export function TimelineView({ run, stages }: { run: Run; stages: Stage[] }) {
                 {s.kind === "service" && <span class="tag">service</span>}
               </div>
               <div class="tl-track">
-                <BarsOf bars={bars.get(s.name) ?? []} runId={run.id} pos={pos} crit={crit} onHover={setHover} />
+                <BarsOf bars={bars.get(s.name) ?? []} runId={run.id} pos={pos} crit={() => crit} onHover={setHover} />
                 {label && <span class="tl-note muted small">{label}</span>}
               </div>
             </div>
