@@ -1,5 +1,4 @@
 #include "daemon/rpc/client_api.h"
-#include "proto/state_names.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +11,7 @@
 #include "daemon/scheduler/planner.h"
 #include "daemon/workflow/template.h"
 #include "daemon/workflow/workflow.h"
+#include "proto/state_names.h"
 
 namespace longhaul::rpc {
 
@@ -78,9 +78,10 @@ Result<v1::SubmitRunResponse> ClientApi::PivotOnce(const v1::PivotRunRequest& re
 Result<v1::SubmitRunResponse> ClientApi::PlanAndSubmit(
     std::shared_ptr<scheduler::SubmitInput> input, const v1::PlanPage& page) {
   if (!input->workflow.notify.command.empty() && !notify_.allow_commands) {
-    return absl::FailedPreconditionError(StrCat(
-        input->path, ": notify.command would run on longhauld's host as its user; longhauld "
-        "allows that only with --notify-allow-commands (a webhook needs nothing)"));
+    return absl::FailedPreconditionError(
+        StrCat(input->path,
+               ": notify.command would run on longhauld's host as its user; longhauld "
+               "allows that only with --notify-allow-commands (a webhook needs nothing)"));
   }
   ASSIGN_OR_RETURN(scheduler::RunPlan plan, scheduler::PlanRun(store_, *input));
   CheckReusedArtifacts(&plan);
@@ -89,11 +90,17 @@ Result<v1::SubmitRunResponse> ClientApi::PlanAndSubmit(
   // The summary covers every stage; the entries only the page asked for, so the answer stays
   // small however big the run.
   v1::SubmitRunResponse resp;
+  resp.set_workflow_name(input->workflow.name);
+  for (const workflow::ParamSpec& p : input->workflow.params) {
+    v1::DeclaredParam* d = resp.add_declared_params();
+    d->set_name(p.name);
+    d->set_default_value(p.default_value);
+    d->set_line(p.pos.line);
+  }
   v1::PlanSummary* summary = resp.mutable_plan_summary();
   size_t n = plan.stages.size();
   size_t offset = std::min<size_t>(std::max(page.offset(), 0), n);
-  int limit = page.limit() == 0 ? kDefaultPlanLimit
-                                : std::clamp(page.limit(), 0, kMaxPlanLimit);
+  int limit = page.limit() == 0 ? kDefaultPlanLimit : std::clamp(page.limit(), 0, kMaxPlanLimit);
   size_t end = std::min(n, offset + static_cast<size_t>(limit));
   summary->set_stages(static_cast<int32_t>(n));
   summary->set_offset(static_cast<int32_t>(offset));
@@ -148,14 +155,16 @@ void ClientApi::CheckReusedArtifacts(scheduler::RunPlan* plan) {
       int64_t run_id = sp.hit->run_id;
       if (future.wait_for(std::chrono::milliseconds(log_timeout_ms_)) !=
           std::future_status::ready) {
-        scheduler::RerunStage(plan, i, StrCat("cannot check the artifacts of run ", run_id,
-                                              ": agent ", agent, " did not answer"));
+        scheduler::RerunStage(plan, i,
+                              StrCat("cannot check the artifacts of run ", run_id, ": agent ",
+                                     agent, " did not answer"));
         break;
       }
       Result<std::vector<std::string>> missing = future.get();
       if (!missing.ok()) {
-        scheduler::RerunStage(plan, i, StrCat("the artifacts of run ", run_id, " are on agent ",
-                                              agent, ", which is not connected"));
+        scheduler::RerunStage(plan, i,
+                              StrCat("the artifacts of run ", run_id, " are on agent ", agent,
+                                     ", which is not connected"));
         break;
       }
       if (!missing->empty()) {
@@ -163,9 +172,9 @@ void ClientApi::CheckReusedArtifacts(scheduler::RunPlan* plan) {
         for (const auto* a : arts) {
           if (a->path == missing->front()) name = a->name;
         }
-        scheduler::RerunStage(plan, i, StrCat("artifact '", name, "' of run ", run_id,
-                                              " is gone: ", missing->front(), " (on ", agent,
-                                              ")"));
+        scheduler::RerunStage(plan, i,
+                              StrCat("artifact '", name, "' of run ", run_id,
+                                     " is gone: ", missing->front(), " (on ", agent, ")"));
         break;
       }
     }
@@ -194,30 +203,30 @@ Result<v1::Run> ClientApi::RetryStage(const v1::RetryStageRequest& req) {
 }
 
 Status ClientApi::Watch(int64_t id, std::shared_ptr<scheduler::Watcher> watcher) {
-  return loop_->Call<bool>([this, id, watcher]() -> Result<bool> {
-                 RETURN_IF_ERROR(scheduler_->Watch(id, watcher));
-                 return true;
-               })
+  return loop_
+      ->Call<bool>([this, id, watcher]() -> Result<bool> {
+        RETURN_IF_ERROR(scheduler_->Watch(id, watcher));
+        return true;
+      })
       .status();
 }
 
 Result<v1::DrainGpuResponse> ClientApi::DrainGpu(const v1::DrainGpuRequest& req) {
   if (req.agent_id().empty()) return absl::InvalidArgumentError("no agent given");
   ASSIGN_OR_RETURN(auto gpus, loop_->Call<std::vector<v1::GpuInfo>>([this, req] {
-                     return scheduler_->SetGpuService(req.agent_id(), req.gpu(), !req.undrain(),
-                                                      req.reason(), req.by());
-                   }));
+    return scheduler_->SetGpuService(req.agent_id(), req.gpu(), !req.undrain(), req.reason(),
+                                     req.by());
+  }));
   v1::DrainGpuResponse resp;
   for (v1::GpuInfo& g : gpus) *resp.add_gpus() = std::move(g);
   return resp;
 }
 
 Result<v1::ListAgentsResponse> ClientApi::ListAgents() {
-  ASSIGN_OR_RETURN(std::vector<v1::AgentInfo> agents,
-                   loop_->Call<std::vector<v1::AgentInfo>>(
-                       [this]() -> Result<std::vector<v1::AgentInfo>> {
-                         return scheduler_->ListAgents();
-                       }));
+  ASSIGN_OR_RETURN(
+      std::vector<v1::AgentInfo> agents,
+      loop_->Call<std::vector<v1::AgentInfo>>(
+          [this]() -> Result<std::vector<v1::AgentInfo>> { return scheduler_->ListAgents(); }));
   v1::ListAgentsResponse resp;
   for (auto& a : agents) *resp.add_agents() = std::move(a);
   return resp;
