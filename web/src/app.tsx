@@ -11,6 +11,7 @@ import { requestRender, setRenderer } from "./store/scheduler";
 import { RunsView } from "./views/RunsView";
 import { RunView } from "./views/RunView";
 import { StageView } from "./views/StagePanel";
+import { NewRunView } from "./views/NewRunView";
 import { PivotView } from "./views/PivotView";
 import { CompareView } from "./views/CompareView";
 import { AgentsView } from "./views/AgentsView";
@@ -47,6 +48,7 @@ function Nav({ route }: { route: Route }) {
       <a class="brand" href="#/runs">longhaul</a>
       <nav>
         <a class={runsActive} href="#/runs">Runs</a>
+        <a class={at("new")} href="#/new" data-testid="nav-new-run">New run</a>
         <a class={at("compare")} href="#/compare">Compare</a>
         <a class={at("agents")} href="#/agents">Agents</a>
         <a class={at("audit")} href="#/audit">Audit</a>
@@ -64,6 +66,7 @@ function View({ route }: { route: Route }) {
     case "run": return <RunView key={route.run} id={route.run} initial={route.state} />;
     case "stage": return <StageView runId={route.run} stage={route.stage} log={route.log} />;
     case "pivot": return <PivotView id={route.run} />;
+    case "new": return <NewRunView />;
     case "compare": return <CompareView ids={route.runs} query={route.query} />;
     case "agents": return <AgentsView />;
     case "audit": return <AuditView />;

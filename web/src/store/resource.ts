@@ -1,9 +1,9 @@
 // One store for what the page shows: results of API reads kept by key, refreshed by polling,
-// and read by components on each (throttled) render. A finished fetch asks for a render; it
-// never renders by itself, so the page re-renders at most once a second.
+// and read by components on each (throttled) render. A key's first answer renders at once (a
+// page waits for it); later ones ask for a render, so the page re-renders at most once a second.
 import { useEffect } from "preact/hooks";
 import { ApiError } from "../api/client";
-import { requestRender } from "./scheduler";
+import { renderNow, requestRender } from "./scheduler";
 
 interface Entry {
   data: unknown;
@@ -13,7 +13,8 @@ interface Entry {
 
 const cache = new Map<string, Entry>();
 
-async function refresh<T>(key: string, load: () => Promise<T>): Promise<void> {
+/** Loads key once (none while a load of it is under way); exported for tests. */
+export async function refresh<T>(key: string, load: () => Promise<T>): Promise<void> {
   let e = cache.get(key);
   if (!e) {
     e = { data: null, error: null, inflight: false };
@@ -21,6 +22,7 @@ async function refresh<T>(key: string, load: () => Promise<T>): Promise<void> {
   }
   if (e.inflight) return;
   e.inflight = true;
+  const first = e.data === null && e.error === null;
   try {
     e.data = await load();
     e.error = null;
@@ -28,7 +30,8 @@ async function refresh<T>(key: string, load: () => Promise<T>): Promise<void> {
     e.error = err instanceof ApiError ? err : new ApiError(String(err), 0, "UNKNOWN");
   } finally {
     e.inflight = false;
-    requestRender();
+    if (first) renderNow();
+    else requestRender();
   }
 }
 
