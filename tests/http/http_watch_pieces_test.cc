@@ -1,6 +1,6 @@
 // The watch stream of a run bigger than one message: its snapshot arrives in pieces of at most
 // kMaxStagesPerMessage stages ("snapshot", then "update"s, the last with snapshot_complete and
-// the only one with an id), every stage exactly once and in the run's order; a second viewer of
+// an id to resume from), every stage exactly once and in the run's order; a second viewer of
 // the same run gets the same.
 #include <gtest/gtest.h>
 
@@ -21,7 +21,7 @@ constexpr int kItems = 1250;  // 2 x 1250 sweep stages + prep + report: 2,502 st
 
 std::string SweepWorkflow() {
   std::string items;
-  for (int i = 0; i < kItems; ++i) StrAppend(&items, i == 0 ? "" : ", ", i);
+  for (int i = 0; i < kItems; ++i) items += StrCat(i == 0 ? "" : ", ", i);
   return StrCat("name: pieces\nstages:\n  prep:\n    run: [/bin/true]\n  sweep:\n",
                 "    foreach: {a: [", items, "], b: [x, y]}\n    needs: [prep]\n",
                 "    run: [/bin/true]\n  report:\n    needs: [sweep]\n    run: [/bin/true]\n");
@@ -43,7 +43,6 @@ std::vector<std::string> ReadSnapshot(SseClient& stream) {
       EXPECT_FALSE(ev->id.empty()) << "the last piece carries the id";
       return names;
     }
-    EXPECT_TRUE(ev->id.empty()) << "piece " << piece << " carries an id before the last";
   }
 }
 
