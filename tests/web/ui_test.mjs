@@ -1166,7 +1166,8 @@ const submitCases = {
     const steps = form.locator('input[data-param="steps"]');
     await steps.waitFor({ timeout: T });
     check(await steps.inputValue() === "2", "the default of steps is not shown");
-    await textMatches(form.locator("tr", { has: steps }), /integer; default 2 \(line 3\)/);
+    await textMatches(form.locator("tr", { has: page.locator('input[data-param="steps"]') }),
+      /integer; default 2 \(line 3\)/);
     check(await form.locator('select[data-param="loud"]').count() === 1, "a true/false param is not a choice");
     await textMatches(page.locator('[data-testid="plan"] tr[data-stage="greet"]'), /run/);
     // A value that is not of the param's kind: said beside it; no plan, no Submit.
@@ -1187,7 +1188,8 @@ const submitCases = {
     await cluster.waitRun(id, /SUCCEEDED/);
     const run = await cluster.api(`/runs/${id}`);
     check(run.workflow_name === "ui-submit-form", `run ${id} is of ${run.workflow_name}`);
-    check(JSON.stringify(run.params) === JSON.stringify({ greeting: "bonjour", loud: "true", steps: "3" }),
+    const params = Object.fromEntries(Object.entries(run.params).sort(([a], [b]) => a.localeCompare(b)));
+    check(JSON.stringify(params) === JSON.stringify({ greeting: "bonjour", loud: "true", steps: "3" }),
       `run ${id}'s params: ${JSON.stringify(run.params)}`);
 
     // The workflow is now one longhauld has seen: choosing it brings its text back, and the
@@ -1238,6 +1240,7 @@ const submitCases = {
     // An operator's token: the same page works.
     await submitTokenNode("otto");
     await openOn(c, "/new");
+    await page.reload(); // the same URL: a new page, which asks who it is again
     await page.locator('[data-testid="workflow-yaml"]:not([disabled])').waitFor({ timeout: T });
     check(await page.locator('[data-testid="submit-refused"]').count() === 0, "an operator is refused");
     await page.locator('[data-testid="workflow-yaml"]').fill(submitYaml("ui-submit-otto"));
