@@ -145,7 +145,7 @@ function NewRunForm({ who }: { who: WhoAmI }) {
   const plan = planned?.resp.plan ?? [];
   return (
     <>
-      {refused && <div class="note warn" role="alert" data-testid="submit-refused">{refused}</div>}
+      {refused && <div class="note warn refused" role="alert" data-testid="submit-refused">{refused}</div>}
       <fieldset class="plain" disabled={!!refused} data-testid="new-run-form">
         <Section title="Workflow">
           <div class="form-row">
