@@ -11,6 +11,7 @@
 #include "core/strings.h"
 #include "daemon/auth/action.h"
 #include "daemon/http/json.h"
+#include "daemon/http/metric_series.h"
 #include "daemon/rpc/audited_call.h"
 #include "proto/stage_merge.h"
 #include "proto/state_names.h"
@@ -403,6 +404,7 @@ Response HandleApi(rpc::ClientApi* api, const Request& req,
   if (segments[0] == "runs") return Runs(api, req, segments);
   if (segments[0] == "audit" && segments.size() == 1) return ListAudit(api, req);
   if (segments[0] == "whoami" && segments.size() == 1) return WhoAmI(req);
+  if (segments[0] == "metric-series" && segments.size() == 1) return MetricSeries(api, req);
   if (segments[0] == "agents" && segments.size() == 1) {
     if (req.method != "GET") return MethodNotAllowed(req, "GET");
     return Reply(api->ListAgents());

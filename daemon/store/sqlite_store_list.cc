@@ -183,20 +183,27 @@ Result<v1::ListMetricsResponse> SqliteStore::ListMetrics(const v1::ListMetricsRe
                req.run_id(), req.stage()));
   v1::ListMetricsResponse resp;
   int64_t last = after;
-  RETURN_IF_ERROR(QueryEach(
-      db.get(),
-      "SELECT id, name, value, step, attempt, ts_ms FROM metrics WHERE stage_id = ?1 AND id > ?2 "
-      "ORDER BY id LIMIT ?3",
-      [&](const Stmt& st) {
-        last = st.Int(0);
-        v1::Metric* m = resp.add_points();
-        m->set_name(st.Text(1));
-        m->set_value(st.Double(2));
-        m->set_step(st.IsNull(3) ? -1 : st.Int(3));
-        m->set_attempt(static_cast<int32_t>(st.Int(4)));
-        m->set_ts_ms(st.Int(5));
-      },
-      stage_id, after, limit));
+  auto add = [&](const Stmt& st) {
+    last = st.Int(0);
+    v1::Metric* m = resp.add_points();
+    m->set_name(st.Text(1));
+    m->set_value(st.Double(2));
+    m->set_step(st.IsNull(3) ? -1 : st.Int(3));
+    m->set_attempt(static_cast<int32_t>(st.Int(4)));
+    m->set_ts_ms(st.Int(5));
+  };
+  if (req.name().empty()) {
+    RETURN_IF_ERROR(QueryEach(db.get(),
+                              "SELECT id, name, value, step, attempt, ts_ms FROM metrics WHERE "
+                              "stage_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+                              add, stage_id, after, limit));
+  } else {
+    // One name: the index metrics_by_stage (stage_id, name, id) holds its points alone.
+    RETURN_IF_ERROR(QueryEach(db.get(),
+                              "SELECT id, name, value, step, attempt, ts_ms FROM metrics WHERE "
+                              "stage_id = ?1 AND name = ?4 AND id > ?2 ORDER BY id LIMIT ?3",
+                              add, stage_id, after, limit, req.name()));
+  }
   resp.set_next_cursor(std::to_string(last));
   return resp;
 }

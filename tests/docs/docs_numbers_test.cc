@@ -12,6 +12,7 @@
 #include "core/duration.h"
 #include "core/log_read.h"
 #include "core/strings.h"
+#include "daemon/http/metric_series.h"
 #include "daemon/http/server.h"
 #include "daemon/notify/outbox.h"
 #include "daemon/server/coordinator.h"
@@ -232,6 +233,25 @@ TEST(DocsNumbersTest, EventLineAndLogReadBoundsMatchTheCode) {
                      StrCat("reads the log in ", DocBytes(kMaxLogReadBytes), " pages")},
                     "core/log_read.h: " + SizeConstant("kMaxLogReadBytes", kMaxLogReadBytes) +
                         ", " + SizeConstant("kDefaultLogReadBytes", kDefaultLogReadBytes));
+}
+
+// GET /metric-series's bounds, as docs/http-api.md ("One metric across runs") states them.
+TEST(DocsNumbersTest, MetricSeriesBoundsMatchTheCode) {
+  DocPage api = LoadDocPage("docs/http-api.md");
+  const std::string code =
+      StrCat("daemon/http/metric_series.h: kMaxSeriesRuns = ", http::kMaxSeriesRuns,
+             ", kDefaultSeriesPoints = ", http::kDefaultSeriesPoints,
+             ", kMaxSeriesPoints = ", http::kMaxSeriesPoints,
+             ", kMaxScannedPoints = ", http::kMaxScannedPoints);
+  ExpectPassageSays(api, "- `runs`: at most",
+                    {StrCat("`runs`: at most ", DocCount(http::kMaxSeriesRuns), " (")}, code);
+  ExpectPassageSays(api, "- `points` (default",
+                    {StrCat("`points` (default ", DocCount(http::kDefaultSeriesPoints),
+                            ", from 2 to ", DocCount(http::kMaxSeriesPoints), ")")},
+                    code);
+  ExpectPassageSays(api, "points of one run are read",
+                    {StrCat("At most ", DocCount(http::kMaxScannedPoints), " points of one run")},
+                    code);
 }
 
 // A workflow's `retry` defaults (docs/workflow-format.md's `retry` table) are RetryPolicy's.

@@ -1116,6 +1116,155 @@ const logCases = {
 };
 Object.assign(cases, logCases);
 
+// --- Metrics across runs, and Compare of 100 runs -------------------------------------------
+// One workflow of 20 params (3 set per run, 17 the same in all) and 30 metrics: finetune.loss
+// and finetune.lr by step (10 steps), bench.acceptance and bench.m01..m27 once each. Submitted
+// 100 times through the CLI, once for both cases.
+const MANY_RUNS = 100;
+let manyRunIds = null;
+
+function manyWorkflow() {
+  const fixed = Array.from({ length: 17 }, (_, i) => `p${String(i + 1).padStart(2, "0")}: "v${i + 1}"`);
+  const script = [
+    "seed=$1; lr=$2",
+    "i=0",
+    "while [ $i -lt 10 ]; do",
+    "  i=$((i+1))",
+    `  echo "{\\"metric\\": {\\"name\\": \\"loss\\", \\"value\\": $(( (seed + 10) * 100 / i )), \\"step\\": $i}}" >> "$LONGHAUL_EVENTS"`,
+    `  echo "{\\"metric\\": {\\"name\\": \\"lr\\", \\"value\\": $lr, \\"step\\": $i}}" >> "$LONGHAUL_EVENTS"`,
+    "done",
+  ].join("\n");
+  const bench = [
+    "seed=$1",
+    `printf '{"metric": {"name": "acceptance", "value": 0.%02d}}\\n' "$seed" >> "$LONGHAUL_EVENTS"`,
+    "k=1",
+    "while [ $k -le 27 ]; do",
+    `  printf '{"metric": {"name": "m%02d", "value": %d}}\\n' "$k" "$((seed * k))" >> "$LONGHAUL_EVENTS"`,
+    "  k=$((k+1))",
+    "done",
+  ].join("\n");
+  const file = path.join(tmp, "many.yaml");
+  writeFileSync(file, `name: ui-many
+params: {seed: "0", lr: "0.1", engine: "a", ${fixed.join(", ")}}
+defaults: {resources: {cpus: 0.01}}
+stages:
+  finetune:
+    run: [/bin/sh, -c, ${JSON.stringify(script)}, sh, "\${params.seed}", "\${params.lr}"]
+  bench:
+    needs: [finetune]
+    run: [/bin/sh, -c, ${JSON.stringify(bench)}, sh, "\${params.seed}"]
+`);
+  return file;
+}
+
+/** The 100 runs of ui-many (seed = 0..99), made once and waited for. */
+async function manyRuns() {
+  if (manyRunIds) return manyRunIds;
+  const file = manyWorkflow();
+  const ids = [];
+  for (let seed = 0; seed < MANY_RUNS; seed++) {
+    ids.push(cluster.submit(file, ["--set", `seed=${seed}`, "--set", `lr=0.${seed % 7 + 1}`,
+      "--set", `engine=${seed % 2 ? "b" : "a"}`]));
+  }
+  for (const id of ids) await cluster.waitRun(id, /SUCCEEDED|FAILED|CANCELLED/, 300_000);
+  for (const id of [ids[0], ids[ids.length - 1]]) {
+    check(/SUCCEEDED/.test((await cluster.api(`/runs/${id}`)).status), `run ${id} of ui-many did not succeed`);
+  }
+  manyRunIds = ids;
+  return ids;
+}
+
+const metricRunsCases = {
+  // Three runs' finetune.loss on one chart: a line per run, each legend entry the run and the
+  // params that differ between the three; hide one, log scale, hover; then the acceptance of
+  // the workflow's last 50 runs, one value per run.
+  async metric_series() {
+    const ids = await manyRuns();
+    const three = ids.slice(-4, -1); // seeds 96..98: lr 0.6, 0.7, 0.1; engine a, b, a
+    await open("/runs?workflow=ui-many&limit=10");
+    const table = page.locator('[data-testid="runs-table"]');
+    for (const id of three) await table.locator(`tr[data-run="${id}"] input[type="checkbox"]`).check({ timeout: T });
+    await page.locator('[data-testid="chart-selected"]').click();
+    await page.waitForURL(new RegExp(`#/metrics\\?runs=${three.join(",")}`), { timeout: T });
+    await page.locator('[data-testid="series-metric"]').fill("finetune.loss");
+    await page.locator('[data-testid="series-apply"]').click();
+    const legend = page.locator('[data-testid="series-legend"]');
+    await legend.locator("li").nth(2).waitFor({ timeout: T });
+    check(await legend.locator("li").count() === 3, "not one legend entry per run");
+    for (const id of three) {
+      const seed = ids.indexOf(id);
+      const li = legend.locator(`li[data-run="${id}"]`);
+      await textMatches(li.locator(".label"),
+        new RegExp(`^run ${id} · engine=${seed % 2 ? "b" : "a"}, lr=0\\.${seed % 7 + 1}, seed=${seed}$`));
+      check(await li.getAttribute("data-points") === "10", `run ${id}: not 10 points drawn`);
+    }
+    check(await page.locator('[data-testid="step-chart"]').getAttribute("data-series") === "3", "not 3 series");
+    // The plot's area (uPlot's .u-over): its left edge is step 1.
+    const box = await page.locator('[data-testid="step-chart"] .u-over').boundingBox();
+    await page.mouse.move(box.x + 20, box.y + 20);
+    await page.mouse.move(box.x + 1, box.y + 10, { steps: 4 });
+    await textMatches(page.locator('[data-testid="step-chart-hover"]'), /^run \d+ · .* · step 1 · \d+/);
+    await shot("metric-series");
+    await legend.locator(`li[data-run="${three[0]}"] button`).click();
+    await legend.locator(`li[data-run="${three[0]}"][data-shown="false"]`).waitFor({ timeout: T });
+    await page.locator('[data-testid="series-log"]').check();
+    await page.waitForURL(/[?&]log=1/, { timeout: T });
+    await page.locator('[data-testid="step-chart"] canvas').waitFor({ timeout: T });
+    // Over runs: the workflow's last 50, the greatest acceptance of each.
+    await open("/metrics?workflow=ui-many&last=50&metric=bench.acceptance&value=max");
+    await textMatches(page.locator('[data-testid="over-runs-note"]'), /50 of 50 runs have a value/);
+    await textMatches(page.locator(".empty-note"), /at most one value of this metric/);
+    const overArea = page.locator('[data-testid="over-runs-chart"] .u-over');
+    await overArea.scrollIntoViewIfNeeded();
+    const ob = await overArea.boundingBox();
+    await page.mouse.move(ob.x + ob.width - 20, ob.y + 10);
+    await page.mouse.move(ob.x + ob.width - 1, ob.y + 8, { steps: 3 });
+    await textMatches(page.locator('[data-testid="over-runs-chart-hover"]'),
+      new RegExp(`^run ${ids[ids.length - 1]} · .*seed=99 · max 0\\.99$`));
+    await shot("metric-over-runs");
+  },
+
+  // Compare of 100 runs: a row per run, the 17 params equal in all on one line, the 3 that
+  // differ as columns, 30 metric columns with the greatest acceptance marked (seed 99's). The
+  // time from the last run's data to the table's first rows on screen is printed.
+  async compare_hundred() {
+    const ids = await manyRuns();
+    await open(`/compare?runs=${ids.join(",")}`);
+    const wide = page.locator('[data-testid="compare-wide"]');
+    await wide.locator("tbody tr[data-run]").first().waitFor({ timeout: T });
+    const t = await page.evaluate(() => {
+      const runs = performance.getEntriesByType("resource").filter((e) => /\/api\/v1\/runs\/\d+\?attempts=1$/.test(e.name));
+      const data = Math.max(...runs.map((e) => e.responseEnd));
+      return { data, drawn: Number(document.querySelector('[data-testid="compare-wide"]').dataset.drawnAt), n: runs.length };
+    });
+    check(t.n >= MANY_RUNS && t.drawn > 0, `no timing (${JSON.stringify(t)})`);
+    const ms = t.drawn - t.data;
+    console.log(`  compare of ${MANY_RUNS} runs (30 metrics, 20 params): the table drawn ${ms.toFixed(0)} ms after the last run's data`);
+    check(ms <= 1000, `compare of ${MANY_RUNS} runs drawn ${ms.toFixed(0)} ms after its data (target 1 s)`);
+    check(await wide.getAttribute("data-runs") === String(MANY_RUNS), "not 100 runs");
+    check(await wide.getAttribute("data-metrics") === "30", `not 30 metrics: ${await wide.getAttribute("data-metrics")}`);
+    check(await wide.getAttribute("data-params") === "3", "not the 3 differing params");
+    const same = page.locator('[data-testid="params-same"]');
+    await textMatches(same, /^same in all: p01=v1, p02=v2, .*p17=v17$/);
+    check(await same.locator("[data-param]").count() === 17, "not 17 params the same in all");
+    check(await wide.locator("tbody tr[data-run]").count() < MANY_RUNS, "every row is in the page (not virtualised)");
+    await shot("compare-hundred");
+    await page.locator(".compare-wide").evaluate((el) => { el.scrollTop = el.scrollHeight; });
+    const lastRow = wide.locator(`tr[data-run="${ids[ids.length - 1]}"]`);
+    await lastRow.waitFor({ timeout: T });
+    const col = await wide.locator("thead th").evaluateAll((ths) =>
+      ths.findIndex((th) => th.dataset.metric === "bench.acceptance"));
+    check(col > 0, "no bench.acceptance column");
+    const cell = lastRow.locator("th, td").nth(col);
+    check(await cell.getAttribute("data-extreme") === "max", "seed 99's acceptance is not marked the greatest");
+    await textMatches(cell, /^0\.99$/);
+    const firstCell = wide.locator(`tr[data-run="${ids[0]}"]`);
+    await page.locator(".compare-wide").evaluate((el) => { el.scrollTop = 0; });
+    await textMatches(firstCell.locator("th, td").nth(col), /^0(\.0+)?$/);
+    check(await firstCell.locator("th, td").nth(col).getAttribute("data-extreme") === "min", "seed 0's acceptance is not the least");
+  },
+};
+Object.assign(cases, metricRunsCases);
 // ---- New run: submitting from the UI (a param form, the server's validation errors, a
 // read-only token) ----
 
@@ -1273,6 +1422,7 @@ async function main() {
     "big_run_graph", "table_messages", // big runs; before no_csp_violation, which checks them too
     "url_state",
     "submit_param_form", "submit_validation_error", "submit_read_only",
+    "metric_series", "compare_hundred",
     "no_csp_violation"];
   for (const name of order) {
     if (ONLY.length && !ONLY.includes(name)) continue;

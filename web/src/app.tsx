@@ -14,6 +14,7 @@ import { StageView } from "./views/StagePanel";
 import { NewRunView } from "./views/NewRunView";
 import { PivotView } from "./views/PivotView";
 import { CompareView } from "./views/CompareView";
+import { MetricRunsView } from "./views/MetricRunsView";
 import { AgentsView } from "./views/AgentsView";
 import { AuditView } from "./views/AuditView";
 
@@ -50,6 +51,7 @@ function Nav({ route }: { route: Route }) {
         <a class={runsActive} href="#/runs">Runs</a>
         <a class={at("new")} href="#/new" data-testid="nav-new-run">New run</a>
         <a class={at("compare")} href="#/compare">Compare</a>
+        <a class={at("metrics")} href="#/metrics">Metrics</a>
         <a class={at("agents")} href="#/agents">Agents</a>
         <a class={at("audit")} href="#/audit">Audit</a>
       </nav>
@@ -68,6 +70,7 @@ function View({ route }: { route: Route }) {
     case "pivot": return <PivotView id={route.run} />;
     case "new": return <NewRunView />;
     case "compare": return <CompareView ids={route.runs} query={route.query} />;
+    case "metrics": return <MetricRunsView query={route.query} />;
     case "agents": return <AgentsView />;
     case "audit": return <AuditView />;
     default: return <div class="card"><h2>Not found</h2><p>No page at {route.path}.</p></div>;

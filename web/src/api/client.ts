@@ -1,11 +1,13 @@
 // The typed client of longhauld's JSON API (/api/v1). Every function returns converted,
 // number-typed messages (convert.ts) or throws an ApiError carrying the server's message.
 import {
-  toAgent, toAttempt, toAuditEntry, toGpu, toListRuns, toMetricPage, toRun, toStageGpus,
+  toAgent, toAttempt, toAuditEntry, toGpu, toListRuns, toMetricPage, toMetricSeriesResponse, toRun,
+  toStageGpus,
   toSubmitResponse,
 } from "./convert";
 import type {
   AgentInfo, Attempt, AuditEntry, GpuInfo, ListRunsResponse, LogChunk, LogSearchResult, MetricPage,
+  MetricSeriesResponse,
   PivotRequest,
   Run, StageGpus, SubmitRequest, SubmitRunResponse, WhoAmI,
 } from "./types";
@@ -113,6 +115,16 @@ export async function listMetrics(run: number, stage: string, after: string): Pr
   const q = new URLSearchParams({ limit: "1000" });
   if (after) q.set("after", after);
   return toMetricPage(await getJson(`${stagePath(run, stage)}/metrics?${q}`));
+}
+
+/** The most runs GET /metric-series answers for in one request (docs/http-api.md). */
+export const MAX_SERIES_RUNS = 100;
+
+/** One metric ("stage.name") in each of the runs, at most `points` points a run. */
+export async function getMetricSeries(metric: string, runs: number[],
+                                      points = 1000): Promise<MetricSeriesResponse> {
+  const q = new URLSearchParams({ metric, runs: runs.join(","), points: String(points) });
+  return toMetricSeriesResponse(await getJson(`/metric-series?${q.toString().replace(/%2C/g, ",")}`));
 }
 
 /** A stage's GPU telemetry: per attempt and GPU, and the stage's summary. */

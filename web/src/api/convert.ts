@@ -5,7 +5,8 @@
 import type {
   AgentInfo, Artifact, Attempt, AttemptEnvironment, AttemptGpuSeries, AuditEntry, GpuHealth, GpuInfo, GpuPoint,
   GpuReading, GpuUsage, ListRunsResponse, Metric, PlanEntry, Progress, Resources, Run,
-  RunUpdate, SourceState, Stage, StageGpus, SubmitRunResponse, MetricPage,
+  RunUpdate, SourceState, Stage, StageGpus, SubmitRunResponse, MetricPage, MetricSeries,
+  MetricSeriesResponse,
 } from "./types";
 
 type Json = Record<string, any>;
@@ -242,4 +243,17 @@ export const toAuditEntry = (j: Json): AuditEntry => ({
   id: num(j.id), ts_ms: num(j.ts_ms), principal: str(j.principal), role: str(j.role),
   peer: str(j.peer), action: str(j.action), target: str(j.target), detail: str(j.detail),
   result: str(j.result),
+});
+
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v));
+
+export const toMetricSeries = (j: Json): MetricSeries => ({
+  run_id: num(j.run_id), steps: arr(j.steps, num), values: arr(j.values, numOrNull),
+  ts_ms: arr(j.ts_ms, num), total_points: num(j.total_points), thinned: !!j.thinned,
+  truncated: !!j.truncated, last: numOrNull(j.last), min: numOrNull(j.min), max: numOrNull(j.max),
+  error: str(j.error),
+});
+
+export const toMetricSeriesResponse = (j: Json): MetricSeriesResponse => ({
+  metric: str(j.metric), points: num(j.points), series: arr(j.series, toMetricSeries),
 });

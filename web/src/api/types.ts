@@ -182,3 +182,15 @@ export interface AuditEntry {
   id: number; ts_ms: number; principal: string; role: string; peer: string; action: string;
   target: string; detail: string; result: string;
 }
+
+/** One run's points of one metric (GET /metric-series): columns, thinned to at most `points`. */
+export interface MetricSeries {
+  run_id: number; steps: number[]; values: Array<number | null>; ts_ms: number[];
+  total_points: number; thinned: boolean; truncated: boolean;
+  /** Over every point stored (read), thinned or not; null when it has none. */
+  last: number | null; min: number | null; max: number | null;
+  /** Why the run has no series (no such run, or no such stage in it); "" otherwise. */
+  error: string;
+}
+
+export interface MetricSeriesResponse { metric: string; points: number; series: MetricSeries[] }

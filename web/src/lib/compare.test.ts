@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { toRun } from "../api/convert";
 import {
   anyHeldGpu, gpuDelta, gpuStageRows, gpuText, gpuValue, idleShare, idleText, metricMap, metricRows,
-  paramRows, stageRows,
+  paramRows, paramSplit, extremes, extremeOf, stageRows,
 } from "./compare";
 
 const a = toRun({
@@ -22,6 +22,16 @@ const b = toRun({
 });
 
 describe("compare", () => {
+  it("splits the params into those that differ and those the same in all", () => {
+    const c = toRun({ id: "5", params: { spec_engine: "refengine", epochs: "3", extra: "x" } });
+    expect(paramSplit([a, b, c])).toEqual({ differing: ["extra", "spec_engine"], same: [["epochs", "3"]] });
+  });
+  it("marks the least and greatest value, none when all are equal", () => {
+    const ex = extremes([0.5, undefined, 0.9, 0.1, NaN]);
+    expect(ex).toEqual({ min: 0.1, max: 0.9 });
+    expect([0.9, 0.1, 0.5, undefined].map((v) => extremeOf(v, ex))).toEqual(["max", "min", "", ""]);
+    expect(extremes([2, 2])).toBe(null);
+  });
   it("lists the params that differ, or all of them", () => {
     expect(paramRows([a, b], false)).toEqual(["spec_engine"]);
     expect(paramRows([a, b], true)).toEqual(["epochs", "spec_engine"]);

@@ -19,6 +19,41 @@ export function paramRows(runs: Run[], all: boolean): string[] {
   return [...names].sort().filter((k) => all || new Set(runs.map((r) => r.params[k] ?? "\u0000")).size > 1);
 }
 
+/**
+ * The params split for many runs: `differing` (names whose values are not all equal, a run
+ * without the param counting as a value of its own), sorted, and `same` (name, value) for
+ * those every run has with one value, sorted: shown as one line "same in all: ...".
+ */
+export function paramSplit(runs: Run[]): { differing: string[]; same: Array<[string, string]> } {
+  const all = paramRows(runs, true);
+  const differing: string[] = [];
+  const same: Array<[string, string]> = [];
+  for (const k of all) {
+    const first = runs[0]?.params[k];
+    if (first !== undefined && runs.every((r) => r.params[k] === first)) same.push([k, first]);
+    else differing.push(k);
+  }
+  return { differing, same };
+}
+
+/** The smallest and largest of the values known (undefined: not known), when they differ. */
+export function extremes(values: Array<number | undefined>): { min: number; max: number } | null {
+  let min = Infinity;
+  let max = -Infinity;
+  for (const v of values) {
+    if (v === undefined || Number.isNaN(v)) continue;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  return min < max ? { min, max } : null;
+}
+
+/** "max", "min" or "" for a value of a row whose extremes are `ex`. */
+export function extremeOf(v: number | undefined, ex: { min: number; max: number } | null): "" | "min" | "max" {
+  if (!ex || v === undefined) return "";
+  return v === ex.max ? "max" : v === ex.min ? "min" : "";
+}
+
 /** Stage names in the order of the first run that has them. */
 export function stageRows(runs: Run[]): string[] {
   const seen = new Set<string>();

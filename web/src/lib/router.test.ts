@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
-  href, parseLogLocation, parseRoute, parseRunsCursors, parseRunViewState, withRunsCursors,
+  href, parseLogLocation, parseMetricsPage, parseRoute, parseRunsCursors, parseRunViewState,
+  withRunsCursors,
 } from "./router";
 
 describe("log location", () => {
@@ -72,5 +73,19 @@ describe("compare options", () => {
       expect(r.query.get("metric")).toBe("bench.tps,eval.acc");
     }
     expect(href.compare([3, 4])).toBe("#/compare?runs=3,4");
+  });
+});
+
+describe("metrics page", () => {
+  it("puts the runs or the workflow, the metric, log scale and the run's value in the URL", () => {
+    const st = { runs: [3, 4], metric: "finetune.loss", log: true, value: "max" };
+    const h = href.metrics(st);
+    expect(h).toBe("#/metrics?runs=3,4&metric=finetune.loss&log=1&value=max");
+    const r = parseRoute(h);
+    expect(r.view).toBe("metrics");
+    if (r.view === "metrics") expect(parseMetricsPage(r.query)).toEqual(st);
+    const wf = { workflow: "eagle3-local", last: 50, metric: "bench.acceptance" };
+    expect(parseMetricsPage(new URLSearchParams(href.metrics(wf).split("?")[1]))).toEqual(wf);
+    expect(parseMetricsPage(new URLSearchParams("runs=x,-1&last=0"))).toEqual({});
   });
 });

@@ -85,6 +85,33 @@ export function withRunsCursors(query: URLSearchParams, cursors: string[]): URLS
   return n;
 }
 
+/** The metrics page (#/metrics): which runs, which metric, how it is drawn. */
+export interface MetricsPageState {
+  runs?: number[]; // these runs; or
+  workflow?: string; // the last `last` runs of this workflow (name exactly)
+  last?: number;
+  metric?: string; // "stage.name"
+  log?: boolean; // a log scale for the values
+  value?: string; // the run's value over runs: "last" (final), "min", "max"
+}
+
+export function parseMetricsPage(query: URLSearchParams): MetricsPageState {
+  const st: MetricsPageState = {};
+  const runs = (query.get("runs") ?? "").split(",").map((s) => Number(s.trim()))
+    .filter((n) => Number.isInteger(n) && n > 0);
+  if (runs.length) st.runs = runs;
+  const wf = query.get("workflow");
+  if (wf) st.workflow = wf;
+  const last = Number(query.get("last") ?? "");
+  if (Number.isInteger(last) && last > 0) st.last = last;
+  const metric = query.get("metric");
+  if (metric) st.metric = metric;
+  if (query.get("log") === "1") st.log = true;
+  const value = query.get("value");
+  if (value) st.value = value;
+  return st;
+}
+
 export type Route =
   | { view: "runs"; query: URLSearchParams }
   | { view: "run"; run: number; state: RunViewState }
@@ -92,6 +119,7 @@ export type Route =
   | { view: "pivot"; run: number }
   | { view: "new" }
   | { view: "compare"; runs: number[]; query: URLSearchParams }
+  | { view: "metrics"; query: URLSearchParams }
   | { view: "agents" }
   | { view: "audit" }
   | { view: "notfound"; path: string };
@@ -118,6 +146,7 @@ export function parseRoute(hash: string): Route {
     return { view: "compare", runs, query };
   }
   if (parts[0] === "new" && parts.length === 1) return { view: "new" };
+  if (parts[0] === "metrics" && parts.length === 1) return { view: "metrics", query };
   if (parts[0] === "agents" && parts.length === 1) return { view: "agents" };
   if (parts[0] === "audit" && parts.length === 1) return { view: "audit" };
   return { view: "notfound", path };
@@ -137,6 +166,17 @@ export const href = {
     return `#/compare?${q.toString().replace(/%2C/g, ",")}`;
   },
   newRun: () => "#/new",
+  /** One metric across runs: the runs given, or a workflow's last `last` runs. */
+  metrics: (opts: MetricsPageState) => {
+    const q = new URLSearchParams();
+    if (opts.runs?.length) q.set("runs", opts.runs.join(","));
+    if (opts.workflow) q.set("workflow", opts.workflow);
+    if (opts.last) q.set("last", String(opts.last));
+    if (opts.metric) q.set("metric", opts.metric);
+    if (opts.log) q.set("log", "1");
+    if (opts.value && opts.value !== "last") q.set("value", opts.value);
+    return `#/metrics${q.toString() ? "?" + q.toString().replace(/%2C/g, ",") : ""}`;
+  },
   agents: () => "#/agents",
   audit: () => "#/audit",
 };

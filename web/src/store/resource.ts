@@ -1,6 +1,7 @@
 // One store for what the page shows: results of API reads kept by key, refreshed by polling,
-// and read by components on each (throttled) render. A key's first answer renders at once (a
-// page waits for it); later ones ask for a render, so the page re-renders at most once a second.
+// and read by components on each (throttled) render. A finished fetch asks for a render; it
+// never renders by itself, so the page re-renders at most once a second (the first data under
+// a key excepted: it is drawn at once).
 import { useEffect } from "preact/hooks";
 import { ApiError } from "../api/client";
 import { renderNow, requestRender } from "./scheduler";
@@ -22,7 +23,7 @@ export async function refresh<T>(key: string, load: () => Promise<T>): Promise<v
   }
   if (e.inflight) return;
   e.inflight = true;
-  const first = e.data === null && e.error === null;
+  const first = e.data === null;
   try {
     e.data = await load();
     e.error = null;
@@ -30,7 +31,8 @@ export async function refresh<T>(key: string, load: () => Promise<T>): Promise<v
     e.error = err instanceof ApiError ? err : new ApiError(String(err), 0, "UNKNOWN");
   } finally {
     e.inflight = false;
-    if (first) renderNow();
+    // The first data under a key is what the page waits for: drawn at once, not throttled.
+    if (first && e.data !== null) renderNow();
     else requestRender();
   }
 }

@@ -2,12 +2,13 @@
 // stage's state and where it was reused from, what each cost, what their GPUs did, every
 // metric with the difference to the first run, and a bar chart of the chosen metrics (the
 // campaign's by default).
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { getRun } from "../api/client";
 import type { Run } from "../api/types";
 import {
-  anyHeldGpu, CAMPAIGN_METRICS, findStage, gpuDelta, gpuStageRows, gpuText, metricMap, metricRows,
-  paramRows, RUN_GPU_MEASURES, STAGE_GPU_MEASURES, stageRows,
+  anyHeldGpu, CAMPAIGN_METRICS, extremes, findStage, gpuDelta, gpuStageRows, gpuText, metricMap,
+  metricRows, paramSplit, RUN_GPU_MEASURES, STAGE_GPU_MEASURES, stageRows,
 } from "../lib/compare";
 import { parseRunIds, workflowMismatch } from "../lib/filters";
 import { formatDelta, formatDeltaDuration, formatDuration, formatGpuHours, formatMetric } from "../lib/format";
@@ -17,6 +18,7 @@ import { isTerminalRun } from "../lib/status";
 import { useResource } from "../store/resource";
 import { Badge, Empty, ErrorBox, Section } from "./common";
 import { BarChart } from "./BarChart";
+import { MetricCell, SameInAll, WIDE_COMPARE_RUNS, WideCompare } from "./CompareWide";
 
 /** Compare's options besides the runs, as in its URL: every param or the differing, the charted metrics. */
 interface CompareOptions { all: boolean; metric: string[] }
@@ -101,21 +103,34 @@ function Provenance({ runs }: { runs: Run[] }) {
   );
 }
 
-function Params({ runs, all, setAll }: { runs: Run[]; all: boolean; setAll: (on: boolean) => void }) {
-  const rows = paramRows(runs, all);
+/** The params that differ first, then (all) the rest, or one line of those the same in all. */
+function Params({ runs, all }: { runs: Run[]; all: boolean }) {
+  const { differing, same } = paramSplit(runs);
+  const rows = all ? [...differing, ...same.map(([k]) => k)] : differing;
   return (
-    <Section title={all ? "Params" : "Params that differ"} actions={
-      <label class="check"><input type="checkbox" checked={all} data-testid="all-params"
-        onChange={(e) => setAll((e.target as HTMLInputElement).checked)} /> show all</label>}>
+    <>
       {rows.length === 0 ? <Empty>All params are the same.</Empty> : (
-        <table class="grid compare"><thead><RunHeads runs={runs.slice(0, runs.length)} /></thead>
-          <tbody>{rows.map((k) => (
-            <tr key={k} class={new Set(runs.map((r) => r.params[k])).size > 1 ? "differs" : ""}>
+        <table class="grid compare" data-testid="compare-params"><thead><RunHeads runs={runs} /></thead>
+          <tbody>{rows.map((k, i) => (
+            <tr key={k} data-param={k} class={i < differing.length ? "differs" : ""}>
               <th class="mono">{k}</th>
               {runs.map((r) => <td key={r.id} class="mono">{r.params[k] ?? "–"}</td>)}
               {runs.slice(1).map((r) => <td key={`d${r.id}`} />)}
             </tr>))}
           </tbody></table>)}
+      {!all && <SameInAll same={same} />}
+    </>
+  );
+}
+
+function ParamsSection({ runs, all, setAll, children, title }: {
+  runs: Run[]; all: boolean; setAll: (on: boolean) => void; children: ComponentChildren; title?: string;
+}) {
+  return (
+    <Section title={title ?? (all ? "Params" : "Params that differ")} actions={
+      <label class="check"><input type="checkbox" checked={all} data-testid="all-params"
+        onChange={(e) => setAll((e.target as HTMLInputElement).checked)} /> show all</label>}>
+      {runs.length > 0 && children}
     </Section>
   );
 }
@@ -189,6 +204,7 @@ function Gpus({ runs }: { runs: Run[] }) {
 function Metrics({ runs }: { runs: Run[] }) {
   const maps = runs.map(metricMap);
   const rows = metricRows(runs);
+  const ex = new Map(rows.map((k) => [k, extremes(maps.map((m) => m.get(k)))]));
   return (
     <Section title="Every metric">
       {rows.length === 0 ? <Empty>No metrics.</Empty> : (
@@ -197,7 +213,7 @@ function Metrics({ runs }: { runs: Run[] }) {
           <tbody>{rows.map((k) => (
             <tr key={k} data-metric={k}>
               <th class="mono">{k}</th>
-              {maps.map((m, i) => <td key={i} class="num">{m.has(k) ? formatMetric(m.get(k)!) : "–"}</td>)}
+              {maps.map((m, i) => <MetricCell key={i} v={m.get(k)} ex={ex.get(k) ?? null} />)}
               {maps.slice(1).map((m, i) => (
                 <td key={`d${i}`} class="num delta">{m.has(k) && maps[0].has(k) ? formatDelta(maps[0].get(k)!, m.get(k)!) : ""}</td>
               ))}
@@ -224,7 +240,8 @@ export function CompareView({ ids, query }: { ids: number[]; query: URLSearchPar
       <div class="page-head">
         <div>
           <div class="crumbs"><a href="#/runs">Runs</a> / compare</div>
-          <h1>Compare {ids.length ? ids.map((i) => `run ${i}`).join(" · ") : "runs"}</h1>
+          <h1>Compare {ids.length > WIDE_COMPARE_RUNS ? `${ids.length} runs`
+            : ids.length ? ids.map((i) => `run ${i}`).join(" · ") : "runs"}</h1>
           {live && <p class="desc">Some runs are still running; values update every few seconds.</p>}
         </div>
       </div>
@@ -233,7 +250,19 @@ export function CompareView({ ids, query }: { ids: number[]; query: URLSearchPar
       {ids.length < 2 && <Empty>Pick two or more runs (or tick them on the Runs page).</Empty>}
       {workflowMismatch(runs) && (
         <p class="note warn" data-testid="workflow-mismatch">{workflowMismatch(runs)}</p>)}
-      {runs.length >= 1 && (
+      {ids.length > WIDE_COMPARE_RUNS && (
+        <>
+          <p class="muted" data-testid="compare-wide-note">
+            {ids.length} runs: a row per run. <a href={href.metrics({ runs: ids })}>Chart a metric of these runs</a>
+          </p>
+          <ParamsSection runs={runs} all={opts.all} setAll={setAll}
+                         title={`Runs, params${opts.all ? "" : " that differ"} and metrics`}>
+            <WideCompare key={ids.join(",")} runs={runs} all={opts.all} />
+          </ParamsSection>
+          <Provenance runs={runs} />
+        </>
+      )}
+      {ids.length <= WIDE_COMPARE_RUNS && runs.length >= 1 && (
         <>
           <Provenance runs={runs} />
           <Campaign runs={runs} />
@@ -243,10 +272,11 @@ export function CompareView({ ids, query }: { ids: number[]; query: URLSearchPar
                         values={runs.map((r) => { const m = metricMap(r); return bars.map((k) => m.get(k)); })} />
             </Section>
           )}
-          <Params runs={runs} all={opts.all} setAll={setAll} />
+          <ParamsSection runs={runs} all={opts.all} setAll={setAll}><Params runs={runs} all={opts.all} /></ParamsSection>
           <Stages runs={runs} />
           <Gpus runs={runs} />
           <Metrics runs={runs} />
+          {ids.length >= 2 && <p class="muted small"><a href={href.metrics({ runs: ids })} data-testid="compare-chart">Chart a metric of these runs by step</a></p>}
         </>
       )}
     </div>

@@ -24,7 +24,7 @@ function SingleValue({ name, value, stepped }: { name: string; value: number; st
 }
 
 /** A colour of the page's palette (styles.css; dark under prefers-color-scheme), for the canvas. */
-function chartColour(name: string, fallback: string): string {
+export function chartColour(name: string, fallback: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
 }
 

@@ -123,6 +123,7 @@ export function RunsView({ query }: { query: URLSearchParams }) {
   const runs = res.data?.runs ?? [];
   const next = res.data?.next_page_token ?? "";
   const metrics = q.metrics ?? [];
+  const workflows = new Set(runs.map((r) => r.workflow_name));
   const toggle = (id: number, on: boolean) =>
     setSelected(on ? [...selected.filter((x) => x !== id), id] : selected.filter((x) => x !== id));
   return (
@@ -130,6 +131,15 @@ export function RunsView({ query }: { query: URLSearchParams }) {
       <div class="page-head">
         <h1>Runs</h1>
         <div class="actions">
+          {workflows.size === 1 && (
+            <a href={href.metrics({ workflow: [...workflows][0], metric: metrics[0] })} data-testid="chart-workflow"
+               title="a metric of this workflow's last runs, by step and over runs">
+              Chart {[...workflows][0]}'s runs</a>)}
+          <button disabled={selected.length < 1} data-testid="chart-selected"
+                  title="a metric of the ticked runs on one chart, one line per run"
+                  onClick={() => navigate(href.metrics({ runs: [...selected].sort((a, b) => a - b), metric: metrics[0] }))}>
+            Chart metric
+          </button>
           <button disabled={selected.length < 2} data-testid="compare-selected"
                   onClick={() => navigate(href.compare([...selected].sort((a, b) => a - b)))}>
             Compare {selected.length >= 2 ? `(${selected.length})` : "selected"}

@@ -1,7 +1,7 @@
 // The table `longhaul watch` prints: per stage its state, progress bar, done/total and unit,
 // rate, ETA (counting down), elapsed, attempt, reason and last message, "updated 2 min ago",
 // and what it cost (wall time, GPU-hours).
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useRef } from "preact/hooks";
 import type { Stage } from "../api/types";
 import {
   elapsedMs, formatAgo, formatDone, formatDuration, formatEta, formatGpuHours, formatRate,
@@ -9,7 +9,7 @@ import {
 import { href } from "../lib/router";
 import { isTerminalStage, messageLevel } from "../lib/status";
 import { rowWindow } from "../lib/virtual";
-import { Badge, ProgressBar } from "./common";
+import { Badge, ProgressBar, useScrollTop } from "./common";
 
 /** Why the stage is where it is: reuse, a retry's backoff, the failure reason. */
 export function stageNote(s: Stage, now: number): string {
@@ -114,17 +114,7 @@ function PlainTable({ runId, stages, now, focused }:
 
 function VirtualTable({ runId, stages, now, focused }:
     { runId: number; stages: Stage[]; now: number; focused?: string }) {
-  const box = useRef<HTMLDivElement>(null);
-  const [scrollTop, setScrollTop] = useState(0);
-  const frame = useRef(0);
-  const onScroll = () => {
-    if (frame.current) return;
-    frame.current = requestAnimationFrame(() => {
-      frame.current = 0;
-      if (box.current) setScrollTop(box.current.scrollTop);
-    });
-  };
-  useEffect(() => () => cancelAnimationFrame(frame.current), []);
+  const { box, scrollTop, setScrollTop, onScroll } = useScrollTop();
   // The focused stage is scrolled into the middle of the view.
   useEffect(() => {
     if (!focused || !box.current) return;

@@ -1,5 +1,6 @@
 // Small building blocks shared by the views. Text is always rendered as text (JSX escapes it).
 import type { ComponentChildren } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { Progress } from "../api/types";
 import { COUNT_ORDER, stateName, tone } from "../lib/status";
 import { formatAgo, formatClock, formatIso, fractionDone } from "../lib/format";
@@ -101,4 +102,23 @@ export function NotFound({ title, message, back, backLabel }:
       <p><a href={back} data-testid="not-found-back">{backLabel}</a></p>
     </div>
   );
+}
+
+/**
+ * The scroll position of a frame that scrolls itself (a virtualised table): `box` goes on the
+ * frame, `onScroll` on its scroll event; `scrollTop` follows at most once an animation frame.
+ */
+export function useScrollTop() {
+  const box = useRef<HTMLDivElement>(null);
+  const [scrollTop, setScrollTop] = useState(0);
+  const frame = useRef(0);
+  const onScroll = () => {
+    if (frame.current) return;
+    frame.current = requestAnimationFrame(() => {
+      frame.current = 0;
+      if (box.current) setScrollTop(box.current.scrollTop);
+    });
+  };
+  useEffect(() => () => cancelAnimationFrame(frame.current), []);
+  return { box, scrollTop, setScrollTop, onScroll };
 }
