@@ -26,14 +26,6 @@ constexpr char kParamsWorkflow[] =
     "  greet:\n"
     "    run: [lh-testjob, --print, '${params.greeting} ${params.steps} ${params.lr}']\n";
 
-json ParseBody(const Result<HttpResult>& r) {
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  if (!r.ok()) return json();
-  json j = json::parse(r->body, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << r->body;
-  return j;
-}
-
 class HttpSubmitTest : public ClusterTest {
  protected:
   void Start() {
@@ -45,6 +37,12 @@ class HttpSubmitTest : public ClusterTest {
                           const std::string& body = "",
                           std::map<std::string, std::string> headers = {}) {
     return HttpRequest(addr_, method, target, body, headers);
+  }
+  // GET `target`, which must answer 200; its JSON body.
+  json GetJson(const std::string& target) {
+    auto r = Call("GET", target);
+    EXPECT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : r.status().ToString());
+    return r.ok() ? json::parse(r->body, nullptr, false) : json();
   }
   std::string addr_;
 };
@@ -58,7 +56,7 @@ TEST_F(HttpSubmitTest, DryRunNamesTheDeclaredParamsInFileOrder) {
   auto r = Call("POST", "/api/v1/runs", req.dump());
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->status, 200) << r->body;
-  json j = ParseBody(r);
+  json j = json::parse(r->body);
   EXPECT_EQ(j["workflow_name"], "form");
   json want = json::array({{{"name", "steps"}, {"default_value", "20"}, {"line", 3}},
                            {{"name", "lr"}, {"default_value", "0.1"}, {"line", 4}},
@@ -77,7 +75,7 @@ TEST_F(HttpSubmitTest, ARefusedWorkflowAnswers400WithEachProblemsPlace) {
   auto r = Call("POST", "/api/v1/runs", req.dump());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, 400) << r->body;
-  json j = ParseBody(r);
+  json j = json::parse(r->body);
   EXPECT_EQ(j["code"], "INVALID_ARGUMENT");
   EXPECT_NE(j["error"].get<std::string>().find("form.yaml:9:5: unknown key 'retyr'"),
             std::string::npos)
@@ -90,21 +88,21 @@ TEST_F(HttpSubmitTest, ARunGivesItsWorkflowTextOnlyWhenAsked) {
   auto submitted = Call("POST", "/api/v1/runs", req.dump());
   ASSERT_TRUE(submitted.ok());
   ASSERT_EQ(submitted->status, 200) << submitted->body;
-  json s = ParseBody(submitted);
+  json s = json::parse(submitted->body);
   EXPECT_EQ(s["declared_params"].size(), 3u) << submitted->body;
   std::string id = s["run"]["id"];
 
-  json with = ParseBody(Call("GET", StrCat("/api/v1/runs/", id, "?stages=-1&workflow_text=1")));
+  json with = GetJson(StrCat("/api/v1/runs/", id, "?stages=-1&workflow_text=1"));
   EXPECT_EQ(with["workflow_text"], kParamsWorkflow);
   EXPECT_EQ(with["workflow_path"], "form.yaml");
   EXPECT_EQ(with["stages"].size(), 0u);
-  json without = ParseBody(Call("GET", StrCat("/api/v1/runs/", id)));
+  json without = GetJson(StrCat("/api/v1/runs/", id));
   EXPECT_FALSE(without.contains("workflow_text")) << without.dump();
 }
 
 TEST_F(HttpSubmitTest, WhoAmIWithoutTokensIsALocalAdmin) {
   ASSERT_NO_FATAL_FAILURE(Start());
-  json j = ParseBody(Call("GET", "/api/v1/whoami"));
+  json j = GetJson("/api/v1/whoami");
   EXPECT_EQ(
       j, json({{"name", "local"}, {"role", "admin"}, {"can_submit", true}, {"can_admin", true}}));
   auto post = Call("POST", "/api/v1/whoami", "{}");
