@@ -18,7 +18,9 @@
 //                   table-first threshold, the graph is already there: 0);
 //   longest task:   the longest main-thread task (PerformanceObserver "longtask") after the
 //                   first piece: how long the page stopped answering at worst;
-// and the watch stream's size. Times are the page's own clock (performance.now()).
+// and the watch stream's size. Times are the page's own clock (performance.now()). Without a
+// browser, --n times: the watch stream read by node's fetch, from the request to its first
+// byte and to the snapshot's last piece (longhauld alone, no page).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -30,6 +32,28 @@ const SIZES = arg("sizes", "2000,20000").split(",").map(Number);
 const N = Number(arg("n", "5"));
 const UI_DIR = arg("ui-dir", "");
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+
+/** Reads the watch stream of run id: ms to its first byte and to "snapshot_complete". */
+async function watchTimes(url) {
+  const ac = new AbortController();
+  const t0 = performance.now();
+  const res = await fetch(url, { signal: ac.signal, headers: { Accept: "text/event-stream" } });
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let first = 0;
+  let tail = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${url}: the stream ended before the snapshot was complete`);
+    if (!first) first = performance.now() - t0;
+    const text = tail + dec.decode(value, { stream: true });
+    if (text.includes('"snapshot_complete":true')) break;
+    tail = text.slice(-64);
+  }
+  const complete = performance.now() - t0;
+  ac.abort();
+  return { first, complete };
+}
 
 const fmt = (xs) => `${median(xs).toFixed(0)} ms (${Math.min(...xs).toFixed(0)} - ${Math.max(...xs).toFixed(0)})`;
 
@@ -96,6 +120,15 @@ try {
     const loadToRow = [];
     const loadToStream = [];
     let bytes = 0;
+    const streamFirst = [];
+    const streamAll = [];
+    for (let i = 0; i < N; i++) {
+      const t = await watchTimes(`${cluster.httpUrl}/api/v1/runs/${id}/watch`);
+      streamFirst.push(t.first);
+      streamAll.push(t.complete);
+    }
+    console.log(`  watch stream alone, medians of ${N}: request -> first byte ${fmt(streamFirst)}; ` +
+      `request -> snapshot complete ${fmt(streamAll)}`);
     for (let i = 0; i < N; i++) {
       const ctx = await browser.newContext({ viewport: { width: 1360, height: 860 } });
       const page = await ctx.newPage();

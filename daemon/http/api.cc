@@ -9,6 +9,7 @@
 #include "core/log_read.h"
 #include "core/log_search.h"
 #include "core/strings.h"
+#include "daemon/auth/action.h"
 #include "daemon/http/json.h"
 #include "daemon/http/metric_series.h"
 #include "daemon/rpc/audited_call.h"
@@ -378,6 +379,8 @@ Response Runs(rpc::ClientApi* api, const Request& req, const std::vector<std::st
     // ?stages=N: at most N stages (0, the default: one full page; -1: only the counts).
     LH_TRY_ASSIGN(int64_t stages, IntParam(req, "stages", 0));
     q.set_stage_limit(static_cast<int32_t>(std::clamp<int64_t>(stages, -1, kMaxStagesPerMessage)));
+    // ?workflow_text=1: with the workflow file as submitted (the UI's "New run" starts from it).
+    q.set_include_workflow_text(BoolParam(req, "workflow_text"));
     return Reply(api->GetRun(q));
   }
   if (seg.size() == 3 && seg[2] == "stages") return ListStages(api, req, run);
@@ -408,6 +411,22 @@ Response Runs(rpc::ClientApi* api, const Request& req, const std::vector<std::st
   return NotFound(req);
 }
 
+// GET /whoami: who the request's token is and what its role allows, so the UI can say why a
+// button is off before the server refuses it. Without --tokens every caller is an admin.
+Response WhoAmI(const Request& req) {
+  if (req.method != "GET") return MethodNotAllowed(req, "GET");
+  auto may = [&](auth::Action a) { return req.principal.role >= auth::RequiredRole(a); };
+  nlohmann::json body = {
+      {"name", req.principal.name},
+      {"role", std::string(auth::RoleName(req.principal.role))},
+      {"can_submit", may(auth::Action::kSubmitRun)},
+      {"can_admin", may(auth::Action::kListAudit)},
+  };
+  Response r;
+  r.body = body.dump();
+  return r;
+}
+
 }  // namespace
 
 Response HandleApi(rpc::ClientApi* api, const Request& req,
@@ -415,6 +434,7 @@ Response HandleApi(rpc::ClientApi* api, const Request& req,
   if (segments.empty()) return NotFound(req);
   if (segments[0] == "runs") return Runs(api, req, segments);
   if (segments[0] == "audit" && segments.size() == 1) return ListAudit(api, req);
+  if (segments[0] == "whoami" && segments.size() == 1) return WhoAmI(req);
   if (segments[0] == "metric-series" && segments.size() == 1) return MetricSeries(api, req);
   if (segments[0] == "agents" && segments.size() == 1) {
     if (req.method != "GET") return MethodNotAllowed(req, "GET");

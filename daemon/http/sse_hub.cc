@@ -63,10 +63,9 @@ void SseHub::Stop() {
 void SseHub::Open(std::shared_ptr<SseStream> stream, int64_t run_id,
                   const std::string& last_event_id) {
   if (stopped_ || open_ >= options_.max_streams) {
-    Response r = ErrorResponse(
-        503, absl::StatusCode::kUnavailable,
-        StrCat("too many open watch streams (", open_, ", the limit is ", options_.max_streams,
-               "); close some pages or retry later"));
+    Response r = ErrorResponse(503, absl::StatusCode::kUnavailable,
+                               StrCat("too many open watch streams (", open_, ", the limit is ",
+                                      options_.max_streams, "); close some pages or retry later"));
     r.headers.emplace_back("Retry-After", "5");
     stream->Refuse(std::move(r));
     return;
@@ -115,9 +114,18 @@ void SseHub::Registered(int64_t run_id, std::shared_ptr<Feed> feed, Status statu
 void SseHub::Drain(int64_t run_id, std::weak_ptr<Feed> weak) {
   std::shared_ptr<Feed> feed = weak.lock();
   if (!feed || stopped_) return;
+  // One piece per turn of the I/O thread: a big run's first snapshot piece goes out (and other
+  // connections are served) while its other pieces wait their turn, instead of every piece
+  // being formatted before the first byte is written.
   v1::RunUpdate update;
   bool final = false;
-  while (!feed->ended && feed->watcher->Next(&update, &final, 0)) Apply(*feed, update, final);
+  if (!feed->ended && feed->watcher->Next(&update, &final, 0)) {
+    Apply(*feed, update, final);
+    if (!feed->ended) {
+      boost::asio::post(*io_, [this, run_id, weak] { Drain(run_id, weak); });
+      return;
+    }
+  }
   // Ended, or every stream left before the first snapshot came.
   if (feed->ended || (feed->ready && feed->streams.empty() && feed->waiting.empty())) {
     DropFeed(run_id);
@@ -161,8 +169,7 @@ void SseHub::Apply(Feed& feed, const v1::RunUpdate& update, bool final) {
   }
 }
 
-void SseHub::Join(Feed& feed, std::shared_ptr<SseStream> stream,
-                  const std::string& last_event_id) {
+void SseHub::Join(Feed& feed, std::shared_ptr<SseStream> stream, const std::string& last_event_id) {
   stream->Begin();
   int64_t last = -1;
   if (!last_event_id.empty()) {
@@ -171,8 +178,7 @@ void SseHub::Join(Feed& feed, std::shared_ptr<SseStream> stream,
     if (end != last_event_id.c_str() && *end == '\0') last = v;
   }
   bool held = last == feed.last_id ||
-              (!feed.history.empty() && last >= feed.history.front().id - 1 &&
-               last < feed.last_id);
+              (!feed.history.empty() && last >= feed.history.front().id - 1 && last < feed.last_id);
   if (held) {
     for (const Event& e : feed.history) {
       if (e.id > last) stream->Send(e.text);
@@ -204,9 +210,9 @@ void SseHub::SendSnapshot(const Feed& feed, SseStream& stream) const {
     piece.set_snapshot_complete(end == size && feed.complete);
     std::string data = ToJson(piece);
     stream.Send(end == size ? Format(begin == 0 ? "snapshot" : "update", feed.last_id, data)
-                            : std::make_shared<const std::string>(StrCat(
-                                  "event: ", begin == 0 ? "snapshot" : "update", "\ndata: ",
-                                  data, "\n\n")));
+                            : std::make_shared<const std::string>(
+                                  StrCat("event: ", begin == 0 ? "snapshot" : "update",
+                                         "\ndata: ", data, "\n\n")));
     begin = end;
   } while (begin < size);
 }

@@ -1,11 +1,13 @@
 // Server-Sent Events for GET /api/v1/runs/{id}/watch. One scheduler Watcher per run, shared
 // by every stream open on it: a snapshot first (a big run's in pieces of at most
 // kMaxStagesPerMessage stages: "snapshot", then "update"s, the last with snapshot_complete),
-// then each change as "update" (run fields and the stages that changed), then "end" after the update that made the run terminal. Every
-// event carries an id from one increasing sequence; the last `history` events of each run are
-// kept, so a reconnect whose Last-Event-ID is still held gets only what followed (otherwise a
-// snapshot). A ": hb" comment goes to every stream each heartbeat. Past `max_streams` open
-// streams a watch is answered 503 at once.
+// then each change as "update" (run fields and the stages that changed), then "end" after the
+// update that made the run terminal. Every event carries an id from one increasing sequence; the
+// last `history` events of each run are kept, so a reconnect whose Last-Event-ID is still held gets
+// only what followed (otherwise a snapshot). A ": hb" comment goes to every stream each heartbeat.
+// Past `max_streams` open streams a watch is answered 503 at once. The watcher's pieces are taken
+// one per turn of the I/O thread, so a big snapshot's first piece is written before the others are
+// formatted.
 //
 // Threading: every method runs on the I/O thread (the io_context's one thread). Registering
 // the watcher blocks on the scheduler loop, so it runs on the worker pool.
@@ -74,10 +76,10 @@ class SseHub {
   struct Feed {
     int64_t run_id = 0;
     std::shared_ptr<scheduler::Watcher> watcher;
-    bool ready = false;  // the first snapshot arrived
+    bool ready = false;     // the first snapshot arrived
     bool complete = false;  // and all of its pieces
     bool ended = false;
-    MergedRun state;     // the run as of `last_id`
+    MergedRun state;  // the run as of `last_id`
     int64_t last_id = 0;
     std::deque<Event> history;
     std::vector<std::shared_ptr<SseStream>> streams;

@@ -121,6 +121,13 @@ Result<v1::SubmitRunResponse> ClientApi::PlanAndSubmit(
   // The summary covers every stage; the entries only the page asked for, so the answer stays
   // small however big the run.
   v1::SubmitRunResponse resp;
+  resp.set_workflow_name(input->workflow.name);
+  for (const workflow::ParamSpec& p : input->workflow.params) {
+    v1::DeclaredParam* d = resp.add_declared_params();
+    d->set_name(p.name);
+    d->set_default_value(p.default_value);
+    d->set_line(p.pos.line);
+  }
   v1::PlanSummary* summary = resp.mutable_plan_summary();
   size_t n = plan.stages.size();
   size_t offset = std::min<size_t>(std::max(page.offset(), 0), n);

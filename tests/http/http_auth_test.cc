@@ -81,6 +81,28 @@ TEST_F(HttpAuthTest, ReadsNeedATokenAndMutationsAnOperator) {
   EXPECT_EQ(cluster().Query("SELECT count(*) FROM runs").value_or("?"), "1");
 }
 
+// What the UI's New run page asks before it offers Submit.
+TEST_F(HttpAuthTest, WhoAmISaysEachTokensRoleAndWhetherItMaySubmit) {
+  auto none = Call("GET", "/api/v1/whoami", "", {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->status, 401) << none->body;
+  struct Want {
+    std::string name, role;
+    bool submit, admin;
+  };
+  for (const Want& w : {Want{"vera", "viewer", false, false}, Want{"olga", "operator", true, false},
+                        Want{"ada", "admin", true, true}}) {
+    auto r = Call("GET", "/api/v1/whoami", "",
+                  {{"Cookie", "longhaul_token=" + tokens_.by_name[w.name]}});
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->status, 200) << r->body;
+    EXPECT_EQ(json::parse(r->body), json({{"name", w.name},
+                                          {"role", w.role},
+                                          {"can_submit", w.submit},
+                                          {"can_admin", w.admin}}));
+  }
+}
+
 TEST_F(HttpAuthTest, LoginSetsAStrictHttpOnlyCookieThatLaterRequestsCarry) {
   auto bad = Call("POST", "/api/v1/login", json{{"token", "nope"}}.dump(), {});
   ASSERT_TRUE(bad.ok());

@@ -1659,6 +1659,139 @@ const sweepCases = {
   },
 };
 Object.assign(cases, sweepCases);
+// ---- New run: submitting from the UI (a param form, the server's validation errors, a
+// read-only token) ----
+
+const submitYaml = (name, extra = "") => `name: ${name}
+params:
+  steps: 2
+  greeting: hello
+  loud: false
+stages:
+  prep:
+    run: [/bin/sh, -c, "echo preparing"]
+  greet:
+    needs: [prep]${extra}
+    run: [/bin/sh, -c, "echo \${params.greeting} x \${params.steps} loud=\${params.loud}"]
+`;
+// A longhauld with tokens and no agent: the page carries operator otto's token, or viewer
+// vera's to be refused.
+const submitTokens = { otto: `lh_${randomBytes(32).toString("hex")}`, vera: `lh_${randomBytes(32).toString("hex")}` };
+let submitTokenCluster = null;
+async function submitTokenNode(who) {
+  if (!submitTokenCluster) {
+    const sha = (t) => createHash("sha256").update(t).digest("hex");
+    const tokens = path.join(tmp, "submit-tokens");
+    writeFileSync(tokens, `operator otto sha256:${sha(submitTokens.otto)}\nviewer vera sha256:${sha(submitTokens.vera)}\n`);
+    submitTokenCluster = new Cluster({
+      bin: BIN, state: path.join(tmp, "submit-token-state"), uiDir: process.env.LONGHAUL_UI_DIR,
+      agent: false, daemonArgs: ["--tokens", tokens], token: submitTokens.otto,
+    });
+    await submitTokenCluster.start();
+  }
+  await page.context().clearCookies();
+  await page.context().addCookies([{
+    name: "longhaul_token", value: submitTokens[who], url: submitTokenCluster.httpUrl,
+    httpOnly: true, sameSite: "Strict",
+  }]);
+  return submitTokenCluster;
+}
+
+const submitCases = {
+  // Pasted YAML: its declared params become a form (defaults shown, kinds checked), the plan
+  // follows the form, Submit lands on the new run with exactly those params; the workflow is
+  // then offered as one longhauld has seen, with its text as submitted.
+  async submit_param_form() {
+    await open("/new");
+    const yaml = submitYaml("ui-submit-form");
+    await page.locator('[data-testid="workflow-yaml"]').fill(yaml);
+    const form = page.locator('[data-testid="param-form"]');
+    const steps = form.locator('input[data-param="steps"]');
+    await steps.waitFor({ timeout: T });
+    check(await steps.inputValue() === "2", "the default of steps is not shown");
+    await textMatches(form.locator("tr", { has: page.locator('input[data-param="steps"]') }),
+      /integer; default 2 \(line 3\)/);
+    check(await form.locator('select[data-param="loud"]').count() === 1, "a true/false param is not a choice");
+    await textMatches(page.locator('[data-testid="plan"] tr[data-stage="greet"]'), /run/);
+    // A value that is not of the param's kind: said beside it; no plan, no Submit.
+    await steps.fill("two");
+    await textMatches(page.locator('[data-testid="param-error-steps"]'), /'two' is not an integer/);
+    await textMatches(page.locator('[data-testid="plan-blocked"]'), /Fix the params/);
+    check(await page.locator('[data-testid="submit-run"]').isDisabled(), "Submit is enabled with an invalid param");
+    await steps.fill("3");
+    await form.locator('input[data-param="greeting"]').fill("bonjour");
+    await form.locator('select[data-param="loud"]').selectOption("true");
+    await page.locator('[data-testid="param-error-steps"]').waitFor({ state: "detached", timeout: T });
+    await textMatches(page.locator('[data-testid="plan-summary"]'), /2 to run, 0 reused/);
+    await page.locator('[data-testid="submit-run"]:not([disabled])').waitFor({ timeout: T });
+    await shot("new-run");
+    await page.locator('[data-testid="submit-run"]').click();
+    await page.waitForURL((u) => /#\/runs\/\d+$/.test(u.hash), { timeout: T });
+    const id = Number(new URL(page.url()).hash.split("/").pop());
+    await cluster.waitRun(id, /SUCCEEDED/);
+    const run = await cluster.api(`/runs/${id}`);
+    check(run.workflow_name === "ui-submit-form", `run ${id} is of ${run.workflow_name}`);
+    const params = Object.fromEntries(Object.entries(run.params).sort(([a], [b]) => a.localeCompare(b)));
+    check(JSON.stringify(params) === JSON.stringify({ greeting: "bonjour", loud: "true", steps: "3" }),
+      `run ${id}'s params: ${JSON.stringify(run.params)}`);
+
+    // The workflow is now one longhauld has seen: choosing it brings its text back, and the
+    // plan reuses what that run did with the defaults' stage (prep).
+    await open("/new");
+    const choice = page.locator('[data-testid="workflow-choice"]');
+    await choice.locator(`option[value="${id}"]`).waitFor({ state: "attached", timeout: T });
+    await choice.selectOption(String(id));
+    await waitFor(async () => (await page.locator('[data-testid="workflow-yaml"]').inputValue()) === yaml,
+      T, "the seen workflow's text did not load");
+    await textMatches(page.locator('[data-testid="plan"] tr[data-stage="prep"]'), new RegExp(`reuse[\\s\\S]*run ${id}`));
+  },
+
+  // A workflow the server refuses: each problem is listed beside the YAML with the
+  // file:line:col it carries; a click puts the caret there. Nothing can be submitted.
+  async submit_validation_error() {
+    await open("/new");
+    await page.locator('[data-testid="workflow-path"]').fill("broken.yaml");
+    const bad = submitYaml("ui-submit-broken", "\n    retyr: {limit: 1}");
+    await page.locator('[data-testid="workflow-yaml"]').fill(bad);
+    const errors = page.locator('[data-testid="submit-errors"]');
+    await textMatches(errors, /broken\.yaml:11:5: unknown key 'retyr' in stage 'greet'/);
+    check(await page.locator('[data-testid="submit-run"]').isDisabled(), "Submit is enabled for a broken workflow");
+    // Beside the YAML, not under the page.
+    const ed = await page.locator('[data-testid="workflow-yaml"]').boundingBox();
+    const er = await errors.boundingBox();
+    check(er.x >= ed.x + ed.width - 1 && er.y < ed.y + ed.height, `the errors are not beside the YAML (${JSON.stringify([ed, er])})`);
+    await errors.locator('[data-testid="error-location"]').first().click();
+    const caret = await page.locator('[data-testid="workflow-yaml"]').evaluate((t) => t.selectionStart);
+    const want = bad.split("\n").slice(0, 10).join("\n").length + 1 + 4;
+    check(caret === want, `the caret is at ${caret}, not at line 11 column 5 (${want})`);
+    await shot("new-run-error");
+    // Fixed: the problems go and the plan comes.
+    await page.locator('[data-testid="workflow-yaml"]').fill(bad.replace("retyr", "retry"));
+    await errors.waitFor({ state: "detached", timeout: T });
+    await textMatches(page.locator('[data-testid="plan-summary"]'), /to run/);
+  },
+
+  // A viewer's token: the page says why it is off, and nothing can be edited or submitted.
+  async submit_read_only() {
+    const c = await submitTokenNode("vera");
+    await openOn(c, "/new");
+    await textMatches(page.locator('[data-testid="submit-refused"]'),
+      /Your token "vera" has the viewer role; submitting a run \(and planning one\) needs the operator role/);
+    check(await page.locator('[data-testid="workflow-yaml"]').isDisabled(), "the YAML can be edited");
+    check(await page.locator('[data-testid="submit-run"]').isDisabled(), "Submit is enabled for a viewer");
+    await shot("new-run-read-only");
+    // An operator's token: the same page works.
+    await submitTokenNode("otto");
+    await openOn(c, "/new");
+    await page.reload(); // the same URL: a new page, which asks who it is again
+    await page.locator('[data-testid="workflow-yaml"]:not([disabled])').waitFor({ timeout: T });
+    check(await page.locator('[data-testid="submit-refused"]').count() === 0, "an operator is refused");
+    await page.locator('[data-testid="workflow-yaml"]').fill(submitYaml("ui-submit-otto"));
+    await textMatches(page.locator('[data-testid="plan-summary"]'), /2 to run/);
+    await page.context().clearCookies();
+  },
+};
+Object.assign(cases, submitCases);
 
 async function main() {
   await cluster.start();
@@ -1684,6 +1817,7 @@ async function main() {
     "big_run_graph", "table_messages", // big runs; before no_csp_violation, which checks them too
     "timeline_retry", "timeline_critical_path", "timeline_service", "timeline_live", "timeline_big",
     "url_state",
+    "submit_param_form", "submit_validation_error", "submit_read_only",
     "metric_series", "compare_hundred",
     "sweep_view", "lineage_view",
     "no_csp_violation"];
@@ -1712,10 +1846,12 @@ try {
   console.log(`setup failed: ${e.stack || e}`);
   cluster.dumpLogs();
   gpuCluster?.dumpLogs();
+  submitTokenCluster?.dumpLogs();
 } finally {
   await browser?.close().catch(() => {});
   await cluster.stop();
   await gpuCluster?.stop();
+  await submitTokenCluster?.stop();
   if (code === 0) rmSync(tmp, { recursive: true, force: true });
   else console.log(`state kept in ${tmp}`);
 }

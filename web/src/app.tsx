@@ -11,6 +11,7 @@ import { requestRender, setRenderer } from "./store/scheduler";
 import { RunsView } from "./views/RunsView";
 import { RunView } from "./views/RunView";
 import { StageView } from "./views/StagePanel";
+import { NewRunView } from "./views/NewRunView";
 import { PivotView } from "./views/PivotView";
 import { SweepView } from "./views/SweepView";
 import { LineageView } from "./views/LineageView";
@@ -50,6 +51,7 @@ function Nav({ route }: { route: Route }) {
       <a class="brand" href="#/runs">longhaul</a>
       <nav>
         <a class={runsActive} href="#/runs">Runs</a>
+        <a class={at("new")} href="#/new" data-testid="nav-new-run">New run</a>
         <a class={at("compare")} href="#/compare">Compare</a>
         <a class={at("metrics")} href="#/metrics">Metrics</a>
         <a class={at("agents")} href="#/agents">Agents</a>
@@ -72,6 +74,7 @@ function View({ route }: { route: Route }) {
       return <SweepView key={`${route.run}/${route.sweep}`} runId={route.run} sweep={route.sweep}
                         state={route.state} />;
     case "lineage": return <LineageView runId={route.run} stage={route.stage} />;
+    case "new": return <NewRunView />;
     case "compare": return <CompareView ids={route.runs} query={route.query} />;
     case "metrics": return <MetricRunsView query={route.query} />;
     case "agents": return <AgentsView />;

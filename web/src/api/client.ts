@@ -9,7 +9,7 @@ import type {
   AgentInfo, Attempt, AuditEntry, GpuInfo, ListRunsResponse, LogChunk, LogSearchResult, MetricPage,
   MetricSeriesResponse,
   PivotRequest, Sweep, Lineage,
-  Run, Stage, StageGpus, SubmitRunResponse,
+  Run, Stage, StageGpus, SubmitRequest, SubmitRunResponse, WhoAmI,
 } from "./types";
 import { noteRequest, noteUnauthenticated } from "./connection";
 
@@ -234,6 +234,23 @@ export async function listAudit(limit: number, before = 0): Promise<AuditEntry[]
 
 export async function pivot(run: number, req: PivotRequest): Promise<SubmitRunResponse> {
   return toSubmitResponse(await postJson(`/runs/${run}/pivot`, req));
+}
+
+/** POST /runs: a dry run (plan only) or a submission of a workflow's text. */
+export async function submitRun(req: SubmitRequest): Promise<SubmitRunResponse> {
+  return toSubmitResponse(await postJson("/runs", req));
+}
+
+/** The workflow file run id was submitted with (no stages), and the path it was read from. */
+export async function getRunWorkflow(id: number): Promise<{ text: string; path: string; run: Run }> {
+  const j = await getJson(`/runs/${id}?stages=-1&workflow_text=1`);
+  return { text: typeof j.workflow_text === "string" ? j.workflow_text : "", path: String(j.workflow_path ?? ""), run: toRun(j) };
+}
+
+/** Who the caller is and what the role allows (every caller is an admin without --tokens). */
+export async function whoAmI(): Promise<WhoAmI> {
+  const j = await getJson("/whoami");
+  return { name: String(j.name ?? ""), role: String(j.role ?? ""), can_submit: !!j.can_submit, can_admin: !!j.can_admin };
 }
 
 export async function retry(run: number, stage = ""): Promise<Run> {

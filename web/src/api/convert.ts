@@ -194,6 +194,10 @@ export const toPlanEntry = (j: Json): PlanEntry => ({
 
 export const toSubmitResponse = (j: Json): SubmitRunResponse => ({
   run: j.run && num(j.run.id) > 0 ? toRun(j.run) : null, plan: arr(j.plan, toPlanEntry),
+  declared_params: arr(j.declared_params, (p: Json) => ({
+    name: str(p.name), default_value: str(p.default_value), line: num(p.line),
+  })),
+  workflow_name: str(j.workflow_name),
 });
 
 export const toMetricPage = (j: Json): MetricPage => ({

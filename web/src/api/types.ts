@@ -143,7 +143,23 @@ export interface PlanEntry {
   reuse_stage: string; saved_wall_seconds: number; saved_gpu_hours: number;
 }
 
-export interface SubmitRunResponse { run: Run | null; plan: PlanEntry[] }
+/** A param the workflow declares, with its default as written and the line declaring it. */
+export interface DeclaredParam { name: string; default_value: string; line: number }
+
+export interface SubmitRunResponse {
+  run: Run | null; plan: PlanEntry[];
+  /** The workflow's declared params in file order, and its name (dry runs and submissions). */
+  declared_params: DeclaredParam[]; workflow_name: string;
+}
+
+/** POST /runs: a workflow file's text with --set values (docs/http-api.md). */
+export interface SubmitRequest {
+  workflow_text: string; workflow_path: string; params: Record<string, string>;
+  dry_run: boolean; no_cache: boolean; submission_id?: string;
+}
+
+/** GET /whoami: the caller's token name and role, and what the role allows. */
+export interface WhoAmI { name: string; role: string; can_submit: boolean; can_admin: boolean }
 
 export interface MetricPage { points: Metric[]; next_cursor: string }
 

@@ -19,6 +19,10 @@ describe("log location", () => {
 });
 
 describe("parseRoute", () => {
+  it("routes #/new to the New run page", () => {
+    expect(parseRoute("#/new")).toEqual({ view: "new" });
+    expect(parseRoute(href.newRun())).toEqual({ view: "new" });
+  });
   it("parses every view", () => {
     expect(parseRoute("").view).toBe("runs");
     expect(parseRoute("#/runs?status=failed")).toMatchObject({ view: "runs" });

@@ -1,4 +1,4 @@
-// Hash routes: #/runs, #/runs/12, #/runs/12/stages/datagen, #/runs/12/pivot,
+// Hash routes: #/runs, #/runs/12, #/runs/12/stages/datagen, #/runs/12/pivot, #/new,
 // #/compare?runs=3,4, #/agents, #/audit. Pure parsing; app.tsx listens to hashchange.
 // A stage's log view is in its query, so a link shows the same lines:
 // #/runs/12/stages/train?attempt=2&stream=stderr&at=1048576&q=error.
@@ -150,6 +150,7 @@ export type Route =
   | { view: "pivot"; run: number }
   | { view: "sweep"; run: number; sweep: string; state: SweepViewState }
   | { view: "lineage"; run: number; stage: string }
+  | { view: "new" }
   | { view: "compare"; runs: number[]; query: URLSearchParams }
   | { view: "metrics"; query: URLSearchParams }
   | { view: "agents" }
@@ -181,6 +182,7 @@ export function parseRoute(hash: string): Route {
       .filter((n) => Number.isInteger(n) && n > 0);
     return { view: "compare", runs, query };
   }
+  if (parts[0] === "new" && parts.length === 1) return { view: "new" };
   if (parts[0] === "metrics" && parts.length === 1) return { view: "metrics", query };
   if (parts[0] === "agents" && parts.length === 1) return { view: "agents" };
   if (parts[0] === "audit" && parts.length === 1) return { view: "audit" };
@@ -203,6 +205,7 @@ export const href = {
     if (opts.metric?.length) q.set("metric", opts.metric.join(","));
     return `#/compare?${q.toString().replace(/%2C/g, ",")}`;
   },
+  newRun: () => "#/new",
   /** One metric across runs: the runs given, or a workflow's last `last` runs. */
   metrics: (opts: MetricsPageState) => {
     const q = new URLSearchParams();

@@ -14,7 +14,8 @@ interface Entry {
 
 const cache = new Map<string, Entry>();
 
-async function refresh<T>(key: string, load: () => Promise<T>): Promise<void> {
+/** Loads key once (none while a load of it is under way); exported for tests. */
+export async function refresh<T>(key: string, load: () => Promise<T>): Promise<void> {
   let e = cache.get(key);
   if (!e) {
     e = { data: null, error: null, inflight: false };

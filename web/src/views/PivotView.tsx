@@ -2,85 +2,29 @@
 // run or reuse, why, and what reusing it saves), then submit, landing on the new run. The plan
 // follows every edit (a dry run 300 ms after the last one); Submit sends exactly the request
 // the plan shown was made for, and is disabled while the form says something else.
-import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, getRun, listRuns, pivot } from "../api/client";
-import type { PivotRequest, PlanEntry, Run } from "../api/types";
-import { formatDuration, formatGpuHours } from "../lib/format";
+import { useState } from "preact/hooks";
+import { getRun, listRuns, pivot } from "../api/client";
+import type { Run } from "../api/types";
 import {
   allReusedFrom, changedParams, pivotParams, pivotRequest, requestKey, sameParamsRuns,
 } from "../lib/pivot";
 import { href, navigate } from "../lib/router";
 import { useResource } from "../store/resource";
 import { Badge, Empty, ErrorBox, NotFound, Section } from "./common";
-
-const PLAN_DEBOUNCE_MS = 300;
-
-function Plan({ plan }: { plan: PlanEntry[] }) {
-  const reused = plan.filter((p) => p.action === "reuse");
-  const savedWall = reused.reduce((a, p) => a + p.saved_wall_seconds, 0);
-  const savedGpu = reused.reduce((a, p) => a + p.saved_gpu_hours, 0);
-  return (
-    <>
-      <p class="plan-summary" data-testid="plan-summary">
-        {plan.length - reused.length} to run, {reused.length} reused — saves{" "}
-        <b>{formatDuration(savedWall)}</b> of stage time and <b>{formatGpuHours(savedGpu)}</b> GPU-hours
-      </p>
-      <table class="grid plan" data-testid="plan">
-        <thead><tr><th>Stage</th><th>Action</th><th>Why</th><th>Reused from</th>
-          <th class="num">Saves (wall)</th><th class="num">Saves (GPU-h)</th></tr></thead>
-        <tbody>
-          {plan.map((p) => (
-            <tr key={p.stage} data-stage={p.stage} class={`action-${p.action}`}>
-              <td class="name">{p.stage}</td>
-              <td><span class={`badge tone-${p.action === "reuse" ? "cached" : "run"}`}>{p.action}</span></td>
-              <td>{p.reason}</td>
-              <td>{p.reuse_run_id ? <a href={href.stage(p.reuse_run_id, p.reuse_stage || p.stage)}>run {p.reuse_run_id}</a> : ""}</td>
-              <td class="num">{p.action === "reuse" ? formatDuration(p.saved_wall_seconds) : ""}</td>
-              <td class="num">{p.action === "reuse" ? formatGpuHours(p.saved_gpu_hours) : ""}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </>
-  );
-}
-
-interface Planned { key: string; req: PivotRequest; plan: PlanEntry[] }
+import { Plan } from "./Plan";
+import { usePlan } from "./usePlan";
 
 function PivotForm({ run }: { run: Run }) {
   const [form, setForm] = useState<Record<string, string>>({ ...run.params });
   const [fromStage, setFromStage] = useState("");
   const [noCache, setNoCache] = useState(false);
-  const [planned, setPlanned] = useState<Planned | null>(null);
-  const [error, setError] = useState<{ key: string; error: ApiError } | null>(null);
-  const [inflight, setInflight] = useState(false);
   const [submitting, setSubmitting] = useState(false);
   const [newKey, setNewKey] = useState("");
-  const latest = useRef(0); // the dry run whose answer is wanted (older answers are dropped)
   const req = pivotRequest(run.params, form, fromStage, noCache);
   const key = requestKey(req);
-  const dryRun = async (r: PivotRequest, k: string) => {
-    const seq = ++latest.current;
-    setInflight(true);
-    try {
-      const plan = (await pivot(run.id, r)).plan;
-      if (seq !== latest.current) return;
-      setPlanned({ key: k, req: r, plan });
-      setError(null);
-    } catch (e) {
-      if (seq !== latest.current) return;
-      setError({ key: k, error: e instanceof ApiError ? e : new ApiError(String(e), 0, "") });
-      setPlanned(null);
-    } finally {
-      if (seq === latest.current) setInflight(false);
-    }
-  };
-  // Every edit asks for a new plan once the typing pauses.
-  useEffect(() => {
-    const t = setTimeout(() => void dryRun(req, key), planned || error ? PLAN_DEBOUNCE_MS : 0);
-    return () => clearTimeout(t);
-  }, [key]);
-  const current = !inflight && planned !== null && planned.key === key;
+  const { planned: made, error, inflight, current, replan, fail } =
+    usePlan(req, key, (r) => pivot(run.id, r));
+  const planned = made && { key: made.key, req: made.req, plan: made.resp.plan };
   const submit = async () => {
     if (!current || !planned) return;
     setSubmitting(true);
@@ -89,7 +33,7 @@ function PivotForm({ run }: { run: Run }) {
       const r = await pivot(run.id, { ...planned.req, dry_run: false });
       if (r.run) navigate(href.run(r.run.id));
     } catch (e) {
-      setError({ key, error: e as ApiError });
+      fail(e);
     } finally {
       setSubmitting(false);
     }
@@ -110,7 +54,7 @@ function PivotForm({ run }: { run: Run }) {
   return (
     <>
       <Section title="Params">
-        <form class="pivot-form" onSubmit={(e) => { e.preventDefault(); void dryRun(req, key); }}>
+        <form class="pivot-form" onSubmit={(e) => { e.preventDefault(); replan(); }}>
           <table class="grid params-form">
             <tbody>
               {keys.map((k) => (
