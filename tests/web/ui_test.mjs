@@ -1793,6 +1793,23 @@ const submitCases = {
 };
 Object.assign(cases, submitCases);
 
+// ---- Who submitted a run, its priority class and budget (docs/scheduling.md) ----
+const schedulingCases = {
+  // A low-class run with a budget: the runs table names who submitted it and its class, and
+  // its page puts the budget beside the GPU-hours it used.
+  async priority_and_budget() {
+    const id = cluster.submit(wf.quick, ["--set", "n=41", "--priority", "low", "--budget", "5"]);
+    await cluster.waitRun(id, /SUCCEEDED/);
+    await open(`/runs?id=${id}`);
+    const row = page.locator(`[data-testid="runs-table"] tr[data-run="${id}"]`);
+    await textMatches(row.locator('[data-testid="run-by"]'), /^local\s*low$/);
+    await open(`/runs/${id}`);
+    await textMatches(page.locator('[data-testid="run-budget"]'), /of 5(\.0+)? budget$/);
+    await textMatches(page.locator('[data-testid="run-submitter"]'), /local\s*low/);
+  },
+};
+Object.assign(cases, schedulingCases);
+
 async function main() {
   await cluster.start();
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
@@ -1820,6 +1837,7 @@ async function main() {
     "submit_param_form", "submit_validation_error", "submit_read_only",
     "metric_series", "compare_hundred",
     "sweep_view", "lineage_view",
+    "priority_and_budget",
     "no_csp_violation"];
   for (const name of order) {
     if (ONLY.length && !ONLY.includes(name)) continue;

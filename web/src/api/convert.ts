@@ -126,6 +126,12 @@ export const toRun = (j: Json): Run => ({
     wall_seconds: num(j.early_stop_saving.wall_seconds),
     gpu_hours: num(j.early_stop_saving.gpu_hours), percent: num(j.early_stop_saving.percent),
   } : null,
+  user: str(j.user), team: str(j.team), priority: str(j.priority) || "normal",
+  budget: j.budget ? {
+    gpu_hours: num(j.budget.gpu_hours), hard: j.budget.hard === true,
+    used_gpu_hours: num(j.budget.used_gpu_hours), reached: j.budget.reached === true,
+    raised_by: str(j.budget.raised_by),
+  } : null,
 });
 
 export const toListRuns = (j: Json): ListRunsResponse => ({

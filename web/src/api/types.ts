@@ -81,6 +81,14 @@ export interface Run {
   source: SourceState | null;
   /** What early stopping saved its sweeps (GET /runs/{id}); null when nothing to say. */
   early_stop_saving: EarlyStopSaving | null;
+  /** Who submitted it ("" for runs from before this was kept), their team, its priority class. */
+  user: string; team: string; priority: string;
+  /** Its GPU-hour budget (docs/scheduling.md); null when it has none. */
+  budget: RunBudget | null;
+}
+
+export interface RunBudget {
+  gpu_hours: number; hard: boolean; used_gpu_hours: number; reached: boolean; raised_by: string;
 }
 
 /** An estimate of the work the stopped sweep items did not do (docs/sweeps.md). */

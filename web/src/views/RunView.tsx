@@ -70,7 +70,14 @@ export function RunHeader({ run, crumb, state }: { run: Run; crumb?: string; sta
         <div><span class="k">duration</span>{el >= 0 ? formatDuration(el / 1000) : "–"}</div>
         <div><span class="k">wall (stages)</span>{formatDuration(run.stages.reduce((a, s) => a + s.wall_seconds, 0))}</div>
         <div data-testid="run-gpu-hours"><span class="k">GPU-hours</span>{formatGpuHours(run.gpu_hours)}
+          {run.budget && <span data-testid="run-budget" class={run.budget.reached ? "bad-text" : ""}
+            title={`GPU-hour budget${run.budget.hard ? " (hard: running attempts are stopped when it is reached)" : ""}${run.budget.raised_by ? `; last set by ${run.budget.raised_by}` : ""}`}>
+            {" "}of {formatGpuHours(run.budget.gpu_hours)} budget
+            {run.budget.reached ? " — reached: no new attempts until an admin raises it" : ""}</span>}
           {idle && <span class="muted">, {idle}</span>}</div>
+        {run.user && <div data-testid="run-submitter"><span class="k">submitted by</span>{run.user}
+          {run.team && <span class="muted"> · team {run.team}</span>}
+          {run.priority !== "normal" && <span class={`tag prio-${run.priority}`}>{run.priority}</span>}</div>}
         {saving && <div data-testid="run-early-stop-saving"
           title={`${saving.stopped_items} item(s) stopped early; estimated from the finished items' time per step`}>
           <span class="k">early stopping</span>{savingText(saving)}</div>}

@@ -102,6 +102,9 @@ function RunRow({ run, metrics, selected, onSelect }:
       <td><Clock ms={run.started_at_ms || run.created_at_ms} /></td>
       <td class="num">{el >= 0 ? formatDuration(el / 1000) : "–"}</td>
       <td class="num">{formatGpuHours(run.gpu_hours)}</td>
+      <td data-testid="run-by">{run.user || "–"}{run.team && <span class="muted"> · {run.team}</span>}
+        {run.priority !== "normal" && <span class={`tag prio-${run.priority}`} data-testid="run-priority"
+          title="its priority class: the queue orders by class first (docs/scheduling.md)">{run.priority}</span>}</td>
       <td><CountsBar counts={run.stage_counts} /></td>
       {metrics.map((m) => (
         <td key={m} class="num">{m in run.summary_metrics ? formatMetric(run.summary_metrics[m]) : ""}</td>
@@ -158,7 +161,8 @@ export function RunsView({ query }: { query: URLSearchParams }) {
           <thead>
             <tr>
               <th /><th class="num">Run</th><th>Workflow</th><th>Status</th><th class="num">Parent</th>
-              <th>Started</th><th class="num">Duration</th><th class="num">GPU-h</th><th>Stages</th>
+              <th>Started</th><th class="num">Duration</th><th class="num">GPU-h</th>
+              <th title="who submitted it, their team, and its priority class when not normal">By</th><th>Stages</th>
               {metrics.map((m) => {
                 const dot = m.indexOf(".");
                 return (
