@@ -126,6 +126,7 @@ export function RunsView({ query }: { query: URLSearchParams }) {
   const runs = res.data?.runs ?? [];
   const next = res.data?.next_page_token ?? "";
   const metrics = q.metrics ?? [];
+  const filtered = !!(q.status || q.workflow || q.id || Object.keys(q.params ?? {}).length);
   const workflows = new Set(runs.map((r) => r.workflow_name));
   const toggle = (id: number, on: boolean) =>
     setSelected(on ? [...selected.filter((x) => x !== id), id] : selected.filter((x) => x !== id));
@@ -181,7 +182,11 @@ export function RunsView({ query }: { query: URLSearchParams }) {
             ))}
           </tbody>
         </table>
-        {!res.loading && runs.length === 0 && <Empty>No runs match.</Empty>}
+        {!res.loading && runs.length === 0 && (filtered || cursors.length > 0
+          ? <Empty>No runs match.</Empty>
+          : <Empty><span data-testid="no-runs-yet">No runs yet. Submit the first one with{" "}
+              <code>longhaul submit workflows/eagle3-local.yaml</code> (from the repository), or
+              paste a workflow on <a href={href.newRun()}>New run</a>.</span></Empty>)}
         {res.loading && <Empty>Loading…</Empty>}
       </div>
       <Pager page={cursors.length}
