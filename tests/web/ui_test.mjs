@@ -1463,7 +1463,7 @@ const metricRunsCases = {
     await page.mouse.move(sbox.x + sbox.width / 2, sbox.y + 20);
     await page.mouse.move(sbox.x + sbox.width - 1, sbox.y + 10, { steps: 4 });
     await textMatches(page.locator('[data-testid="step-chart-hover"]'),
-      /^run \d+ · .* · step 10 · [\d.]+ smoothed \(value \d+\)$/);
+      /^run \d+ · .* · step 10 · [\d.,]+ smoothed \(value [\d,]+\)$/);
     // A run's page leads to its workflow's runs on this page.
     await open(`/runs/${three[0]}`);
     const runLink = page.locator('[data-testid="run-metrics-link"]');

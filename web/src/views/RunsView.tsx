@@ -182,7 +182,7 @@ export function RunsView({ query }: { query: URLSearchParams }) {
             ))}
           </tbody>
         </table>
-        {!res.loading && runs.length === 0 && (filtered || cursors.length > 0
+        {!res.loading && runs.length === 0 && (filtered || cursors.length > 1
           ? <Empty>No runs match.</Empty>
           : <Empty><span data-testid="no-runs-yet">No runs yet. Submit the first one with{" "}
               <code>longhaul submit workflows/eagle3-local.yaml</code> (from the repository), or
