@@ -36,8 +36,15 @@ TEST_F(SlurmTest, WorkflowRunsThroughSbatchWithEventsOutputsAndDependencies) {
     ASSERT_NE(a, nullptr) << name;
     std::string job = JobIdOf(a->id());
     ASSERT_FALSE(job.empty()) << name;
-    CommandResult show =
-        RunCommand({"/usr/bin/env", "scontrol", "-o", "show", "job", job}, {}, 10'000);
+    // The attempt ends when its shim does; Slurm may still be COMPLETING the job (its epilog)
+    // for a moment after that.
+    CommandResult show;
+    WaitFor(
+        [&] {
+          show = RunCommand({"/usr/bin/env", "scontrol", "-o", "show", "job", job}, {}, 10'000);
+          return show.out.find("JobState=COMPLETED") != std::string::npos;
+        },
+        30'000, 100);
     EXPECT_NE(show.out.find(StrCat("JobName=lh-", a->id())), std::string::npos) << show.out;
     EXPECT_NE(show.out.find("JobState=COMPLETED"), std::string::npos) << show.out;
   }
