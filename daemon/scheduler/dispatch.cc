@@ -132,7 +132,7 @@ void Scheduler::Dispatch() {
     StageState* s = runs_.StageAt(e.run_id, e.index);
     if (IsService(s)) {
       services_ready = true;
-      return ReadyQueue::Outcome::kNoRoom;
+      return ReadyQueue::Outcome::kSkip;  // its turn is the next pass; tasks of its shape go on
     }
     if (Unhold(s)) roomiest();
     AgentState* agent = Fits(most, s->row.resources) ? PickAgent(s) : nullptr;
@@ -161,12 +161,14 @@ void Scheduler::Dispatch() {
   if (services_ready) {
     ready_.Pass([&](ReadyQueue::Entry e) {
       StageState* s = runs_.StageAt(e.run_id, e.index);
-      if (!IsService(s)) return ReadyQueue::Outcome::kNoRoom;  // had its turn
+      if (!IsService(s)) return ReadyQueue::Outcome::kSkip;  // had its turn
       if (consumer_waits) {
         return no_room(s, " (a consumer of a running service waits for room, and goes first)");
       }
       if (!AdmitService(s)) {
-        return no_room(s, " together with room for a consumer that needs it");
+        // Another service of its shape may have a consumer that can run: it is offered next.
+        no_room(s, " together with room for a consumer that needs it");
+        return ReadyQueue::Outcome::kSkip;
       }
       roomiest();
       return ReadyQueue::Outcome::kTaken;

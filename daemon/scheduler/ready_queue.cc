@@ -45,29 +45,39 @@ void ReadyQueue::Pass(const std::function<Outcome(Entry)>& place) {
   full_.clear();
   for (const auto& [shape, bucket] : by_shape_) frontier_.insert({*bucket.begin(), shape});
   while (!frontier_.empty()) {
-    Shape shape = frontier_.begin()->second;
+    auto [queued, shape] = *frontier_.begin();
     frontier_.erase(frontier_.begin());
     auto it = by_shape_.find(shape);
     if (it == by_shape_.end() || full_.count(shape)) continue;
-    // The shape's oldest entry now (entries may have come and gone since it was queued).
-    Entry head = *it->second.begin();
-    if (place(head) == Outcome::kNoRoom) {
+    // The shape's first entry from where the pass stands in it (entries may have come and gone
+    // since it was queued; those skipped stay before it).
+    auto at = skipped_.count(shape) ? it->second.lower_bound(queued) : it->second.begin();
+    if (at == it->second.end()) continue;
+    Entry head = *at;
+    Outcome outcome = place(head);
+    if (outcome == Outcome::kNoRoom) {
       full_.insert(shape);
       continue;
     }
-    // `place` normally removed it (the stage left the ready state); make sure.
     it = by_shape_.find(shape);
     if (it == by_shape_.end()) continue;
-    if (it->second.erase(head) > 0) --size_;
-    if (it->second.empty()) {
-      by_shape_.erase(it);
-    } else {
-      frontier_.insert({*it->second.begin(), shape});
+    if (outcome == Outcome::kTaken) {
+      // `place` normally removed it (the stage left the ready state); make sure.
+      if (it->second.erase(head) > 0) --size_;
+      if (it->second.empty()) {
+        by_shape_.erase(it);
+        continue;
+      }
     }
+    if (outcome == Outcome::kSkip) skipped_.insert(shape);
+    // Without a skip, the shape's oldest again (a stage made ready meanwhile is offered too).
+    auto next = skipped_.count(shape) ? it->second.upper_bound(head) : it->second.begin();
+    if (next != it->second.end()) frontier_.insert({*next, shape});
   }
   in_pass_ = false;
   frontier_.clear();
   full_.clear();
+  skipped_.clear();
 }
 
 }  // namespace longhaul::scheduler

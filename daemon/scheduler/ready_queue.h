@@ -40,6 +40,8 @@ class ReadyQueue {
   enum class Outcome {
     kTaken,   // the stage left the ready set (started, or failed to start)
     kNoRoom,  // no agent has room for it: skip its shape for the rest of the pass
+    kSkip,    // not this one (it is not its turn, or it waits for something other than room):
+              // it stays, and the next of its shape is offered
   };
 
   // Adding an entry already present, or removing one that is absent, does nothing. `need`,
@@ -61,7 +63,8 @@ class ReadyQueue {
   // as described above. `place` may add and
   // remove entries (a stage that cannot start fails and skips its dependents, which leave the
   // set; a stage made ready meanwhile is offered in the same pass when its shape still has
-  // room). An entry `place` answers kNoRoom for stays in the set.
+  // room). An entry `place` answers kNoRoom or kSkip for stays in the set; kSkip costs
+  // O(log n) an entry skipped.
   void Pass(const std::function<Outcome(Entry)>& place);
 
  private:
@@ -76,6 +79,7 @@ class ReadyQueue {
   bool in_pass_ = false;
   std::set<std::pair<Entry, Shape>> frontier_;
   std::set<Shape> full_;
+  std::set<Shape> skipped_;  // shapes where the pass skipped an entry: it walks on from there
 };
 
 }  // namespace longhaul::scheduler

@@ -55,6 +55,28 @@ TEST(ReadyQueueTest, AShapeWithoutRoomIsAskedOncePerPassAndKept) {
   EXPECT_TRUE(q.Contains({1, 0}, Cpus(1, 8)));
 }
 
+TEST(ReadyQueueTest, ASkippedEntryStaysAndTheNextOfItsShapeIsOffered) {
+  // Services of one shape: the first has no consumer that could run, the second has; a task
+  // of the same shape behind them. Skipping the first must not hold back the others.
+  ReadyQueue q;
+  for (int i = 0; i < 3; ++i) q.Add({1, i}, Cpus(0.5));
+  std::vector<Entry> seen;
+  q.Pass([&](Entry e) {
+    seen.push_back(e);
+    return e.index == 0 ? Outcome::kSkip : Outcome::kTaken;
+  });
+  EXPECT_EQ(seen, (std::vector<Entry>{{1, 0}, {1, 1}, {1, 2}}));
+  EXPECT_EQ(q.size(), 1u);
+  EXPECT_TRUE(q.Contains({1, 0}, Cpus(0.5)));
+  // The next pass offers it again, first.
+  seen.clear();
+  q.Pass([&](Entry e) {
+    seen.push_back(e);
+    return Outcome::kNoRoom;
+  });
+  EXPECT_EQ(seen, (std::vector<Entry>{{1, 0}}));
+}
+
 TEST(ReadyQueueTest, PlaceMayRemoveAndAddEntries) {
   ReadyQueue q;
   q.Add({1, 0}, Cpus(1));
