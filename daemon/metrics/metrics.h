@@ -17,6 +17,10 @@ struct CoordinatorMetrics {
   std::atomic<uint64_t> attempts_started{0};
   LabeledCounter attempt_failures;  // by the kind of end: exit, signal, timeout, lost, ...
   std::atomic<uint64_t> events_ingested{0};
+  // Attempts that ended stopped by a preemption, by the class of their run; and their GPU time
+  // after their last checkpoint (or start), in GPU-milliseconds (docs/scheduling.md).
+  LabeledCounter preemptions;
+  std::atomic<uint64_t> preemption_lost_gpu_ms{0};
   // Notifications by event kind and state: "pending" when decided, "retry" for each failed
   // try that will be tried again, "delivered", "failed" (tries exhausted).
   LabeledCounter2 notifications;

@@ -169,6 +169,16 @@ Result<std::string> ClientApi::MetricsText() {
       w.Sample("longhaul_notifications_total", {{"kind", key.first}, {"state", key.second}},
                static_cast<double>(n));
     }
+    w.Family("longhaul_preemptions_total", "counter",
+             "Attempts stopped to make room for a stage of a higher class, by their run's "
+             "class.");
+    for (const auto& [klass, n] : metrics_->preemptions.Read()) {
+      w.Sample("longhaul_preemptions_total", {{"class", klass}}, static_cast<double>(n));
+    }
+    w.Single("longhaul_preemption_lost_gpu_seconds_total", "counter",
+             "GPU time of preempted attempts after their last checkpoint (or their start): "
+             "the work their next attempts do again.",
+             static_cast<double>(metrics_->preemption_lost_gpu_ms.load()) / 1000.0);
     w.Family("longhaul_events_ingested_total", "counter",
              "Stage event lines stored (each once; re-sends are not counted).");
     w.Sample("longhaul_events_ingested_total", {},

@@ -174,6 +174,7 @@ void Scheduler::AttemptEnded(AttemptState* a, v1::AttemptState state, const std:
   Touch(a);
   ReleaseResources(a);
   runs_.RemoveLiveAttempt(a->row.id);
+  preemptions_.Ended(a->row.id);
   if (!a->release_queued) {
     a->release_queued = true;
     batch_.ended_attempts.push_back(a);
@@ -207,7 +208,9 @@ void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const s
     StageFailed(s, v1::STAGE_CANCELLED, reason, a);
     return;
   }
-  if (kind == "budget") {  // its run's hard budget stopped it: it waits for a raise, no retry
+  // Its run's hard budget stopped it (it waits for a raise, no retry), or a preemption did
+  // (its infrastructure retry): ready again, at once.
+  if (kind == "budget" || PreemptedEnded(s, a, kind)) {
     MarkReady(s);
     return;
   }

@@ -91,8 +91,8 @@ void Scheduler::Dispatch() {
     const StageState* by;
   };
   std::vector<Held> held;
-  auto reserve = [&](const StageState* s) {
-    AgentState* a = GangAgent(s);
+  auto reserve = [&](const StageState* s, AgentState* a) {
+    if (a == nullptr) a = GangAgent(s);
     if (a == nullptr) return;  // no agent could ever hold it: it reserves nothing
     v1::Resources hold = MinResources(a->free, s->row.resources);
     SubtractResources(&a->free, hold);
@@ -141,12 +141,17 @@ void Scheduler::Dispatch() {
       tasks_wait_ = true;
       if (ConsumesLiveService(s)) consumer_waits = true;
       std::string behind = held_for(s);
-      if (s->row.resources.gpus() > 0) reserve(s);
+      // A preemption makes room on one agent: the stage holds what frees there meanwhile.
+      AgentState* making = PreemptFor(s, &behind);
+      if (making != nullptr || s->row.resources.gpus() > 0) reserve(s, making);
       ReadyQueue::Outcome outcome = no_room(s, behind + HeldByServices(s) + line.Place(s));
-      // The pass skips the rest of this shape: the first few behind say where they stand.
+      // The pass skips the rest of this shape: the first few behind say where they stand (and
+      // may preempt too, since they fit nowhere either).
       for (ReadyQueue::Entry b : ready_.Behind(e, s->row.resources, PlacementKey(s), kLineShown)) {
         StageState* next = runs_.StageAt(b.run_id, b.index);
-        no_room(next, HeldByServices(next) + line.Place(next));
+        std::string preempting;
+        if (AgentState* m = PreemptFor(next, &preempting)) reserve(next, m);
+        no_room(next, preempting + HeldByServices(next) + line.Place(next));
       }
       return outcome;
     }

@@ -187,6 +187,7 @@ void Scheduler::ApplyEvent(AttemptState* a, const StageEvent& ev, int64_t ts_ms)
     case EventType::kCheckpoint:
       s->row.checkpoint = Resolve(a->row.output_dir, ev.path);
       s->row.checkpoint_step = ev.step;
+      a->checkpoint_at_ms = now;
       break;
     case EventType::kReady:
       if (IsService(s) && s->row.status == v1::STAGE_STARTING) {

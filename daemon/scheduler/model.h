@@ -46,6 +46,7 @@ struct AttemptState {
   bool exit_reported = false;   // Hello said it ended; AttemptExited will follow
   bool release_queued = false;  // ended; released from memory after the next commit
   std::string kill_detail;      // "ran longer than 30s", for the attempt's reason
+  int64_t checkpoint_at_ms = 0;  // when it last reported a checkpoint (0: never)
   bool dirty = false;
   // What this attempt adds to its run's GPU totals as last written (see RunState).
   GpuUse counted;

@@ -33,6 +33,7 @@ Status Scheduler::Recover() {
   ResetWhole(&timers_);
   ResetWhole(&holds_);
   ResetWhole(&yielded_);
+  preemptions_.Clear();
 
   int64_t now = clock_->NowMs();
   started_at_ms_ = now;

@@ -36,6 +36,7 @@
 #include "daemon/scheduler/model.h"
 #include "daemon/scheduler/options.h"
 #include "daemon/scheduler/planner.h"
+#include "daemon/scheduler/preemption.h"
 #include "daemon/scheduler/priority.h"
 #include "daemon/scheduler/ready_queue.h"
 #include "daemon/scheduler/run_table.h"
@@ -233,6 +234,20 @@ class Scheduler {
   bool BudgetHolds(StageState* s);
   void BudgetCheckSoon(RunState* run);
   void FillBudget(const RunState& run, v1::Run* out) const;
+
+  // preemption_sched.cc: a waiting stage of a higher class takes room from running attempts
+  // of lower classes (docs/scheduling.md, "Preemption"). PreemptFor: for ready task `s` that
+  // found no room, the agent where room is being made for it (stops asked now, or asked before
+  // and not all ended), or null; appends to `reason` what it waits for. PreemptedEnded: true
+  // when `a` (of `s`) ended as a preemption stopped it; then its infrastructure retry is spent and
+  // what it lost counted, and the caller puts `s` back to be run again.
+  AgentState* PreemptFor(StageState* s, std::string* reason);
+  bool PreemptedEnded(StageState* s, AttemptState* a, const std::string& kind);
+  // Whether running attempt `v` may be stopped for a stage of class `rank`.
+  bool MayPreempt(const AttemptState* v, int rank) const;
+  // When `a`'s work that its next attempt would not redo was last saved: its last checkpoint
+  // (a `resume` stage's), else its start.
+  static int64_t SavedUpTo(const AttemptState& a);
 
   // services.cc: readiness for tasks and services, and the life of a service
   static bool IsService(const StageState* s);
@@ -458,7 +473,10 @@ class Scheduler {
   GpuFleet gpus_;
   GpuTelemetry gpu_telemetry_;
   std::vector<store::GpuSeriesRow> gpu_rows_;  // ended attempts' series, written at the flush
-  std::vector<v1::AuditEntry> gpu_audit_;      // GPUs returned by pre-flights, for the trail
+  // The scheduler's own decisions for the audit trail: GPUs returned by pre-flights, attempts
+  // preempted.
+  std::vector<v1::AuditEntry> gpu_audit_;
+  PreemptionBook preemptions_;  // stops asked for waiting stages (preemption_sched.cc)
 
   // Registered watchers (after the commit of the batch that registered them), by run.
   std::map<int64_t, std::vector<std::shared_ptr<Watcher>>> watchers_;

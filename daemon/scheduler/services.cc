@@ -130,21 +130,25 @@ bool Scheduler::ServiceAttemptEnded(AttemptState* a, const std::string& kind,
     if (IsLive(s->run->stages[d]->row.status)) needed = true;
   }
   if (kind == "cancelled" || s->run->cancel_requested) return false;
-  if (kind == "yielded" && needed) {
-    // Stopped to free room (BreakServiceWait): ready again, no retry spent.
-    SetStageStatus(s, v1::STAGE_WAITING, StrCat("stopped to free room: ", a->kill_detail));
+  // Stopped to free room: by BreakServiceWait (no retry spent) or by a preemption (one
+  // infrastructure retry spent). Ready again when needed.
+  bool yielded = kind == "yielded" || PreemptedEnded(s, a, kind);
+  if (yielded && needed) {
+    SetStageStatus(
+        s, v1::STAGE_WAITING,
+        kind == "yielded" ? StrCat("stopped to free room: ", a->kill_detail) : a->row.reason);
     MaybeReady(s);
     return true;
   }
-  if (!needed && kind != "stopped" && kind != "yielded" && kind != "success" &&
+  if (!needed && kind != "stopped" && !yielded && kind != "success" &&
       s->row.status == v1::STAGE_STARTING) {
     // Never ready, and it failed by itself: that is how it ends, whoever still needs it.
     StageFailed(s, v1::STAGE_FAILED, reason);
     return true;
   }
-  if (kind == "stopped" || kind == "yielded" || !needed) {
+  if (kind == "stopped" || yielded || !needed) {
     SetStageStatus(s, v1::STAGE_STOPPED,
-                   kind == "stopped" || kind == "yielded" || kind == "success" ? "" : reason);
+                   kind == "stopped" || yielded || kind == "success" ? "" : reason);
     Propagate(s);
     MaybeFinishRun(s->run);
     return true;

@@ -14,10 +14,11 @@ const std::vector<std::string> kStageKeys = {
     "timeout",       "stall_timeout", "ready_timeout", "grace",       "kind",
     "resume",        "cache",         "cache_version", "description", "foreach",
     "node_selector", "gpu_idle",      "on_gpu_idle",   "preflight",
-    "early_stop"};
+    "early_stop",    "preemptible"};
 const std::vector<std::string> kDefaultsKeys = {
     "retry", "timeout",       "stall_timeout", "ready_timeout", "grace",    "resources",
-    "env",   "node_selector", "gpu_idle",      "on_gpu_idle",   "preflight"};
+    "env",   "node_selector", "gpu_idle",      "on_gpu_idle",   "preflight",
+    "preemptible"};
 const std::vector<std::string> kRetryKeys = {"limit",       "infra_limit", "backoff",
                                              "max_backoff", "on",          "exit_codes"};
 const std::vector<std::string> kResourceKeys = {"cpus", "memory", "gpus"};
@@ -193,6 +194,8 @@ bool ParseOverridable(const MapEntry& f, std::string_view where, OverridableFiel
   } else if (f.key == "preflight") {
     out.preflight = ReadBool(f, what, diag);
     out.preflight_pos = f.key_pos;
+  } else if (f.key == "preemptible") {
+    out.preemptible = ReadBool(f, what, diag);
   } else if (f.key == "on_gpu_idle") {
     if (auto v = ReadScalar(f, what, diag)) {
       if (v->text == "notify" || v->text == "fail") {
@@ -339,6 +342,7 @@ std::vector<TemplateSite> ApplyDefaults(const OverridableFields& d, ParsedStage&
   spec.gpu_idle_fail = Pick(own.gpu_idle_fail, d.gpu_idle_fail, false);
   // A pre-flight checks the stage's GPUs: a default one applies to the stages that hold GPUs.
   spec.preflight = spec.resources.gpus > 0 && Pick(own.preflight, d.preflight, false);
+  spec.preemptible = Pick(own.preemptible, d.preemptible, true);
 
   std::map<std::string, Scalar> merged_env;
   const std::map<std::string, Scalar>* env = &own.env;  // no copy in the usual case

@@ -33,6 +33,7 @@ struct OverridableFields {
   std::optional<int64_t> gpu_idle_ms;
   std::optional<bool> gpu_idle_fail;
   std::optional<bool> preflight;
+  std::optional<bool> preemptible;
   SourcePos ready_timeout_pos;
   SourcePos preflight_pos;
   std::optional<int64_t> grace_ms;

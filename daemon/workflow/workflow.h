@@ -153,6 +153,9 @@ struct StageSpec {
   // `preflight: true`: each attempt runs the agent's GPU check on its GPUs first and starts
   // only when they pass (docs/gpus.md, "Pre-flight before a stage"). Not in the cache key.
   bool preflight = false;
+  // `preemptible: false`: a stage of a higher class never stops its attempts to take their
+  // room (docs/scheduling.md, "Preemption"). Not in the cache key.
+  bool preemptible = true;
   // `cache: {key_on: [engine_version, executable]}`: what of the environment its key also
   // covers (docs/caching.md, "key_on"); a mask of kKeyOn* bits, 0 for none.
   uint8_t cache_key_on = 0;

@@ -329,6 +329,33 @@ stages:
             (std::map<std::string, bool>{{"train", true}, {"report", false}, {"skip", false}}));
 }
 
+TEST(WorkflowErrorsTest, PreemptibleIsABoolAndDefaultsMayTurnItOff) {
+  EXPECT_EQ(OnlyError(R"(name: w
+stages:
+  a:
+    run: [x]
+    preemptible: never
+)"),
+            "wf.yaml:5:18: preemptible in stage 'a': expected true or false, got 'never'");
+  auto wf = ParseWorkflow(R"(name: w
+defaults: {preemptible: false}
+stages:
+  serve:
+    run: [x]
+  train:
+    run: [y]
+    preemptible: true
+)",
+                          "wf.yaml");
+  ASSERT_TRUE(wf.ok()) << wf.status();
+  std::map<std::string, bool> preemptible;
+  for (const auto& s : wf->stages) preemptible[s.name] = s.preemptible;
+  EXPECT_EQ(preemptible, (std::map<std::string, bool>{{"serve", false}, {"train", true}}));
+  auto plain = ParseWorkflow("name: w\nstages:\n  a: {run: [x]}\n", "wf.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->stages[0].preemptible) << "a stage may be preempted unless it says not";
+}
+
 TEST(WorkflowErrorsTest, DefaultsAcceptOnlyTheirKeys) {
   EXPECT_EQ(OnlyError(R"(name: w
 defaults:

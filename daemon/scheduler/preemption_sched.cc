@@ -1,0 +1,138 @@
+// Preemption on the scheduler's side (docs/scheduling.md, "Preemption"): which running
+// attempts a waiting stage of a higher class may take room from, the stops, their record, and
+// how a stopped attempt's stage goes back to be run again. The rule is preemption.cc's.
+#include <algorithm>
+
+#include "core/logging.h"
+#include "core/strings.h"
+#include "daemon/scheduler/scheduler.h"
+#include "proto/state_names.h"
+
+namespace longhaul::scheduler {
+namespace {
+
+constexpr int kPreemptLowestRank = static_cast<int>(std::size(workflow::kPriorityClasses)) - 1;
+
+int PreemptRankOf(const RunState& run) { return workflow::PriorityRankOrNormal(run.row.priority); }
+
+std::string PreemptClassName(int rank) { return std::string(workflow::kPriorityClasses[rank]); }
+
+// "run 12 stage train (low)".
+std::string PreemptStageText(const StageState& s) {
+  return StrCat("run ", s.run->row.id, " stage ", s.row.name, " (",
+                PreemptClassName(PreemptRankOf(*s.run)), ")");
+}
+
+// "; preempting run 12 stage train (low) on n1, to take its room", for a wait reason.
+std::string PreemptingReason(const PreemptionBook::Pending& p) {
+  return StrCat("; preempting ", p.text, " on ", p.agent_id, " for its room");
+}
+
+}  // namespace
+
+int64_t Scheduler::SavedUpTo(const AttemptState& a) {
+  int64_t start = a.row.started_at_ms.value_or(a.row.created_at_ms);
+  // Only a `resume` stage's next attempt is given the checkpoint; any other starts over.
+  bool resumes = a.stage != nullptr && a.stage->spec->resume;
+  return resumes ? std::max(start, a.checkpoint_at_ms) : start;
+}
+
+bool Scheduler::MayPreempt(const AttemptState* v, int rank) const {
+  if (v == nullptr || v->stage == nullptr || v->stage->current != v) return false;
+  const StageState* vs = v->stage;
+  if (!v->kill_reason.empty() || v->exit_reported || IsTerminal(v->row.state)) return false;
+  if (vs->run->cancel_requested || PreemptRankOf(*vs->run) <= rank) return false;
+  if (!vs->spec->preemptible) return false;
+  // Its next attempt would be its last infrastructure retry spent: stopping it would fail it.
+  if (vs->row.infra_retries_used >= vs->spec->retry.infra_limit) return false;
+  if (IsService(vs)) {  // not while a consumer runs against it
+    for (int d : vs->dependents) {
+      if (vs->run->stages[d]->current != nullptr) return false;
+    }
+  }
+  return true;
+}
+
+AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
+  PreemptionBook::StageKey key{s->run->row.id, s->index};
+  if (const PreemptionBook::Pending* p = preemptions_.Find(key)) {
+    *reason += PreemptingReason(*p);
+    return agents_.Find(p->agent_id);
+  }
+  int rank = PreemptRankOf(*s->run);
+  if (rank >= kPreemptLowestRank || IsService(s)) return nullptr;
+  int64_t now = clock_->NowMs();
+  std::vector<AgentRoom> rooms;
+  std::vector<PreemptCandidate> candidates;
+  for (auto& [id, agent] : agents_) {
+    if (!MayGoTo(s, *agent)) continue;
+    rooms.push_back({id, agent->free});
+    for (int64_t attempt_id : agent->attempts) {
+      AttemptState* v = runs_.FindAttempt(attempt_id);
+      if (!MayPreempt(v, rank)) continue;
+      PreemptCandidate& c = candidates.emplace_back();
+      c.attempt_id = attempt_id;
+      c.agent_id = id;
+      c.rank = PreemptRankOf(*v->stage->run);
+      c.lost_ms = std::max<int64_t>(0, now - SavedUpTo(*v));
+      c.lost_gpu_ms = c.lost_ms * v->held.gpus();
+      c.frees = v->held;
+      for (int g : v->gpus) {  // a GPU out of service does not come back free
+        if (GpuOut(*agent, g)) c.frees.set_gpus(c.frees.gpus() - 1);
+      }
+    }
+  }
+  std::optional<PreemptChoice> choice =
+      ChooseVictims(std::move(candidates), rooms, s->row.resources);
+  if (!choice) return nullptr;
+
+  PreemptionBook::Pending pending;
+  pending.agent_id = choice->agent_id;
+  std::vector<std::string> texts;
+  std::string for_whom = StrCat("room for ", PreemptStageText(*s));
+  auto log = GetLogger("scheduler");
+  for (const PreemptCandidate& c : choice->victims) {
+    AttemptState* v = runs_.FindAttempt(c.attempt_id);
+    std::string victim = PreemptStageText(*v->stage);
+    std::string lost = StrCat(GpuMinutesText(c.lost_gpu_ms), " since its ",
+                              SavedUpTo(*v) == v->checkpoint_at_ms ? "last checkpoint" : "start");
+    log->info("{} waits for {} GPUs on {}: preempting attempt {} of {} ({})", PreemptStageText(*s),
+              s->row.resources.gpus(), choice->agent_id, v->row.number, victim, lost);
+    StopAttempt(v, "preempted", for_whom);
+    v1::AuditEntry e;
+    e.set_ts_ms(now);
+    e.set_principal("longhauld");
+    e.set_role("admin");
+    e.set_action("PreemptAttempt");
+    e.set_target(
+        StrCat("run ", v->row.run_id, " stage ", v->stage->row.name, " attempt ", v->row.number));
+    e.set_detail(StrCat(for_whom, " on agent ", choice->agent_id, "; ", lost));
+    e.set_result("OK");
+    gpu_audit_.push_back(std::move(e));
+    pending.victims.insert(c.attempt_id);
+    texts.push_back(victim);
+  }
+  pending.text = StrJoin(texts, ", ");
+  *reason += PreemptingReason(pending);
+  preemptions_.Add(key, std::move(pending));
+  return agents_.Find(choice->agent_id);
+}
+
+bool Scheduler::PreemptedEnded(StageState* s, AttemptState* a, const std::string& kind) {
+  // A Slurm preemption has the same kind, and no kill reason: it is retried as a failure.
+  if (kind != "preempted" || a->kill_reason != "preempted") return false;
+  s->row.infra_retries_used++;
+  int64_t saved = SavedUpTo(*a);
+  int64_t lost_gpu_ms =
+      std::max<int64_t>(0, a->row.ended_at_ms.value_or(clock_->NowMs()) - saved) * a->held.gpus();
+  a->row.reason = StrCat(a->row.reason, "; ", GpuMinutesText(lost_gpu_ms), " after its ",
+                         saved == a->checkpoint_at_ms ? "last checkpoint" : "start");
+  Touch(a);
+  if (metrics_ != nullptr) {
+    metrics_->preemptions.Add(PreemptClassName(PreemptRankOf(*s->run)));
+    metrics_->preemption_lost_gpu_ms += static_cast<uint64_t>(lost_gpu_ms);
+  }
+  return true;
+}
+
+}  // namespace longhaul::scheduler
