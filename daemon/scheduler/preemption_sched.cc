@@ -61,6 +61,18 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
   }
   int rank = PreemptRankOf(*s->run);
   if (rank >= kPreemptLowestRank || IsService(s)) return nullptr;
+  // Cheap first, O(runs in memory): most passes find no run of a lower class running anything,
+  // and then no agent's attempts need a look.
+  bool lower_runs = false;
+  for (const auto& [id, run] : runs_) {
+    const auto& n = run->status_count;
+    if (PreemptRankOf(*run) > rank &&
+        n[v1::STAGE_RUNNING] + n[v1::STAGE_STARTING] + n[v1::STAGE_SERVING] > 0) {
+      lower_runs = true;
+      break;
+    }
+  }
+  if (!lower_runs) return nullptr;
   int64_t now = clock_->NowMs();
   std::vector<AgentRoom> rooms;
   std::vector<PreemptCandidate> candidates;

@@ -1,12 +1,17 @@
 // Shared GPU nodes with real daemons (docs/scheduling.md): on one agent with one fake GPU, a
 // high-class run submitted after a low-class one starts first, and the low one's wait reason
 // says who is ahead; a run with a tiny GPU-hour budget pauses with the reason and continues
-// after `longhaul budget`.
+// after `longhaul budget`; a high-class run preempts a low-class training stage, which resumes
+// from its checkpoint once the high run is done.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "core/strings.h"
+#include "tests/http/http_client.h"
 #include "tests/integration/cluster.h"
+#include "tests/integration/fault_util.h"
 #include "tests/integration/journal.h"
 
 namespace longhaul::testing {
@@ -137,6 +142,81 @@ TEST_F(SchedulingTest, ARunPausesAtItsBudgetAndContinuesWhenAnAdminRaisesIt) {
       cluster().Query("SELECT action || ' ' || target FROM audit WHERE action = 'SetRunBudget'");
   ASSERT_TRUE(audit.ok()) << audit.status().message();
   EXPECT_THAT(*audit, HasSubstr(StrCat("SetRunBudget run ", id)));
+}
+
+// The training stage lh-testjob --work: items 1..N appended to done.txt, a checkpoint file and
+// event after each, resuming after the checkpoint's item with LONGHAUL_RESUME=1.
+TEST_F(SchedulingTest, AHighRunPreemptsALowTrainingThatResumesFromItsCheckpoint) {
+  ASSERT_NO_FATAL_FAILURE(StartOneGpu());
+  constexpr int kItems = 30;  // 150 ms each
+  std::string training = StrCat(
+      "name: training\nstages:\n",
+      StageYaml(
+          "train",
+          YamlList({BinPath("lh-testjob"), "--work", std::to_string(kItems), "--step-ms", "150"}),
+          {}, {"resources: {gpus: 1, cpus: 1}", "resume: true", "grace: 5s"}));
+  int64_t low = CliSubmit(training, "training.yaml", {"--priority", "low"});
+  ASSERT_GT(low, 0);
+  Result<v1::Run> running = cluster().WaitForRun(low, [](const v1::Run& r) {
+    const v1::Attempt* a = FindAttempt(r, "train", 1);
+    return a != nullptr && a->state() == v1::ATTEMPT_RUNNING;
+  });
+  ASSERT_TRUE(running.ok()) << running.status().message();
+  const v1::Attempt first = *FindAttempt(*running, "train", 1);
+  std::string done_txt = first.output_dir() + "/done.txt";
+  ASSERT_TRUE(WaitFor([&] { return NonBlankLines(done_txt, nullptr).size() >= 5; }, 20'000));
+
+  // The high run's stage needs the only GPU: the training is stopped for it.
+  int64_t high = CliSubmit(OneGpuWorkflow("urgent", 1), "urgent.yaml", {"--priority", "high"});
+  ASSERT_GT(high, 0);
+  Result<v1::Run> high_end = cluster().WaitForRunEnd(high, 60'000);
+  ASSERT_TRUE(high_end.ok()) << high_end.status().message();
+  EXPECT_EQ(high_end->status(), v1::RUN_SUCCEEDED) << DescribeRun(*high_end);
+
+  Result<v1::Run> low_end = cluster().WaitForRunEnd(low, 60'000);
+  ASSERT_TRUE(low_end.ok()) << low_end.status().message();
+  ASSERT_EQ(low_end->status(), v1::RUN_SUCCEEDED) << DescribeRun(*low_end);
+  const v1::Stage* train = FindStage(*low_end, "train");
+  ASSERT_EQ(train->attempts_size(), 2) << DescribeRun(*low_end);
+  const v1::Attempt& stopped = train->attempts(0);
+  const v1::Attempt& resumed = train->attempts(1);
+  EXPECT_EQ(stopped.state(), v1::ATTEMPT_KILLED);
+  EXPECT_THAT(stopped.reason(),
+              ::testing::MatchesRegex(StrCat("preempted: room for run ", high,
+                                             " stage work \\(high\\); [0-9.]+ GPU-min after its "
+                                             "last checkpoint")));
+  EXPECT_EQ(resumed.state(), v1::ATTEMPT_EXITED);
+  // The high run's stage ran in between: after the stop, before the resumption.
+  const v1::Attempt& urgent = high_end->stages(0).attempts(0);
+  EXPECT_GE(urgent.started_at_ms(), stopped.ended_at_ms());
+  EXPECT_LE(urgent.ended_at_ms(), resumed.started_at_ms());
+
+  // Every item exactly once, in order; the second attempt went on from the checkpoint.
+  EXPECT_EQ(ReadTextFile(done_txt), [] {
+    std::string out;
+    for (int i = 1; i <= kItems; ++i) out += StrCat(i, "\n");
+    return out;
+  }());
+  EXPECT_EQ(resumed.checkpoint(), first.output_dir() + "/checkpoint.txt");
+  std::string err = ReadTextFile(AttemptDirOf(cluster(), resumed) + "/stderr.log");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex("resuming after item ([0-9]+)"))) << err;
+  EXPECT_GE(std::stoi(m[1].str()), 4) << "it had done 5 items before it was stopped";
+  EXPECT_LT(std::stoi(m[1].str()), kItems);
+
+  // Recorded: the infrastructure retry, the audit trail, the metrics.
+  Result<std::string> retries = cluster().Query(
+      StrCat("SELECT infra_retries_used || ' ' || retries_used FROM stages WHERE run_id = ", low));
+  ASSERT_TRUE(retries.ok()) << retries.status().message();
+  EXPECT_EQ(StripWhitespace(*retries), "1 0");
+  Result<std::string> audit =
+      cluster().Query("SELECT action || ' ' || target FROM audit WHERE action = 'PreemptAttempt'");
+  ASSERT_TRUE(audit.ok()) << audit.status().message();
+  EXPECT_EQ(StripWhitespace(*audit), StrCat("PreemptAttempt run ", low, " stage train attempt 1"));
+  Result<HttpResult> metrics = HttpGet(cluster().http_address(), "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status().message();
+  EXPECT_THAT(metrics->body, HasSubstr("longhaul_preemptions_total{class=\"low\"} 1\n"));
+  EXPECT_THAT(metrics->body, HasSubstr("longhaul_preemption_lost_gpu_seconds_total "));
 }
 
 }  // namespace
