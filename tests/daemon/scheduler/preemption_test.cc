@@ -351,5 +351,79 @@ TEST_F(PreemptionTest, CancellingTheVictimsRunWhileItStopsCancelsIt) {
   EXPECT_EQ(TakeStarts().size(), 1u) << "the high stage runs";
 }
 
+constexpr char kLowService[] = R"(
+name: served
+stages:
+  server:
+    kind: service
+    run: [serve]
+    resources: {gpus: 1, cpus: 1}
+  client:
+    needs: [server]
+    run: [client]
+)";
+
+TEST_F(PreemptionTest, AServiceIsPreemptedOnlyWithoutARunningConsumerAndStartsAgainWhenNeeded) {
+  uint64_t sess = Connect("a1", 4, 1);
+  int64_t low = SubmitClass(kLowService, "low");
+  int64_t server1 = TakeStartedIds().at("server");
+  Started(sess, server1);
+  Events(sess, server1, {R"({"ready": {}})"});
+  int64_t client = TakeStartedIds().at("client");
+  Started(sess, client);
+  // Its consumer runs: the service is not stopped (and the client frees no GPU).
+  int64_t high = SubmitClass(OneStage("eval", 1), "high");
+  EXPECT_TRUE(TakeCancels().empty());
+  EXPECT_EQ(Stage(high, "eval")->row.status, v1::STAGE_READY);
+  Pass(sess, 10'000);
+  EXPECT_TRUE(TakeCancels().empty());
+  Batch([&] { ASSERT_TRUE(scheduler_->Cancel(high).ok()); });
+
+  // A second client run needing a service that starts and waits: now it may be stopped.
+  int64_t low2 = SubmitClass(kLowService, "low");
+  Exit(sess, client, 0);  // the first run's client ends: its server stops
+  std::vector<v1::StartAttempt> starts;
+  std::vector<v1::CancelAttempt> cancels;
+  starts.clear();
+  cancels.clear();
+  Take(&starts, &cancels);
+  ASSERT_EQ(cancels.size(), 1u);
+  EXPECT_EQ(cancels[0].reason(), "stopped");
+  Exit(sess, server1, 0, 15);
+  EXPECT_EQ(GetRun(low).status(), v1::RUN_SUCCEEDED);
+  starts.clear();
+  cancels.clear();
+  Take(&starts, &cancels);
+  ASSERT_EQ(starts.size(), 1u);
+  ASSERT_EQ(starts[0].stage(), "server");
+  int64_t server2 = starts[0].attempt_id();
+  Started(sess, server2);  // starting, not ready: its client waits
+  int64_t high2 = SubmitClass(OneStage("eval", 1), "high");
+  starts.clear();
+  cancels.clear();
+  Take(&starts, &cancels);
+  ASSERT_EQ(cancels.size(), 1u);
+  EXPECT_EQ(cancels[0].attempt_id(), server2);
+  EXPECT_EQ(cancels[0].reason(), "preempted");
+  Exit(sess, server2, 143, 15);
+  starts.clear();
+  cancels.clear();
+  Take(&starts, &cancels);
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].run_id(), high2);
+  const StageState* server = Stage(low2, "server");
+  EXPECT_EQ(server->row.status, v1::STAGE_READY) << server->row.reason.str();
+  EXPECT_EQ(server->row.infra_retries_used, 1);
+  // The high stage ends: the service starts again for its client.
+  Started(sess, starts[0].attempt_id());
+  Exit(sess, starts[0].attempt_id(), 0);
+  starts.clear();
+  cancels.clear();
+  Take(&starts, &cancels);
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].stage(), "server");
+  EXPECT_EQ(starts[0].attempt(), 2);
+}
+
 }  // namespace
 }  // namespace longhaul::scheduler
