@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "core/hash.h"
 #include "core/strings.h"
 #include "tests/daemon/scheduler/scheduler_fixture.h"
 
@@ -125,23 +124,8 @@ TEST(PreemptionBookTest, ARecordLastsWhileAVictimIsBeingStopped) {
 
 class PreemptionTest : public SchedulerTest {
  protected:
-  // Submits `yaml` with the priority class `klass`, as the API does after the policy.
   int64_t SubmitClass(const std::string& yaml, const std::string& klass) {
-    auto wf = workflow::ParseWorkflow(yaml, "test.yaml");
-    EXPECT_TRUE(wf.ok()) << wf.status();
-    SubmitInput in;
-    in.workflow = std::move(*wf);
-    in.text = yaml;
-    in.path = "test.yaml";
-    in.hash = Sha256Hex(yaml);
-    in.priority = klass;
-    int64_t id = 0;
-    Batch([&] {
-      auto out = scheduler_->Submit(std::move(in));
-      ASSERT_TRUE(out.ok()) << out.status();
-      id = out->run.id();
-    });
-    return id;
+    return Submit(yaml, {}, klass);
   }
   // Splits what was sent since the last call into starts and cancels.
   void Take(std::vector<v1::StartAttempt>* starts, std::vector<v1::CancelAttempt>* cancels) {

@@ -58,8 +58,8 @@ void SchedulerTest::RecoverAfterFailedCommit() {
   ASSERT_TRUE(store_->Commit().ok());
 }
 
-int64_t SchedulerTest::Submit(const std::string& yaml,
-                              std::map<std::string, std::string> overrides) {
+int64_t SchedulerTest::Submit(const std::string& yaml, std::map<std::string, std::string> overrides,
+                              const std::string& priority) {
   auto wf = workflow::ParseWorkflow(yaml, "test.yaml");
   EXPECT_TRUE(wf.ok()) << wf.status();
   SubmitInput in;
@@ -68,6 +68,7 @@ int64_t SchedulerTest::Submit(const std::string& yaml,
   in.path = "test.yaml";
   in.hash = Sha256Hex(yaml);
   in.overrides = std::move(overrides);
+  in.priority = priority;
   int64_t id = 0;
   Batch([&] {
     auto out = scheduler_->Submit(std::move(in));

@@ -44,7 +44,9 @@ class SchedulerTest : public ::testing::Test {
   // What the loop does after a failed batch (loop.cc): reloads the model from the store
   // (Recover) and commits that, without running the after-commit work.
   void RecoverAfterFailedCommit();
-  int64_t Submit(const std::string& yaml, std::map<std::string, std::string> overrides = {});
+  // `priority`: the class the API's policy resolved ("" is normal).
+  int64_t Submit(const std::string& yaml, std::map<std::string, std::string> overrides = {},
+                 const std::string& priority = "");
   // Connects agent `id` on a new session; returns the session id.
   uint64_t Connect(const std::string& id, double cpus = 4, int gpus = 0,
                    std::vector<v1::OwnedAttempt> owned = {});
