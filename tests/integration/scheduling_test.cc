@@ -1,13 +1,16 @@
 // Shared GPU nodes with real daemons (docs/scheduling.md): on one agent with one fake GPU, a
 // high-class run submitted after a low-class one starts first, and the low one's wait reason
 // says who is ahead; a run with a tiny GPU-hour budget pauses with the reason and continues
-// after `longhaul budget`.
+// after `longhaul budget`; a class changed after submission moves a run in the queue, by the
+// same --priority-allow rules as a submission's.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/strings.h"
+#include "tests/http/http_client.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/journal.h"
+#include "tests/integration/tokens.h"
 
 namespace longhaul::testing {
 namespace {
@@ -137,6 +140,77 @@ TEST_F(SchedulingTest, ARunPausesAtItsBudgetAndContinuesWhenAnAdminRaisesIt) {
       cluster().Query("SELECT action || ' ' || target FROM audit WHERE action = 'SetRunBudget'");
   ASSERT_TRUE(audit.ok()) << audit.status().message();
   EXPECT_THAT(*audit, HasSubstr(StrCat("SetRunBudget run ", id)));
+}
+
+TEST_F(SchedulingTest, AClassChangedAfterSubmissionMovesTheRunInTheQueueByTheSameRules) {
+  TempDir dir;
+  Tokens t = MakeTokens(dir, {{"operator", "olga"}, {"admin", "ada"}});
+  ClusterOptions o;
+  o.cpus = 1;
+  o.gpus = 1;
+  o.coordinator_flags = {"--tokens", t.file, "--priority-allow", "high=user:boss"};
+  o.client_token = t.by_name["olga"];
+  ASSERT_NO_FATAL_FAILURE(StartCluster(o));
+  int64_t blocker = CliSubmit(OneGpuWorkflow("blocker", 120), "blocker.yaml");
+  ASSERT_GT(blocker, 0);
+  ASSERT_TRUE(
+      cluster()
+          .WaitForRun(blocker,
+                      [](const v1::Run& r) { return r.stages(0).status() == v1::STAGE_RUNNING; })
+          .ok());
+  int64_t older = CliSubmit(OneGpuWorkflow("older", 1), "older.yaml");
+  int64_t younger = CliSubmit(OneGpuWorkflow("younger", 120), "younger.yaml");
+  ASSERT_GT(older, 0);
+  ASSERT_GT(younger, 0);
+
+  // olga (operator) may not use high: the rule names boss only.
+  CommandResult denied = cluster().Cli({"priority", std::to_string(younger), "high"});
+  EXPECT_EQ(denied.exit_code, 7) << denied.err;
+  EXPECT_EQ(denied.err,
+            "longhaul: permission denied: priority class 'high' is not allowed for olga "
+            "(operator): longhauld allows it only to user:boss (--priority-allow "
+            "high=user:boss)\n");
+  Result<v1::Run> unchanged = cluster().GetRun(younger);
+  ASSERT_TRUE(unchanged.ok());
+  EXPECT_EQ(unchanged->priority(), "normal");
+  // low is open to anyone.
+  CommandResult lowered = cluster().Cli({"priority", std::to_string(blocker), "low"});
+  EXPECT_EQ(lowered.exit_code, 0) << lowered.err;
+  EXPECT_EQ(lowered.out, StrCat("run ", blocker,
+                                ": class low; its waiting stages take their place in the queue, "
+                                "running attempts go on\n"));
+
+  // ada, an admin, may whatever the rule says; over HTTP here.
+  Result<HttpResult> raised =
+      HttpRequest(cluster().http_address(), "POST", StrCat("/api/v1/runs/", younger, "/priority"),
+                  R"({"priority": "high"})", {{"Authorization", "Bearer " + t.by_name["ada"]}});
+  ASSERT_TRUE(raised.ok()) << raised.status().message();
+  EXPECT_EQ(raised->status, 200) << raised->body;
+  EXPECT_THAT(raised->body, HasSubstr(R"("priority":"high")"));
+
+  // The blocker, now low, keeps its GPU. When it frees, the younger run, now high, takes it.
+  Result<v1::Run> still = cluster().GetRun(blocker);
+  ASSERT_TRUE(still.ok());
+  EXPECT_EQ(still->stages(0).status(), v1::STAGE_RUNNING);
+  EXPECT_EQ(still->stages(0).attempt_count(), 1);
+  ASSERT_EQ(cluster().Cli({"cancel", std::to_string(blocker)}).exit_code, 0);
+  Result<v1::Run> started = cluster().WaitForRun(
+      younger, [](const v1::Run& r) { return r.stages(0).status() == v1::STAGE_RUNNING; });
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  Result<v1::Run> waiting = cluster().GetRun(older);
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_EQ(waiting->stages(0).status(), v1::STAGE_READY);
+  EXPECT_EQ(waiting->stages(0).attempt_count(), 0);
+
+  Result<std::string> audit = cluster().Query(
+      "SELECT principal || ' ' || target || ' ' || detail || ' ' || result FROM audit "
+      "WHERE action = 'SetRunPriority' ORDER BY id");
+  ASSERT_TRUE(audit.ok()) << audit.status().message();
+  EXPECT_THAT(*audit, HasSubstr(StrCat("olga run ", younger,
+                                       " class high PERMISSION_DENIED: priority class 'high'")));
+  EXPECT_THAT(*audit, HasSubstr(StrCat("olga run ", blocker, " class low OK")));
+  EXPECT_THAT(*audit, HasSubstr(StrCat("ada run ", younger, " class high OK")));
+  ASSERT_EQ(cluster().Cli({"cancel", std::to_string(younger)}).exit_code, 0);
 }
 
 }  // namespace
