@@ -183,8 +183,7 @@ TEST(DaemonFlagsTest, AgentListsEveryProblemWithWhereItCameFrom) {
 }
 
 // longhaul-agent's flags from `args` (last first, as CLI11 takes them) and their check's errors.
-std::vector<std::string> CheckAgentArgs(const std::vector<std::string>& args,
-                                        agent::AgentFlags* flags) {
+std::vector<std::string> CheckAgentArgs(std::vector<std::string> args, agent::AgentFlags* flags) {
   CLI::App app{"longhaul-agent"};
   agent::AddAgentFlags(app, flags);
   CliConfig config(app, agent::kAgentConfigPath);

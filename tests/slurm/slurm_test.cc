@@ -126,10 +126,7 @@ TEST_F(SlurmTest, AHighClassRunsJobGoesToItsPartitionAndPreemptsALowRunsJob) {
   // `low` jobs (PreemptType=preempt/partition_prio, PreemptMode=CANCEL).
   ASSERT_NO_FATAL_FAILURE(StartSlurmCluster({"--slurm-class-partition", "high=high"}));
   Result<int64_t> low =
-      cluster().Submit("name: background
-                       priority
-                       : low stages
-                       : " +
+      cluster().Submit("name: background\npriority: low\nstages:\n" +
                        StageYaml("long", YamlList({BinPath("lh-testjob"), "--sleep", "300"}), {},
                                  {"retry: {limit: 0, backoff: 1s}"}));
   ASSERT_TRUE(low.ok()) << low.status().message();
