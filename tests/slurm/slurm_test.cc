@@ -125,20 +125,10 @@ TEST_F(SlurmTest, AHighClassRunsJobGoesToItsPartitionAndPreemptsALowRunsJob) {
   // The local cluster's default partition is `low`; a `high` job that needs the node cancels
   // `low` jobs (PreemptType=preempt/partition_prio, PreemptMode=CANCEL).
   ASSERT_NO_FATAL_FAILURE(StartSlurmCluster({"--slurm-class-partition", "high=high"}));
-  Result<int64_t> low =
-      cluster().Submit("name: background\npriority: low\nstages:\n" +
-                       StageYaml("long", YamlList({BinPath("lh-testjob"), "--sleep", "300"}), {},
-                                 {"retry: {limit: 0, backoff: 1s}"}));
-  ASSERT_TRUE(low.ok()) << low.status().message();
-  Result<v1::Run> running = cluster().WaitForRun(
-      *low,
-      [](const v1::Run& r) {
-        const v1::Attempt* a = Current(r, "long");
-        return a != nullptr && a->state() == v1::ATTEMPT_RUNNING;
-      },
-      60'000);
-  ASSERT_TRUE(running.ok()) << running.status().message();
-  std::string low_job = JobIdOf(Current(*running, "long")->id());
+  int64_t low = 0;
+  std::string low_job;
+  ASSERT_NO_FATAL_FAILURE(
+      StartLongStage(&low, &low_job, {"retry: {limit: 0, backoff: 1s}"}, "priority: low\n"));
   auto partition_of = [](const std::string& job) {
     CommandResult show =
         RunCommand({"/usr/bin/env", "scontrol", "-o", "show", "job", job}, {}, 10'000);
@@ -163,14 +153,14 @@ TEST_F(SlurmTest, AHighClassRunsJobGoesToItsPartitionAndPreemptsALowRunsJob) {
 
   // The low run's job was preempted for it, and the stage is tried again.
   Result<v1::Run> after = cluster().WaitForRun(
-      *low, [](const v1::Run& r) { return FindStage(r, "long")->attempts_size() >= 2; }, 60'000);
+      low, [](const v1::Run& r) { return FindStage(r, "long")->attempts_size() >= 2; }, 60'000);
   ASSERT_TRUE(after.ok()) << after.status().message();
   const v1::Attempt& first = FindStage(*after, "long")->attempts(0);
   EXPECT_EQ(first.reason(), StrCat("preempted (Slurm job ", low_job, " PREEMPTED)"))
       << DescribeRun(*after);
   EXPECT_EQ(first.state(), v1::ATTEMPT_KILLED);
-  ASSERT_EQ(cluster().Cli({"cancel", std::to_string(*low)}).exit_code, 0);
-  EXPECT_TRUE(cluster().WaitForRunEnd(*low, 60'000).ok());
+  ASSERT_EQ(cluster().Cli({"cancel", std::to_string(low)}).exit_code, 0);
+  EXPECT_TRUE(cluster().WaitForRunEnd(low, 60'000).ok());
 }
 
 TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndSqueueBacksOffWhileNothingChanges) {
