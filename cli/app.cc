@@ -285,6 +285,17 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
     action = [&](CommandContext& c) { return SetBudget(c, budget_run, budget_hours); };
   });
 
+  int64_t priority_run = 0;
+  std::string priority_class;
+  cmd = app.add_subcommand("priority",
+                           "change a run's priority class; its waiting stages move in the queue "
+                           "(--priority-allow as at submission, admins always; audited)");
+  cmd->add_option("run", priority_run, "run id")->required()->check(RunIdCheck());
+  cmd->add_option("class", priority_class, "high, normal or low")->required();
+  cmd->callback([&] {
+    action = [&](CommandContext& c) { return SetPriority(c, priority_run, priority_class); };
+  });
+
   int64_t watch_id = 0;
   std::string watch_interval = "10s";
   cmd = app.add_subcommand("watch", "follow a run live until it ends; exit code from its result");

@@ -98,6 +98,8 @@ int DrainGpu(CommandContext& ctx, const std::string& target, const std::string& 
              bool undrain);
 // Sets run `run_id`'s GPU-hour budget (admin, audited) and prints where it stands.
 int SetBudget(CommandContext& ctx, int64_t run_id, double gpu_hours);
+// `longhaul priority RUN CLASS`: changes the run's class (audited) and says so.
+int SetPriority(CommandContext& ctx, int64_t run_id, const std::string& priority);
 
 struct AuditOptions {
   int limit = 50;

@@ -143,4 +143,16 @@ int SetBudget(CommandContext& ctx, int64_t run_id, double gpu_hours) {
   return kExitOk;
 }
 
+int SetPriority(CommandContext& ctx, int64_t run_id, const std::string& priority) {
+  v1::SetRunPriorityRequest req;
+  req.set_run_id(run_id);
+  req.set_priority(priority);
+  Result<v1::Run> run = ctx.coordinator->SetRunPriority(req);
+  if (!run.ok()) return ctx.Fail(run.status());
+  if (ctx.json) return PrintJson(ctx, *run);
+  ctx.out() << "run " << run_id << ": class " << run->priority()
+            << "; its waiting stages take their place in the queue, running attempts go on\n";
+  return kExitOk;
+}
+
 }  // namespace longhaul::cli

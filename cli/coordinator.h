@@ -49,6 +49,9 @@ class Coordinator {
   virtual Result<v1::Run> SetRunBudget(const v1::SetRunBudgetRequest& req) {
     return absl::UnimplementedError("run budgets are not supported by this coordinator");
   }
+  virtual Result<v1::Run> SetRunPriority(const v1::SetRunPriorityRequest& req) {
+    return absl::UnimplementedError("changing a run's class is not supported by this coordinator");
+  }
   virtual Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req) {
     return absl::UnimplementedError("metric histories are not supported by this coordinator");
   }

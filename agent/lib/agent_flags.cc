@@ -2,8 +2,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <tuple>
 
 #include "agent/lib/agent_setup.h"
+#include "agent/lib/slurm_classes.h"
 #include "core/config/config_checks.h"
 #include "core/duration.h"
 #include "core/net/listen_address.h"
@@ -52,6 +54,12 @@ void AddAgentFlags(CLI::App& app, AgentFlags* f) {
   app.add_option("--slurm-partition", f->slurm.partition, "sbatch --partition");
   app.add_option("--slurm-account", f->slurm.account, "sbatch --account");
   app.add_option("--slurm-arg", f->slurm.extra_args, "an extra sbatch argument (repeatable)");
+  app.add_option("--slurm-class-qos", f->class_qos,
+                 "CLASS=QOS[,CLASS=QOS...]: sbatch --qos for the jobs of runs of a priority "
+                 "class (high, normal, low); repeatable");
+  app.add_option("--slurm-class-partition", f->class_partition,
+                 "CLASS=PARTITION[,...]: sbatch --partition for the jobs of runs of a priority "
+                 "class, instead of --slurm-partition; repeatable");
   app.add_option("--slurm-signal-lead", f->signal_lead,
                  "USR1 to the shim this long before Slurm's time limit (default 60s)");
   app.add_option("--slurm-poll", f->poll,
@@ -202,6 +210,17 @@ std::vector<std::string> CheckAgentFlags(AgentFlags* f, const config::CliConfig&
     fail("slurm-signal-lead", "'" + f->signal_lead + "': expected a duration up to 65535s");
   } else {
     f->slurm.signal_lead_s = *lead_ms / 1000;
+  }
+  for (auto [key, values, out, option, short_option] :
+       {std::tuple{"slurm-class-qos", &f->class_qos, &f->slurm.class_qos, "--qos", "-q"},
+        std::tuple{"slurm-class-partition", &f->class_partition, &f->slurm.class_partition,
+                   "--partition", "-p"}}) {
+    if (auto parsed = ParseSlurmClassMap(*values); !parsed.ok()) {
+      check(key, parsed.status());
+    } else if (!parsed->empty()) {
+      *out = *std::move(parsed);
+      check(key, CheckSlurmClassArgs(f->slurm.extra_args, option, short_option));
+    }
   }
   for (const auto& l : f->labels) {
     auto kv = ParseLabel(l);

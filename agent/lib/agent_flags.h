@@ -24,6 +24,8 @@ struct AgentFlags {
   std::string coordinator, state_dir, data_dir, id, memory, shim;
   std::string heartbeat = "1s", keepalive = "30s", signal_lead = "60s";
   std::string poll = "15s", poll_max = "2m";  // --slurm-poll, --slurm-poll-max
+  // --slurm-class-qos, --slurm-class-partition as given; parsed into `slurm`.
+  std::vector<std::string> class_qos, class_partition;
   std::string disk_min_free = "16M";
   std::string log_level = "info", log_file;
   std::optional<double> cpus;
@@ -46,7 +48,7 @@ struct AgentFlags {
   // it with CUDA_VISIBLE_DEVICES=INDEX and `--gpus 0` added. Searched on the stages' PATH (the
   // agent's own directory first).
   std::string gpu_check = "lh-gpucheck --quick";
-  SlurmOptions slurm;  // signal_lead_s is filled by CheckAgentFlags
+  SlurmOptions slurm;  // signal_lead_s and the class maps are filled by CheckAgentFlags
 
   // Filled by CheckAgentFlags when it returns no errors.
   int64_t heartbeat_ms = 0;

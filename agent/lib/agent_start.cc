@@ -180,6 +180,7 @@ void Agent::Launch(Attempt& a, const v1::StartAttempt& spec) {
   req.timeout_ms = spec.timeout_ms();
   req.grace_ms = grace;
   req.exclude_nodes.assign(spec.exclude_nodes().begin(), spec.exclude_nodes().end());
+  req.priority = spec.priority();
   executor_->Start(a, spec, std::move(req), write_spec, fail);
 }
 

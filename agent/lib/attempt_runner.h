@@ -33,6 +33,7 @@ struct RunRequest {
   int64_t timeout_ms = 0;                  // the stage's wall-time limit; 0: none
   int64_t grace_ms = 0;                    // SIGTERM -> SIGKILL
   std::vector<std::string> exclude_nodes;  // nodes where earlier attempts failed (node_fail)
+  std::string priority;  // the run's class: high, normal or low ("" from an older coordinator)
 };
 
 struct Started {

@@ -166,6 +166,7 @@ std::vector<std::string> SlurmRunner::SbatchArgs(const RunRequest& req) const {
                                 StrCat("--chdir=", req.attempt_dir),
                                 StrCat("--output=", req.attempt_dir, "/slurm.log"),
                                 "--open-mode=append"};
+  const std::string partition = PartitionOf(req);
   int cpus = std::max(1, static_cast<int>(std::ceil(req.resources.cpus())));
   a.push_back(StrCat("--cpus-per-task=", cpus));
   if (req.resources.memory_bytes() > 0) {
@@ -181,12 +182,15 @@ std::vector<std::string> SlurmRunner::SbatchArgs(const RunRequest& req) const {
     std::optional<int64_t> cap;
     {
       std::lock_guard<std::mutex> lock(partitions_mu_);
-      cap = partitions_.MaxMinutes(options_.partition);
+      cap = partitions_.MaxMinutes(partition);
     }
     if (cap && *cap > 0 && minutes > *cap) minutes = *cap;
     a.push_back(StrCat("--time=", minutes));
   }
-  if (!options_.partition.empty()) a.push_back(StrCat("--partition=", options_.partition));
+  if (!partition.empty()) a.push_back(StrCat("--partition=", partition));
+  if (auto qos = options_.class_qos.find(req.priority); qos != options_.class_qos.end()) {
+    a.push_back(StrCat("--qos=", qos->second));
+  }
   if (!options_.account.empty()) a.push_back(StrCat("--account=", options_.account));
   if (options_.gres_gpus && req.resources.gpus() > 0) {
     a.push_back(StrCat("--gres=gpu:", req.resources.gpus()));
@@ -197,6 +201,11 @@ std::vector<std::string> SlurmRunner::SbatchArgs(const RunRequest& req) const {
   a.insert(a.end(), options_.extra_args.begin(), options_.extra_args.end());
   a.push_back(req.attempt_dir + "/job.sh");
   return a;
+}
+
+std::string SlurmRunner::PartitionOf(const RunRequest& req) const {
+  auto it = options_.class_partition.find(req.priority);
+  return it != options_.class_partition.end() ? it->second : options_.partition;
 }
 
 void SlurmRunner::RefreshPartitions() {

@@ -4,8 +4,9 @@
 // scancel, found on PATH), each with a deadline.
 //
 //   Start      writes ATTEMPT_DIR/job.sh, runs `sbatch --parsable` and writes the job id to
-//              ATTEMPT_DIR/job_id atomically as soon as sbatch answers. A stage with a timeout
-//              gets --time capped at its partition's MaxTime, read with `scontrol -o show
+//              ATTEMPT_DIR/job_id atomically as soon as sbatch answers. The run's priority
+//              class picks --qos and --partition where the options map it. A stage with a
+//              timeout gets --time capped at its partition's MaxTime, read with `scontrol -o show
 //              partition` at the first such Start and every 10 minutes after (every minute
 //              while it fails; meanwhile no cap is known and --time is not capped)
 //   Find       `squeue --me --name=lh-<attempt id>`, the job whose working directory is the
@@ -24,6 +25,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -34,7 +36,10 @@
 namespace longhaul::agent {
 
 struct SlurmOptions {
-  std::string partition;                // --partition, when set
+  std::string partition;  // --partition, when set
+  // By the run's priority class (--slurm-class-qos, --slurm-class-partition): the --qos and
+  // the --partition of its jobs. A class without an entry gets `partition` and no --qos.
+  std::map<std::string, std::string> class_qos, class_partition;
   std::string account;                  // --account, when set
   std::vector<std::string> extra_args;  // passed to sbatch as they are
   int64_t signal_lead_s = 60;           // --signal=B:USR1@lead before the time limit
@@ -61,6 +66,9 @@ class SlurmRunner : public AttemptRunner {
   // gave the job (its CUDA_VISIBLE_DEVICES), not the indices the coordinator counted with.
   static std::string BatchScript(const RunRequest& req, bool slurm_gpus = false);
   std::vector<std::string> SbatchArgs(const RunRequest& req) const;
+  // The partition of `req`'s job: its class's (class_partition), else `partition`; "" for
+  // Slurm's default. Its MaxTime caps --time.
+  std::string PartitionOf(const RunRequest& req) const;
   // Reads the partitions' limits again when it is time to (see Start).
   void RefreshPartitions();
 

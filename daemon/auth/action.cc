@@ -50,6 +50,8 @@ ActionInfo Info(Action action) {
       return {"DrainGpu", "drain GPUs", Role::kAdmin, true};
     case Action::kSetRunBudget:
       return {"SetRunBudget", "set run budgets", Role::kAdmin, true};
+    case Action::kSetRunPriority:
+      return {"SetRunPriority", "change run classes", Role::kOperator, true};
   }
   return {"Unknown", "do this", Role::kAdmin, true};
 }

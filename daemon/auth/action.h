@@ -35,6 +35,9 @@ enum class Action {
   kBackup,
   kDrainGpu,
   kSetRunBudget,  // raises (or lowers) a run's GPU-hour budget
+  // Changes a run's priority class (operator; the class itself is checked against
+  // --priority-allow, as at submission).
+  kSetRunPriority,
 };
 
 // "viewer", "operator", "admin".

@@ -316,6 +316,15 @@ Response RunAction(rpc::ClientApi* api, const Request& req, int64_t run,
         },
         &rpc::ClientApi::SetRunBudget);
   }
+  if (action == "priority") {  // {"priority": "high"}: --priority-allow, audited
+    return Mutate(
+        api, req, auth::Action::kSetRunPriority,
+        [&](v1::SetRunPriorityRequest& q) {
+          q.set_run_id(run);
+          *q.mutable_submitter() = rpc::SubmitterOf(req.principal);
+        },
+        &rpc::ClientApi::SetRunPriority);
+  }
   if (action == "cancel") {
     return Mutate(
         api, req, auth::Action::kCancelRun, [run](auto& q) { q.set_id(run); },

@@ -25,6 +25,7 @@ std::optional<auth::Action> ActionOf(const Request& request) {
     if (EndsWith(p, "/retry")) return auth::Action::kRetryStage;
     if (EndsWith(p, "/cancel")) return auth::Action::kCancelRun;
     if (EndsWith(p, "/budget")) return auth::Action::kSetRunBudget;
+    if (EndsWith(p, "/priority")) return auth::Action::kSetRunPriority;
     if (p.rfind("/api/v1/agents/", 0) == 0 && (EndsWith(p, "/drain") || EndsWith(p, "/undrain"))) {
       return auth::Action::kDrainGpu;
     }

@@ -110,6 +110,10 @@ class ClientApi {
   void set_priority_policy(scheduler::PriorityPolicy policy) { priority_ = std::move(policy); }
   // Sets a run's GPU-hour budget (Scheduler::SetRunBudget), `req.by` naming the caller.
   Result<v1::Run> SetRunBudget(const v1::SetRunBudgetRequest& req);
+  // Changes a run's class (Scheduler::SetRunPriority) when `req.submitter` may use the new
+  // one: an admin always, anyone else by --priority-allow (PermissionDenied naming the rule,
+  // as at submission). InvalidArgument for an unknown class. (client_priority.cc)
+  Result<v1::Run> SetRunPriority(const v1::SetRunPriorityRequest& req);
 
   // The audit trail, newest first.
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req);

@@ -100,6 +100,10 @@ AuditSubject DescribeForAudit(const v1::SetRunBudgetRequest& req, const v1::Run&
   return {StrCat("run ", req.run_id()), StrCat("budget ", req.gpu_hours(), " GPU-h", used)};
 }
 
+AuditSubject DescribeForAudit(const v1::SetRunPriorityRequest& req, const v1::Run&) {
+  return {StrCat("run ", req.run_id()), Cut(StrCat("class ", req.priority()), kMaxDetail)};
+}
+
 Result<v1::BackupResponse> ClientApi::Backup(const v1::BackupRequest& req) {
   ASSIGN_OR_RETURN(store::BackupResult b, store::BackupDatabase(store_->path(), req.path()));
   GetLogger("rpc")->info("backup of {} to {}: {} pages, {} bytes, copy {} ms, check {} ms",

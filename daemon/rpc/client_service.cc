@@ -155,6 +155,18 @@ grpc::Status ClientServiceImpl::SetRunBudget(grpc::ServerContext* ctx,
       resp);
 }
 
+grpc::Status ClientServiceImpl::SetRunPriority(grpc::ServerContext* ctx,
+                                               const v1::SetRunPriorityRequest* req,
+                                               v1::Run* resp) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kSetRunPriority);
+  if (!principal.ok()) return ToGrpc(principal.status());
+  v1::SetRunPriorityRequest named = *req;
+  *named.mutable_submitter() = SubmitterOf(*principal);  // whose rule applies
+  return Answer<v1::Run>(AuditedCall(api_, *principal, auth::Action::kSetRunPriority, named,
+                                     &ClientApi::SetRunPriority),
+                         resp);
+}
+
 grpc::Status ClientServiceImpl::DrainGpu(grpc::ServerContext* ctx, const v1::DrainGpuRequest* req,
                                          v1::DrainGpuResponse* resp) {
   auto principal = CheckCall(*authorizer_, ctx, auth::Action::kDrainGpu);

@@ -46,6 +46,8 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
                         v1::DrainGpuResponse* resp) override;
   grpc::Status SetRunBudget(grpc::ServerContext* ctx, const v1::SetRunBudgetRequest* req,
                             v1::Run* resp) override;
+  grpc::Status SetRunPriority(grpc::ServerContext* ctx, const v1::SetRunPriorityRequest* req,
+                              v1::Run* resp) override;
   grpc::Status ListAudit(grpc::ServerContext* ctx, const v1::ListAuditRequest* req,
                          v1::ListAuditResponse* resp) override;
   grpc::Status CollectGarbage(grpc::ServerContext* ctx, const v1::GcRequest* req,

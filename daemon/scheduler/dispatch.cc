@@ -274,6 +274,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   *start.mutable_resources() = a->held;
   start.set_grace_ms(s->spec->grace_ms);
   start.set_preflight(s->spec->preflight);
+  start.set_priority(run->row.priority);
   if (s->spec->timeout_ms) start.set_timeout_ms(*s->spec->timeout_ms);
   if (s->avoid != nullptr) {
     for (const std::string& node : s->avoid->nodes) start.add_exclude_nodes(node);

@@ -128,6 +128,11 @@ class Scheduler {
   // when the new one is above what it used. NotFound / FailedPrecondition for a run that is
   // unknown or has ended; InvalidArgument for hours <= 0. (budget_sched.cc)
   Result<v1::Run> SetRunBudget(int64_t run_id, double gpu_hours, const std::string& by);
+  // Changes run `run_id`'s priority class and stores it: its stages in the ready queue move to
+  // their new place at once; running attempts are not touched. Whether the caller may is the
+  // client API's. NotFound / FailedPrecondition for a run that is unknown or has ended;
+  // InvalidArgument for an unknown class. (priority_change.cc)
+  Result<v1::Run> SetRunPriority(int64_t run_id, const std::string& priority);
   std::vector<v1::AgentInfo> ListAgents() const;
   // True while run `run_id` is in memory and has not ended (retention leaves it alone).
   bool RunIsActive(int64_t run_id) const;

@@ -155,6 +155,12 @@ Status SqliteStore::UpdateRunBudget(const RunRow& run) {
   return st->Run();
 }
 
+Status SqliteStore::UpdateRunPriority(int64_t run_id, const std::string& priority) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare("UPDATE runs SET priority = ? WHERE id = ?"));
+  st->Bind(1, priority).Bind(2, run_id);
+  return st->Run();
+}
+
 Status SqliteStore::UpdateRunTotals(int64_t run_id, const RunTotals& totals) {
   ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
       "UPDATE runs SET stage_counts_json = ?, gpu_ms_ended = ?, gpus_running = ?, "

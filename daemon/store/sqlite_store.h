@@ -90,6 +90,8 @@ class SqliteStore {
   Status UpdateRunTotals(int64_t run_id, const RunTotals& totals);
   // The run's budget_* fields (InsertRun writes them too).
   Status UpdateRunBudget(const RunRow& run);
+  // The run's priority class (changed after submission).
+  Status UpdateRunPriority(int64_t run_id, const std::string& priority);
   Status InsertStage(StageRow* stage);  // sets stage->id
   // Writes what changes while a run goes on (status, reason, counters, outputs, progress,
   // messages, retry and checkpoint, times, agent); what the submission decided (name, kind,

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "agent/lib/slurm_classes.h"
 #include "core/fs.h"
 #include "core/strings.h"
 #include "tests/testing/test_util.h"
@@ -85,6 +86,57 @@ TEST(SlurmRunnerTest, SbatchArguments) {
   EXPECT_THAT(SlurmRunner(o).SbatchArgs(failed_before), Contains("--exclude=gpu-a1,gpu-b[3-4]"));
   o.gres_gpus = true;
   EXPECT_THAT(SlurmRunner(o).SbatchArgs(Request()), Contains("--gres=gpu:2"));
+}
+
+TEST(SlurmRunnerTest, APriorityClassPicksItsQosAndPartition) {
+  SlurmOptions o;
+  o.partition = "gpu";
+  o.class_qos = {{"high", "urgent"}, {"low", "scavenger"}};
+  o.class_partition = {{"high", "gpu-prio"}};
+  SlurmRunner runner(o);
+  RunRequest r = Request();
+  r.priority = "high";
+  auto high = runner.SbatchArgs(r);
+  EXPECT_THAT(high, Contains("--qos=urgent"));
+  EXPECT_THAT(high, Contains("--partition=gpu-prio"));
+  EXPECT_THAT(high, Not(Contains("--partition=gpu"))) << "one --partition, the class's";
+  r.priority = "low";
+  auto low = runner.SbatchArgs(r);
+  EXPECT_THAT(low, Contains("--qos=scavenger"));
+  EXPECT_THAT(low, Contains("--partition=gpu")) << "low has no partition of its own";
+  // A class without a mapping, and an attempt from a coordinator that sends no class, submit
+  // as before.
+  for (const char* klass : {"normal", ""}) {
+    r.priority = klass;
+    auto args = runner.SbatchArgs(r);
+    EXPECT_THAT(args, Not(Contains(::testing::StartsWith("--qos")))) << klass;
+    EXPECT_THAT(args, Contains("--partition=gpu")) << klass;
+  }
+  SlurmRunner plain({});
+  r.priority = "high";
+  EXPECT_THAT(plain.SbatchArgs(r), Not(Contains(::testing::StartsWith("--qos"))));
+  EXPECT_THAT(plain.SbatchArgs(r), Not(Contains(::testing::StartsWith("--partition"))));
+}
+
+TEST(SlurmClassesTest, ParsesClassMapsAndNamesWhatIsWrong) {
+  auto m = ParseSlurmClassMap({"high=urgent, low=scavenger", "normal=standard"});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(*m, (std::map<std::string, std::string>{
+                    {"high", "urgent"}, {"low", "scavenger"}, {"normal", "standard"}}));
+  EXPECT_TRUE(ParseSlurmClassMap({})->empty());
+  auto error = [](std::vector<std::string> v) {
+    return std::string(ParseSlurmClassMap(v).status().message());
+  };
+  EXPECT_EQ(error({"high"}), "'high': expected CLASS=NAME, such as high=urgent");
+  EXPECT_EQ(error({"urgent=x"}), "'urgent=x': unknown class 'urgent' (high, normal or low)");
+  EXPECT_EQ(error({"high="}), "'high=': expected a Slurm name after 'high='");
+  EXPECT_EQ(error({"high=a", "high=b"}), "'high=b': class high is already mapped to 'a'");
+  EXPECT_TRUE(CheckSlurmClassArgs({"--exclusive"}, "--qos", "-q").ok());
+  Status both = CheckSlurmClassArgs({"--qos=long"}, "--qos", "-q");
+  EXPECT_EQ(both.message(),
+            "--slurm-arg=--qos=long sets --qos for every job; map the classes, or pass it to "
+            "sbatch, not both");
+  EXPECT_FALSE(CheckSlurmClassArgs({"-pdebug"}, "--partition", "-p").ok());
 }
 
 TEST(SlurmRunnerTest, ParsesSqueueAndSbatch) {
@@ -288,6 +340,19 @@ TEST_F(ReconcileTest, TimeIsCappedAtThePartitionsMaxTime) {
   on_default.RefreshPartitions();
   r.timeout_ms = 3 * 24 * 3600'000LL;
   EXPECT_EQ(TimeArg(on_default.SbatchArgs(r)), "--time=4322");
+
+  // A class mapped to a partition is capped at that partition's MaxTime.
+  SlurmOptions by_class;
+  by_class.class_partition = {{"low", "day"}, {"high", "short"}};
+  SlurmRunner on_class(by_class);
+  on_class.RefreshPartitions();
+  r.priority = "low";
+  EXPECT_EQ(TimeArg(on_class.SbatchArgs(r)), "--time=1440") << "low runs on day";
+  r.priority = "high";
+  EXPECT_EQ(TimeArg(on_class.SbatchArgs(r)), "--time=1") << "high runs on short";
+  r.priority = "normal";
+  EXPECT_EQ(TimeArg(on_class.SbatchArgs(r)), "--time=4322") << "normal runs on low, unlimited";
+  r.priority = "";
 
   std::ofstream(dir_.Join("down")) << "";
   SlurmOptions short_options;

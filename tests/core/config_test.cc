@@ -182,6 +182,46 @@ TEST(DaemonFlagsTest, AgentListsEveryProblemWithWhereItCameFrom) {
   EXPECT_EQ(flags.shared_paths[0], "/lustre") << "the trailing slash dropped";
 }
 
+// longhaul-agent's flags from `args` (last first, as CLI11 takes them) and their check's errors.
+std::vector<std::string> CheckAgentArgs(std::vector<std::string> args, agent::AgentFlags* flags) {
+  CLI::App app{"longhaul-agent"};
+  agent::AddAgentFlags(app, flags);
+  CliConfig config(app, agent::kAgentConfigPath);
+  app.parse(args);
+  std::vector<std::string> errors = config.Apply();
+  if (!errors.empty()) return errors;
+  return agent::CheckAgentFlags(flags, config);
+}
+
+TEST(DaemonFlagsTest, AgentSlurmClassMapsFromTheFileAndTheirErrors) {
+  testing::TempDir tmp;
+  std::string path = tmp.Join("agent.yaml");
+  ASSERT_TRUE(WriteFileAtomic(path,
+                              "coordinator: 127.0.0.1:1\n"
+                              "slurm-class-qos: [\"high=urgent,low=scavenger\"]\n"
+                              "slurm-class-partition: [high=gpu-prio]\n")
+                  .ok());
+  agent::AgentFlags flags;
+  EXPECT_THAT(CheckAgentArgs({tmp.path(), "--state-dir", path, "--config"}, &flags), IsEmpty());
+  EXPECT_EQ(flags.slurm.class_qos,
+            (std::map<std::string, std::string>{{"high", "urgent"}, {"low", "scavenger"}}));
+  EXPECT_EQ(flags.slurm.class_partition,
+            (std::map<std::string, std::string>{{"high", "gpu-prio"}}));
+
+  agent::AgentFlags bad;
+  std::string all;
+  for (const auto& e : CheckAgentArgs(
+           {"--slurm-arg=--qos=long", "high=x", "--slurm-class-qos", "urgent=x",
+            "--slurm-class-partition", tmp.path(), "--state-dir", "127.0.0.1:1", "--coordinator"},
+           &bad)) {
+    all += e + "\n";
+  }
+  EXPECT_THAT(all, HasSubstr("--slurm-class-partition: 'urgent=x': unknown class 'urgent' "
+                             "(high, normal or low)"));
+  EXPECT_THAT(all, HasSubstr("--slurm-class-qos: --slurm-arg=--qos=long sets --qos for every "
+                             "job; map the classes, or pass it to sbatch, not both"));
+}
+
 TEST(DaemonFlagsTest, AgentDirsGivenRelativeAreMadeAbsolute) {
   CLI::App app{"longhaul-agent"};
   agent::AgentFlags flags;

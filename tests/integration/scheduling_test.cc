@@ -2,7 +2,8 @@
 // high-class run submitted after a low-class one starts first, and the low one's wait reason
 // says who is ahead; a run with a tiny GPU-hour budget pauses with the reason and continues
 // after `longhaul budget`; a high-class run preempts a low-class training stage, which resumes
-// from its checkpoint once the high run is done.
+// from its checkpoint once the high run is done; a class changed after submission moves a run
+// in the queue, by the same --priority-allow rules as a submission's.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include "tests/integration/cluster.h"
 #include "tests/integration/fault_util.h"
 #include "tests/integration/journal.h"
+#include "tests/integration/tokens.h"
 
 namespace longhaul::testing {
 namespace {
@@ -39,6 +41,10 @@ class SchedulingTest : public ClusterTest {
   }
 };
 
+// The blocker holds the GPU for the whole test: a higher class waits for it instead of
+// preempting it (docs/scheduling.md, "Preemption").
+constexpr char kNotPreemptible[] = "defaults: {preemptible: false}\n";
+
 std::string OneGpuWorkflow(const std::string& name, int seconds, const std::string& extra = "") {
   return StrCat(
       "name: ", name, "\n", extra, "stages:\n",
@@ -48,7 +54,7 @@ std::string OneGpuWorkflow(const std::string& name, int seconds, const std::stri
 
 TEST_F(SchedulingTest, AHighClassRunSubmittedLaterStartsBeforeALowOne) {
   ASSERT_NO_FATAL_FAILURE(StartOneGpu());
-  int64_t blocker = CliSubmit(OneGpuWorkflow("blocker", 120), "blocker.yaml");
+  int64_t blocker = CliSubmit(OneGpuWorkflow("blocker", 120, kNotPreemptible), "blocker.yaml");
   ASSERT_GT(blocker, 0);
   ASSERT_TRUE(cluster()
                   .WaitForRun(blocker,
@@ -217,6 +223,77 @@ TEST_F(SchedulingTest, AHighRunPreemptsALowTrainingThatResumesFromItsCheckpoint)
   ASSERT_TRUE(metrics.ok()) << metrics.status().message();
   EXPECT_THAT(metrics->body, HasSubstr("longhaul_preemptions_total{class=\"low\"} 1\n"));
   EXPECT_THAT(metrics->body, HasSubstr("longhaul_preemption_lost_gpu_seconds_total "));
+}
+
+TEST_F(SchedulingTest, AClassChangedAfterSubmissionMovesTheRunInTheQueueByTheSameRules) {
+  TempDir dir;
+  Tokens t = MakeTokens(dir, {{"operator", "olga"}, {"admin", "ada"}});
+  ClusterOptions o;
+  o.cpus = 1;
+  o.gpus = 1;
+  o.coordinator_flags = {"--tokens", t.file, "--priority-allow", "high=user:boss"};
+  o.client_token = t.by_name["olga"];
+  ASSERT_NO_FATAL_FAILURE(StartCluster(o));
+  int64_t blocker = CliSubmit(OneGpuWorkflow("blocker", 120, kNotPreemptible), "blocker.yaml");
+  ASSERT_GT(blocker, 0);
+  ASSERT_TRUE(
+      cluster()
+          .WaitForRun(blocker,
+                      [](const v1::Run& r) { return r.stages(0).status() == v1::STAGE_RUNNING; })
+          .ok());
+  int64_t older = CliSubmit(OneGpuWorkflow("older", 1), "older.yaml");
+  int64_t younger = CliSubmit(OneGpuWorkflow("younger", 120), "younger.yaml");
+  ASSERT_GT(older, 0);
+  ASSERT_GT(younger, 0);
+
+  // olga (operator) may not use high: the rule names boss only.
+  CommandResult denied = cluster().Cli({"priority", std::to_string(younger), "high"});
+  EXPECT_EQ(denied.exit_code, 7) << denied.err;
+  EXPECT_EQ(denied.err,
+            "longhaul: permission denied: priority class 'high' is not allowed for olga "
+            "(operator): longhauld allows it only to user:boss (--priority-allow "
+            "high=user:boss)\n");
+  Result<v1::Run> unchanged = cluster().GetRun(younger);
+  ASSERT_TRUE(unchanged.ok());
+  EXPECT_EQ(unchanged->priority(), "normal");
+  // low is open to anyone.
+  CommandResult lowered = cluster().Cli({"priority", std::to_string(blocker), "low"});
+  EXPECT_EQ(lowered.exit_code, 0) << lowered.err;
+  EXPECT_EQ(lowered.out, StrCat("run ", blocker,
+                                ": class low; its waiting stages take their place in the queue, "
+                                "running attempts go on\n"));
+
+  // ada, an admin, may whatever the rule says; over HTTP here.
+  Result<HttpResult> raised =
+      HttpRequest(cluster().http_address(), "POST", StrCat("/api/v1/runs/", younger, "/priority"),
+                  R"({"priority": "high"})", {{"Authorization", "Bearer " + t.by_name["ada"]}});
+  ASSERT_TRUE(raised.ok()) << raised.status().message();
+  EXPECT_EQ(raised->status, 200) << raised->body;
+  EXPECT_THAT(raised->body, HasSubstr(R"("priority":"high")"));
+
+  // The blocker, now low, keeps its GPU. When it frees, the younger run, now high, takes it.
+  Result<v1::Run> still = cluster().GetRun(blocker);
+  ASSERT_TRUE(still.ok());
+  EXPECT_EQ(still->stages(0).status(), v1::STAGE_RUNNING);
+  EXPECT_EQ(still->stages(0).attempt_count(), 1);
+  ASSERT_EQ(cluster().Cli({"cancel", std::to_string(blocker)}).exit_code, 0);
+  Result<v1::Run> started = cluster().WaitForRun(
+      younger, [](const v1::Run& r) { return r.stages(0).status() == v1::STAGE_RUNNING; });
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  Result<v1::Run> waiting = cluster().GetRun(older);
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_EQ(waiting->stages(0).status(), v1::STAGE_READY);
+  EXPECT_EQ(waiting->stages(0).attempt_count(), 0);
+
+  Result<std::string> audit = cluster().Query(
+      "SELECT principal || ' ' || target || ' ' || detail || ' ' || result FROM audit "
+      "WHERE action = 'SetRunPriority' ORDER BY id");
+  ASSERT_TRUE(audit.ok()) << audit.status().message();
+  EXPECT_THAT(*audit, HasSubstr(StrCat("olga run ", younger,
+                                       " class high PERMISSION_DENIED: priority class 'high'")));
+  EXPECT_THAT(*audit, HasSubstr(StrCat("olga run ", blocker, " class low OK")));
+  EXPECT_THAT(*audit, HasSubstr(StrCat("ada run ", younger, " class high OK")));
+  ASSERT_EQ(cluster().Cli({"cancel", std::to_string(younger)}).exit_code, 0);
 }
 
 }  // namespace

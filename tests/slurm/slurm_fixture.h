@@ -104,10 +104,12 @@ class SlurmTest : public ClusterTest {
   }
 
   // Submits a run of one stage `long` that sleeps, and waits until its Slurm job runs.
-  // `extra`: more lines of the stage ("retry: {...}").
-  void StartLongStage(int64_t* run_id, std::string* job, std::vector<std::string> extra = {}) {
+  // `extra`: more lines of the stage ("retry: {...}"); `top`: top-level lines of the workflow
+  // ("priority: low\n").
+  void StartLongStage(int64_t* run_id, std::string* job, std::vector<std::string> extra = {},
+                      const std::string& top = "") {
     Result<int64_t> id = cluster().Submit(
-        "name: long\nstages:\n" +
+        "name: long\n" + top + "stages:\n" +
         StageYaml("long", YamlList({BinPath("lh-testjob"), "--sleep", "300"}), {}, extra));
     ASSERT_TRUE(id.ok()) << id.status().message();
     Result<v1::Run> run = cluster().WaitForRun(

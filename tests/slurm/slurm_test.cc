@@ -1,6 +1,7 @@
 // longhaul-agent --executor slurm against the real local Slurm of deploy/slurm-local.sh: a
 // workflow runs through sbatch, a job scancelled outside longhaul is reported so, a preempted
-// one as preempted (and retried), a queued one shows Slurm's reason, 50 queued attempts cost one
+// one as preempted (and retried), a high-class run's job goes to the partition its class maps
+// to and preempts a low-class run's, a queued one shows Slurm's reason, 50 queued attempts cost one
 // squeue per poll, GPUs asked as gres reach the stage as Slurm assigned them, and a stage over
 // its memory ends `oom`. Skipped (with the reason) when no slurmctld answers. Faults:
 // slurm_fault_test.cc.
@@ -118,6 +119,48 @@ TEST_F(SlurmTest, PreemptedJobIsReportedAsPreemptedAndRetriedOnTheInfraBudget) {
   CommandResult cancel = cluster().Cli({"cancel", std::to_string(id)});
   EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
   EXPECT_TRUE(cluster().WaitForRunEnd(id, 60'000).ok());
+}
+
+TEST_F(SlurmTest, AHighClassRunsJobGoesToItsPartitionAndPreemptsALowRunsJob) {
+  // The local cluster's default partition is `low`; a `high` job that needs the node cancels
+  // `low` jobs (PreemptType=preempt/partition_prio, PreemptMode=CANCEL).
+  ASSERT_NO_FATAL_FAILURE(StartSlurmCluster({"--slurm-class-partition", "high=high"}));
+  int64_t low = 0;
+  std::string low_job;
+  ASSERT_NO_FATAL_FAILURE(
+      StartLongStage(&low, &low_job, {"retry: {limit: 0, backoff: 1s}"}, "priority: low\n"));
+  auto partition_of = [](const std::string& job) {
+    CommandResult show =
+        RunCommand({"/usr/bin/env", "scontrol", "-o", "show", "job", job}, {}, 10'000);
+    size_t at = show.out.find(" Partition=");
+    if (at == std::string::npos) return "(no Partition in: " + show.out + show.err + ")";
+    at += 11;
+    return show.out.substr(at, show.out.find_first_of(" \n", at) - at);
+  };
+  EXPECT_EQ(partition_of(low_job), "low") << "low has no partition of its own: the default";
+
+  CommandResult cpus = RunCommand({"/usr/bin/env", "sinfo", "-h", "-o", "%c"}, {}, 10'000);
+  std::string n = StrSplit(cpus.out, '\n')[0];
+  Result<int64_t> high =
+      cluster().Submit("name: urgent\npriority: high\nstages:\n" +
+                       StageYaml("take", YamlList({BinPath("lh-testjob"), "--sleep", "2"}), {},
+                                 {StrCat("resources: {cpus: ", n, "}")}));
+  ASSERT_TRUE(high.ok()) << high.status().message();
+  Result<v1::Run> done = cluster().WaitForRunEnd(*high, 90'000);
+  ASSERT_TRUE(done.ok()) << done.status().message();
+  ASSERT_EQ(done->status(), v1::RUN_SUCCEEDED) << DescribeRun(*done);
+  EXPECT_EQ(partition_of(JobIdOf(Current(*done, "take")->id())), "high");
+
+  // The low run's job was preempted for it, and the stage is tried again.
+  Result<v1::Run> after = cluster().WaitForRun(
+      low, [](const v1::Run& r) { return FindStage(r, "long")->attempts_size() >= 2; }, 60'000);
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  const v1::Attempt& first = FindStage(*after, "long")->attempts(0);
+  EXPECT_EQ(first.reason(), StrCat("preempted (Slurm job ", low_job, " PREEMPTED)"))
+      << DescribeRun(*after);
+  EXPECT_EQ(first.state(), v1::ATTEMPT_KILLED);
+  ASSERT_EQ(cluster().Cli({"cancel", std::to_string(low)}).exit_code, 0);
+  EXPECT_TRUE(cluster().WaitForRunEnd(low, 60'000).ok());
 }
 
 TEST_F(SlurmTest, QueuedAttemptsShowSlurmsReasonAndSqueueBacksOffWhileNothingChanges) {
