@@ -207,7 +207,9 @@ void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const s
     StageFailed(s, v1::STAGE_CANCELLED, reason, a);
     return;
   }
-  if (kind == "budget") {  // its run's hard budget stopped it: it waits for a raise, no retry
+  // Its run's hard budget stopped it (it waits for a raise), or its agent's drain did (it goes
+  // elsewhere or waits for the undrain): back to the queue, no retry spent.
+  if (kind == "budget" || kind == kDrainStopKind) {
     MarkReady(s);
     return;
   }
