@@ -141,6 +141,11 @@ Result<v1::Run> GrpcCoordinator::SetRunBudget(const v1::SetRunBudgetRequest& req
   return Unary<v1::Run>([&](auto* ctx, auto* resp) { return stub_->SetRunBudget(ctx, req, resp); });
 }
 
+Result<v1::DrainAgentResponse> GrpcCoordinator::DrainAgent(const v1::DrainAgentRequest& req) {
+  return Unary<v1::DrainAgentResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->DrainAgent(ctx, req, resp); });
+}
+
 Result<v1::DrainGpuResponse> GrpcCoordinator::DrainGpu(const v1::DrainGpuRequest& req) {
   return Unary<v1::DrainGpuResponse>(
       [&](auto* ctx, auto* resp) { return stub_->DrainGpu(ctx, req, resp); });

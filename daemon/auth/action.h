@@ -35,6 +35,7 @@ enum class Action {
   kBackup,
   kDrainGpu,
   kSetRunBudget,  // raises (or lowers) a run's GPU-hour budget
+  kDrainAgent,    // a maintenance window on an agent, or its removal
 };
 
 // "viewer", "operator", "admin".
