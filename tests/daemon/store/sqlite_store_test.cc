@@ -133,6 +133,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
                            "DROP TABLE agent_engine_versions")
                     .ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE agent_drains").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
@@ -511,6 +512,7 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
                     .ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE agent_drains").ok());
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=11").ok());
   }
   Reopen();
