@@ -161,6 +161,28 @@ stages:
   EXPECT_EQ(GetStage(run, "long").agent_id(), "n2");
 }
 
+// A service (no timeout: it serves until no one needs it) starts only where no drain is due.
+TEST_F(MaintenanceTest, AServiceStartsOnAnAgentWithoutADrain) {
+  Connect("n1", 8);
+  Drain("n1", kTen + 4 * kHour, "kernel upgrade");
+  Connect("n2", 8);
+  int64_t run = Submit(R"(name: served
+stages:
+  server:
+    kind: service
+    run: [serve]
+  client:
+    needs: [server]
+    run: [client, "${server.outputs.endpoint}"]
+    timeout: 10m
+)");
+  Batch();
+  std::vector<v1::StartAttempt> starts = TakeStarts();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].stage(), "server");
+  EXPECT_EQ(GetStage(run, "server").agent_id(), "n2");
+}
+
 TEST_F(MaintenanceTest, AtTheDrainsTimeWhatRunsIsStoppedAndQueuedAgainWithNoRetrySpent) {
   uint64_t n1 = Connect("n1", 8);
   int64_t run = Submit(R"(name: stop
