@@ -68,16 +68,29 @@ bool Scheduler::DrainKeepsOff(const StageState* s, const AgentState& a) const {
 
 bool Scheduler::DrainHolds(StageState* s) {
   if (maintenance_.empty()) return false;
+  const v1::Resources& need = s->row.resources;
+  const store::AgentDrainRow* first = nullptr;  // of an agent that could hold it
+  bool room_kept_off = false;                   // a drained agent has room for it now
+  bool other_could = false;                     // an agent without a drain could hold it
   for (const auto& [id, a] : agents_) {
-    if (!Fits(a->free, s->row.resources) || !MayGoTo(s, *a) || !DrainKeepsOff(s, *a)) continue;
-    std::string reason = DrainWaitReason(*maintenance_.Find(id), *s->spec, clock_->NowMs());
-    if (reason != s->row.reason) {
-      s->row.reason = std::move(reason);
-      MarkChanged(s);
+    if (!Fits(a->row.resources, need) || !MayGoTo(s, *a)) continue;
+    if (!DrainKeepsOff(s, *a)) {
+      other_could = true;
+      continue;
     }
-    return true;
+    if (first == nullptr) first = maintenance_.Find(id);
+    room_kept_off = room_kept_off || Fits(a->free, need);
   }
-  return false;
+  if (first == nullptr) return false;
+  // It waits for room on an agent without a drain as any stage does (a GPU stage reserving
+  // there), unless only a drain keeps it off an agent with room now.
+  if (other_could && (need.gpus() > 0 || !room_kept_off)) return false;
+  std::string reason = DrainWaitReason(*first, *s->spec, clock_->NowMs());
+  if (reason != s->row.reason) {
+    s->row.reason = std::move(reason);
+    MarkChanged(s);
+  }
+  return true;
 }
 
 void Scheduler::DrainDue(const std::string& agent_id, uint64_t generation) {

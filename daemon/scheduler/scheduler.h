@@ -245,8 +245,10 @@ class Scheduler {
 
   // maintenance_sched.cc: drains of agents (docs/scheduling.md, "Maintenance").
   // DrainKeepsOff: `a`'s drain keeps `s` off it (the fit rule, maintenance.h). DrainHolds: in
-  // a dispatch pass, true when an agent with room for `s` is kept off by its drain (the reason
-  // of `s` names it). DrainDue: the drain's time came (timer): its attempts are stopped.
+  // a dispatch pass, for `s` that found no agent: true (the reason of `s` names the drain; the
+  // pass goes on to the next stage of its shape) when drains keep it off every agent that
+  // could hold it, or off one with room now while it asks for no GPUs. DrainDue: the drain's
+  // time came (timer): its attempts are stopped.
   Status LoadDrains();
   void ArmDrainTimer(const store::AgentDrainRow& d);
   bool DrainKeepsOff(const StageState* s, const AgentState& a) const;

@@ -161,6 +161,31 @@ stages:
   EXPECT_EQ(GetStage(run, "long").agent_id(), "n2");
 }
 
+// The drained agent is busy: the long stage names the drain, not the room it waits for, since
+// room there would not let it start.
+TEST_F(MaintenanceTest, AStageKeptOffABusyDrainedAgentNamesTheDrain) {
+  Connect("n1", 1);
+  Submit(R"(name: busy
+stages:
+  short:
+    run: [sleep, "1"]
+    timeout: 30m
+)");
+  Batch();
+  ASSERT_EQ(TakeStarts().size(), 1u);
+  Drain("n1", kTen + 4 * kHour, "kernel upgrade");
+  int64_t run = Submit(R"(name: waits
+stages:
+  long:
+    run: [sleep, "1"]
+    timeout: 6h
+)");
+  Batch();
+  EXPECT_EQ(GetStage(run, "long").reason(),
+            "agent n1 drains at 14:00 UTC (kernel upgrade): this stage's timeout 6h00m does not "
+            "fit");
+}
+
 // A service (no timeout: it serves until no one needs it) starts only where no drain is due.
 TEST_F(MaintenanceTest, AServiceStartsOnAnAgentWithoutADrain) {
   Connect("n1", 8);
