@@ -273,6 +273,34 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
     action = [&](CommandContext& c) { return DrainGpu(c, gpu_target, gpu_reason, true); };
   });
 
+  std::string agent_id, drain_at, drain_reason;
+  CLI::App* agent_cmd = app.add_subcommand("agent", "maintenance windows of agents (admin)");
+  agent_cmd->require_subcommand(1);
+  cmd = agent_cmd->add_subcommand(
+      "drain",
+      "from now on, offer the agent only attempts that end (timeout + grace) before --at; at "
+      "that time stop what still runs there and queue it again, no retry spent (admin, audited)");
+  cmd->add_option("agent", agent_id, "the agent's id")->required();
+  cmd->add_option("--at", drain_at,
+                  "when the maintenance begins: an RFC 3339 time (2026-12-05T14:00:00Z) or a "
+                  "time from now (+2h); default now");
+  cmd->add_option("--reason", drain_reason,
+                  "why, shown with the agent, in the wait reasons and in the audit trail");
+  cmd->callback([&] {
+    action = [&](CommandContext& c) {
+      return DrainAgent(c, agent_id, drain_at, drain_reason, false);
+    };
+  });
+  cmd = agent_cmd->add_subcommand(
+      "undrain",
+      "end the agent's maintenance window: it is offered new attempts again (admin, "
+      "audited)");
+  cmd->add_option("agent", agent_id, "the agent's id")->required();
+  cmd->add_option("--reason", drain_reason, "why, for the audit trail");
+  cmd->callback([&] {
+    action = [&](CommandContext& c) { return DrainAgent(c, agent_id, "", drain_reason, true); };
+  });
+
   int64_t budget_run = 0;
   double budget_hours = 0;
   cmd = app.add_subcommand("budget",

@@ -96,6 +96,14 @@ int ListAgents(CommandContext& ctx);
 // gpu drain|undrain AGENT[:GPU] (admin): GPUs out of service by hand, or back (docs/gpus.md).
 int DrainGpu(CommandContext& ctx, const std::string& target, const std::string& reason,
              bool undrain);
+// agent drain|undrain AGENT (admin; commands_maintenance.cc): a maintenance window from `at`
+// (ParseDrainAt) on, or none.
+int DrainAgent(CommandContext& ctx, const std::string& agent_id, const std::string& at,
+               const std::string& reason, bool undrain);
+// `--at`: "" (now), "+2h" (a duration from `now_ms`) or an RFC 3339 time; milliseconds.
+Result<int64_t> ParseDrainAt(const std::string& text, int64_t now_ms);
+// "agent n1 drains at 2026-12-05 14:00:00 UTC (in 2h): kernel upgrade (by alice)".
+std::string DescribeDrain(const std::string& agent_id, const v1::AgentDrain& d, int64_t now_ms);
 // Sets run `run_id`'s GPU-hour budget (admin, audited) and prints where it stands.
 int SetBudget(CommandContext& ctx, int64_t run_id, double gpu_hours);
 // `longhaul priority RUN CLASS`: changes the run's class (audited) and says so.

@@ -60,6 +60,10 @@ int ListAgents(CommandContext& ctx) {
                       : StrJoin({a.shared_paths().begin(), a.shared_paths().end()}, ",")});
   }
   table.Render(ctx.out());
+  // Maintenance windows (docs/scheduling.md, "Maintenance").
+  for (const v1::AgentInfo& a : resp->agents()) {
+    if (a.has_drain()) ctx.out() << DescribeDrain(a.id(), a.drain(), now) << "\n";
+  }
   // Each GPU: its service state and why, its last reading, the attempt holding it.
   Table gpus(
       {"AGENT", "GPU", "HEALTH", "UTIL", "MEMORY", "POWER", "TEMP", "HELD BY", "UUID", "WHY"});

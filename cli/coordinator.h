@@ -46,6 +46,9 @@ class Coordinator {
   virtual Result<v1::DrainGpuResponse> DrainGpu(const v1::DrainGpuRequest& req) {
     return absl::UnimplementedError("GPU drains are not supported by this coordinator");
   }
+  virtual Result<v1::DrainAgentResponse> DrainAgent(const v1::DrainAgentRequest& req) {
+    return absl::UnimplementedError("agent drains are not supported by this coordinator");
+  }
   virtual Result<v1::Run> SetRunBudget(const v1::SetRunBudgetRequest& req) {
     return absl::UnimplementedError("run budgets are not supported by this coordinator");
   }

@@ -146,6 +146,11 @@ Result<v1::Run> GrpcCoordinator::SetRunPriority(const v1::SetRunPriorityRequest&
       [&](auto* ctx, auto* resp) { return stub_->SetRunPriority(ctx, req, resp); });
 }
 
+Result<v1::DrainAgentResponse> GrpcCoordinator::DrainAgent(const v1::DrainAgentRequest& req) {
+  return Unary<v1::DrainAgentResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->DrainAgent(ctx, req, resp); });
+}
+
 Result<v1::DrainGpuResponse> GrpcCoordinator::DrainGpu(const v1::DrainGpuRequest& req) {
   return Unary<v1::DrainGpuResponse>(
       [&](auto* ctx, auto* resp) { return stub_->DrainGpu(ctx, req, resp); });

@@ -60,6 +60,7 @@ class GrpcCoordinator : public Coordinator {
   // Waits up to an hour: the copy and its integrity_check grow with the database.
   Result<v1::BackupResponse> Backup(const v1::BackupRequest& req) override;
   Result<v1::DrainGpuResponse> DrainGpu(const v1::DrainGpuRequest& req) override;
+  Result<v1::DrainAgentResponse> DrainAgent(const v1::DrainAgentRequest& req) override;
   Result<v1::Run> SetRunBudget(const v1::SetRunBudgetRequest& req) override;
   Result<v1::Run> SetRunPriority(const v1::SetRunPriorityRequest& req) override;
   Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req) override;

@@ -48,6 +48,8 @@ ActionInfo Info(Action action) {
       return {"Backup", "back up the database", Role::kAdmin, true};
     case Action::kDrainGpu:
       return {"DrainGpu", "drain GPUs", Role::kAdmin, true};
+    case Action::kDrainAgent:
+      return {"DrainAgent", "drain agents", Role::kAdmin, true};
     case Action::kSetRunBudget:
       return {"SetRunBudget", "set run budgets", Role::kAdmin, true};
     case Action::kSetRunPriority:

@@ -38,6 +38,7 @@ enum class Action {
   // Changes a run's priority class (operator; the class itself is checked against
   // --priority-allow, as at submission).
   kSetRunPriority,
+  kDrainAgent,    // a maintenance window on an agent, or its removal
 };
 
 // "viewer", "operator", "admin".

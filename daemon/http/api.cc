@@ -359,6 +359,23 @@ Response GpuAction(rpc::ClientApi* api, const Request& req, const std::vector<st
       &rpc::ClientApi::DrainGpu);
 }
 
+// POST /agents/{id}/{drain|undrain} {"atMs": N, "reason": "..."}: DrainAgent, audited as the
+// gRPC call is (atMs 0 or absent: now).
+Response AgentAction(rpc::ClientApi* api, const Request& req, const std::vector<std::string>& seg) {
+  if (seg[2] != "drain" && seg[2] != "undrain") return NotFound(req);
+  if (req.method != "POST") return MethodNotAllowed(req, "POST");
+  bool undrain = seg[2] == "undrain";
+  std::string who = req.principal.name;
+  return Mutate(
+      api, req, auth::Action::kDrainAgent,
+      [&](v1::DrainAgentRequest& q) {
+        q.set_agent_id(seg[1]);
+        q.set_undrain(undrain);
+        q.set_by(who);
+      },
+      &rpc::ClientApi::DrainAgent);
+}
+
 // GET /audit?limit=50&before=ID: the audit trail, newest first.
 Response ListAudit(rpc::ClientApi* api, const Request& req) {
   if (req.method != "GET") return MethodNotAllowed(req, "GET");
@@ -449,6 +466,7 @@ Response HandleApi(rpc::ClientApi* api, const Request& req,
     if (req.method != "GET") return MethodNotAllowed(req, "GET");
     return Reply(api->ListAgents());
   }
+  if (segments[0] == "agents" && segments.size() == 3) return AgentAction(api, req, segments);
   if (segments[0] == "agents" && segments.size() == 5 && segments[2] == "gpus") {
     return GpuAction(api, req, segments);
   }

@@ -27,6 +27,8 @@ std::optional<auth::Action> ActionOf(const Request& request) {
     if (EndsWith(p, "/budget")) return auth::Action::kSetRunBudget;
     if (EndsWith(p, "/priority")) return auth::Action::kSetRunPriority;
     if (p.rfind("/api/v1/agents/", 0) == 0 && (EndsWith(p, "/drain") || EndsWith(p, "/undrain"))) {
+      // /api/v1/agents/{id}/drain: the agent's; with /gpus/ in it: GPUs'.
+      if (p.find("/gpus/") == std::string::npos) return auth::Action::kDrainAgent;
       return auth::Action::kDrainGpu;
     }
     // POST /api/v1/runs, and any other method or path: the strictest run mutation.

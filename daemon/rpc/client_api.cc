@@ -260,6 +260,17 @@ Result<v1::DrainGpuResponse> ClientApi::DrainGpu(const v1::DrainGpuRequest& req)
   return resp;
 }
 
+Result<v1::DrainAgentResponse> ClientApi::DrainAgent(const v1::DrainAgentRequest& req) {
+  if (req.agent_id().empty()) return absl::InvalidArgumentError("no agent given");
+  ASSIGN_OR_RETURN(v1::AgentInfo agent, loop_->Call<v1::AgentInfo>([this, req] {
+    return scheduler_->SetAgentDrain(req.agent_id(), req.at_ms(), req.undrain(), req.reason(),
+                                     req.by());
+  }));
+  v1::DrainAgentResponse resp;
+  *resp.mutable_agent() = std::move(agent);
+  return resp;
+}
+
 Result<v1::ListAgentsResponse> ClientApi::ListAgents() {
   ASSIGN_OR_RETURN(
       std::vector<v1::AgentInfo> agents,

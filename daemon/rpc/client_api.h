@@ -71,6 +71,9 @@ class ClientApi {
   Result<v1::ListAgentsResponse> ListAgents();
   // Drains or undrains GPUs (Scheduler::SetGpuService), `req.by` naming the caller.
   Result<v1::DrainGpuResponse> DrainGpu(const v1::DrainGpuRequest& req);
+  // Sets or removes an agent's maintenance window (Scheduler::SetAgentDrain), `req.by` naming
+  // the caller.
+  Result<v1::DrainAgentResponse> DrainAgent(const v1::DrainAgentRequest& req);
   // Asks the agent that ran the attempt for at most ClampLogReadBytes(max_bytes) bytes
   // (core/log_read.h). InvalidArgument for a stream other than stdout/stderr or a stage name
   // no workflow could have; DeadlineExceeded when the agent does not answer in time,

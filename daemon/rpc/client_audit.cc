@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "absl/time/time.h"
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/rpc/client_api.h"
@@ -92,6 +93,21 @@ AuditSubject DescribeForAudit(const v1::DrainGpuRequest& req, const v1::DrainGpu
           Cut(StrCat(req.undrain() ? "undrain" : "drain",
                      req.reason().empty() ? "" : StrCat(": ", req.reason())),
               kMaxDetail)};
+}
+
+AuditSubject DescribeForAudit(const v1::DrainAgentRequest& req,
+                              const v1::DrainAgentResponse& resp) {
+  std::string what = "undrain";
+  if (!req.undrain()) {
+    // The time as stored (a time past is now), else as asked.
+    int64_t at = resp.agent().has_drain() ? resp.agent().drain().at_ms() : req.at_ms();
+    absl::Time t = absl::FromUnixMillis(at);
+    what = at > 0
+               ? StrCat("drain at ", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone()))
+               : "drain now";
+  }
+  return {Cut(StrCat("agent ", req.agent_id()), kMaxValue),
+          Cut(StrCat(what, req.reason().empty() ? "" : StrCat(": ", req.reason())), kMaxDetail)};
 }
 
 AuditSubject DescribeForAudit(const v1::SetRunBudgetRequest& req, const v1::Run& resp) {

@@ -24,5 +24,6 @@ AuditSubject DescribeForAudit(const v1::BackupRequest& req, const v1::BackupResp
 AuditSubject DescribeForAudit(const v1::DrainGpuRequest& req, const v1::DrainGpuResponse& resp);
 AuditSubject DescribeForAudit(const v1::SetRunBudgetRequest& req, const v1::Run& resp);
 AuditSubject DescribeForAudit(const v1::SetRunPriorityRequest& req, const v1::Run& resp);
+AuditSubject DescribeForAudit(const v1::DrainAgentRequest& req, const v1::DrainAgentResponse& resp);
 
 }  // namespace longhaul::rpc

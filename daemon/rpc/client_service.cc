@@ -177,6 +177,18 @@ grpc::Status ClientServiceImpl::DrainGpu(grpc::ServerContext* ctx, const v1::Dra
       AuditedCall(api_, *principal, auth::Action::kDrainGpu, named, &ClientApi::DrainGpu), resp);
 }
 
+grpc::Status ClientServiceImpl::DrainAgent(grpc::ServerContext* ctx,
+                                           const v1::DrainAgentRequest* req,
+                                           v1::DrainAgentResponse* resp) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kDrainAgent);
+  if (!principal.ok()) return ToGrpc(principal.status());
+  v1::DrainAgentRequest named = *req;
+  named.set_by(principal->name);  // who drained it, on the agent's record
+  return Answer<v1::DrainAgentResponse>(
+      AuditedCall(api_, *principal, auth::Action::kDrainAgent, named, &ClientApi::DrainAgent),
+      resp);
+}
+
 grpc::Status ClientServiceImpl::ListAttempts(grpc::ServerContext* ctx,
                                              const v1::ListAttemptsRequest* req,
                                              v1::ListAttemptsResponse* resp) {

@@ -44,6 +44,8 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
                       v1::BackupResponse* resp) override;
   grpc::Status DrainGpu(grpc::ServerContext* ctx, const v1::DrainGpuRequest* req,
                         v1::DrainGpuResponse* resp) override;
+  grpc::Status DrainAgent(grpc::ServerContext* ctx, const v1::DrainAgentRequest* req,
+                          v1::DrainAgentResponse* resp) override;
   grpc::Status SetRunBudget(grpc::ServerContext* ctx, const v1::SetRunBudgetRequest* req,
                             v1::Run* resp) override;
   grpc::Status SetRunPriority(grpc::ServerContext* ctx, const v1::SetRunPriorityRequest* req,

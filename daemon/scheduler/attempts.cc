@@ -208,9 +208,10 @@ void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const s
     StageFailed(s, v1::STAGE_CANCELLED, reason, a);
     return;
   }
-  // Its run's hard budget stopped it (it waits for a raise, no retry), or a preemption did
-  // (its infrastructure retry): ready again, at once.
-  if (kind == "budget" || PreemptedEnded(s, a, kind)) {
+  // Its run's hard budget stopped it (it waits for a raise, no retry), its agent's drain did
+  // (it goes elsewhere or waits for the undrain; no retry), or a preemption did (its
+  // infrastructure retry): back to the queue, at once.
+  if (kind == "budget" || kind == kDrainStopKind || PreemptedEnded(s, a, kind)) {
     MarkReady(s);
     return;
   }

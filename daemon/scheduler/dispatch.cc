@@ -138,6 +138,8 @@ void Scheduler::Dispatch() {
     AgentState* agent = Fits(most, s->row.resources) ? PickAgent(s) : nullptr;
     if (agent == nullptr) {
       Rehold(s);
+      // Kept off an agent with room by its drain: a shorter stage of its shape may still fit.
+      if (DrainHolds(s)) return ReadyQueue::Outcome::kSkip;
       tasks_wait_ = true;
       if (ConsumesLiveService(s)) consumer_waits = true;
       std::string behind = held_for(s);

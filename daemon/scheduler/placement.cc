@@ -106,7 +106,9 @@ bool Scheduler::CanReadInputs(const StageState* s, const AgentState& a) const {
 
 AgentState* Scheduler::PickAgent(const StageState* s) {
   const v1::Resources& req = s->row.resources;
-  auto usable = [&](const AgentState* a) { return Fits(a->free, req) && MayGoTo(s, *a); };
+  auto usable = [&](const AgentState* a) {
+    return Fits(a->free, req) && MayGoTo(s, *a) && !DrainKeepsOff(s, *a);
+  };
   // A resumable stage goes back to the node that holds its output dir when it can.
   if (s->spec->resume && s->extras && !s->extras->previous_agent.empty()) {
     AgentState* previous = agents_.Find(s->extras->previous_agent);
@@ -140,7 +142,7 @@ AgentState* Scheduler::GangAgent(const StageState* s) {
   const v1::Resources& req = s->row.resources;
   AgentState* best = nullptr;
   for (auto& [id, a] : agents_) {
-    if (!Fits(a->row.resources, req) || !MayGoTo(s, *a)) continue;
+    if (!Fits(a->row.resources, req) || !MayGoTo(s, *a) || DrainKeepsOff(s, *a)) continue;
     if (best == nullptr || a->free.gpus() > best->free.gpus()) best = a.get();
   }
   return best;

@@ -55,6 +55,7 @@ Status Scheduler::Recover() {
     agent->gpu_busy.assign(static_cast<size_t>(agent->row.resources.gpus()), false);
     agents_.Add(std::move(agent));
   }
+  RETURN_IF_ERROR(LoadDrains());
   ASSIGN_OR_RETURN(auto runs, store_->LoadActiveRuns());
   for (const auto& run_row : runs) {
     Result<RunState*> loaded = LoadRunIntoMemory(run_row.id);

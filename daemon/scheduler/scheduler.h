@@ -33,6 +33,7 @@
 #include "daemon/scheduler/batch.h"
 #include "daemon/scheduler/gpu_fleet.h"
 #include "daemon/scheduler/gpu_telemetry.h"
+#include "daemon/scheduler/maintenance.h"
 #include "daemon/scheduler/model.h"
 #include "daemon/scheduler/options.h"
 #include "daemon/scheduler/planner.h"
@@ -157,6 +158,14 @@ class Scheduler {
   Result<std::vector<v1::GpuInfo>> SetGpuService(const std::string& agent_id, int index, bool drain,
                                                  const std::string& reason, const std::string& by);
 
+  // Maintenance windows (`longhaul agent drain|undrain`, maintenance_sched.cc): from now on,
+  // `agent_id` is offered only attempts that end (timeout plus grace) by `at_ms` (0 or a time
+  // past: now), and at `at_ms` what still runs there is stopped and queued again with no retry
+  // spent; or (`undrain`) the drain is removed. Stored. Returns the agent after. NotFound for
+  // an unknown agent; FailedPrecondition for an undrain of an agent not drained.
+  Result<v1::AgentInfo> SetAgentDrain(const std::string& agent_id, int64_t at_ms, bool undrain,
+                                      const std::string& reason, const std::string& by);
+
   // --- agent API (session ids come from the rpc layer, unique per stream) ---
   void OnAgentConnected(uint64_t session, const v1::Hello& hello);
   void OnAgentMessage(uint64_t session, const v1::AgentMessage& msg);
@@ -253,6 +262,18 @@ class Scheduler {
   // When `a`'s work that its next attempt would not redo was last saved: its last checkpoint
   // (a `resume` stage's), else its start.
   static int64_t SavedUpTo(const AttemptState& a);
+  // maintenance_sched.cc: drains of agents (docs/scheduling.md, "Maintenance").
+  // DrainKeepsOff: `a`'s drain keeps `s` off it (the fit rule, maintenance.h). DrainHolds: in
+  // a dispatch pass, for `s` that found no agent: true (the reason of `s` names the drain; the
+  // pass goes on to the next stage of its shape) when drains keep it off every agent that
+  // could hold it, or off one with room now while it asks for no GPUs. DrainDue: the drain's
+  // time came (timer): its attempts are stopped.
+  Status LoadDrains();
+  void ArmDrainTimer(const store::AgentDrainRow& d);
+  bool DrainKeepsOff(const StageState* s, const AgentState& a) const;
+  bool DrainHolds(StageState* s);
+  void DrainDue(const std::string& agent_id, uint64_t generation);
+  void FillDrain(const std::string& agent_id, v1::AgentInfo* out) const;
 
   // services.cc: readiness for tasks and services, and the life of a service
   static bool IsService(const StageState* s);
@@ -476,6 +497,7 @@ class Scheduler {
   LeanString last_reason_;
 
   GpuFleet gpus_;
+  Maintenance maintenance_;  // agents' drains
   GpuTelemetry gpu_telemetry_;
   std::vector<store::GpuSeriesRow> gpu_rows_;  // ended attempts' series, written at the flush
   // The scheduler's own decisions for the audit trail: GPUs returned by pre-flights, attempts

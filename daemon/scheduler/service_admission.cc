@@ -86,7 +86,9 @@ bool Scheduler::AdmitService(StageState* s) {
       StageState* svc = todo[i];
       for (auto& [id, a] : agents_) {
         if (--budget < 0) return false;
-        if (!Fits(a->free, svc->row.resources) || !MayGoTo(svc, *a)) continue;
+        if (!Fits(a->free, svc->row.resources) || !MayGoTo(svc, *a) || DrainKeepsOff(svc, *a)) {
+          continue;
+        }
         SubtractResources(&a->free, svc->row.resources);
         placed.emplace_back(svc, a.get());
         bool ok = place(i + 1);

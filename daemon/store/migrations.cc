@@ -341,6 +341,17 @@ ALTER TABLE runs ADD COLUMN budget_hard INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN budget_raised_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN budget_noticed INTEGER NOT NULL DEFAULT 0;
 )sql",
+      // 19: maintenance windows (docs/scheduling.md, "Maintenance"): an agent drained from
+      // at_ms on, by whom and why; the row goes when it is undrained.
+      R"sql(
+CREATE TABLE agent_drains (
+  agent_id TEXT PRIMARY KEY,
+  at_ms INTEGER NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  by_whom TEXT NOT NULL DEFAULT '',
+  set_at_ms INTEGER NOT NULL
+);
+)sql",
   };
   return kMigrations;
 }

@@ -181,6 +181,15 @@ struct GpuRow {
   int passes = 0;  // pre-flights passed since it was quarantined
 };
 
+// An agent's maintenance window (docs/scheduling.md, "Maintenance").
+struct AgentDrainRow {
+  std::string agent_id;
+  int64_t at_ms = 0;
+  std::string reason;
+  std::string by;
+  int64_t set_at_ms = 0;
+};
+
 // One attempt's telemetry of one GPU (GpuSeries as JSON, daemon/scheduler/gpu_series.h).
 struct GpuSeriesRow {
   int64_t attempt_id = 0;

@@ -111,6 +111,10 @@ class SqliteStore {
   // The telemetry rows of a run's attempts (of `stage` only, when not empty), by attempt id
   // and GPU. Any thread (reader connection).
   Result<std::vector<GpuSeriesRow>> ListGpuSeries(int64_t run_id, const std::string& stage);
+  // Maintenance windows (sqlite_store_drains.cc): one row per drained agent.
+  Status PutAgentDrain(const AgentDrainRow& drain);
+  Status DeleteAgentDrain(const std::string& agent_id);
+  Result<std::vector<AgentDrainRow>> LoadAgentDrains();
   // Provenance (sqlite_store_provenance.cc): the workflow file's repository at submission, and
   // an attempt's environment as its agent reported it (replacing what it had).
   Status PutRunSourceState(int64_t run_id, const v1::SourceState& source);

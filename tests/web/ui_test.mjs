@@ -604,6 +604,24 @@ stages:
     await textMatches(row.locator('[data-testid="gpu-health"]'), /^ok$/);
   },
 
+  // Maintenance (docs/scheduling.md): a drained agent's card says when it drains, why and
+  // who set it, with a badge; the undrain takes both away.
+  async agent_drain() {
+    const c = await gpuNode();
+    await c.api("/agents/gpunode/drain", { atMs: String(Date.now() + 2 * 3600_000), reason: "kernel upgrade" });
+    try {
+      await openOn(c, "/agents");
+      const card = page.locator('[data-agent="gpunode"]');
+      await textMatches(card.locator('[data-testid="agent-drain"]'), /drains at [\s\S]*\(kernel upgrade\) · by ada/);
+      await card.locator(".card-head .badge", { hasText: "drains" }).waitFor({ timeout: T });
+    } finally {
+      await c.api("/agents/gpunode/undrain", {});
+    }
+    await page.reload();
+    await page.locator('[data-agent="gpunode"] .card-head .badge', { hasText: "connected" }).waitFor({ timeout: T });
+    await page.locator('[data-agent="gpunode"] [data-testid="agent-drain"]').waitFor({ state: "detached", timeout: T });
+  },
+
   // A viewer's Drain is refused: the page shows longhauld's refusal beside the button, and
   // the GPU stays in service.
   async gpu_refused() {
@@ -1833,7 +1851,7 @@ async function main() {
       window.__cspViolation(`${e.violatedDirective} blocked ${e.blockedURI || "inline"} (${e.sourceFile}:${e.lineNumber})`));
   });
   const order = ["runs_paging", "live_progress", "cancel", "retry", "markup_is_text", "agents",
-    "audit", "pivot", "reconnect", "gpu_telemetry", "gpu_many_points", "gpu_quarantine", "gpu_drain", "gpu_refused",
+    "audit", "pivot", "reconnect", "gpu_telemetry", "gpu_many_points", "gpu_quarantine", "gpu_drain", "agent_drain", "gpu_refused",
     "gpu_compare",
     "compare_campaign", "log_colours", "log_search", "log_jumps", "log_failed_stderr",
     "not_found", "pivot_follows_edits", "filters_say_why", "metric_and_times", "no_agent_reason",

@@ -74,6 +74,9 @@ describe("convert", () => {
     expect(full.shared_paths).toEqual(["/lustre", "/nfs/home"]);
     expect(full.disk_full).toBe(true);
     expect(full.state_free_bytes).toBe(4096);
+    expect(full.drain).toBeNull();
+    const drained = toAgent({ id: "n3", drain: { at_ms: "1796479200000", reason: "kernel upgrade", by: "ada" } });
+    expect(drained.drain).toEqual({ at_ms: 1796479200000, reason: "kernel upgrade", by: "ada", set_at_ms: 0 });
     const p = toSubmitResponse({ plan: [{ stage: "datagen", action: "reuse", reuse_run_id: "3",
       saved_wall_seconds: 120, saved_gpu_hours: 0.5 }] });
     expect(p.run).toBeNull();

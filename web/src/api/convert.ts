@@ -190,6 +190,10 @@ export const toAgent = (j: Json): AgentInfo => ({
   executor: str(j.executor), gpus: arr(j.gpus, toGpu),
   disk_full: j.disk_full === true, state_free_bytes: num(j.state_free_bytes),
   shared_paths: Array.isArray(j.shared_paths) ? j.shared_paths.map(str) : [],
+  drain: j.drain && typeof j.drain === "object"
+    ? { at_ms: num(j.drain.at_ms), reason: str(j.drain.reason), by: str(j.drain.by),
+        set_at_ms: num(j.drain.set_at_ms) }
+    : null,
 });
 
 export const toPlanEntry = (j: Json): PlanEntry => ({

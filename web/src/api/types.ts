@@ -144,7 +144,12 @@ export interface AgentInfo {
   disk_full: boolean; state_free_bytes: number;
   /** Its --shared-path prefixes: outputs under them may be read from other agents. */
   shared_paths: string[];
+  /** Its maintenance window (`longhaul agent drain`), null when none (docs/scheduling.md). */
+  drain: AgentDrain | null;
 }
+
+/** From at_ms on the agent runs nothing; before, only attempts that end by then start there. */
+export interface AgentDrain { at_ms: number; reason: string; by: string; set_at_ms: number }
 
 export interface PlanEntry {
   stage: string; action: string; reason: string; cache_key: string; reuse_run_id: number;

@@ -4,7 +4,8 @@
 import { useState } from "preact/hooks";
 import { ApiError, drainGpu, listAgents } from "../api/client";
 import type { AgentInfo, GpuInfo } from "../api/types";
-import { formatBytes, formatNumber } from "../lib/format";
+import { formatBytes, formatClock, formatNumber } from "../lib/format";
+import { timeZone } from "../lib/settings";
 import { formatPercent } from "../lib/gpu";
 import { href } from "../lib/router";
 import { useResource } from "../store/resource";
@@ -107,6 +108,7 @@ function AgentCard({ a, onChange }: { a: AgentInfo; onChange: () => void }) {
         <h2>{a.id} <span class="sub">{a.hostname}</span></h2>
         <div class="actions">
           {a.disk_full && <Badge state="failed" label="disk full" />}
+          {a.drain && <Badge state="drained" label={a.drain.at_ms > Date.now() ? "drains" : "drained"} />}
           <Badge state={a.state} />
         </div>
       </header>
@@ -117,6 +119,10 @@ function AgentCard({ a, onChange }: { a: AgentInfo; onChange: () => void }) {
           <Usage used={total.memory_bytes - free.memory_bytes} total={total.memory_bytes} fmt={formatBytes} /></div>
         <div><span class="k">attempts running</span>{a.running_attempts}</div>
         <div><span class="k">last seen</span><Ago ms={a.last_seen_ms} /></div>
+        {a.drain && <div data-testid="agent-drain"><span class="k">maintenance</span>
+          {a.drain.at_ms > Date.now() ? "drains at " : "drained since "}
+          {formatClock(a.drain.at_ms, Date.now(), timeZone())}
+          {a.drain.reason ? ` (${a.drain.reason})` : ""}{a.drain.by ? ` · by ${a.drain.by}` : ""}</div>}
         {a.disk_full && <div><span class="k">state dir</span>full: {formatBytes(a.state_free_bytes)} free</div>}
         <div><span class="k">executor</span>{a.executor || "local"}{a.version ? ` · ${a.version}` : ""}</div>
         {labels.length > 0 && <div><span class="k">labels</span>{labels.map(([k, v]) => `${k}=${v}`).join(" ")}</div>}
