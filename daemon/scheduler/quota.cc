@@ -146,11 +146,11 @@ std::string ShareAccountOf(const std::string& user, const std::string& team) {
   return team.empty() ? "user:" + user : "team:" + team;
 }
 
-std::string QuotaBlock(const Quotas& quotas, const UsageLedger& usage,
-                       const std::vector<std::string>& accounts, const std::string& share_account,
-                       int32_t gpus, const std::vector<std::string>& waiting_under,
-                       int64_t now_ms) {
-  if (gpus <= 0 || quotas.empty()) return "";  // quotas are of GPUs
+QuotaVerdict QuotaBlock(const Quotas& quotas, const UsageLedger& usage,
+                        const std::vector<std::string>& accounts, const std::string& share_account,
+                        int32_t gpus, const std::vector<std::string>& waiting_under,
+                        int64_t now_ms) {
+  if (gpus <= 0 || quotas.empty()) return {};  // quotas are of GPUs
   for (const std::string& account : accounts) {
     const QuotaSpec* q = quotas.Find(account);
     if (q == nullptr) continue;
@@ -158,8 +158,9 @@ std::string QuotaBlock(const Quotas& quotas, const UsageLedger& usage,
     if (q->gpu_hours) {
       double used = usage.WindowGpuHours(account, q->period_ms, now_ms);
       if (used >= *q->gpu_hours) {
-        return StrCat(who, " used ", QuotaHoursText(used), " of ", QuotaHoursText(*q->gpu_hours),
-                      " GPU-h in the last ", q->period);
+        return {StrCat(who, " used ", QuotaHoursText(used), " of ", QuotaHoursText(*q->gpu_hours),
+                       " GPU-h in the last ", q->period),
+                true};
       }
     }
     std::optional<int32_t> limit = q->Limit();
@@ -168,8 +169,8 @@ std::string QuotaBlock(const Quotas& quotas, const UsageLedger& usage,
                                : StrCat("borrowing limit of ", QuotaCount(*limit));
     if (gpus > *limit) {
       std::string cap = q->borrow ? StrCat("borrowing limit of ", QuotaCount(*limit)) : what;
-      return StrCat(who, "'s ", cap, " is less than the ", QuotaCount(gpus),
-                    " this stage asks for");
+      return {
+          StrCat(who, "'s ", cap, " is less than the ", QuotaCount(gpus), " this stage asks for")};
     }
     int32_t in_use = usage.GpusInUse(account);
     if (in_use + gpus > *limit) {
@@ -178,13 +179,13 @@ std::string QuotaBlock(const Quotas& quotas, const UsageLedger& usage,
       if (q->gpus && q->borrow) {
         detail += StrCat(", borrowing limit ", *limit, in_use >= *limit ? " reached" : "");
       }
-      return StrCat(who, " at its ", what, " (", detail, ")");
+      return {StrCat(who, " at its ", what, " (", detail, ")")};
     }
   }
   // Within the limits; beyond the guarantee it borrows, which waits for those under theirs.
   int32_t guarantee = quotas.Guarantee(share_account);
   int32_t in_use = usage.GpusInUse(share_account);
-  if (in_use + gpus <= guarantee) return "";
+  if (in_use + gpus <= guarantee) return {};
   for (const std::string& other : waiting_under) {
     if (std::find(accounts.begin(), accounts.end(), other) != accounts.end()) continue;
     // Those that started since the list was made may have reached their guarantee.
@@ -193,10 +194,11 @@ std::string QuotaBlock(const Quotas& quotas, const UsageLedger& usage,
     std::string head = guarantee > 0 ? StrCat(who, " at its quota of ", QuotaCount(guarantee), " (",
                                               in_use, " in use); it borrows idle GPUs")
                                      : StrCat(who, " has no guaranteed GPUs; it uses idle GPUs");
-    return StrCat(head, " only while no one under their guarantee waits, and ", AccountLabel(other),
-                  " does (", usage.GpusInUse(other), " of ", quotas.Guarantee(other), " in use)");
+    return {StrCat(head, " only while no one under their guarantee waits, and ",
+                   AccountLabel(other), " does (", usage.GpusInUse(other), " of ",
+                   quotas.Guarantee(other), " in use)")};
   }
-  return "";
+  return {};
 }
 
 std::vector<RunningShare> BorrowedAttempts(const Quotas& quotas,

@@ -72,9 +72,14 @@ std::string ShareAccountOf(const std::string& user, const std::string& team);
 // may): a limit, a used-up GPU-hour window, or borrowing while one of `waiting_under` (accounts
 // with a GPU stage waiting; the run's own are ignored) is still under its guarantee.
 // `share_account` is the run's ShareAccountOf.
-std::string QuotaBlock(const Quotas& quotas, const UsageLedger& usage,
-                       const std::vector<std::string>& accounts, const std::string& share_account,
-                       int32_t gpus, const std::vector<std::string>& waiting_under, int64_t now_ms);
+struct QuotaVerdict {
+  std::string why;      // "" when it may start
+  bool window = false;  // a GPU-hour window: it lifts as time passes
+};
+QuotaVerdict QuotaBlock(const Quotas& quotas, const UsageLedger& usage,
+                        const std::vector<std::string>& accounts, const std::string& share_account,
+                        int32_t gpus, const std::vector<std::string>& waiting_under,
+                        int64_t now_ms);
 
 // The running attempts on borrowed GPUs: for each account, its GPU attempts newest last; those
 // beyond its guarantee (all of them, without one) are borrowed. Attempts are keyed by id.

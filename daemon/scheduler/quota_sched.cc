@@ -28,18 +28,29 @@ void Scheduler::UsageStarted(const AttemptState* a) {
   const store::RunRow& run = a->stage->run->row;
   usage_.Start(a->row.id, AccountsOf(run.user, run.team), a->held.gpus(), clock_->NowMs());
   usage_changed_ = true;
+  quota_memo_.clear();
+  std::string account = ShareAccountOf(run.user, run.team);
+  int32_t held = usage_.GpusInUse(account), guarantee = options_.quotas.Guarantee(account);
+  if (!options_.quotas.empty() && held > guarantee) {
+    GetLogger("scheduler")
+        ->info("run {} stage {}: on borrowed GPUs ({} holds {}, {} guaranteed)", run.id,
+               a->stage->row.name, AccountLabel(account), held, guarantee);
+  }
 }
 
 void Scheduler::UsageEnded(const AttemptState* a) {
   if (!QuotasOn()) return;
   usage_.End(a->row.id, clock_->NowMs());
   usage_changed_ = true;
+  quota_memo_.clear();
 }
 
 Status Scheduler::LoadUsage() {
   usage_.Clear();
   usage_changed_ = true;
   fair_share_at_ms_ = -1;
+  quota_recheck_at_ms_ = 0;  // the timers went with the old model
+  quota_memo_.clear();
   if (!QuotasOn()) return OkStatus();
   int64_t now = clock_->NowMs();
   // Decay after ten half-lives leaves less than a thousandth: older attempts are not read.
@@ -99,6 +110,7 @@ void Scheduler::RefreshFairShare(bool force) {
 
 void Scheduler::PrepareQuotas() {
   waiting_under_.clear();
+  quota_memo_.clear();
   if (!QuotasOn()) return;
   RefreshFairShare(/*force=*/false);
   if (options_.quotas.empty()) return;
@@ -115,7 +127,7 @@ void Scheduler::PrepareQuotas() {
     }
     if (QuotaBlock(options_.quotas, usage_, AccountsOf(run->row.user, run->row.team), account, 1,
                    {}, now)
-            .empty()) {
+            .why.empty()) {
       under.insert(account);
     }
   }
@@ -126,15 +138,21 @@ bool Scheduler::QuotaHolds(StageState* s) {
   if (options_.quotas.empty()) return false;
   const store::RunRow& run = s->run->row;
   int64_t now = clock_->NowMs();
-  std::string why =
-      QuotaBlock(options_.quotas, usage_, AccountsOf(run.user, run.team),
-                 ShareAccountOf(run.user, run.team), s->row.resources.gpus(), waiting_under_, now);
-  if (why.empty()) return false;
-  if (why.find(" GPU-h in the last ") != std::string::npos && quota_recheck_at_ms_ <= now) {
+  // Stages alike (same user, team and GPUs) get the same answer until some use changes: a pass
+  // that walks many held stages of one team computes it once.
+  int32_t gpus = s->row.resources.gpus();
+  auto [memo, fresh] = quota_memo_.try_emplace(StrCat(run.user, "\n", run.team, "\n", gpus));
+  if (fresh) {
+    memo->second = QuotaBlock(options_.quotas, usage_, AccountsOf(run.user, run.team),
+                              ShareAccountOf(run.user, run.team), gpus, waiting_under_, now);
+  }
+  const QuotaVerdict& verdict = memo->second;
+  if (verdict.why.empty()) return false;
+  if (verdict.window && quota_recheck_at_ms_ <= now) {
     quota_recheck_at_ms_ = now + kQuotaRecheckMs;
     timers_.Push({quota_recheck_at_ms_, TimerKind::kQuota, 0, "", 0});
   }
-  std::string reason = StrCat("waiting: ", why);
+  std::string reason = StrCat("waiting: ", verdict.why);
   if (reason != s->row.reason) {
     s->row.reason = std::move(reason);
     MarkChanged(s);

@@ -490,6 +490,7 @@ class Scheduler {
   std::map<std::string, int> share_pos_;
   std::vector<std::string> waiting_under_;
   int64_t quota_recheck_at_ms_ = 0;
+  std::map<std::string, QuotaVerdict> quota_memo_;  // QuotaHolds' answers since use last changed
 
   GpuFleet gpus_;
   GpuTelemetry gpu_telemetry_;

@@ -188,7 +188,8 @@ class QuotaBlockTest : public ::testing::Test {
   std::string Block(const std::string& user, const std::string& team, int32_t gpus,
                     std::vector<std::string> waiting_under = {}) {
     return QuotaBlock(quotas_, usage_, AccountsOf(user, team), ShareAccountOf(user, team), gpus,
-                      waiting_under, clock_.NowMs());
+                      waiting_under, clock_.NowMs())
+        .why;
   }
   testing::FakeClock clock_;
   Quotas quotas_ = QuotasOf(
@@ -234,6 +235,10 @@ TEST_F(QuotaBlockTest, GpuHoursInARollingWindow) {
   usage_.Start(1, AccountsOf("olga", "vision"), 4, clock_.NowMs());
   clock_.AdvanceMs(125 * kHour);  // 500 GPU-hours
   EXPECT_EQ(Block("olga", "vision", 1), "team vision used 500 of 500 GPU-h in the last 7d");
+  EXPECT_TRUE(QuotaBlock(quotas_, usage_, AccountsOf("olga", "vision"), "team:vision", 1, {},
+                         clock_.NowMs())
+                  .window)
+      << "it lifts as the window moves on";
   usage_.End(1, clock_.NowMs());
   clock_.AdvanceMs(7 * 24 * kHour - 100 * kHour);  // the window now holds 100 of its hours
   EXPECT_EQ(Block("olga", "vision", 1), "");
