@@ -8,16 +8,10 @@
 
 #include "core/duration.h"
 #include "core/strings.h"
+#include "daemon/scheduler/budget.h"
 
 namespace longhaul::scheduler {
 namespace {
-
-// Three significant digits: "500", "10.2".
-std::string QuotaHoursText(double hours) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", hours);
-  return buf;
-}
 
 bool QuotaNameOk(std::string_view name) {
   if (name.empty()) return false;
@@ -158,7 +152,7 @@ QuotaVerdict QuotaBlock(const Quotas& quotas, const UsageLedger& usage,
     if (q->gpu_hours) {
       double used = usage.WindowGpuHours(account, q->period_ms, now_ms);
       if (used >= *q->gpu_hours) {
-        return {StrCat(who, " used ", QuotaHoursText(used), " of ", QuotaHoursText(*q->gpu_hours),
+        return {StrCat(who, " used ", GpuHoursText(used), " of ", GpuHoursText(*q->gpu_hours),
                        " GPU-h in the last ", q->period),
                 true};
       }

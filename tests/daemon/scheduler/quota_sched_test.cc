@@ -5,7 +5,6 @@
 // restart, rebuilt from the stored attempts), then age.
 #include <gtest/gtest.h>
 
-#include "core/hash.h"
 #include "core/strings.h"
 #include "tests/daemon/scheduler/scheduler_fixture.h"
 
@@ -36,24 +35,12 @@ class QuotaSchedTest : public SchedulerTest {
   // Submits as `user` of `team` with `priority`; the run's id.
   int64_t SubmitAs(const std::string& user, const std::string& team, const std::string& yaml,
                    const std::string& priority = "normal") {
-    auto wf = workflow::ParseWorkflow(yaml, "test.yaml");
-    EXPECT_TRUE(wf.ok()) << wf.status();
-    SubmitInput in;
-    in.workflow = std::move(*wf);
-    in.text = yaml;
-    in.path = "test.yaml";
-    in.hash = Sha256Hex(yaml);
-    in.user = user;
-    in.team = team;
-    in.priority = priority;
-    in.no_cache = true;  // the workflows are alike: each must run
-    int64_t id = 0;
-    Batch([&] {
-      auto out = scheduler_->Submit(std::move(in));
-      ASSERT_TRUE(out.ok()) << out.status();
-      id = out->run.id();
+    return SubmitWith(yaml, [&](SubmitInput* in) {
+      in->user = user;
+      in->team = team;
+      in->priority = priority;
+      in->no_cache = true;  // the workflows are alike: each must run
     });
-    return id;
   }
   // The started attempts as "RUN/STAGE" -> attempt id.
   std::map<std::string, int64_t> Starts() {

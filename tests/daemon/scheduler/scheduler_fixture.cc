@@ -60,6 +60,11 @@ void SchedulerTest::RecoverAfterFailedCommit() {
 
 int64_t SchedulerTest::Submit(const std::string& yaml,
                               std::map<std::string, std::string> overrides) {
+  return SubmitWith(yaml, [&](SubmitInput* in) { in->overrides = std::move(overrides); });
+}
+
+int64_t SchedulerTest::SubmitWith(const std::string& yaml,
+                                  const std::function<void(SubmitInput*)>& adjust) {
   auto wf = workflow::ParseWorkflow(yaml, "test.yaml");
   EXPECT_TRUE(wf.ok()) << wf.status();
   SubmitInput in;
@@ -67,7 +72,7 @@ int64_t SchedulerTest::Submit(const std::string& yaml,
   in.text = yaml;
   in.path = "test.yaml";
   in.hash = Sha256Hex(yaml);
-  in.overrides = std::move(overrides);
+  adjust(&in);
   int64_t id = 0;
   Batch([&] {
     auto out = scheduler_->Submit(std::move(in));
