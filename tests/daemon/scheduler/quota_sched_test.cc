@@ -1,7 +1,8 @@
 // Quotas and fair share on a scheduler with a real store and a fake clock (docs/scheduling.md):
 // a team at its quota waits with the quota's reason while another team's stage starts; a team
 // borrows idle GPUs only while no one under their guarantee waits, and its borrowed attempt is
-// what a reclaim would take; the queue orders by class, then fair share (which survives a
+// what a reclaim would take; a stage held by a GPU-hour window starts once the window has moved
+// on; the queue orders by class, then fair share (which survives a
 // restart, rebuilt from the stored attempts), then age.
 #include <gtest/gtest.h>
 
@@ -97,6 +98,24 @@ TEST_F(QuotaSchedTest, BorrowingWaitsForATeamUnderItsGuaranteeAndIsWhatReclaimTa
   EXPECT_EQ(scheduler_->BorrowedAttemptIds(), (std::vector<int64_t>{borrowed}));
   EXPECT_EQ(scheduler_->ReclaimFor("team:nlp", 1), (std::vector<int64_t>{borrowed}));
   EXPECT_TRUE(scheduler_->ReclaimFor("team:vision", 1).empty()) << "vision is over its own";
+}
+
+TEST_F(QuotaSchedTest, AStageHeldByItsGpuHourWindowStartsOnceTheWindowMovesOn) {
+  ASSERT_NO_FATAL_FAILURE(Configure({"team:vision=gpu_hours:1/1h"}));
+  int64_t run = SubmitAs("olga", "vision",
+                         "name: w\nstages:\n  s0: {run: [prog], resources: {gpus: 1}}\n"
+                         "  s1: {needs: [s0], run: [prog], resources: {gpus: 1}}\n");
+  uint64_t n1 = Connect("n1", 8, 1);
+  int64_t a = Starts().at(StrCat(run, "/s0"));
+  Started(n1, a);
+  clock_.AdvanceMs(kHour);
+  Exit(n1, a, 0);
+  EXPECT_TRUE(Starts().empty());
+  EXPECT_EQ(GetStage(run, "s1").reason(), "waiting: team vision used 1 of 1 GPU-h in the last 1h");
+  // A minute on, the window holds 59 minutes of that hour: offered again, it starts.
+  clock_.AdvanceMs(60'000);
+  Batch();
+  EXPECT_TRUE(Starts().count(StrCat(run, "/s1")));
 }
 
 TEST_F(QuotaSchedTest, ClassThenFairShareThenAgeAndTheUseSurvivesARestart) {
