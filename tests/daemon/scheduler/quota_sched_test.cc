@@ -2,8 +2,8 @@
 // a team at its quota waits with the quota's reason while another team's stage starts; a team
 // borrows idle GPUs only while no one under their guarantee waits, and its borrowed attempt is
 // what a reclaim would take; a stage held by a GPU-hour window starts once the window has moved
-// on; the queue orders by class, then fair share (which survives a
-// restart, rebuilt from the stored attempts), then age.
+// on; the queue orders by class, then fair share (which survives a restart, rebuilt from the
+// stored attempts), then age.
 #include <gtest/gtest.h>
 
 #include "core/strings.h"
