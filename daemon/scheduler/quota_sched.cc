@@ -104,7 +104,10 @@ void Scheduler::RefreshFairShare(bool force) {
   }
   // The queue's entries carry the position they were added with: they move with it.
   if (moved) {
-    ready_.Rekey([this](const ReadyQueue::Entry& e) { return runs_.Find(e.run_id)->share_pos; });
+    ready_.Rekey([this](const ReadyQueue::Entry& e) {
+      const RunState* run = runs_.Find(e.run_id);
+      return run != nullptr ? run->share_pos : e.share;
+    });
   }
 }
 
