@@ -65,8 +65,12 @@ v1::Submitter SubmitterOf(const auth::Principal& who) {
   return out;
 }
 
-Status ClientApi::ApplyRunPolicy(const v1::Submitter& who, const std::string& requested,
+Status ClientApi::ApplyRunPolicy(const v1::Submitter& caller, const std::string& requested,
                                  double gpu_hours, bool hard, scheduler::SubmitInput* input) const {
+  v1::Submitter who = caller;
+  if (auto team = teams_.find(who.user()); who.team().empty() && team != teams_.end()) {
+    who.set_team(team->second);  // the config's team, for a token without one
+  }
   ASSIGN_OR_RETURN(input->priority, priority_.Resolve(requested, input->workflow.priority, who));
   input->user = who.user();
   input->team = who.team();

@@ -111,6 +111,8 @@ class ClientApi {
   void set_notify(ClientNotifyConfig config) { notify_ = std::move(config); }
   // Who may use which priority class (--priority-allow). Call before serving.
   void set_priority_policy(scheduler::PriorityPolicy policy) { priority_ = std::move(policy); }
+  // The team of each user whose token names none (--teams). Call before serving.
+  void set_teams(std::map<std::string, std::string> teams) { teams_ = std::move(teams); }
   // Sets a run's GPU-hour budget (Scheduler::SetRunBudget), `req.by` naming the caller.
   Result<v1::Run> SetRunBudget(const v1::SetRunBudgetRequest& req);
   // Changes a run's class (Scheduler::SetRunPriority) when `req.submitter` may use the new
@@ -164,7 +166,8 @@ class ClientApi {
   Result<v1::SubmitRunResponse> PivotOnce(const v1::PivotRunRequest& req);
   Result<v1::SubmitRunResponse> PlanAndSubmit(std::shared_ptr<scheduler::SubmitInput> input,
                                               const v1::PlanPage& page);
-  // Who submits and how urgent: the submitter's name and team, the class the policy allows
+  // Who submits and how urgent: the submitter's name and team (the token's, else --teams'),
+  // the class the policy allows
   // them (`requested`, else the workflow's), the budget (`gpu_hours` > 0, else the
   // workflow's). PermissionDenied for a class they may not use.
   Status ApplyRunPolicy(const v1::Submitter& who, const std::string& requested, double gpu_hours,
@@ -187,6 +190,7 @@ class ClientApi {
   SubmissionLedger submissions_;
   ClientNotifyConfig notify_;
   scheduler::PriorityPolicy priority_;
+  std::map<std::string, std::string> teams_;
 };
 
 }  // namespace longhaul::rpc

@@ -6,16 +6,12 @@
 #include "core/strings.h"
 
 namespace longhaul::scheduler {
-namespace {
 
-// Three significant digits: "10", "10.2", "0.0003".
-std::string BudgetHoursText(double hours) {
+std::string GpuHoursText(double hours) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", hours);
   return buf;
 }
-
-}  // namespace
 
 int64_t GpuMsUsedAt(const GpuUse& use, int64_t now_ms) {
   return use.ended_ms + std::max<int64_t>(0, use.running * now_ms - use.start_ms);
@@ -43,8 +39,8 @@ std::optional<int64_t> NextBudgetCheckMs(const GpuUse& use, double budget_hours,
 }
 
 std::string BudgetReachedReason(double budget_hours, int64_t used_ms) {
-  return StrCat("budget of ", BudgetHoursText(budget_hours), " GPU-h reached (",
-                BudgetHoursText(GpuHoursOfMs(used_ms)), " used)");
+  return StrCat("budget of ", GpuHoursText(budget_hours), " GPU-h reached (",
+                GpuHoursText(GpuHoursOfMs(used_ms)), " used)");
 }
 
 }  // namespace longhaul::scheduler

@@ -17,6 +17,8 @@ inline constexpr int kBudgetWarnPercent = 80;
 int64_t GpuMsUsedAt(const GpuUse& use, int64_t now_ms);
 inline double GpuHoursOfMs(int64_t ms) { return static_cast<double>(ms) / 3'600'000.0; }
 inline int64_t GpuMsOfHours(double hours) { return static_cast<int64_t>(hours * 3'600'000.0); }
+// Three significant digits: "10", "10.2", "0.0003" (budgets' and quotas' messages).
+std::string GpuHoursText(double hours);
 
 // The highest threshold (0, 80 or 100 percent) that `used_ms` of `budget_hours` has reached.
 int BudgetPercentReached(int64_t used_ms, double budget_hours);

@@ -29,6 +29,7 @@ void Scheduler::Dispatch() {
   }
   dispatch_needed_ = false;
   if (ready_.empty()) return;
+  PrepareQuotas();  // the fair-share order, and who waits under a guarantee (quota_sched.cc)
   // Consumers' holds (AdmitService) are not free to anyone else during the passes.
   ApplyHolds();
   // What the roomiest agent offers in each dimension: a stage that asks for more fits nowhere,
@@ -67,6 +68,7 @@ void Scheduler::Dispatch() {
     if (run == nullptr) continue;
     StageState* s = run->stages[static_cast<size_t>(index)].get();
     if (s->row.status != v1::STAGE_READY || IsService(s) || s->run->budget_paused) continue;
+    if (QuotaHolds(s)) continue;
     Unhold(s);
     AgentState* agent = PickAgent(s);
     if (agent == nullptr) {
@@ -134,6 +136,8 @@ void Scheduler::Dispatch() {
       services_ready = true;
       return ReadyQueue::Outcome::kSkip;  // its turn is the next pass; tasks of its shape go on
     }
+    // A quota keeps it back (its reason says which): the next of its shape may be another's.
+    if (QuotaHolds(s)) return ReadyQueue::Outcome::kSkip;
     if (Unhold(s)) roomiest();
     AgentState* agent = Fits(most, s->row.resources) ? PickAgent(s) : nullptr;
     if (agent == nullptr) {
@@ -169,6 +173,7 @@ void Scheduler::Dispatch() {
     ready_.Pass([&](ReadyQueue::Entry e) {
       StageState* s = runs_.StageAt(e.run_id, e.index);
       if (!IsService(s)) return ReadyQueue::Outcome::kSkip;  // had its turn
+      if (QuotaHolds(s)) return ReadyQueue::Outcome::kSkip;
       if (consumer_waits) {
         return no_room(s, " (a consumer of a running service waits for room, and goes first)");
       }
@@ -263,6 +268,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   }
   a->holds_resources = true;
   agent->attempts.insert(a->row.id);
+  UsageStarted(a);  // counts for its team's and user's quotas and fair share
 
   start.set_attempt_id(a->row.id);
   start.set_run_id(run->row.id);
@@ -304,6 +310,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
 void Scheduler::ReleaseResources(AttemptState* a) {
   if (!a->holds_resources) return;
   a->holds_resources = false;
+  UsageEnded(a);
   AgentState* agent = agents_.Find(a->row.agent_id);
   if (agent == nullptr) return;
   AddResources(&agent->free, a->held);

@@ -124,6 +124,10 @@ struct RunState {
   // queue until an admin raises it. `budget_gen` invalidates its armed budget timers.
   bool budget_paused = false;
   uint64_t budget_gen = 0;
+  // Its account's fair-share position (quota_sched.cc), which its ready stages are queued by;
+  // set when its first stage is queued, changed only together with those entries.
+  int share_pos = 0;
+  bool share_pos_set = false;
   // Its sweeps with `early_stop`, by the foreach stage's name: made on first use.
   std::map<std::string, std::unique_ptr<SweepJudge>> judges;
 

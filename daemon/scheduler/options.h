@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "daemon/scheduler/gpu_fleet.h"
+#include "daemon/scheduler/quota.h"
 
 namespace longhaul::scheduler {
 
@@ -29,6 +30,10 @@ struct SchedulerOptions {
   // A service without its own gpu_idle whose GPUs sit idle this long while a consumer of it
   // runs (and so sends it requests) is hung (docs/gpus.md, "Idle GPUs"); 0: never.
   int64_t gpu_service_hang_ms = 15 * 60 * 1000;
+  // Quotas of teams and users (longhauld --quota; docs/scheduling.md, "Quotas"), and the
+  // half-life of past use in the fair-share order (--fair-share-half-life); 0: no fair share.
+  Quotas quotas;
+  int64_t fair_share_half_life_ms = 0;
 };
 
 }  // namespace longhaul::scheduler

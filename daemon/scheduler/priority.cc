@@ -1,6 +1,7 @@
 #include "daemon/scheduler/priority.h"
 
 #include "core/strings.h"
+#include "daemon/scheduler/quota.h"
 #include "daemon/workflow/run_policy.h"
 
 namespace longhaul::scheduler {
@@ -86,7 +87,8 @@ Result<std::string> PriorityPolicy::Resolve(std::string_view requested,
 ReadyQueue::Entry ReadyEntryOf(const StageState* s) {
   return {.run_id = s->run->row.id,
           .index = s->index,
-          .rank = workflow::PriorityRankOrNormal(s->run->row.priority)};
+          .rank = workflow::PriorityRankOrNormal(s->run->row.priority),
+          .share = s->run->share_pos};
 }
 
 std::string Ordinal(int64_t n) {
@@ -101,6 +103,7 @@ std::string Ordinal(int64_t n) {
 
 std::string WaitLine::Place(const StageState* s) {
   int rank = workflow::PriorityRankOrNormal(s->run->row.priority);
+  int share = s->run->share_pos;
   int32_t gpus = s->row.resources.gpus();
   // Those ahead that compete for the same kind of room: GPU stages with GPU stages.
   int64_t position = 1;
@@ -108,14 +111,19 @@ std::string WaitLine::Place(const StageState* s) {
   for (const Ahead& a : waiting_) {
     if ((a.gpus > 0) != (gpus > 0)) continue;
     ++position;
-    if (a.rank < rank) higher.push_back(a);
+    if (a.rank < rank || (a.rank == rank && a.share < share)) higher.push_back(a);
   }
-  waiting_.push_back({s->run->row.id, rank, gpus});
+  waiting_.push_back({s->run->row.id, rank, gpus, share,
+                      AccountLabel(ShareAccountOf(s->run->row.user, s->run->row.team))});
   if (higher.empty()) return "";
   std::vector<std::string> names;
   for (size_t i = 0; i < higher.size() && i < 3; ++i) {
-    names.push_back(StrCat("run ", higher[i].run_id, " (",
-                           workflow::kPriorityClasses[static_cast<size_t>(higher[i].rank)], ")"));
+    // Ahead by class, or (same class) by fair share: "run 39 (team vision, under its share)".
+    std::string why =
+        higher[i].rank < rank
+            ? std::string(workflow::kPriorityClasses[static_cast<size_t>(higher[i].rank)])
+            : StrCat(higher[i].account, ", under its share");
+    names.push_back(StrCat("run ", higher[i].run_id, " (", why, ")"));
   }
   if (higher.size() > 3) names.push_back(StrCat("and ", higher.size() - 3, " more"));
   std::string what = gpus > 0 ? StrCat(gpus, " GPUs") : std::string("room");

@@ -42,12 +42,15 @@ class PriorityPolicy {
   std::vector<Rule> rules_;
 };
 
-// The stage's entry in the ready queue: its run's class rank, then (run id, stage index).
+// The stage's entry in the ready queue: its run's class rank, its fair-share position, then
+// (run id, stage index).
 ReadyQueue::Entry ReadyEntryOf(const StageState* s);
 
 // During one dispatch pass, the stages that found no room, in the order the pass visited them
-// (class, then age). For a stage that waits behind stages of a higher class:
-// "; 2nd in line for 8 GPUs; ahead: run 41 (high)". "" otherwise.
+// (class, fair share, then age). For a stage that waits behind stages of a higher class, or of
+// its class and an account further under its fair share:
+// "; 2nd in line for 8 GPUs; ahead: run 41 (high), run 39 (team vision, under its share)".
+// "" otherwise.
 class WaitLine {
  public:
   std::string Place(const StageState* s);
@@ -57,6 +60,8 @@ class WaitLine {
     int64_t run_id;
     int rank;
     int32_t gpus;
+    int share;
+    std::string account;  // "team vision"
   };
   std::vector<Ahead> waiting_;
 };

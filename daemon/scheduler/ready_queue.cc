@@ -8,6 +8,7 @@ void ReadyQueue::Add(Entry e, const v1::Resources& need, const std::string& plac
   bool was_head = bucket.empty() || e < *bucket.begin();
   if (!bucket.insert(e).second) return;
   ++size_;
+  if (need.gpus() > 0) ++gpu_runs_[e.run_id];
   if (in_pass_ && was_head && !full_.count(shape)) frontier_.insert({e, shape});
 }
 
@@ -15,6 +16,7 @@ void ReadyQueue::Remove(Entry e, const v1::Resources& need, const std::string& p
   auto it = by_shape_.find(ShapeOf(need, placement));
   if (it == by_shape_.end() || it->second.erase(e) == 0) return;
   --size_;
+  if (need.gpus() > 0) ForgetGpuEntry(e.run_id);
   if (it->second.empty()) by_shape_.erase(it);
 }
 
@@ -36,7 +38,24 @@ std::vector<ReadyQueue::Entry> ReadyQueue::Behind(Entry after, const v1::Resourc
 
 void ReadyQueue::Clear() {
   by_shape_.clear();
+  gpu_runs_.clear();
   size_ = 0;
+}
+
+void ReadyQueue::ForgetGpuEntry(int64_t run_id) {
+  auto it = gpu_runs_.find(run_id);
+  if (it != gpu_runs_.end() && --it->second <= 0) gpu_runs_.erase(it);
+}
+
+void ReadyQueue::Rekey(const std::function<int(const Entry&)>& share_of) {
+  for (auto& [shape, bucket] : by_shape_) {
+    absl::btree_set<Entry> moved;
+    for (Entry e : bucket) {
+      e.share = share_of(e);
+      moved.insert(e);
+    }
+    bucket = std::move(moved);
+  }
 }
 
 void ReadyQueue::Pass(const std::function<Outcome(Entry)>& place) {
@@ -63,7 +82,10 @@ void ReadyQueue::Pass(const std::function<Outcome(Entry)>& place) {
     if (it == by_shape_.end()) continue;
     if (outcome == Outcome::kTaken) {
       // `place` normally removed it (the stage left the ready state); make sure.
-      if (it->second.erase(head) > 0) --size_;
+      if (it->second.erase(head) > 0) {
+        --size_;
+        if (std::get<2>(shape) > 0) ForgetGpuEntry(head.run_id);
+      }
       if (it->second.empty()) {
         by_shape_.erase(it);
         continue;

@@ -1,13 +1,14 @@
 // The ready set: stages whose dependencies allow them to run, waiting for an agent with room.
 //
 // Kept per shape (what one attempt of the stage asks for: CPUs, memory, GPUs, and where it may
-// go: its placement key, "" for "any agent"), each shape in order by (class rank, run id, stage
-// index): a run's priority class first (0 high, 1 normal, 2 low; docs/scheduling.md), then
-// FIFO by age. A dispatch pass visits stages in that order (most urgent, then oldest first)
-// across shapes; once a stage of some shape does not fit on any agent, the other stages of that
-// shape are skipped for the rest of the pass, since nothing is freed during a pass and they ask
-// for exactly as much. A pass therefore costs O((started + shapes) log n) whatever the number of
-// ready stages: with 100,000 ready stages and full agents it looks at one stage per shape, not
+// go: its placement key, "" for "any agent"), each shape in order by (class rank, fair-share
+// position, run id, stage index): a run's priority class first (0 high, 1 normal, 2 low;
+// docs/scheduling.md), then its account's place in the fair-share order (0 without fair
+// share), then FIFO by age. A dispatch pass visits stages in that order (most urgent, then oldest
+// first) across shapes; once a stage of some shape does not fit on any agent, the other stages of
+// that shape are skipped for the rest of the pass, since nothing is freed during a pass and they
+// ask for exactly as much. A pass therefore costs O((started + shapes) log n) whatever the number
+// of ready stages: with 100,000 ready stages and full agents it looks at one stage per shape, not
 // at all of them.
 //
 // Thread-safety: none (the scheduler's loop thread).
@@ -32,8 +33,9 @@ class ReadyQueue {
     int64_t run_id = 0;
     int index = 0;  // the stage's index in its run
     int rank = 1;   // its run's priority class (workflow::PriorityRank): leads the order
+    int share = 0;  // its run's fair-share position (RunState::share_pos): next in the order
     auto operator<=>(const Entry& o) const {
-      return std::tie(rank, run_id, index) <=> std::tie(o.rank, o.run_id, o.index);
+      return std::tie(rank, share, run_id, index) <=> std::tie(o.rank, o.share, o.run_id, o.index);
     }
     bool operator==(const Entry&) const = default;
   };
@@ -58,6 +60,11 @@ class ReadyQueue {
   bool empty() const { return size_ == 0; }
   size_t shapes() const { return by_shape_.size(); }
   void Clear();
+  // Gives every entry the share `share_of` says (its other fields stay): when the fair-share
+  // order changed. O(n log n); not during a pass.
+  void Rekey(const std::function<int(const Entry&)>& share_of);
+  // The runs with entries that ask for GPUs, and how many each has.
+  const std::map<int64_t, int64_t>& gpu_runs() const { return gpu_runs_; }
 
   // Offers ready stages to `place`, most urgent class first and oldest first within a class,
   // as described above. `place` may add and
@@ -69,6 +76,7 @@ class ReadyQueue {
 
  private:
   using Shape = std::tuple<double, int64_t, int32_t, std::string>;  // cpus, memory, GPUs, key
+  void ForgetGpuEntry(int64_t run_id);
   static Shape ShapeOf(const v1::Resources& r, const std::string& placement) {
     return {r.cpus(), r.memory_bytes(), r.gpus(), placement};
   }
@@ -80,6 +88,7 @@ class ReadyQueue {
   std::set<std::pair<Entry, Shape>> frontier_;
   std::set<Shape> full_;
   std::set<Shape> skipped_;  // shapes where the pass skipped an entry: it walks on from there
+  std::map<int64_t, int64_t> gpu_runs_;
 };
 
 }  // namespace longhaul::scheduler

@@ -67,6 +67,7 @@ Status Scheduler::Recover() {
   for (auto& [id, agent] : agents_) {
     if (!agent->attempts.empty()) ArmAgentTimers(agent.get());
   }
+  RETURN_IF_ERROR(LoadUsage());  // quotas and fair share: from the stored attempts
   GetLogger("scheduler")
       ->info("recovered {} active run(s), {} live attempt(s), {} agent(s)", runs_.size(),
              runs_.live_attempts().size(), agents_.size());
@@ -177,6 +178,7 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
     if (st->current) ArmAttemptTimers(st->current);
     switch (st->row.status) {
       case v1::STAGE_READY:
+        AssignSharePos(run);
         ready_.Add(ReadyEntryOf(st.get()), st->row.resources, PlacementKey(st.get()));
         break;
       case v1::STAGE_WAITING:

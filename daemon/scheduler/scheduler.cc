@@ -20,7 +20,8 @@ Scheduler::Scheduler(store::SqliteStore* store, Clock* clock, AgentLink* link,
       options_(options),
       rng_(options.seed),
       started_at_ms_(clock->NowMs()),
-      last_tick_ms_(clock->NowMs()) {
+      last_tick_ms_(clock->NowMs()),
+      usage_(options.fair_share_half_life_ms, options.quotas.LongestPeriodMs()) {
   gpus_ = GpuFleet(options.gpus);
 }
 
@@ -116,6 +117,7 @@ void Scheduler::MarkReady(StageState* s) {
   s->ready_at_ms = clock_->NowMs();
   s->row.next_retry_at_ms.reset();
   if (BudgetHolds(s)) return;  // its run's budget is reached: it waits outside the queue
+  AssignSharePos(s->run);
   ready_.Add(ReadyEntryOf(s), s->row.resources, PlacementKey(s));
   dispatch_needed_ = true;
 }

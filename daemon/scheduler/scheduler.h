@@ -39,6 +39,7 @@
 #include "daemon/scheduler/planner.h"
 #include "daemon/scheduler/preemption.h"
 #include "daemon/scheduler/priority.h"
+#include "daemon/scheduler/quota.h"
 #include "daemon/scheduler/ready_queue.h"
 #include "daemon/scheduler/run_table.h"
 #include "daemon/scheduler/timer_queue.h"
@@ -200,6 +201,14 @@ class Scheduler {
   // Counters for /metrics (not owned; may be null).
   void set_metrics(metrics::CoordinatorMetrics* m) { metrics_ = m; }
   SchedulerGauges Gauges() const;
+
+  // Quotas (docs/scheduling.md, "Borrowing"): the running attempts on borrowed GPUs (beyond
+  // their account's guarantee), and those that would be reclaimed so that `account` (e.g.
+  // "team:vision"), under its guarantee, can start `gpus` more GPUs within it: borrowed
+  // attempts of other accounts, newest first; empty when none would. Nothing is stopped here:
+  // preemption decides whether and how to stop them. (quota_sched.cc)
+  std::vector<int64_t> BorrowedAttemptIds() const;
+  std::vector<int64_t> ReclaimFor(const std::string& account, int32_t gpus) const;
 
   // For tests and benchmarks.
   size_t active_runs() const { return runs_.size(); }
@@ -453,6 +462,24 @@ class Scheduler {
               const std::string& reason, const std::string& agent = "");
   Status FlushNotices();
 
+  // quota_sched.cc: quotas and fair share (docs/scheduling.md).
+  bool QuotasOn() const;
+  // `a` took its GPUs (StartAttemptOn) or gave them back (ReleaseResources).
+  void UsageStarted(const AttemptState* a);
+  void UsageEnded(const AttemptState* a);
+  // Rebuilds the usage ledger from the stored attempts and the live ones (end of Recover).
+  Status LoadUsage();
+  // Gives a run its fair-share position the first time one of its stages is queued.
+  void AssignSharePos(RunState* run);
+  // Computes the fair-share order again (when use changed, or a minute has passed, or
+  // `force`) and moves the queued entries of runs whose position changed.
+  void RefreshFairShare(bool force);
+  // Before a dispatch pass: the fair-share order, and who waits under their guarantee.
+  void PrepareQuotas();
+  // True when a quota keeps `s` from starting now; its reason says which.
+  bool QuotaHolds(StageState* s);
+  std::vector<RunningShare> RunningShares() const;
+
   // timers.cc
   void ArmAttemptTimers(AttemptState* a);
   void FireTimer(const Timer& t);
@@ -495,6 +522,16 @@ class Scheduler {
   // The reason SetStageStatus gave last: stages given the same text share it (LeanString), so
   // 100,000 stages waiting for the same room hold their reason once.
   LeanString last_reason_;
+
+  // Quotas and fair share (quota_sched.cc): GPU use by account, each share account's position,
+  // and the accounts under their guarantee that wait (for this dispatch).
+  UsageLedger usage_;
+  bool usage_changed_ = true;
+  int64_t fair_share_at_ms_ = -1;
+  std::map<std::string, int> share_pos_;
+  std::vector<std::string> waiting_under_;
+  int64_t quota_recheck_at_ms_ = 0;
+  std::map<std::string, QuotaVerdict> quota_memo_;  // QuotaHolds' answers since use last changed
 
   GpuFleet gpus_;
   Maintenance maintenance_;  // agents' drains

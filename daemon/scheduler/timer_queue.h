@@ -19,6 +19,7 @@ enum class TimerKind {
   kAgentLost,     // key: agent id; silent for lost_after
   kBudget,        // id: run id; its GPU use may have reached a budget threshold
   kDrain,         // key: agent id; its maintenance window begins (maintenance_sched.cc)
+  kQuota,         // a GPU-hour quota's window has moved on: dispatch again
 };
 
 struct Timer {

@@ -96,6 +96,9 @@ void Scheduler::FireTimer(const Timer& t) {
              StrCat("no progress for ", FormatDurationMs(limit)), a->row.agent_id);
       return;
     }
+    case TimerKind::kQuota:
+      dispatch_needed_ = true;
+      return;
     case TimerKind::kBudget: {
       RunState* run = runs_.Find(t.id);
       if (run != nullptr && run->budget_gen == t.generation) {

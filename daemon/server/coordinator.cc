@@ -194,6 +194,7 @@ Result<std::string> Coordinator::Start() {
   m.client_api->set_memory_policy(m.memory.get());
   m.client_api->set_retention(m.options.retention);
   m.client_api->set_priority_policy(m.options.priority);
+  m.client_api->set_teams(m.options.teams);
   rpc::ClientNotifyConfig notify_config;
   notify_config.deliverer = m.deliverer.get();
   notify_config.daemon_spec = m.options.notify.spec;

@@ -57,6 +57,8 @@ struct CoordinatorOptions {
   NotifyOptions notify;
   // Who may use which priority class (--priority-allow; docs/scheduling.md).
   scheduler::PriorityPolicy priority;
+  // The team of each user whose token names none (--teams; docs/scheduling.md).
+  std::map<std::string, std::string> teams;
 };
 
 class Coordinator {

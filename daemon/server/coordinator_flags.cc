@@ -130,6 +130,18 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
                  "CLASS=WHO[,WHO...]: who may submit runs of priority class high, normal or "
                  "low; WHO is role:ROLE (that role or above), team:NAME, user:NAME or *; "
                  "repeatable. Default: high=role:admin, the others anyone");
+  app.add_option("--quota", f->quota,
+                 "team:NAME=ITEM[,ITEM...] or user:NAME=...: a quota of GPUs; ITEM is gpus:N "
+                 "(N GPUs at once guaranteed), borrow:M (up to M in all while no one under "
+                 "their guarantee waits) or gpu_hours:H/PERIOD (at most H GPU-hours in any "
+                 "PERIOD, as 7d); repeatable (docs/scheduling.md)");
+  app.add_option("--teams", f->teams,
+                 "USER=TEAM[,USER=TEAM...]: the team of runs whose token names none; "
+                 "repeatable");
+  app.add_option("--fair-share-half-life", f->fair_share_half_life,
+                 "order the queue within a class by fair share, past GPU use counting half "
+                 "as much this much later (0: by age alone)")
+      ->capture_default_str();
   app.add_option("--retention-age", f->retention_age,
                  "collect ended runs older than this (their logs, outputs and events; the "
                  "summary stays); 0: by age never")
@@ -203,6 +215,17 @@ std::vector<std::string> CheckCoordinatorFlags(CoordinatorFlags* f,
   } else {
     errors.push_back(config.Error("priority-allow", ToStd(p.status().message())));
   }
+  if (Result<scheduler::Quotas> q = scheduler::Quotas::Parse(f->quota); q.ok()) {
+    o.scheduler.quotas = std::move(*q);
+  } else {
+    errors.push_back(config.Error("quota", ToStd(q.status().message())));
+  }
+  if (Result<std::map<std::string, std::string>> t = scheduler::ParseTeams(f->teams); t.ok()) {
+    o.teams = std::move(*t);
+  } else {
+    errors.push_back(config.Error("teams", ToStd(t.status().message())));
+  }
+  duration("fair-share-half-life", f->fair_share_half_life, &o.scheduler.fair_share_half_life_ms);
   if (o.retention.keep_last < 0)
     errors.push_back(config.Error("retention-keep", "must be 0 or more"));
   if (o.retention_interval_ms <= 0) {

@@ -25,6 +25,9 @@ struct CoordinatorFlags {
   std::string notify_backoff = "5s", notify_max_backoff = "5m", notify_timeout = "30s";
   std::string log_level = "info", log_file;
   std::vector<std::string> priority_allow;  // parsed into options.priority
+  std::vector<std::string> quota;           // parsed into options.scheduler.quotas
+  std::vector<std::string> teams;           // parsed into options.teams
+  std::string fair_share_half_life = "0";
   std::string backup;  // --backup FILE: copy the database and exit (command line only)
 };
 

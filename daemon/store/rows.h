@@ -57,6 +57,16 @@ struct RunTotals {
   double GpuHoursAt(int64_t now_ms) const;
 };
 
+// An ended attempt's hold on GPUs, for quotas and fair share (LoadGpuUsage): who its run
+// counts for, its stage's GPUs, and from its placement to its end.
+struct GpuUsageRow {
+  std::string user;
+  std::string team;
+  int32_t gpus = 0;
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+};
+
 struct ProgressRow {
   double done = 0;
   double total = 0;  // 0: unknown

@@ -88,6 +88,9 @@ class SqliteStore {
   Status InsertRun(RunRow* run);  // sets run->id
   Status UpdateRun(const RunRow& run);
   Status UpdateRunTotals(int64_t run_id, const RunTotals& totals);
+  // Every attempt of a GPU stage that ended at or after `since_ms`, with its run's user and
+  // team, from its creation (its placement) to its end (sqlite_store_usage.cc).
+  Result<std::vector<GpuUsageRow>> LoadGpuUsage(int64_t since_ms);
   // The run's budget_* fields (InsertRun writes them too).
   Status UpdateRunBudget(const RunRow& run);
   // The run's priority class (changed after submission).

@@ -60,6 +60,14 @@ void SchedulerTest::RecoverAfterFailedCommit() {
 
 int64_t SchedulerTest::Submit(const std::string& yaml, std::map<std::string, std::string> overrides,
                               const std::string& priority) {
+  return SubmitWith(yaml, [&](SubmitInput* in) {
+    in->overrides = std::move(overrides);
+    in->priority = priority;
+  });
+}
+
+int64_t SchedulerTest::SubmitWith(const std::string& yaml,
+                                  const std::function<void(SubmitInput*)>& adjust) {
   auto wf = workflow::ParseWorkflow(yaml, "test.yaml");
   EXPECT_TRUE(wf.ok()) << wf.status();
   SubmitInput in;
@@ -67,8 +75,7 @@ int64_t SchedulerTest::Submit(const std::string& yaml, std::map<std::string, std
   in.text = yaml;
   in.path = "test.yaml";
   in.hash = Sha256Hex(yaml);
-  in.overrides = std::move(overrides);
-  in.priority = priority;
+  adjust(&in);
   int64_t id = 0;
   Batch([&] {
     auto out = scheduler_->Submit(std::move(in));

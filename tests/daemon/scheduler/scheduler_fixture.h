@@ -47,6 +47,8 @@ class SchedulerTest : public ::testing::Test {
   // `priority`: the class the API's policy resolved ("" is normal).
   int64_t Submit(const std::string& yaml, std::map<std::string, std::string> overrides = {},
                  const std::string& priority = "");
+  // Submit, with `adjust` setting more of the input (who submits, the class) first.
+  int64_t SubmitWith(const std::string& yaml, const std::function<void(SubmitInput*)>& adjust);
   // Connects agent `id` on a new session; returns the session id.
   uint64_t Connect(const std::string& id, double cpus = 4, int gpus = 0,
                    std::vector<v1::OwnedAttempt> owned = {});
