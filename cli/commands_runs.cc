@@ -81,6 +81,10 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
   if (!run.reason().empty()) out << ": " << TerminalSafe(run.reason());
   out << "  (" << StageCountsSummary(run) << ")\n";
   out << "  params:    " << TerminalSafe(ParamsText(run.params())) << '\n';
+  if (!run.tags().empty()) out << "  tags:      " << TerminalSafe(TagsOnRunText(run)) << '\n';
+  for (const std::string& line : TagUseLines(run.tag_uses())) {
+    out << "  from tag:  " << TerminalSafe(line) << '\n';
+  }
   out << "  created:   " << FormatLocalTime(run.created_at_ms()) << '\n';
   out << "  started:   " << FormatLocalTime(run.started_at_ms()) << '\n';
   out << "  ended:     " << FormatLocalTime(run.ended_at_ms());

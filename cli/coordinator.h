@@ -49,6 +49,15 @@ class Coordinator {
   virtual Result<v1::Run> SetRunBudget(const v1::SetRunBudgetRequest& req) {
     return absl::UnimplementedError("run budgets are not supported by this coordinator");
   }
+  virtual Result<v1::Tag> SetTag(const v1::SetTagRequest& req) {
+    return absl::UnimplementedError("tags are not supported by this coordinator");
+  }
+  virtual Result<v1::Tag> RemoveTag(const v1::RemoveTagRequest& req) {
+    return absl::UnimplementedError("tags are not supported by this coordinator");
+  }
+  virtual Result<v1::ListTagsResponse> ListTags(const v1::ListTagsRequest& req) {
+    return absl::UnimplementedError("tags are not supported by this coordinator");
+  }
   virtual Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req) {
     return absl::UnimplementedError("metric histories are not supported by this coordinator");
   }

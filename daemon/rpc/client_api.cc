@@ -128,6 +128,7 @@ Result<v1::SubmitRunResponse> ClientApi::PlanAndSubmit(
     d->set_default_value(p.default_value);
     d->set_line(p.pos.line);
   }
+  for (const store::TagUseRow& u : plan.tags.uses) *resp.add_tag_uses() = TagUseRowToProto(u);
   v1::PlanSummary* summary = resp.mutable_plan_summary();
   size_t n = plan.stages.size();
   size_t offset = std::min<size_t>(std::max(page.offset(), 0), n);
@@ -218,6 +219,7 @@ Result<v1::Run> ClientApi::GetRun(const v1::GetRunRequest& req) {
   ASSIGN_OR_RETURN(v1::Run run, store_->GetRun(req));
   ASSIGN_OR_RETURN(std::optional<v1::EarlyStopSaving> saving, EarlyStopSavingOfRun(store_, run));
   if (saving) *run.mutable_early_stop_saving() = std::move(*saving);
+  RETURN_IF_ERROR(AddRunTags(&run));
   return run;
 }
 

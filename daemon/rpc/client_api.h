@@ -37,6 +37,10 @@ struct ClientNotifyConfig {
   bool allow_commands = false;
 };
 
+// Tags and tag uses as the client API answers them (client_tags.cc).
+v1::Tag TagRowToProto(const store::TagRow& t);
+v1::TagUse TagUseRowToProto(const store::TagUseRow& u);
+
 // The submitter a transport stamps on SubmitRun and PivotRun from its check of the caller.
 v1::Submitter SubmitterOf(const auth::Principal& who);
 
@@ -110,6 +114,13 @@ class ClientApi {
   void set_priority_policy(scheduler::PriorityPolicy policy) { priority_ = std::move(policy); }
   // Sets a run's GPU-hour budget (Scheduler::SetRunBudget), `req.by` naming the caller.
   Result<v1::Run> SetRunBudget(const v1::SetRunBudgetRequest& req);
+  // Tags (client_tags.cc, docs/workflow-format.md "Tags"): Scheduler::SetTag and RemoveTag on
+  // the loop, `req.by` naming the caller; ListTags reads the store.
+  Result<v1::Tag> SetTag(const v1::SetTagRequest& req);
+  Result<v1::Tag> RemoveTag(const v1::RemoveTagRequest& req);
+  Result<v1::ListTagsResponse> ListTags(const v1::ListTagsRequest& req);
+  // Fills run->tags (those on its stages) and run->tag_uses (its resolved references).
+  Status AddRunTags(v1::Run* run);
 
   // The audit trail, newest first.
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req);

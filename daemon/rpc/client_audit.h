@@ -23,5 +23,8 @@ AuditSubject DescribeForAudit(const v1::TestNotifyRequest& req, const v1::TestNo
 AuditSubject DescribeForAudit(const v1::BackupRequest& req, const v1::BackupResponse& resp);
 AuditSubject DescribeForAudit(const v1::DrainGpuRequest& req, const v1::DrainGpuResponse& resp);
 AuditSubject DescribeForAudit(const v1::SetRunBudgetRequest& req, const v1::Run& resp);
+// "tag best-drafter", "run 45 train (moved from run 41 train)": a move keeps its history here.
+AuditSubject DescribeForAudit(const v1::SetTagRequest& req, const v1::Tag& resp);
+AuditSubject DescribeForAudit(const v1::RemoveTagRequest& req, const v1::Tag& resp);
 
 }  // namespace longhaul::rpc

@@ -155,6 +155,28 @@ grpc::Status ClientServiceImpl::SetRunBudget(grpc::ServerContext* ctx,
       resp);
 }
 
+grpc::Status ClientServiceImpl::SetTag(grpc::ServerContext* ctx, const v1::SetTagRequest* req,
+                                       v1::Tag* resp) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kSetTag);
+  if (!principal.ok()) return ToGrpc(principal.status());
+  v1::SetTagRequest named = *req;
+  named.set_by(principal->name);  // who set it, on the tag's record
+  return Answer<v1::Tag>(
+      AuditedCall(api_, *principal, auth::Action::kSetTag, named, &ClientApi::SetTag), resp);
+}
+
+grpc::Status ClientServiceImpl::RemoveTag(grpc::ServerContext* ctx,
+                                          const v1::RemoveTagRequest* req, v1::Tag* resp) {
+  return Mutate(api_, *authorizer_, ctx, auth::Action::kRemoveTag, *req, resp,
+                &ClientApi::RemoveTag);
+}
+
+grpc::Status ClientServiceImpl::ListTags(grpc::ServerContext* ctx, const v1::ListTagsRequest* req,
+                                         v1::ListTagsResponse* resp) {
+  return Read(*authorizer_, ctx, auth::Action::kListTags, resp,
+              [&] { return api_->ListTags(*req); });
+}
+
 grpc::Status ClientServiceImpl::DrainGpu(grpc::ServerContext* ctx, const v1::DrainGpuRequest* req,
                                          v1::DrainGpuResponse* resp) {
   auto principal = CheckCall(*authorizer_, ctx, auth::Action::kDrainGpu);

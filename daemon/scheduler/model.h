@@ -123,6 +123,8 @@ struct RunState {
   // queue until an admin raises it. `budget_gen` invalidates its armed budget timers.
   bool budget_paused = false;
   uint64_t budget_gen = 0;
+  // What its ${tags.*} references resolved to at submission, by TagRefKey (tag_resolve.h).
+  std::map<std::string, std::string> tag_values;
   // Its sweeps with `early_stop`, by the foreach stage's name: made on first use.
   std::map<std::string, std::unique_ptr<SweepJudge>> judges;
 

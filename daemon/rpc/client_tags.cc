@@ -1,0 +1,55 @@
+// ClientApi's tags (docs/workflow-format.md, "Tags"): set, moved and removed on the scheduler
+// loop; listed, and shown with a run, from the store.
+#include "core/strings.h"
+#include "daemon/rpc/client_api.h"
+
+namespace longhaul::rpc {
+
+v1::Tag TagRowToProto(const store::TagRow& t) {
+  v1::Tag out;
+  out.set_name(t.name);
+  out.set_run_id(t.run_id);
+  out.set_stage(t.stage);
+  out.set_attempt_id(t.attempt_id.value_or(0));
+  out.set_set_by(t.set_by);
+  out.set_set_at_ms(t.set_at_ms);
+  return out;
+}
+
+v1::TagUse TagUseRowToProto(const store::TagUseRow& u) {
+  v1::TagUse out;
+  out.set_tag(u.tag);
+  out.set_key(u.key);
+  out.set_value(u.value);
+  out.set_run_id(u.from_run_id);
+  out.set_stage(u.from_stage);
+  return out;
+}
+
+Result<v1::Tag> ClientApi::SetTag(const v1::SetTagRequest& req) {
+  return loop_->Call<v1::Tag>([this, req] {
+    return scheduler_->SetTag(req.name(), req.run_id(), req.stage(), req.force(), req.by());
+  });
+}
+
+Result<v1::Tag> ClientApi::RemoveTag(const v1::RemoveTagRequest& req) {
+  std::string name = req.name();
+  return loop_->Call<v1::Tag>([this, name] { return scheduler_->RemoveTag(name); });
+}
+
+Result<v1::ListTagsResponse> ClientApi::ListTags(const v1::ListTagsRequest& req) {
+  ASSIGN_OR_RETURN(std::vector<store::TagRow> rows, store_->ListTags(req.run_id()));
+  v1::ListTagsResponse out;
+  for (const store::TagRow& t : rows) *out.add_tags() = TagRowToProto(t);
+  return out;
+}
+
+Status ClientApi::AddRunTags(v1::Run* run) {
+  ASSIGN_OR_RETURN(std::vector<store::TagRow> tags, store_->ListTags(run->id()));
+  for (const store::TagRow& t : tags) *run->add_tags() = TagRowToProto(t);
+  ASSIGN_OR_RETURN(std::vector<store::TagUseRow> uses, store_->ReadTagUses(run->id()));
+  for (const store::TagUseRow& u : uses) *run->add_tag_uses() = TagUseRowToProto(u);
+  return OkStatus();
+}
+
+}  // namespace longhaul::rpc
