@@ -143,6 +143,7 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_option("--workflow", runs.workflow,
                   "only runs whose workflow name contains this (any case)");
   cmd->add_option("--limit", runs.limit, "at most this many runs (default 50)");
+  cmd->add_option("--tag", runs.tag, "only the run whose stage tag NAME names");
   cmd->callback([&] { action = [&](CommandContext& c) { return ListRuns(c, runs); }; });
 
   ShowOptions show;

@@ -45,6 +45,7 @@ struct RunsOptions {
   std::string status;    // a run status name, or empty
   std::string workflow;  // or empty
   int limit = 50;
+  std::string tag;  // `--tag NAME`: only the run that tag names, or empty
 };
 int ListRuns(CommandContext& ctx, const RunsOptions& options);
 struct ShowOptions {

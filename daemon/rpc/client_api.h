@@ -37,8 +37,7 @@ struct ClientNotifyConfig {
   bool allow_commands = false;
 };
 
-// Tags and tag uses as the client API answers them (client_tags.cc).
-v1::Tag TagRowToProto(const store::TagRow& t);
+// A tag use as the client API answers it (client_tags.cc).
 v1::TagUse TagUseRowToProto(const store::TagUseRow& u);
 
 // The submitter a transport stamps on SubmitRun and PivotRun from its check of the caller.

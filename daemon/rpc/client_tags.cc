@@ -2,19 +2,9 @@
 // loop; listed, and shown with a run, from the store.
 #include "core/strings.h"
 #include "daemon/rpc/client_api.h"
+#include "daemon/scheduler/tag_resolve.h"
 
 namespace longhaul::rpc {
-
-v1::Tag TagRowToProto(const store::TagRow& t) {
-  v1::Tag out;
-  out.set_name(t.name);
-  out.set_run_id(t.run_id);
-  out.set_stage(t.stage);
-  out.set_attempt_id(t.attempt_id.value_or(0));
-  out.set_set_by(t.set_by);
-  out.set_set_at_ms(t.set_at_ms);
-  return out;
-}
 
 v1::TagUse TagUseRowToProto(const store::TagUseRow& u) {
   v1::TagUse out;
@@ -40,13 +30,13 @@ Result<v1::Tag> ClientApi::RemoveTag(const v1::RemoveTagRequest& req) {
 Result<v1::ListTagsResponse> ClientApi::ListTags(const v1::ListTagsRequest& req) {
   ASSIGN_OR_RETURN(std::vector<store::TagRow> rows, store_->ListTags(req.run_id()));
   v1::ListTagsResponse out;
-  for (const store::TagRow& t : rows) *out.add_tags() = TagRowToProto(t);
+  for (const store::TagRow& t : rows) *out.add_tags() = scheduler::TagRowToProto(t);
   return out;
 }
 
 Status ClientApi::AddRunTags(v1::Run* run) {
   ASSIGN_OR_RETURN(std::vector<store::TagRow> tags, store_->ListTags(run->id()));
-  for (const store::TagRow& t : tags) *run->add_tags() = TagRowToProto(t);
+  for (const store::TagRow& t : tags) *run->add_tags() = scheduler::TagRowToProto(t);
   ASSIGN_OR_RETURN(std::vector<store::TagUseRow> uses, store_->ReadTagUses(run->id()));
   for (const store::TagUseRow& u : uses) *run->add_tag_uses() = TagUseRowToProto(u);
   return OkStatus();

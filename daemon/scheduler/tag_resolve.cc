@@ -16,6 +16,17 @@ Status CheckTagName(const std::string& name) {
   return OkStatus();
 }
 
+v1::Tag TagRowToProto(const store::TagRow& t) {
+  v1::Tag out;
+  out.set_name(t.name);
+  out.set_run_id(t.run_id);
+  out.set_stage(t.stage);
+  out.set_attempt_id(t.attempt_id.value_or(0));
+  out.set_set_by(t.set_by);
+  out.set_set_at_ms(t.set_at_ms);
+  return out;
+}
+
 Result<TagResolution> ResolveTags(store::SqliteStore* store, const workflow::Workflow& wf) {
   TagResolution out;
   if (wf.tag_uses.empty()) return out;

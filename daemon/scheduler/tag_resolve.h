@@ -27,6 +27,9 @@ struct TagResolution {
 // tagged stage did not record.
 Result<TagResolution> ResolveTags(store::SqliteStore* store, const workflow::Workflow& wf);
 
+// A tag as the client API answers it (previous left empty).
+v1::Tag TagRowToProto(const store::TagRow& t);
+
 // Checks a tag's name: what a template can refer to ([A-Za-z_][A-Za-z0-9_-]*, not "outputs").
 Status CheckTagName(const std::string& name);
 

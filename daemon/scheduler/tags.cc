@@ -8,17 +8,6 @@
 namespace longhaul::scheduler {
 namespace {
 
-v1::Tag TagToProto(const store::TagRow& t) {
-  v1::Tag out;
-  out.set_name(t.name);
-  out.set_run_id(t.run_id);
-  out.set_stage(t.stage);
-  out.set_attempt_id(t.attempt_id.value_or(0));
-  out.set_set_by(t.set_by);
-  out.set_set_at_ms(t.set_at_ms);
-  return out;
-}
-
 std::string TagTargetText(const store::TagRow& t) { return StrCat("run ", t.run_id, " ", t.stage); }
 
 }  // namespace
@@ -57,7 +46,7 @@ Result<v1::Tag> Scheduler::SetTag(const std::string& name, int64_t run_id, const
   ASSIGN_OR_RETURN(std::optional<store::TagRow> before, store_->LoadTag(name));
   std::string previous;
   if (before) {
-    if (before->stage_id == tag.stage_id) return TagToProto(*before);  // already there
+    if (before->stage_id == tag.stage_id) return TagRowToProto(*before);  // already there
     if (!force) {
       return absl::FailedPreconditionError(
           StrCat("tag '", name, "' is on ", TagTargetText(*before), " (set by ",
@@ -66,7 +55,7 @@ Result<v1::Tag> Scheduler::SetTag(const std::string& name, int64_t run_id, const
     previous = TagTargetText(*before);
   }
   RETURN_IF_ERROR(store_->PutTag(tag));
-  v1::Tag out = TagToProto(tag);
+  v1::Tag out = TagRowToProto(tag);
   out.set_previous(previous);
   return out;
 }
@@ -75,7 +64,7 @@ Result<v1::Tag> Scheduler::RemoveTag(const std::string& name) {
   ASSIGN_OR_RETURN(std::optional<store::TagRow> before, store_->LoadTag(name));
   if (!before) return absl::NotFoundError(StrCat("no tag '", name, "'"));
   RETURN_IF_ERROR(store_->DeleteTag(name).status());
-  v1::Tag out = TagToProto(*before);
+  v1::Tag out = TagRowToProto(*before);
   out.set_previous(TagTargetText(*before));
   return out;
 }

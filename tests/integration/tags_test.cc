@@ -9,6 +9,7 @@
 #include "core/strings.h"
 #include "tests/http/http_client.h"
 #include "tests/integration/cluster.h"
+#include "tests/integration/journal.h"
 
 namespace longhaul::testing {
 namespace {
@@ -54,9 +55,12 @@ TEST_F(TagsIntegrationTest, AReaderGetsTheTaggedValueAndRunsAgainWhenTheTagMoves
   std::string reader_file = cluster().WriteFile("reader.yaml", reader);
   CommandResult refused = cluster().Cli({"submit", reader_file});
   EXPECT_NE(refused.exit_code, 0);
+  // The column is that of the "${", after lh-testjob's path on line 4.
+  std::string line4 = reader.substr(reader.find("    run:"));
+  size_t column = line4.find("${tags") + 1;
   EXPECT_THAT(refused.err,
-              HasSubstr("reader.yaml:4:44: run[2] in stage 'bench': "
-                        "${tags.best-drafter.outputs.drafter}: no tag 'best-drafter'"));
+              HasSubstr(StrCat("reader.yaml:4:", column, ": run[2] in stage 'bench': ",
+                               "${tags.best-drafter.outputs.drafter}: no tag 'best-drafter'")));
 
   int64_t first = Train("/d/first");
   CommandResult tag = cluster().Cli({"tag", std::to_string(first), "train", "best-drafter"});
@@ -103,7 +107,12 @@ TEST_F(TagsIntegrationTest, AReaderGetsTheTaggedValueAndRunsAgainWhenTheTagMoves
 
   CommandResult list = cluster().Cli({"tags"});
   EXPECT_THAT(list.out, HasSubstr("NAME"));
-  EXPECT_THAT(list.out, HasSubstr(StrCat("best-drafter  ", second, "  train  local")));
+  EXPECT_THAT(list.out, HasSubstr("\nbest-drafter  "));
+  EXPECT_THAT(list.out, HasSubstr(StrCat(" ", second, "  train  local")));
+  CommandResult runs = cluster().Cli({"runs", "--tag", "best-drafter"});
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  EXPECT_THAT(runs.out, HasSubstr(StrCat(second, "  trainer")));
+  EXPECT_THAT(runs.out, ::testing::Not(HasSubstr(StrCat(first, "  trainer"))));
 
   // The HTTP API: list, set (another name), remove.
   auto got = HttpGet(cluster().http_address(), StrCat("/api/v1/tags?run=", second));
