@@ -89,6 +89,11 @@ TEST_F(TagStoreTest, SetMoveListAndRemoveSurviveReopen) {
   ASSERT_EQ(on_first->size(), 1u);
   EXPECT_EQ((*on_first)[0].name, "baseline");
 
+  // Retention keeps what a tag names.
+  auto gc = store_->PlanRunGc(second.run_id);
+  ASSERT_TRUE(gc.ok()) << gc.status();
+  EXPECT_EQ(gc->kept, std::vector<std::string>{"train: tag best-drafter names its result"});
+
   bool removed = false;
   ASSERT_TRUE(Write([&]() -> Status {
                 ASSIGN_OR_RETURN(removed, store_->DeleteTag("baseline"));
