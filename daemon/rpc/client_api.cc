@@ -228,7 +228,9 @@ Result<v1::ListStagesResponse> ClientApi::ListStages(const v1::ListStagesRequest
 }
 
 Result<v1::ListRunsResponse> ClientApi::ListRuns(const v1::ListRunsRequest& req) {
-  return store_->ListRuns(req);
+  ASSIGN_OR_RETURN(v1::ListRunsResponse resp, store_->ListRuns(req));
+  RETURN_IF_ERROR(AddListedRunTags(&resp));
+  return resp;
 }
 
 Result<v1::Run> ClientApi::CancelRun(const v1::CancelRunRequest& req) {

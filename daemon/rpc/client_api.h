@@ -120,6 +120,8 @@ class ClientApi {
   Result<v1::ListTagsResponse> ListTags(const v1::ListTagsRequest& req);
   // Fills run->tags (those on its stages) and run->tag_uses (its resolved references).
   Status AddRunTags(v1::Run* run);
+  // Fills each listed run's tags (not its tag_uses): the runs list's tag chips.
+  Status AddListedRunTags(v1::ListRunsResponse* resp);
 
   // The audit trail, newest first.
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req);

@@ -42,4 +42,18 @@ Status ClientApi::AddRunTags(v1::Run* run) {
   return OkStatus();
 }
 
+Status ClientApi::AddListedRunTags(v1::ListRunsResponse* resp) {
+  if (resp->runs().empty()) return OkStatus();
+  // Every tag, once: there are few, and a page of runs is many.
+  ASSIGN_OR_RETURN(std::vector<store::TagRow> tags, store_->ListTags(0));
+  std::map<int64_t, std::vector<const store::TagRow*>> by_run;
+  for (const store::TagRow& t : tags) by_run[t.run_id].push_back(&t);
+  for (v1::Run& run : *resp->mutable_runs()) {
+    auto it = by_run.find(run.id());
+    if (it == by_run.end()) continue;
+    for (const store::TagRow* t : it->second) *run.add_tags() = scheduler::TagRowToProto(*t);
+  }
+  return OkStatus();
+}
+
 }  // namespace longhaul::rpc

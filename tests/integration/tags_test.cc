@@ -119,6 +119,9 @@ TEST_F(TagsIntegrationTest, AReaderGetsTheTaggedValueAndRunsAgainWhenTheTagMoves
   ASSERT_TRUE(got.ok()) << got.status().message();
   EXPECT_EQ(got->status, 200) << got->body;
   EXPECT_THAT(got->body, HasSubstr("\"name\":\"best-drafter\""));
+  auto listed = HttpGet(cluster().http_address(), StrCat("/api/v1/runs?id=", second));
+  ASSERT_TRUE(listed.ok()) << listed.status().message();
+  EXPECT_THAT(listed->body, HasSubstr("\"tags\":[{\"name\":\"best-drafter\""));
   nlohmann::json body = {{"name", "baseline"}, {"run_id", first}, {"stage", "train"}};
   auto posted = HttpRequest(cluster().http_address(), "POST", "/api/v1/tags", body.dump());
   ASSERT_TRUE(posted.ok()) << posted.status().message();

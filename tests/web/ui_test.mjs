@@ -1820,8 +1820,8 @@ Object.assign(cases, schedulingCases);
 
 // ---- Tags: names for stage results that later workflows read (docs/workflow-format.md) ----
 const tagCases = {
-  // A tagged run's page lists the tag on its stage; a run that read the tag says where its
-  // value came from, linking to the tagged run.
+  // The runs list shows a tagged run's tag as a chip, its page the tag with its stage; a run
+  // that read the tag says where its value came from, linking to the tagged run.
   async run_tags() {
     const tagged = cluster.submit(wf.quick, ["--set", "n=77"]);
     await cluster.waitRun(tagged, /SUCCEEDED/);
@@ -1834,6 +1834,9 @@ stages:
 `);
     const id = cluster.submit(reader);
     await cluster.waitRun(id, /SUCCEEDED/);
+    await open(`/runs?id=${tagged}`);
+    await textMatches(page.locator(`[data-testid="runs-table"] tr[data-run="${tagged}"] [data-testid="run-tag-chip"]`),
+      new RegExp(`^ui-tag-${tagged}$`));
     await open(`/runs/${tagged}`);
     await textMatches(page.locator('[data-testid="run-tags"]'), new RegExp(`ui-tag-${tagged} \\(hello\\)`));
     await open(`/runs/${id}`);
