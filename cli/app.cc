@@ -143,6 +143,7 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_option("--workflow", runs.workflow,
                   "only runs whose workflow name contains this (any case)");
   cmd->add_option("--limit", runs.limit, "at most this many runs (default 50)");
+  cmd->add_option("--tag", runs.tag, "only the run whose stage tag NAME names");
   cmd->callback([&] { action = [&](CommandContext& c) { return ListRuns(c, runs); }; });
 
   ShowOptions show;
@@ -303,14 +304,24 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
 
   int64_t budget_run = 0;
   double budget_hours = 0;
-  cmd = app.add_subcommand("budget",
-                           "set a run's GPU-hour budget; a run it paused continues (admin, audited)");
+  cmd = app.add_subcommand(
+      "budget", "set a run's GPU-hour budget; a run it paused continues (admin, audited)");
   cmd->add_option("run", budget_run, "run id")->required()->check(RunIdCheck());
   cmd->add_option("--gpu-hours", budget_hours, "the new budget in GPU-hours")
       ->required()
       ->check(CLI::PositiveNumber);
+  cmd->callback(
+      [&] { action = [&](CommandContext& c) { return SetBudget(c, budget_run, budget_hours); }; });
+
+  std::vector<std::string> tag_args;
+  bool tag_force = false, tag_remove = false;
+  cmd = app.add_subcommand(
+      "tag", "name a succeeded stage's result for later workflows: ${tags.NAME.outputs.OUT}");
+  cmd->add_option("args", tag_args, "RUN STAGE NAME (with --rm: NAME)")->required();
+  cmd->add_flag("--force,-f", tag_force, "move NAME when it is already set on another stage");
+  cmd->add_flag("--rm", tag_remove, "remove tag NAME");
   cmd->callback([&] {
-    action = [&](CommandContext& c) { return SetBudget(c, budget_run, budget_hours); };
+    action = [&](CommandContext& c) { return TagCommand(c, tag_args, tag_force, tag_remove); };
   });
 
   int64_t priority_run = 0;
@@ -323,6 +334,10 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->callback([&] {
     action = [&](CommandContext& c) { return SetPriority(c, priority_run, priority_class); };
   });
+  int64_t tags_run = 0;
+  cmd = app.add_subcommand("tags", "list the tags: NAME RUN STAGE SET BY WHEN");
+  cmd->add_option("--run", tags_run, "only the tags on this run's stages")->check(RunIdCheck());
+  cmd->callback([&] { action = [&](CommandContext& c) { return ListTags(c, tags_run); }; });
 
   int64_t watch_id = 0;
   std::string watch_interval = "10s";

@@ -19,7 +19,7 @@ struct SubmitOptions {
   bool watch = false;
   bool no_cache = false;
   bool dry_run = false;
-  bool all = false;  // a dry run prints every plan entry, not the first 50
+  bool all = false;      // a dry run prints every plan entry, not the first 50
   std::string priority;  // high, normal or low; "" the workflow's
   double budget = 0;     // GPU-hours; 0 the workflow's
   bool budget_hard = false;
@@ -45,6 +45,7 @@ struct RunsOptions {
   std::string status;    // a run status name, or empty
   std::string workflow;  // or empty
   int limit = 50;
+  std::string tag;  // `--tag NAME`: only the run that tag names, or empty
 };
 int ListRuns(CommandContext& ctx, const RunsOptions& options);
 struct ShowOptions {
@@ -108,6 +109,16 @@ std::string DescribeDrain(const std::string& agent_id, const v1::AgentDrain& d, 
 int SetBudget(CommandContext& ctx, int64_t run_id, double gpu_hours);
 // `longhaul priority RUN CLASS`: changes the run's class (audited) and says so.
 int SetPriority(CommandContext& ctx, int64_t run_id, const std::string& priority);
+
+// tag RUN STAGE NAME [--force] | tag --rm NAME: names a stage's result (operator, audited;
+// docs/workflow-format.md, "Tags"). `args` as given: three, or one with `remove`.
+int TagCommand(CommandContext& ctx, const std::vector<std::string>& args, bool force, bool remove);
+// tags [--run RUN]: the tags, by name.
+int ListTags(CommandContext& ctx, int64_t run_id);
+// "best-drafter (train), baseline (prep)": the tags on a run's stages.
+std::string TagsOnRunText(const v1::Run& run);
+// "tags.best-drafter -> run 41 train", one a tag: where a run's tag references came from.
+std::vector<std::string> TagUseLines(const google::protobuf::RepeatedPtrField<v1::TagUse>& uses);
 
 struct AuditOptions {
   int limit = 50;

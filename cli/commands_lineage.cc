@@ -75,7 +75,8 @@ int StageLineage(CommandContext& ctx, const LineageOptions& options) {
     for (const v1::LineageUse& u : l.used_by()) {
       std::string made =
           StrJoin(std::vector<std::string>(u.produced().begin(), u.produced().end()), ", ");
-      t.AddRow({std::to_string(u.run_id()), u.stage(), u.how(), made.empty() ? "-" : made});
+      t.AddRow({std::to_string(u.run_id()), u.stage().empty() ? "-" : u.stage(), u.how(),
+                made.empty() ? "-" : made});
     }
     out << "\nused by:\n";
     t.Render(out);

@@ -81,6 +81,10 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
   if (!run.reason().empty()) out << ": " << TerminalSafe(run.reason());
   out << "  (" << StageCountsSummary(run) << ")\n";
   out << "  params:    " << TerminalSafe(ParamsText(run.params())) << '\n';
+  if (!run.tags().empty()) out << "  tags:      " << TerminalSafe(TagsOnRunText(run)) << '\n';
+  for (const std::string& line : TagUseLines(run.tag_uses())) {
+    out << "  from tag:  " << TerminalSafe(line) << '\n';
+  }
   out << "  created:   " << FormatLocalTime(run.created_at_ms()) << '\n';
   out << "  started:   " << FormatLocalTime(run.started_at_ms()) << '\n';
   out << "  ended:     " << FormatLocalTime(run.ended_at_ms());
@@ -257,6 +261,16 @@ int ListRuns(CommandContext& ctx, const RunsOptions& options) {
   req.set_status(options.status);
   req.set_workflow(options.workflow);
   req.set_limit(options.limit);
+  if (!options.tag.empty()) {
+    Result<v1::ListTagsResponse> tags = ctx.coordinator->ListTags(v1::ListTagsRequest());
+    if (!tags.ok()) return ctx.Fail(tags.status());
+    for (const v1::Tag& t : tags->tags()) {
+      if (t.name() == options.tag) req.set_id(t.run_id());
+    }
+    if (req.id() == 0) {
+      return ctx.Fail(absl::NotFoundError(StrCat("--tag: no tag '", options.tag, "'")));
+    }
+  }
   Result<v1::ListRunsResponse> resp = ctx.coordinator->ListRuns(req);
   if (!resp.ok()) return ctx.Fail(resp.status());
   if (ctx.json) return PrintJson(ctx, *resp);

@@ -236,6 +236,7 @@ int Submit(CommandContext& ctx, const SubmitOptions& options) {
                                     });
     if (!printed.ok()) return ctx.Fail(printed);
     PrintPlanStopping(ctx.out(), resp->plan_summary());
+    for (const std::string& line : TagUseLines(resp->tag_uses())) ctx.out() << line << '\n';
     ctx.err() << "dry run: nothing was submitted\n";
   } else {
     // The id alone on stdout, so that RUN=$(longhaul submit f.yaml) works.
@@ -244,6 +245,7 @@ int Submit(CommandContext& ctx, const SubmitOptions& options) {
     ctx.err() << "submitted run " << resp->run().id() << " of workflow '" << wf->name << "' ("
               << wf->stages.size() << " stages" << (reuse ? StrCat(", ", reuse, " reused") : "")
               << ")\n";
+    for (const std::string& line : TagUseLines(resp->tag_uses())) ctx.err() << line << '\n';
   }
   ctx.out().flush();
   if (options.dry_run || !options.watch) return kExitOk;
@@ -290,6 +292,7 @@ int Pivot(CommandContext& ctx, const PivotOptions& options) {
                << " GPU-hours\n";
     }
     PrintPlanStopping(plan_out, summary);
+    for (const std::string& line : TagUseLines(resp->tag_uses())) plan_out << line << '\n';
     if (options.dry_run) {
       ctx.err() << "dry run: nothing was submitted\n";
     } else {

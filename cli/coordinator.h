@@ -55,6 +55,15 @@ class Coordinator {
   virtual Result<v1::Run> SetRunPriority(const v1::SetRunPriorityRequest& req) {
     return absl::UnimplementedError("changing a run's class is not supported by this coordinator");
   }
+  virtual Result<v1::Tag> SetTag(const v1::SetTagRequest& req) {
+    return absl::UnimplementedError("tags are not supported by this coordinator");
+  }
+  virtual Result<v1::Tag> RemoveTag(const v1::RemoveTagRequest& req) {
+    return absl::UnimplementedError("tags are not supported by this coordinator");
+  }
+  virtual Result<v1::ListTagsResponse> ListTags(const v1::ListTagsRequest& req) {
+    return absl::UnimplementedError("tags are not supported by this coordinator");
+  }
   virtual Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req) {
     return absl::UnimplementedError("metric histories are not supported by this coordinator");
   }

@@ -161,6 +161,19 @@ Result<v1::BackupResponse> GrpcCoordinator::Backup(const v1::BackupRequest& req)
       [&](auto* ctx, auto* resp) { return stub_->Backup(ctx, req, resp); }, 3'600'000);
 }
 
+Result<v1::Tag> GrpcCoordinator::SetTag(const v1::SetTagRequest& req) {
+  return Unary<v1::Tag>([&](auto* ctx, auto* resp) { return stub_->SetTag(ctx, req, resp); });
+}
+
+Result<v1::Tag> GrpcCoordinator::RemoveTag(const v1::RemoveTagRequest& req) {
+  return Unary<v1::Tag>([&](auto* ctx, auto* resp) { return stub_->RemoveTag(ctx, req, resp); });
+}
+
+Result<v1::ListTagsResponse> GrpcCoordinator::ListTags(const v1::ListTagsRequest& req) {
+  return Unary<v1::ListTagsResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->ListTags(ctx, req, resp); });
+}
+
 Result<v1::ListAuditResponse> GrpcCoordinator::ListAudit(const v1::ListAuditRequest& req) {
   return Unary<v1::ListAuditResponse>(
       [&](auto* ctx, auto* resp) { return stub_->ListAudit(ctx, req, resp); });

@@ -30,6 +30,12 @@ ActionInfo Info(Action action) {
       return {"ListMetrics", "read metrics", Role::kViewer, false};
     case Action::kListNotifications:
       return {"ListNotifications", "list notifications", Role::kViewer, false};
+    case Action::kListTags:
+      return {"ListTags", "list tags", Role::kViewer, false};
+    case Action::kSetTag:
+      return {"SetTag", "tag stage results", Role::kOperator, true};
+    case Action::kRemoveTag:
+      return {"RemoveTag", "remove tags", Role::kOperator, true};
     case Action::kSubmitRun:
       return {"SubmitRun", "submit runs", Role::kOperator, true};
     case Action::kPivotRun:

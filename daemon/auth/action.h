@@ -21,11 +21,14 @@ enum class Action {
   kListAttempts,
   kListMetrics,
   kListNotifications,
+  kListTags,
   // Mutations of runs (operator). Dry runs are mutations too: they plan with the caller's input.
   kSubmitRun,
   kPivotRun,
   kRetryStage,
   kCancelRun,
+  kSetTag,     // names a stage's result, or moves the name (docs/workflow-format.md, "Tags")
+  kRemoveTag,
   // Administration (admin): the audit trail, a backup of the database, GPUs taken out of
   // service and brought back by hand.
   kListAudit,

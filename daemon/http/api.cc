@@ -376,6 +376,28 @@ Response AgentAction(rpc::ClientApi* api, const Request& req, const std::vector<
       &rpc::ClientApi::DrainAgent);
 }
 
+// GET /tags?run=ID: the tags (of one run's stages); POST /tags {"name", "run_id", "stage",
+// "force"}: SetTag; DELETE /tags/{name}: RemoveTag. Both audited, with the caller's name.
+Response Tags(rpc::ClientApi* api, const Request& req, const std::vector<std::string>& seg) {
+  if (seg.size() == 2) {
+    if (req.method != "DELETE") return MethodNotAllowed(req, "DELETE");
+    v1::RemoveTagRequest q;
+    q.set_name(seg[1]);
+    return Reply(rpc::AuditedCall(api, req.principal, auth::Action::kRemoveTag, q,
+                                  &rpc::ClientApi::RemoveTag));
+  }
+  if (req.method == "POST") {
+    return Mutate(
+        api, req, auth::Action::kSetTag,
+        [&](v1::SetTagRequest& q) { q.set_by(req.principal.name); }, &rpc::ClientApi::SetTag);
+  }
+  if (req.method != "GET") return MethodNotAllowed(req, "GET, POST");
+  v1::ListTagsRequest q;
+  LH_TRY_ASSIGN(int64_t run, IntParam(req, "run", 0));
+  q.set_run_id(run);
+  return Reply(api->ListTags(q));
+}
+
 // GET /audit?limit=50&before=ID: the audit trail, newest first.
 Response ListAudit(rpc::ClientApi* api, const Request& req) {
   if (req.method != "GET") return MethodNotAllowed(req, "GET");
@@ -460,6 +482,7 @@ Response HandleApi(rpc::ClientApi* api, const Request& req,
   if (segments.empty()) return NotFound(req);
   if (segments[0] == "runs") return Runs(api, req, segments);
   if (segments[0] == "audit" && segments.size() == 1) return ListAudit(api, req);
+  if (segments[0] == "tags" && segments.size() <= 2) return Tags(api, req, segments);
   if (segments[0] == "whoami" && segments.size() == 1) return WhoAmI(req);
   if (segments[0] == "metric-series" && segments.size() == 1) return MetricSeries(api, req);
   if (segments[0] == "agents" && segments.size() == 1) {

@@ -42,11 +42,11 @@ std::optional<Response> Router::Admit(Request& request) const {
   Result<auth::Principal> who = authorizer_->Authorize(request);
   if (!who.ok()) return ErrorResponse(who.status());
   request.principal = *std::move(who);
-  if (request.method == "POST") {
+  if (request.method == "POST" || request.method == "DELETE") {
     std::string origin = request.Header("origin");
     if (!origin.empty() && OriginHost(origin) != request.Header("host")) {
       return ErrorResponse(403, absl::StatusCode::kPermissionDenied,
-                           StrCat("POST ", request.path, ": Origin '", origin,
+                           StrCat(request.method, " ", request.path, ": Origin '", origin,
                                   "' does not match Host '", request.Header("host"),
                                   "' (requests from other sites are refused)"));
     }

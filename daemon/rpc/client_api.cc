@@ -132,6 +132,7 @@ Result<v1::SubmitRunResponse> ClientApi::PlanAndSubmit(
     d->set_default_value(p.default_value);
     d->set_line(p.pos.line);
   }
+  for (const store::TagUseRow& u : plan.tags.uses) *resp.add_tag_uses() = TagUseRowToProto(u);
   v1::PlanSummary* summary = resp.mutable_plan_summary();
   size_t n = plan.stages.size();
   size_t offset = std::min<size_t>(std::max(page.offset(), 0), n);
@@ -222,6 +223,7 @@ Result<v1::Run> ClientApi::GetRun(const v1::GetRunRequest& req) {
   ASSIGN_OR_RETURN(v1::Run run, store_->GetRun(req));
   ASSIGN_OR_RETURN(std::optional<v1::EarlyStopSaving> saving, EarlyStopSavingOfRun(store_, run));
   if (saving) *run.mutable_early_stop_saving() = std::move(*saving);
+  RETURN_IF_ERROR(AddRunTags(&run));
   return run;
 }
 
@@ -230,7 +232,9 @@ Result<v1::ListStagesResponse> ClientApi::ListStages(const v1::ListStagesRequest
 }
 
 Result<v1::ListRunsResponse> ClientApi::ListRuns(const v1::ListRunsRequest& req) {
-  return store_->ListRuns(req);
+  ASSIGN_OR_RETURN(v1::ListRunsResponse resp, store_->ListRuns(req));
+  RETURN_IF_ERROR(AddListedRunTags(&resp));
+  return resp;
 }
 
 Result<v1::Run> ClientApi::CancelRun(const v1::CancelRunRequest& req) {

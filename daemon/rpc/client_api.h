@@ -37,6 +37,9 @@ struct ClientNotifyConfig {
   bool allow_commands = false;
 };
 
+// A tag use as the client API answers it (client_tags.cc).
+v1::TagUse TagUseRowToProto(const store::TagUseRow& u);
+
 // The submitter a transport stamps on SubmitRun and PivotRun from its check of the caller.
 v1::Submitter SubmitterOf(const auth::Principal& who);
 
@@ -119,6 +122,15 @@ class ClientApi {
   // one: an admin always, anyone else by --priority-allow (PermissionDenied naming the rule,
   // as at submission). InvalidArgument for an unknown class. (client_priority.cc)
   Result<v1::Run> SetRunPriority(const v1::SetRunPriorityRequest& req);
+  // Tags (client_tags.cc, docs/workflow-format.md "Tags"): Scheduler::SetTag and RemoveTag on
+  // the loop, `req.by` naming the caller; ListTags reads the store.
+  Result<v1::Tag> SetTag(const v1::SetTagRequest& req);
+  Result<v1::Tag> RemoveTag(const v1::RemoveTagRequest& req);
+  Result<v1::ListTagsResponse> ListTags(const v1::ListTagsRequest& req);
+  // Fills run->tags (those on its stages) and run->tag_uses (its resolved references).
+  Status AddRunTags(v1::Run* run);
+  // Fills each listed run's tags (not its tag_uses): the runs list's tag chips.
+  Status AddListedRunTags(v1::ListRunsResponse* resp);
 
   // The audit trail, newest first.
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req);

@@ -120,6 +120,17 @@ AuditSubject DescribeForAudit(const v1::SetRunPriorityRequest& req, const v1::Ru
   return {StrCat("run ", req.run_id()), Cut(StrCat("class ", req.priority()), kMaxDetail)};
 }
 
+AuditSubject DescribeForAudit(const v1::SetTagRequest& req, const v1::Tag& resp) {
+  std::string moved = resp.previous().empty() ? "" : StrCat(" (moved from ", resp.previous(), ")");
+  return {Cut(StrCat("tag ", req.name()), kMaxValue),
+          Cut(StrCat("run ", req.run_id(), " ", req.stage(), moved), kMaxDetail)};
+}
+
+AuditSubject DescribeForAudit(const v1::RemoveTagRequest& req, const v1::Tag& resp) {
+  return {Cut(StrCat("tag ", req.name()), kMaxValue),
+          resp.previous().empty() ? "" : StrCat("was on ", resp.previous())};
+}
+
 Result<v1::BackupResponse> ClientApi::Backup(const v1::BackupRequest& req) {
   ASSIGN_OR_RETURN(store::BackupResult b, store::BackupDatabase(store_->path(), req.path()));
   GetLogger("rpc")->info("backup of {} to {}: {} pages, {} bytes, copy {} ms, check {} ms",

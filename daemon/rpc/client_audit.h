@@ -25,5 +25,8 @@ AuditSubject DescribeForAudit(const v1::DrainGpuRequest& req, const v1::DrainGpu
 AuditSubject DescribeForAudit(const v1::SetRunBudgetRequest& req, const v1::Run& resp);
 AuditSubject DescribeForAudit(const v1::SetRunPriorityRequest& req, const v1::Run& resp);
 AuditSubject DescribeForAudit(const v1::DrainAgentRequest& req, const v1::DrainAgentResponse& resp);
+// "tag best-drafter", "run 45 train (moved from run 41 train)": a move keeps its history here.
+AuditSubject DescribeForAudit(const v1::SetTagRequest& req, const v1::Tag& resp);
+AuditSubject DescribeForAudit(const v1::RemoveTagRequest& req, const v1::Tag& resp);
 
 }  // namespace longhaul::rpc

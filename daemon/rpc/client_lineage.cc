@@ -5,6 +5,7 @@
 // workflow that reused the same result, each with what it made from it.
 #include "core/strings.h"
 #include "daemon/rpc/client_api.h"
+#include "daemon/workflow/cache_key.h"
 
 namespace longhaul::rpc {
 namespace {
@@ -66,6 +67,43 @@ std::vector<v1::LineageUse> NeededBy(const std::vector<v1::Stage>& stages, int64
   return out;
 }
 
+// The values stage `stage` of run `run_id` read through tags, as inputs from the tagged
+// stages; and the later runs that read its own result through a tag, as uses.
+Status AddTagLineage(store::SqliteStore* store, int64_t run_id, const std::string& stage,
+                     v1::GetLineageResponse* resp) {
+  ASSIGN_OR_RETURN(std::vector<store::SqliteStore::StageKey> keys, store->ReadStageKeys(run_id));
+  int64_t stage_id = 0;
+  for (const auto& k : keys) {
+    if (k.name == stage) stage_id = k.id;
+  }
+  if (stage_id == 0) return OkStatus();
+  ASSIGN_OR_RETURN(std::vector<std::optional<std::string>> jsons,
+                   store->ReadFingerprintJsons({stage_id}));
+  Result<workflow::StageFingerprint> fp =
+      jsons[0] ? workflow::ParseFingerprintJson(*jsons[0]) : workflow::StageFingerprint();
+  if (fp.ok() && !fp->tag_sources.empty()) {
+    ASSIGN_OR_RETURN(std::vector<store::TagUseRow> uses, store->ReadTagUses(run_id));
+    std::set<std::string> added;
+    for (const store::TagUseRow& u : uses) {
+      if (!fp->tag_sources.count(u.tag) || !added.insert(u.tag).second) continue;
+      ASSIGN_OR_RETURN(std::vector<v1::Stage> from,
+                       LineageStagesOf(store, u.from_run_id, {u.from_stage}));
+      if (from.empty()) continue;
+      v1::LineageInput* in = resp->add_inputs();
+      in->set_needs(StrCat("tags.", u.tag));
+      in->set_tag(u.tag);
+      ASSIGN_OR_RETURN(*in->mutable_made_by(), LineageOriginOf(store, u.from_run_id, from[0]));
+    }
+  }
+  ASSIGN_OR_RETURN(auto readers, store->ReadTagReaders(stage_id));
+  for (const auto& [reader, tag] : readers) {
+    v1::LineageUse* use = resp->add_used_by();
+    use->set_run_id(reader);
+    use->set_how(StrCat("through tag ", tag));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<v1::GetLineageResponse> ClientApi::GetLineage(const v1::GetLineageRequest& req) {
@@ -95,6 +133,8 @@ Result<v1::GetLineageResponse> ClientApi::GetLineage(const v1::GetLineageRequest
       ASSIGN_OR_RETURN(*in->mutable_made_by(), LineageOriginOf(store_, req.run_id(), u));
     }
   }
+
+  RETURN_IF_ERROR(AddTagLineage(store_, req.run_id(), stage.name(), &resp));
 
   ASSIGN_OR_RETURN(std::vector<v1::Stage> all, LineageStagesOf(store_, req.run_id(), {}));
   for (v1::LineageUse& u : NeededBy(all, req.run_id(), stage.name())) {

@@ -34,6 +34,20 @@ grpc::Status Mutate(ClientApi* api, const auth::ActionAuthorizer& authorizer,
   return Answer<T>(AuditedCall(api, *principal, action, req, call), resp);
 }
 
+// Mutate, with the caller's name put in the request's `by` first: who did it, on the record of
+// what it changed (a run's budget, a GPU's drain, a tag).
+template <typename Request, typename T>
+grpc::Status MutateAsCaller(ClientApi* api, const auth::ActionAuthorizer& authorizer,
+                            const grpc::ServerContext* ctx, auth::Action action,
+                            const Request& req, T* resp,
+                            Result<T> (ClientApi::*call)(const Request&)) {
+  auto principal = CheckCall(authorizer, ctx, action);
+  if (!principal.ok()) return ToGrpc(principal.status());
+  Request named = req;
+  named.set_by(principal->name);
+  return Answer<T>(AuditedCall(api, *principal, action, named, call), resp);
+}
+
 }  // namespace
 
 grpc::Status ClientServiceImpl::SubmitRun(grpc::ServerContext* ctx, const v1::SubmitRunRequest* req,
@@ -146,13 +160,26 @@ grpc::Status ClientServiceImpl::Backup(grpc::ServerContext* ctx, const v1::Backu
 
 grpc::Status ClientServiceImpl::SetRunBudget(grpc::ServerContext* ctx,
                                              const v1::SetRunBudgetRequest* req, v1::Run* resp) {
-  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kSetRunBudget);
-  if (!principal.ok()) return ToGrpc(principal.status());
-  v1::SetRunBudgetRequest named = *req;
-  named.set_by(principal->name);  // who set it, on the run's record
-  return Answer<v1::Run>(
-      AuditedCall(api_, *principal, auth::Action::kSetRunBudget, named, &ClientApi::SetRunBudget),
-      resp);
+  return MutateAsCaller(api_, *authorizer_, ctx, auth::Action::kSetRunBudget, *req, resp,
+                        &ClientApi::SetRunBudget);
+}
+
+grpc::Status ClientServiceImpl::SetTag(grpc::ServerContext* ctx, const v1::SetTagRequest* req,
+                                       v1::Tag* resp) {
+  return MutateAsCaller(api_, *authorizer_, ctx, auth::Action::kSetTag, *req, resp,
+                        &ClientApi::SetTag);
+}
+
+grpc::Status ClientServiceImpl::RemoveTag(grpc::ServerContext* ctx,
+                                          const v1::RemoveTagRequest* req, v1::Tag* resp) {
+  return Mutate(api_, *authorizer_, ctx, auth::Action::kRemoveTag, *req, resp,
+                &ClientApi::RemoveTag);
+}
+
+grpc::Status ClientServiceImpl::ListTags(grpc::ServerContext* ctx, const v1::ListTagsRequest* req,
+                                         v1::ListTagsResponse* resp) {
+  return Read(*authorizer_, ctx, auth::Action::kListTags, resp,
+              [&] { return api_->ListTags(*req); });
 }
 
 grpc::Status ClientServiceImpl::SetRunPriority(grpc::ServerContext* ctx,
@@ -169,12 +196,8 @@ grpc::Status ClientServiceImpl::SetRunPriority(grpc::ServerContext* ctx,
 
 grpc::Status ClientServiceImpl::DrainGpu(grpc::ServerContext* ctx, const v1::DrainGpuRequest* req,
                                          v1::DrainGpuResponse* resp) {
-  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kDrainGpu);
-  if (!principal.ok()) return ToGrpc(principal.status());
-  v1::DrainGpuRequest named = *req;
-  named.set_by(principal->name);  // who drained it, on the GPU's record
-  return Answer<v1::DrainGpuResponse>(
-      AuditedCall(api_, *principal, auth::Action::kDrainGpu, named, &ClientApi::DrainGpu), resp);
+  return MutateAsCaller(api_, *authorizer_, ctx, auth::Action::kDrainGpu, *req, resp,
+                        &ClientApi::DrainGpu);
 }
 
 grpc::Status ClientServiceImpl::DrainAgent(grpc::ServerContext* ctx,

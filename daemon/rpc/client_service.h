@@ -66,6 +66,12 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
                         v1::GetSweepResponse* resp) override;
   grpc::Status GetLineage(grpc::ServerContext* ctx, const v1::GetLineageRequest* req,
                           v1::GetLineageResponse* resp) override;
+  grpc::Status SetTag(grpc::ServerContext* ctx, const v1::SetTagRequest* req,
+                      v1::Tag* resp) override;
+  grpc::Status RemoveTag(grpc::ServerContext* ctx, const v1::RemoveTagRequest* req,
+                         v1::Tag* resp) override;
+  grpc::Status ListTags(grpc::ServerContext* ctx, const v1::ListTagsRequest* req,
+                        v1::ListTagsResponse* resp) override;
 
  private:
   ClientApi* api_;

@@ -217,6 +217,11 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
     if (it == up->row.outputs.end()) return std::nullopt;
     return it->second;
   };
+  ctx.tags = [run](const std::string& key) -> std::optional<std::string> {
+    auto it = run->tag_values.find(key);
+    if (it == run->tag_values.end()) return std::nullopt;
+    return it->second;
+  };
   ctx.output_dir = output_dir;
   ctx.run_id = run->row.id;
   const std::string& wf_path = run->row.workflow_path;

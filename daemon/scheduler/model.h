@@ -128,6 +128,8 @@ struct RunState {
   // set when its first stage is queued, changed only together with those entries.
   int share_pos = 0;
   bool share_pos_set = false;
+  // What its ${tags.*} references resolved to at submission, by TagRefKey (tag_resolve.h).
+  std::map<std::string, std::string> tag_values;
   // Its sweeps with `early_stop`, by the foreach stage's name: made on first use.
   std::map<std::string, std::unique_ptr<SweepJudge>> judges;
 

@@ -29,6 +29,7 @@ Result<RunPlan> PlanRun(store::SqliteStore* store, const SubmitInput& input) {
   const workflow::Workflow& wf = input.workflow;
   RunPlan plan;
   ASSIGN_OR_RETURN(plan.params, workflow::ResolveParams(wf, input.overrides));
+  ASSIGN_OR_RETURN(plan.tags, ResolveTags(store, wf));
   std::set<std::string> forced;
   if (!input.from_stage.empty()) {
     if (wf.FindStage(input.from_stage) == nullptr) {
@@ -61,7 +62,7 @@ Result<RunPlan> PlanRun(store::SqliteStore* store, const SubmitInput& input) {
       auto it = keys.find(need);
       upstream[need] = it == keys.end() ? std::string() : *it->second;
     }
-    sp.fingerprint = workflow::FingerprintStage(spec, plan.params, upstream);
+    sp.fingerprint = workflow::FingerprintStage(spec, plan.params, upstream, &plan.tags.bindings);
     keys.emplace(spec.name, &sp.fingerprint.key);
     if (input.no_cache) {
       sp.reason = "--no-cache";

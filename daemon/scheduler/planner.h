@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "daemon/scheduler/tag_resolve.h"
 #include "daemon/store/sqlite_store.h"
 #include "daemon/workflow/cache_key.h"
 #include "daemon/workflow/workflow.h"
@@ -35,6 +36,7 @@ struct RunPlan {
   std::map<std::string, std::string> params;  // every param's value
   std::vector<StagePlan> stages;              // the workflow's topological order
   std::optional<int64_t> reference_run;       // whose stages the reasons compare against
+  TagResolution tags;                         // the workflow's ${tags.*} references, resolved
 };
 
 // Fingerprints every stage and finds reuse candidates; reasons compare with the parent run (a

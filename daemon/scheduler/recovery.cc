@@ -88,6 +88,10 @@ Result<RunState*> Scheduler::LoadRunIntoMemory(int64_t run_id) {
   }
   run->workflow = std::move(*wf);
   std::string().swap(run->row.workflow_text);  // parsed: the store keeps the text
+  if (!run->workflow.tag_uses.empty()) {
+    ASSIGN_OR_RETURN(std::vector<store::TagUseRow> uses, store_->LoadTagUses(run_id));
+    for (store::TagUseRow& u : uses) run->tag_values[u.key] = std::move(u.value);
+  }
   RunState* raw = runs_.Add(std::move(run));
   Status built = BuildRunState(raw, std::move(stages), std::move(attempts));
   if (!built.ok()) {

@@ -135,6 +135,13 @@ class Scheduler {
   // client API's. NotFound / FailedPrecondition for a run that is unknown or has ended;
   // InvalidArgument for an unknown class. (priority_change.cc)
   Result<v1::Run> SetRunPriority(int64_t run_id, const std::string& priority);
+  // Tags (tags.cc, docs/workflow-format.md "Tags"). SetTag names stage `stage` of run `run_id`
+  // `name`: NotFound for an unknown run or stage, FailedPrecondition for a stage that has not
+  // succeeded (naming its state) or a name set elsewhere without `force` (with it, the tag
+  // moves and the answer's `previous` says from where). RemoveTag: NotFound when none.
+  Result<v1::Tag> SetTag(const std::string& name, int64_t run_id, const std::string& stage,
+                         bool force, const std::string& by);
+  Result<v1::Tag> RemoveTag(const std::string& name);
   std::vector<v1::AgentInfo> ListAgents() const;
   // True while run `run_id` is in memory and has not ended (retention leaves it alone).
   bool RunIsActive(int64_t run_id) const;

@@ -125,6 +125,10 @@ Result<std::unique_ptr<RunState>> Scheduler::CreateRun(SubmitInput input, const 
   if (!input.source.kind().empty()) {
     RETURN_IF_ERROR(store_->PutRunSourceState(r->row.id, input.source));
   }
+  if (!plan.tags.uses.empty()) {
+    RETURN_IF_ERROR(store_->PutTagUses(r->row.id, plan.tags.uses));
+    r->tag_values = plan.tags.bindings.values;
+  }
   r->workflow = std::move(input.workflow);
 
   for (size_t i = 0; i < r->workflow.stages.size(); ++i) {

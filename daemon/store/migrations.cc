@@ -352,6 +352,31 @@ CREATE TABLE agent_drains (
   set_at_ms INTEGER NOT NULL
 );
 )sql",
+      // 20: tags (docs/workflow-format.md, "Tags"): a name for one stage's result, who set it
+      // and when; and what each run's `${tags.*}` references resolved to at its submission.
+      R"sql(
+CREATE TABLE tags (
+  name TEXT PRIMARY KEY,
+  run_id INTEGER NOT NULL,
+  stage TEXT NOT NULL,
+  stage_id INTEGER NOT NULL,
+  attempt_id INTEGER,
+  set_by TEXT NOT NULL DEFAULT '',
+  set_at_ms INTEGER NOT NULL
+);
+CREATE INDEX tags_by_run ON tags(run_id);
+CREATE TABLE run_tag_uses (
+  run_id INTEGER NOT NULL,
+  key TEXT NOT NULL,
+  tag TEXT NOT NULL,
+  value TEXT NOT NULL,
+  from_run_id INTEGER NOT NULL,
+  from_stage TEXT NOT NULL,
+  from_stage_id INTEGER NOT NULL,
+  PRIMARY KEY (run_id, key)
+);
+CREATE INDEX run_tag_uses_by_stage ON run_tag_uses(from_stage_id);
+)sql",
   };
   return kMigrations;
 }

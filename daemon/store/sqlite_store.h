@@ -36,6 +36,34 @@ struct StoreIdentity {
   int64_t copied_at_ms = 0;   // with restored_from: when the copy was taken
 };
 
+// A tag: a name for one stage's result (docs/workflow-format.md, "Tags").
+struct TagRow {
+  std::string name;
+  int64_t run_id = 0;
+  std::string stage;
+  int64_t stage_id = 0;
+  std::optional<int64_t> attempt_id;  // the attempt that made the outputs; none for a cached stage
+                                      // whose outputs an earlier run's stage made
+  std::string set_by;
+  int64_t set_at_ms = 0;
+};
+
+// A tag as a submission resolves it: the row and the tagged stage's recorded outputs.
+struct TagTarget {
+  TagRow tag;
+  std::map<std::string, std::string> outputs;
+};
+
+// What one `${tags.*}` reference of a run resolved to at its submission.
+struct TagUseRow {
+  std::string key;  // "TAG.outputs.NAME" or "TAG.run"
+  std::string tag;
+  std::string value;
+  int64_t from_run_id = 0;
+  std::string from_stage;
+  int64_t from_stage_id = 0;
+};
+
 class SqliteStore {
  public:
   // Opens or creates the database at `path` and applies migrations. A database that is a
@@ -165,6 +193,14 @@ class SqliteStore {
   // stage id -> the stage whose values it takes, for those of `stage_ids` that have one.
   Result<std::map<int64_t, int64_t>> LoadJudgedFrom(const std::vector<int64_t>& stage_ids);
   Result<StageRow> LoadStageById(int64_t stage_id);
+  // Tags (sqlite_store_tags.cc), writer side: sets (or moves) a tag, removes one (false when
+  // there was none), the tag named `name` (nullopt when none), and a run's resolved tag
+  // references (recorded at its submission, read back at recovery).
+  Status PutTag(const TagRow& tag);
+  Result<bool> DeleteTag(const std::string& name);
+  Result<std::optional<TagRow>> LoadTag(const std::string& name);
+  Status PutTagUses(int64_t run_id, const std::vector<TagUseRow>& uses);
+  Result<std::vector<TagUseRow>> LoadTagUses(int64_t run_id);
   // Every notification still pending, oldest first.
   Result<std::vector<NotificationRow>> LoadPendingNotifications();
   // NotFound when there is no such attempt.
@@ -239,6 +275,15 @@ class SqliteStore {
   Result<std::vector<SweepValue>> ReadSweepValues(int64_t run_id,
                                                   const std::vector<std::string>& stages,
                                                   const std::string& metric);
+  // Tags, by name: every one, or (run_id > 0) those on run `run_id`'s stages. Any thread.
+  Result<std::vector<TagRow>> ListTags(int64_t run_id);
+  // The tags named `names` with their stages' outputs; a name with no tag is left out. Any
+  // thread.
+  Result<std::vector<TagTarget>> ReadTagTargets(const std::vector<std::string>& names);
+  // What run `run_id`'s tag references resolved to, by key. Any thread.
+  Result<std::vector<TagUseRow>> ReadTagUses(int64_t run_id);
+  // The runs whose tag references read stage `stage_id`'s result: (run id, tag), by run.
+  Result<std::vector<std::pair<int64_t, std::string>>> ReadTagReaders(int64_t stage_id);
   // The audit trail, newest first: at most request.limit (default 50, at most 1000) entries
   // older than request.before_id (0: from the newest).
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& request);

@@ -13,9 +13,9 @@ namespace internal {
 Result<std::map<int64_t, std::pair<std::string, std::string>>> KeptResults(
     Db* db, int64_t run_id, std::optional<int64_t> as_of_ms) {
   // A stage keeps its result while the cache would reuse it (the newest stage with its key
-  // that made its result itself) or while a run that reused it has not been collected. As of
-  // a time: the newest among the stages that had made it by then, and a run that reused it
-  // that existed then and was not collected yet.
+  // that made its result itself), while a run that reused it has not been collected, or (now,
+  // not as of a time) while a tag names it. As of a time: the newest among the stages that had
+  // made it by then, and a run that reused it that existed then and was not collected yet.
   ASSIGN_OR_RETURN(
       Stmt * stages,
       db->Prepare("SELECT s.id, s.name, "
@@ -28,7 +28,8 @@ Result<std::map<int64_t, std::pair<std::string, std::string>>> KeptResults(
                   "     THEN r.collected_at_ms IS NULL "
                   "     ELSE r.created_at_ms <= ?2 AND (r.collected_at_ms IS NULL OR "
                   "r.collected_at_ms > ?2) "
-                  "     END)) "
+                  "     END)), "
+                  "  (SELECT min(t.name) FROM tags t WHERE t.stage_id = s.id AND ?2 IS NULL) "
                   "FROM stages s WHERE s.run_id = ?1 ORDER BY s.position"));
   stages->Bind(1, run_id);
   if (as_of_ms) {
@@ -40,9 +41,11 @@ Result<std::map<int64_t, std::pair<std::string, std::string>>> KeptResults(
   RETURN_IF_ERROR(EachRow(stages, [&](const Stmt& st) {
     bool newest = st.Int(2) != 0;
     std::optional<int64_t> reused_by = st.OptInt(3);
-    if (!newest && !reused_by) return;
-    kept[st.Int(0)] = {st.Text(1), newest ? "the cache reuses its result"
-                                          : StrCat("run ", *reused_by, " reused its result")};
+    std::string tag = st.IsNull(4) ? "" : st.Text(4);
+    if (!newest && !reused_by && tag.empty()) return;
+    kept[st.Int(0)] = {st.Text(1), newest      ? "the cache reuses its result"
+                                   : reused_by ? StrCat("run ", *reused_by, " reused its result")
+                                               : StrCat("tag ", tag, " names its result")};
   }));
   return kept;
 }

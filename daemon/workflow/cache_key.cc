@@ -29,6 +29,7 @@ std::string KeyOf(const StageFingerprint& fp) {
   h.Add(fp.definition_hash);
   AddMap(h, "params", fp.params);
   AddMap(h, "upstream", fp.upstream);
+  if (!fp.tags.empty()) AddMap(h, "tags", fp.tags);
   return h.HexDigest();
 }
 
@@ -45,15 +46,23 @@ std::string DefinitionHash(const StageDefinition& d) {
   return def.HexDigest();
 }
 
-void CollectParams(std::string_view tmpl, std::set<std::string>& out) {
+// The params and the tag references (TagRefKey) a template uses.
+void CollectParams(std::string_view tmpl, std::set<std::string>& out,
+                   std::set<std::string>& tag_keys) {
   if (tmpl.find("${") == std::string_view::npos) return;  // no reference of any kind
   Result<std::vector<TemplateRef>> refs = ParseTemplate(tmpl);
   // ParseWorkflow has rejected malformed templates; anything else is hashed as written.
   if (!refs.ok()) return;
   for (const TemplateRef& r : *refs) {
     if (r.kind == TemplateRef::kParam) out.insert(r.name);
+    if (r.kind == TemplateRef::kTagOutput || r.kind == TemplateRef::kTagRun) {
+      tag_keys.insert(TagRefKey(r));
+    }
   }
 }
+
+// "best-drafter" of "best-drafter.outputs.drafter".
+std::string TagOfKey(const std::string& key) { return key.substr(0, key.find('.')); }
 
 Status ReadStringMap(const nlohmann::json& json, const char* field,
                      std::map<std::string, std::string>& out) {
@@ -103,18 +112,31 @@ Result<StageDefinition> ReadDefinition(const nlohmann::json& json) {
 
 StageFingerprint FingerprintStage(const StageSpec& stage,
                                   const std::map<std::string, std::string>& params,
-                                  const std::map<std::string, std::string>& upstream_keys) {
+                                  const std::map<std::string, std::string>& upstream_keys,
+                                  const TagBindings* tags) {
   StageFingerprint fp;
   fp.definition = StageDefinition{stage.kind == StageKind::kService ? "service" : "task", stage.run,
                                   stage.env, stage.cache_version.str()};
   fp.definition_hash = DefinitionHash(*fp.definition);
 
   std::set<std::string> used;
-  for (const std::string& arg : stage.run) CollectParams(arg, used);
-  for (const auto& [name, value] : stage.env) CollectParams(value, used);
+  std::set<std::string> tag_keys;
+  for (const std::string& arg : stage.run) CollectParams(arg, used, tag_keys);
+  for (const auto& [name, value] : stage.env) CollectParams(value, used, tag_keys);
   for (const std::string& name : used) {
     auto it = params.find(name);
     fp.params[name] = it == params.end() ? "" : it->second;
+  }
+  for (const std::string& key : tag_keys) {
+    std::string value, source;
+    if (tags) {
+      if (auto it = tags->values.find(key); it != tags->values.end()) value = it->second;
+      if (auto it = tags->sources.find(TagOfKey(key)); it != tags->sources.end()) {
+        source = it->second;
+      }
+    }
+    fp.tags[key] = value;
+    fp.tag_sources[TagOfKey(key)] = source;
   }
   for (const std::string& need : stage.needs) {
     auto it = upstream_keys.find(need);
@@ -140,6 +162,27 @@ std::vector<std::string> ExplainDifference(const StageFingerprint& before,
   for (const auto& [name, value] : before.params) {
     if (!now.params.count(name)) reasons.push_back(StrCat("no longer uses param ", name));
   }
+  std::set<std::string> told;  // tags already explained: one reason a tag
+  for (const auto& [key, value] : now.tags) {
+    std::string tag = TagOfKey(key);
+    auto old = before.tags.find(key);
+    if (old != before.tags.end() && old->second == value) continue;
+    if (!told.insert(tag).second) continue;
+    auto was = before.tag_sources.find(tag);
+    auto is = now.tag_sources.find(tag);
+    std::string is_source = is == now.tag_sources.end() ? "" : is->second;
+    if (old == before.tags.end() && was == before.tag_sources.end()) {
+      reasons.push_back(StrCat("now uses tag ", tag, " (", is_source, ")"));
+    } else if (was != before.tag_sources.end() && was->second != is_source) {
+      reasons.push_back(StrCat("tag ", tag, " moved (", was->second, " -> ", is_source, ")"));
+    } else {
+      reasons.push_back(StrCat("tag ", tag, " ", key.substr(tag.size() + 1), " changed (",
+                               old == before.tags.end() ? "" : old->second, " -> ", value, ")"));
+    }
+  }
+  for (const auto& [tag, source] : before.tag_sources) {
+    if (!now.tag_sources.count(tag)) reasons.push_back(StrCat("no longer uses tag ", tag));
+  }
   for (const auto& [stage, key] : now.upstream) {
     auto old = before.upstream.find(stage);
     if (old == before.upstream.end()) {
@@ -161,6 +204,10 @@ nlohmann::json FingerprintToJson(const StageFingerprint& fp) {
                       {"definition_hash", fp.definition_hash},
                       {"params", fp.params},
                       {"upstream", fp.upstream}};
+  if (!fp.tags.empty()) {
+    json["tags"] = fp.tags;
+    json["tag_sources"] = fp.tag_sources;
+  }
   if (fp.definition) {
     json["definition"] = nlohmann::json{{"kind", fp.definition->kind},
                                         {"run", fp.definition->run},
@@ -188,7 +235,8 @@ void AppendJsonMap(std::string& out, const std::map<std::string, std::string>& m
 }  // namespace
 
 std::string FingerprintJsonText(const StageFingerprint& fp) {
-  // Keys in nlohmann's (sorted) order: definition, definition_hash, key, params, upstream.
+  // Keys in nlohmann's (sorted) order: definition, definition_hash, key, params, tag_sources,
+  // tags, upstream.
   std::string out;
   out.reserve(256);
   out += '{';
@@ -213,6 +261,12 @@ std::string FingerprintJsonText(const StageFingerprint& fp) {
   AppendJsonString(out, fp.key);
   out += ",\"params\":";
   AppendJsonMap(out, fp.params);
+  if (!fp.tags.empty()) {
+    out += ",\"tag_sources\":";
+    AppendJsonMap(out, fp.tag_sources);
+    out += ",\"tags\":";
+    AppendJsonMap(out, fp.tags);
+  }
   out += ",\"upstream\":";
   AppendJsonMap(out, fp.upstream);
   out += '}';
@@ -226,6 +280,10 @@ Result<StageFingerprint> FingerprintFromJson(const nlohmann::json& json) {
   RETURN_IF_ERROR(ReadStringMap(json, "params", fp.params));
   RETURN_IF_ERROR(ReadStringMap(json, "upstream", fp.upstream));
   RETURN_IF_ERROR(ReadString(json, "key", fp.key));
+  if (json.contains("tags")) {
+    RETURN_IF_ERROR(ReadStringMap(json, "tags", fp.tags));
+    RETURN_IF_ERROR(ReadStringMap(json, "tag_sources", fp.tag_sources));
+  }
   if (auto it = json.find("definition"); it != json.end()) {
     ASSIGN_OR_RETURN(StageDefinition def, ReadDefinition(*it));
     if (DefinitionHash(def) != fp.definition_hash) {

@@ -1,7 +1,8 @@
 // Cache keys (docs/caching.md). A stage's key hashes what decides its result:
-// its definition as written, the values of the params its templates use, and the keys of
-// the stages it needs. Runtime bindings (upstream outputs, ${output_dir}, ${run.id}) and
-// resources are not part of it, so a re-run elsewhere or with other resources still matches.
+// its definition as written, the values of the params its templates use, the values its tag
+// references resolved to at submission, and the keys of the stages it needs. Runtime bindings
+// (upstream outputs, ${output_dir}, ${run.id}) and resources are not part of it, so a re-run
+// elsewhere or with other resources still matches.
 #pragma once
 
 #include <map>
@@ -32,25 +33,42 @@ struct StageFingerprint {
   std::string definition_hash;  // kind, run and env templates as written, cache_version
   std::map<std::string, std::string> params;    // params the stage's templates use -> value
   std::map<std::string, std::string> upstream;  // each stage in `needs` -> its cache key
-  std::string key;                              // hash of the three above (core/hash.h FieldHasher)
+  // Tag references its templates use (TagRefKey: "TAG.outputs.NAME", "TAG.run") -> the value
+  // the submission resolved. Empty for a stage that uses none, and then not hashed, so keys
+  // made before tags existed still match.
+  std::map<std::string, std::string> tags;
+  // Each tag it uses -> where the tag pointed ("run 41 train"), for the plan's reasons. Not
+  // part of the key: the values are what the stage sees.
+  std::map<std::string, std::string> tag_sources;
+  std::string key;  // hash of definition_hash, params, upstream and tags (core/hash.h FieldHasher)
 
   bool operator==(const StageFingerprint&) const = default;
 };
 
+// What a submission resolved the workflow's tag references to (scheduler's tag_resolve.h).
+struct TagBindings {
+  std::map<std::string, std::string> values;   // TagRefKey -> value
+  std::map<std::string, std::string> sources;  // tag -> "run 41 train"
+};
+
 // `params` holds the run's resolved params (ResolveParams); a param the stage uses but
 // `params` lacks counts as "". `upstream_keys` maps stage names to their keys; a needed
-// stage missing from it counts as "" (so the key differs from any real one).
+// stage missing from it counts as "" (so the key differs from any real one). `tags` (may be
+// null when the workflow uses none) gives the tag references' values; one missing counts as "".
 StageFingerprint FingerprintStage(const StageSpec& stage,
                                   const std::map<std::string, std::string>& params,
-                                  const std::map<std::string, std::string>& upstream_keys);
+                                  const std::map<std::string, std::string>& upstream_keys,
+                                  const TagBindings* tags = nullptr);
 
 // Human reasons why `now` differs from `before`, e.g. "param spec_engine changed (vllm ->
-// sglang)", "definition changed", "upstream 'finetune' changed"; empty when keys are equal.
+// sglang)", "definition changed", "upstream 'finetune' changed", "tag best-drafter moved (run
+// 41 train -> run 45 train)"; empty when keys are equal.
 std::vector<std::string> ExplainDifference(const StageFingerprint& before,
                                            const StageFingerprint& now);
 
 // {"key": "...", "definition_hash": "...", "definition": {"kind": "task", "run": [...],
-//  "env": {...}, "cache_version": ""}, "params": {...}, "upstream": {...}}
+//  "env": {...}, "cache_version": ""}, "params": {...}, "upstream": {...}}, and "tags" and
+// "tag_sources" only for a stage that uses tags.
 nlohmann::json FingerprintToJson(const StageFingerprint& fp);
 // FingerprintToJson(fp).dump(), byte for byte, written straight to text: what a stage row
 // stores, without a JSON tree per stage (a 100,000-stage submission writes 100,000).

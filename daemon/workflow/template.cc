@@ -8,7 +8,8 @@ namespace longhaul::workflow {
 namespace {
 
 constexpr std::string_view kForms =
-    "${params.NAME}, ${STAGE.outputs.NAME}, ${output_dir}, ${run.id} or ${workflow.dir}";
+    "${params.NAME}, ${STAGE.outputs.NAME}, ${output_dir}, ${run.id}, ${workflow.dir}, "
+    "${tags.TAG.outputs.NAME} or ${tags.TAG.run}";
 
 // One piece of a template: literal text, or a reference with the text it was written as.
 struct Piece {
@@ -42,6 +43,21 @@ Result<TemplateRef> ParseRef(std::string_view body, size_t offset) {
     if (!IsTemplateName(parts[1])) return bad(StrCat("'", parts[1], "' is not a param name"));
     ref.kind = TemplateRef::kParam;
     ref.name = parts[1];
+    return ref;
+  }
+  if (parts.size() == 4 && parts[0] == "tags" && parts[2] == "outputs") {
+    if (!IsTemplateName(parts[1])) return bad(StrCat("'", parts[1], "' is not a tag name"));
+    if (!IsTemplateName(parts[3])) return bad(StrCat("'", parts[3], "' is not an output name"));
+    ref.kind = TemplateRef::kTagOutput;
+    ref.stage = parts[1];
+    ref.name = parts[3];
+    return ref;
+  }
+  // "${tags.outputs.run}" stays stage 'tags''s output 'run', as before tags existed.
+  if (parts.size() == 3 && parts[0] == "tags" && parts[2] == "run" && parts[1] != "outputs") {
+    if (!IsTemplateName(parts[1])) return bad(StrCat("'", parts[1], "' is not a tag name"));
+    ref.kind = TemplateRef::kTagRun;
+    ref.stage = parts[1];
     return ref;
   }
   if (parts.size() == 3 && parts[1] == "outputs") {
@@ -111,6 +127,12 @@ Result<std::vector<TemplateRef>> ParseTemplate(std::string_view tmpl, size_t* er
   return refs;
 }
 
+std::string TagRefKey(const TemplateRef& ref) {
+  if (ref.kind == TemplateRef::kTagOutput) return StrCat(ref.stage, ".outputs.", ref.name);
+  if (ref.kind == TemplateRef::kTagRun) return StrCat(ref.stage, ".run");
+  return "";
+}
+
 Result<std::string> ExpandTemplate(std::string_view tmpl, const TemplateContext& ctx) {
   ASSIGN_OR_RETURN(std::vector<Piece> pieces, Split(tmpl, nullptr));
   std::string out;
@@ -147,6 +169,20 @@ Result<std::string> ExpandTemplate(std::string_view tmpl, const TemplateContext&
               StrCat("stage '", ref.stage, "' reported no output '", ref.name, "'"));
         }
         out += *value;
+        break;
+      }
+      case TemplateRef::kTagOutput:
+      case TemplateRef::kTagRun: {
+        std::optional<std::string> value;
+        if (ctx.tags) value = ctx.tags(TagRefKey(ref));
+        if (value) {
+          out += *value;
+        } else if (!ctx.tags && ctx.keep_unbound) {
+          out += p.written;
+        } else {
+          return absl::FailedPreconditionError(
+              StrCat(p.written, ": the submission resolved no value for tag '", ref.stage, "'"));
+        }
         break;
       }
       case TemplateRef::kOutputDir:

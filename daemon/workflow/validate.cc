@@ -57,7 +57,8 @@ void CheckCycles(const std::vector<ParsedStage>& stages, const NeedsGraph& graph
 void CheckTemplate(const ParsedStage& stage, int stage_index, const TemplateSite& site,
                    const std::map<std::string, int>& index, Reachability& upstream,
                    const std::vector<std::string>& param_names,
-                   const std::vector<std::string>& stage_names, Diagnostics& diag) {
+                   const std::vector<std::string>& stage_names, Diagnostics& diag,
+                   std::vector<TagUse>* tag_uses) {
   std::string where = StrCat(site.field, " in stage '", stage.spec->name, "'");
   size_t error_offset = 0;
   Result<std::vector<TemplateRef>> refs = ParseTemplate(site.value.text, &error_offset);
@@ -68,7 +69,10 @@ void CheckTemplate(const ParsedStage& stage, int stage_index, const TemplateSite
   }
   for (const TemplateRef& ref : *refs) {
     SourcePos pos = At(site.value, ref.offset);
-    if (ref.kind == TemplateRef::kParam) {
+    if (ref.kind == TemplateRef::kTagOutput || ref.kind == TemplateRef::kTagRun) {
+      tag_uses->push_back(
+          TagUse{stage.spec->name, ref.stage, ref.name, TagRefKey(ref), where, pos});
+    } else if (ref.kind == TemplateRef::kParam) {
       if (std::find(param_names.begin(), param_names.end(), ref.name) != param_names.end()) {
         continue;
       }
@@ -95,7 +99,8 @@ void CheckTemplate(const ParsedStage& stage, int stage_index, const TemplateSite
 
 NeedsGraph ValidateStages(const std::vector<ParsedStage>& stages,
                           const std::vector<std::vector<TemplateSite>>& sites,
-                          const std::vector<std::string>& param_names, Diagnostics& diag) {
+                          const std::vector<std::string>& param_names, Diagnostics& diag,
+                          std::vector<TagUse>* tag_uses) {
   std::map<std::string, int> index;
   std::vector<std::string> names;
   for (size_t i = 0; i < stages.size(); ++i) {
@@ -122,8 +127,8 @@ NeedsGraph ValidateStages(const std::vector<ParsedStage>& stages,
   Reachability upstream(graph);
   for (size_t i = 0; i < stages.size(); ++i) {
     for (const TemplateSite& site : sites[i]) {
-      CheckTemplate(stages[i], static_cast<int>(i), site, index, upstream, param_names, names,
-                    diag);
+      CheckTemplate(stages[i], static_cast<int>(i), site, index, upstream, param_names, names, diag,
+                    tag_uses);
     }
   }
   return graph;

@@ -338,7 +338,7 @@ Result<Workflow> ParseWorkflow(std::string_view text, std::string_view path) {
   for (ParsedStage& stage : stages) sites.push_back(ApplyDefaults(defaults, stage));
   std::vector<std::string> param_names;
   for (const ParamSpec& p : wf.params) param_names.push_back(p.name);
-  NeedsGraph graph = ValidateStages(stages, sites, param_names, diag);
+  NeedsGraph graph = ValidateStages(stages, sites, param_names, diag, &wf.tag_uses);
   RETURN_IF_ERROR(diag.ToStatus());
   sites.clear();
   sites.shrink_to_fit();

@@ -214,6 +214,18 @@ struct ParamSpec {
   SourcePos pos;
 };
 
+// A `${tags.TAG.outputs.NAME}` or `${tags.TAG.run}` in a stage's template. Tags live in the
+// store, which this library does not know: the submission resolves each use (scheduler's
+// tag_resolve.h) and names this position when the tag or output is unknown.
+struct TagUse {
+  std::string stage;   // the stage whose template holds it
+  std::string tag;     // the tag's name
+  std::string output;  // the output it reads; "" for ${tags.TAG.run}
+  std::string key;     // TagRefKey: "TAG.outputs.NAME" or "TAG.run"
+  std::string where;   // "run[1] in stage 'bench'", for messages
+  SourcePos pos;       // of its "${"
+};
+
 struct Workflow {
   std::string name;
   std::string description;
@@ -224,6 +236,7 @@ struct Workflow {
   RetentionSpec retention;        // the `retention:` block; empty when there is none
   std::string priority;           // `priority:` (kPriorityClasses); "" when not given
   BudgetSpec budget;              // `budget:`; empty when there is none
+  std::vector<TagUse> tag_uses;   // in file order; empty when no template names a tag
 
   // nullptr when there is no such stage / param.
   const StageSpec* FindStage(std::string_view name) const;

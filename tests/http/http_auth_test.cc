@@ -81,6 +81,43 @@ TEST_F(HttpAuthTest, ReadsNeedATokenAndMutationsAnOperator) {
   EXPECT_EQ(cluster().Query("SELECT count(*) FROM runs").value_or("?"), "1");
 }
 
+// Tags: a viewer lists them; setting and removing one needs an operator, like any change of
+// runs, and a DELETE from another site is refused as a POST is.
+TEST_F(HttpAuthTest, TagsAreListedByAViewerAndSetOrRemovedByAnOperator) {
+  auto submitted = Call("POST", "/api/v1/runs", SubmitBody(), As("olga"));
+  ASSERT_TRUE(submitted.ok());
+  ASSERT_EQ(submitted->status, 200) << submitted->body;
+  std::string id = json::parse(submitted->body)["run"]["id"].get<std::string>();
+  Result<v1::Run> done = cluster().WaitForRunEnd(std::stoll(id), 60'000);
+  ASSERT_TRUE(done.ok()) << done.status().message();
+  std::string body =
+      json{{"name", "hello-tag"}, {"run_id", std::stoll(id)}, {"stage", "greet"}}.dump();
+
+  auto denied = Call("POST", "/api/v1/tags", body, As("vera"));
+  ASSERT_TRUE(denied.ok());
+  EXPECT_EQ(denied->status, 403) << denied->body;
+  auto set = Call("POST", "/api/v1/tags", body, As("olga"));
+  ASSERT_TRUE(set.ok());
+  EXPECT_EQ(set->status, 200) << set->body;
+  EXPECT_EQ(json::parse(set->body)["set_by"], "olga");
+  auto listed = Call("GET", "/api/v1/tags", "", As("vera"));
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->status, 200) << listed->body;
+  EXPECT_EQ(json::parse(listed->body)["tags"][0]["name"], "hello-tag");
+
+  auto viewer_rm = Call("DELETE", "/api/v1/tags/hello-tag", "", As("vera"));
+  ASSERT_TRUE(viewer_rm.ok());
+  EXPECT_EQ(viewer_rm->status, 403) << viewer_rm->body;
+  auto headers = As("olga");
+  headers["Origin"] = "http://evil.example";
+  auto cross = Call("DELETE", "/api/v1/tags/hello-tag", "", headers);
+  ASSERT_TRUE(cross.ok());
+  EXPECT_EQ(cross->status, 403) << cross->body;
+  auto removed = Call("DELETE", "/api/v1/tags/hello-tag", "", As("olga"));
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(removed->status, 200) << removed->body;
+}
+
 // What the UI's New run page asks before it offers Submit.
 TEST_F(HttpAuthTest, WhoAmISaysEachTokensRoleAndWhetherItMaySubmit) {
   auto none = Call("GET", "/api/v1/whoami", "", {});

@@ -1836,6 +1836,35 @@ const schedulingCases = {
 };
 Object.assign(cases, schedulingCases);
 
+// ---- Tags: names for stage results that later workflows read (docs/workflow-format.md) ----
+const tagCases = {
+  // The runs list shows a tagged run's tag as a chip, its page the tag with its stage; a run
+  // that read the tag says where its value came from, linking to the tagged run.
+  async run_tags() {
+    const tagged = cluster.submit(wf.quick, ["--set", "n=77"]);
+    await cluster.waitRun(tagged, /SUCCEEDED/);
+    cluster.cli(["tag", String(tagged), "hello", `ui-tag-${tagged}`]);
+    const reader = path.join(tmp, "tag-reader.yaml");
+    writeFileSync(reader, `name: ui-tag-reader
+stages:
+  read:
+    run: [/bin/sh, -c, "echo from run \${tags.ui-tag-${tagged}.run}"]
+`);
+    const id = cluster.submit(reader);
+    await cluster.waitRun(id, /SUCCEEDED/);
+    await open(`/runs?id=${tagged}`);
+    await textMatches(page.locator(`[data-testid="runs-table"] tr[data-run="${tagged}"] [data-testid="run-tag-chip"]`),
+      new RegExp(`^ui-tag-${tagged}$`));
+    await open(`/runs/${tagged}`);
+    await textMatches(page.locator('[data-testid="run-tags"]'), new RegExp(`ui-tag-${tagged} \\(hello\\)`));
+    await open(`/runs/${id}`);
+    const from = page.locator('[data-testid="run-tag-sources"] a');
+    await textMatches(from, new RegExp(`tags\\.ui-tag-${tagged} -> run ${tagged} hello`));
+    check((await from.getAttribute("href")).endsWith(`/runs/${tagged}`), "no link to the tagged run");
+  },
+};
+Object.assign(cases, tagCases);
+
 async function main() {
   await cluster.start();
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
@@ -1864,6 +1893,7 @@ async function main() {
     "metric_series", "compare_hundred",
     "sweep_view", "lineage_view",
     "priority_and_budget",
+    "run_tags",
     "no_csp_violation"];
   for (const name of order) {
     if (ONLY.length && !ONLY.includes(name)) continue;

@@ -205,3 +205,56 @@ TEST_F(CacheKeyTest, JsonRejectsBadInput) {
 
 }  // namespace
 }  // namespace longhaul::workflow
+
+namespace longhaul::workflow {
+namespace {
+
+// A stage that reads a tag: its key sees the resolved value, not the tag's name or source;
+// a stage that reads none keeps the key it had before tags existed.
+TEST(CacheKeyTagsTest, KeyFollowsTheResolvedValueAndThePlanSaysTheTagMoved) {
+  Result<Workflow> wf = ParseWorkflow(R"(name: t
+stages:
+  bench: {run: [bench, "${tags.best-drafter.outputs.drafter}", "${tags.best-drafter.run}"]}
+  other: {run: [other]}
+)",
+                                      "t.yaml");
+  ASSERT_TRUE(wf.ok()) << wf.status();
+  ASSERT_EQ(wf->tag_uses.size(), 2u);
+  EXPECT_EQ(wf->tag_uses[0].key, "best-drafter.outputs.drafter");
+  EXPECT_EQ(wf->tag_uses[0].where, "run[1] in stage 'bench'");
+  EXPECT_EQ(wf->tag_uses[1].key, "best-drafter.run");
+  EXPECT_EQ(wf->tag_uses[1].output, "");
+  const StageSpec& bench = *wf->FindStage("bench");
+  const StageSpec& other = *wf->FindStage("other");
+
+  TagBindings at41{{{"best-drafter.outputs.drafter", "/r41/d"}, {"best-drafter.run", "41"}},
+                   {{"best-drafter", "run 41 train"}}};
+  TagBindings at45{{{"best-drafter.outputs.drafter", "/r45/d"}, {"best-drafter.run", "45"}},
+                   {{"best-drafter", "run 45 train"}}};
+  StageFingerprint before = FingerprintStage(bench, {}, {}, &at41);
+  StageFingerprint after = FingerprintStage(bench, {}, {}, &at45);
+  EXPECT_EQ(before.tags.at("best-drafter.outputs.drafter"), "/r41/d");
+  EXPECT_NE(before.key, after.key);
+  EXPECT_EQ(FingerprintStage(bench, {}, {}, &at41).key, before.key);
+  EXPECT_THAT(ExplainDifference(before, after),
+              ElementsAre("tag best-drafter moved (run 41 train -> run 45 train)"));
+  // The same place with a new value (the stage was retried and recorded another).
+  TagBindings rewritten = at41;
+  rewritten.values["best-drafter.outputs.drafter"] = "/r41/d2";
+  EXPECT_THAT(ExplainDifference(before, FingerprintStage(bench, {}, {}, &rewritten)),
+              ElementsAre("tag best-drafter outputs.drafter changed (/r41/d -> /r41/d2)"));
+  EXPECT_EQ(FingerprintStage(other, {}, {}, &at41).key, FingerprintStage(other, {}, {}).key);
+  EXPECT_TRUE(FingerprintStage(other, {}, {}, &at41).tags.empty());
+
+  // Stored and read back, byte for byte as the dump, with the key checked.
+  EXPECT_EQ(FingerprintJsonText(before), FingerprintToJson(before).dump());
+  Result<StageFingerprint> back = ParseFingerprintJson(FingerprintJsonText(before));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, before);
+  std::string forged = FingerprintJsonText(before);
+  forged.replace(forged.find("/r41/d"), 6, "/r99/d");
+  EXPECT_EQ(ParseFingerprintJson(forged).status().code(), absl::StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace longhaul::workflow

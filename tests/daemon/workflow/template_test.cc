@@ -25,6 +25,39 @@ TEST(TemplateTest, ParsesEveryForm) {
   EXPECT_EQ((*refs)[3].kind, TemplateRef::kRunId);
 }
 
+TEST(TemplateTest, ParsesTagReferencesAndKeepsStageOutputsNamedTags) {
+  auto refs = ParseTemplate("${tags.best-drafter.outputs.drafter}:${tags.best-drafter.run}"
+                            ":${tags.outputs.run}");
+  ASSERT_TRUE(refs.ok()) << refs.status();
+  ASSERT_EQ(refs->size(), 3u);
+  EXPECT_EQ((*refs)[0].kind, TemplateRef::kTagOutput);
+  EXPECT_EQ((*refs)[0].stage, "best-drafter");
+  EXPECT_EQ((*refs)[0].name, "drafter");
+  EXPECT_EQ(TagRefKey((*refs)[0]), "best-drafter.outputs.drafter");
+  EXPECT_EQ((*refs)[1].kind, TemplateRef::kTagRun);
+  EXPECT_EQ(TagRefKey((*refs)[1]), "best-drafter.run");
+  // A stage named 'tags' with an output 'run' reads as it did before tags existed.
+  EXPECT_EQ((*refs)[2].kind, TemplateRef::kOutput);
+  EXPECT_EQ((*refs)[2].stage, "tags");
+
+  TemplateContext ctx;
+  ctx.tags = [](const std::string& key) -> std::optional<std::string> {
+    if (key == "best-drafter.run") return "41";
+    return std::nullopt;
+  };
+  auto out = ExpandTemplate("run=${tags.best-drafter.run}", ctx);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, "run=41");
+  auto missing = ExpandTemplate("${tags.best-drafter.outputs.drafter}", ctx);
+  EXPECT_EQ(missing.status().message(),
+            "${tags.best-drafter.outputs.drafter}: the submission resolved no value for tag "
+            "'best-drafter'");
+  TemplateContext unbound;
+  unbound.keep_unbound = true;
+  EXPECT_EQ(*ExpandTemplate("${tags.a.run}", unbound), "${tags.a.run}");
+  EXPECT_FALSE(ParseTemplate("${tags.a.b.c}").ok());
+}
+
 TEST(TemplateTest, DollarDollarIsALiteral) {
   auto refs = ParseTemplate("$${params.x} costs $5");
   ASSERT_TRUE(refs.ok()) << refs.status();

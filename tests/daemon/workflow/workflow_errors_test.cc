@@ -260,8 +260,8 @@ stages:
           "'side' (add it to needs)",
           "wf.yaml:13:31: env A in stage 'a': malformed template: '${bad}' at offset 20: unknown "
           "reference (expected ${params.NAME}, ${STAGE.outputs.NAME}, ${output_dir}, "
-          "${run.id} or ${workflow.dir}; write '$${bad}' for a literal '${bad}', as for a "
-          "shell)",
+          "${run.id}, ${workflow.dir}, ${tags.TAG.outputs.NAME} or ${tags.TAG.run}; write "
+          "'$${bad}' for a literal '${bad}', as for a shell)",
           "wf.yaml:14:11: env B in stage 'a': malformed template: unclosed '${' at offset 0 "
           "(write '$${' for a literal '${')",
           "wf.yaml:15:48: env C in stage 'a': ${a.outputs.self}: a stage cannot use its own "

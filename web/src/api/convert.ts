@@ -132,6 +132,14 @@ export const toRun = (j: Json): Run => ({
     used_gpu_hours: num(j.budget.used_gpu_hours), reached: j.budget.reached === true,
     raised_by: str(j.budget.raised_by),
   } : null,
+  tags: arr(j.tags, (t) => ({
+    name: str(t.name), run_id: num(t.run_id), stage: str(t.stage), attempt_id: num(t.attempt_id),
+    set_by: str(t.set_by), set_at_ms: num(t.set_at_ms),
+  })),
+  tag_uses: arr(j.tag_uses, (u) => ({
+    tag: str(u.tag), key: str(u.key), value: str(u.value), run_id: num(u.run_id),
+    stage: str(u.stage),
+  })),
 });
 
 export const toListRuns = (j: Json): ListRunsResponse => ({

@@ -85,7 +85,18 @@ export interface Run {
   user: string; team: string; priority: string;
   /** Its GPU-hour budget (docs/scheduling.md); null when it has none. */
   budget: RunBudget | null;
+  /** GET /runs/{id}: the tags on its stages, and what its ${tags.*} references resolved to. */
+  tags: RunTag[]; tag_uses: TagUse[];
 }
+
+/** A name for one stage's result (docs/workflow-format.md, "Tags"). */
+export interface RunTag {
+  name: string; run_id: number; stage: string; attempt_id: number; set_by: string;
+  set_at_ms: number;
+}
+
+/** One ${tags.*} reference of a run as its submission resolved it. */
+export interface TagUse { tag: string; key: string; value: string; run_id: number; stage: string }
 
 export interface RunBudget {
   gpu_hours: number; hard: boolean; used_gpu_hours: number; reached: boolean; raised_by: string;

@@ -10,6 +10,7 @@ import { COUNT_ORDER, isRetryable, isTerminalRun, stateName } from "../lib/statu
 import { filtering, runSweeps, stageMatches } from "../lib/sweep";
 import { LARGE_RUN_STAGES } from "../lib/virtual";
 import { lastEnvironment, sourceText } from "../lib/provenance";
+import { tagSources, tagSourceText, tagsOnRun } from "../lib/tags";
 import { useResource } from "../store/resource";
 import { ConfirmButton } from "./Actions";
 import { Badge, Clock, Empty, KeyValues, NotFound, Section } from "./common";
@@ -89,6 +90,10 @@ export function RunHeader({ run, crumb, state }: { run: Run; crumb?: string; sta
 function Lineage({ run }: { run: Run }) {
   const children = useResource<Run[]>(`children:${run.id}`, () => listChildren(run.id), 10000);
   const kids = children.data ?? [];
+  // The live stream carries no tags: the run's own answer has them.
+  const head = useResource<Run>(`tags:${run.id}`, () => getRunTotals(run.id), 30000);
+  const tags = tagsOnRun(head.data?.tags ?? []);
+  const sources = tagSources(head.data?.tag_uses ?? []);
   return (
     <Section title="Lineage">
       <KeyValues rows={[
@@ -101,6 +106,16 @@ function Lineage({ run }: { run: Run }) {
               <a key={k.id} class="chip" href={href.run(k.id)}>run {k.id} <Badge state={k.status} /></a>
             ))}</span>
           : <span class="muted">none yet</span>],
+        ["tags", tags.length
+          ? <span class="chips" data-testid="run-tags">{tags.map((t) => (
+              <span key={t} class="chip">{t}</span>
+            ))}</span>
+          : <span class="muted">none</span>],
+        ["from tags", sources.length
+          ? <span class="chips" data-testid="run-tag-sources">{sources.map((s) => (
+              <a key={s.tag} class="chip" href={href.run(s.run)}>{tagSourceText(s)}</a>
+            ))}</span>
+          : <span class="muted">none</span>],
       ]} />
     </Section>
   );

@@ -96,7 +96,11 @@ function RunRow({ run, metrics, selected, onSelect }:
       <td><input type="checkbox" checked={selected} aria-label={`select run ${run.id}`}
                  onChange={(e) => onSelect((e.target as HTMLInputElement).checked)} /></td>
       <td class="num"><a href={href.run(run.id)}>{run.id}</a></td>
-      <td><a href={href.run(run.id)}>{run.workflow_name}</a></td>
+      <td><a href={href.run(run.id)}>{run.workflow_name}</a>
+        {run.tags.map((t) => (
+          <span key={t.name} class="tag" data-testid="run-tag-chip"
+            title={`tag ${t.name}: stage ${t.stage}'s result (\${tags.${t.name}.outputs.NAME})`}>{t.name}</span>
+        ))}</td>
       <td><Badge state={run.status} /></td>
       <td class="num">{run.parent_run_id ? <a href={href.run(run.parent_run_id)}>{run.parent_run_id}</a> : ""}</td>
       <td><Clock ms={run.started_at_ms || run.created_at_ms} /></td>
