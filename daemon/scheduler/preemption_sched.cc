@@ -2,6 +2,7 @@
 // attempts a waiting stage of a higher class may take room from, the stops, their record, and
 // how a stopped attempt's stage goes back to be run again. The rule is preemption.cc's.
 #include <algorithm>
+#include <set>
 
 #include "core/logging.h"
 #include "core/strings.h"
@@ -59,12 +60,13 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
     *reason += PreemptingReason(*p);
     return agents_.Find(p->agent_id);
   }
+  if (IsService(s)) return nullptr;
   int rank = PreemptRankOf(*s->run);
-  if (rank >= kPreemptLowestRank || IsService(s)) return nullptr;
   // Cheap first, O(runs in memory): most passes find no run of a lower class running anything,
   // and then no agent's attempts need a look.
   bool lower_runs = false;
   for (const auto& [id, run] : runs_) {
+    if (rank >= kPreemptLowestRank) break;
     const auto& n = run->status_count;
     if (PreemptRankOf(*run) > rank &&
         n[v1::STAGE_RUNNING] + n[v1::STAGE_STARTING] + n[v1::STAGE_SERVING] > 0) {
@@ -72,7 +74,14 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
       break;
     }
   }
-  if (!lower_runs) return nullptr;
+  // A GPU stage of a team or user under its guaranteed GPUs takes back what others borrowed,
+  // whatever their class (docs/scheduling.md, "Borrowed GPUs").
+  std::set<int64_t> reclaim;
+  std::string owner = ShareAccountOf(s->run->row.user, s->run->row.team);
+  if (!options_.quotas.empty() && s->row.resources.gpus() > 0) {
+    for (int64_t id : ReclaimFor(owner, s->row.resources.gpus())) reclaim.insert(id);
+  }
+  if (!lower_runs && reclaim.empty()) return nullptr;
   int64_t now = clock_->NowMs();
   std::vector<AgentRoom> rooms;
   std::vector<PreemptCandidate> candidates;
@@ -82,11 +91,14 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
     rooms.push_back({id, agent->free});
     for (int64_t attempt_id : agent->attempts) {
       AttemptState* v = runs_.FindAttempt(attempt_id);
-      if (!MayPreempt(v, rank)) continue;
+      bool reclaimed = !MayPreempt(v, rank) && reclaim.count(attempt_id) > 0 &&
+                       MayPreempt(v, /*rank=*/-1);
+      if (!reclaimed && !MayPreempt(v, rank)) continue;
       PreemptCandidate& c = candidates.emplace_back();
       c.attempt_id = attempt_id;
       c.agent_id = id;
-      c.rank = PreemptRankOf(*v->stage->run);
+      // A reclaimed attempt ranks as the lowest class: borrowed GPUs go first.
+      c.rank = reclaimed ? kPreemptLowestRank + 1 : PreemptRankOf(*v->stage->run);
       c.lost_ms = std::max<int64_t>(0, now - SavedUpTo(*v));
       c.lost_gpu_ms = c.lost_ms * v->held.gpus();
       c.frees = v->held;
@@ -111,7 +123,11 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
                               SavedUpTo(*v) == v->checkpoint_at_ms ? "last checkpoint" : "start");
     log->info("{} waits for {} GPUs on {}: preempting attempt {} of {} ({})", PreemptStageText(*s),
               s->row.resources.gpus(), choice->agent_id, v->row.number, victim, lost);
-    StopAttempt(v, "preempted", for_whom);
+    std::string why = for_whom;
+    if (reclaim.count(c.attempt_id) > 0 && PreemptRankOf(*v->stage->run) <= PreemptRankOf(*s->run)) {
+      why += StrCat(", taking back borrowed GPUs for ", AccountLabel(owner), "'s guarantee");
+    }
+    StopAttempt(v, "preempted", why);
     v1::AuditEntry e;
     e.set_ts_ms(now);
     e.set_principal("longhauld");
@@ -119,7 +135,7 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
     e.set_action("PreemptAttempt");
     e.set_target(
         StrCat("run ", v->row.run_id, " stage ", v->stage->row.name, " attempt ", v->row.number));
-    e.set_detail(StrCat(for_whom, " on agent ", choice->agent_id, "; ", lost));
+    e.set_detail(StrCat(why, " on agent ", choice->agent_id, "; ", lost));
     e.set_result("OK");
     gpu_audit_.push_back(std::move(e));
     pending.victims.insert(c.attempt_id);

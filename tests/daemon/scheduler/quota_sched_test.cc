@@ -100,6 +100,40 @@ TEST_F(QuotaSchedTest, BorrowingWaitsForATeamUnderItsGuaranteeAndIsWhatReclaimTa
   EXPECT_TRUE(scheduler_->ReclaimFor("team:vision", 1).empty()) << "vision is over its own";
 }
 
+TEST_F(QuotaSchedTest, ATeamUnderItsGuaranteeTakesBackBorrowedGpusByPreemption) {
+  ASSERT_NO_FATAL_FAILURE(Configure({"team:vision=gpus:1,borrow:2", "team:nlp=gpus:1"}));
+  int64_t vision = SubmitAs("olga", "vision", GpuWorkflow("v", 2));
+  uint64_t n1 = Connect("n1", 8, 2);
+  std::map<std::string, int64_t> started = Starts();
+  ASSERT_EQ(started.size(), 2u) << "nothing of nlp waits: vision borrows the second GPU";
+  for (const auto& [name, id] : started) Started(n1, id);
+  std::vector<int64_t> borrowed = scheduler_->BorrowedAttemptIds();
+  ASSERT_EQ(borrowed.size(), 1u);
+
+  // Nlp, under its guarantee of 1, finds both GPUs held: the borrowed attempt is stopped for it,
+  // though its run is of the same class.
+  int64_t nlp = SubmitAs("nick", "nlp", GpuWorkflow("n", 1));
+  std::vector<v1::CancelAttempt> cancels = TakeCancels();
+  ASSERT_EQ(cancels.size(), 1u);
+  EXPECT_EQ(cancels[0].attempt_id(), borrowed[0]);
+  EXPECT_EQ(cancels[0].reason(), "preempted");
+  std::string victim_stage = started.at(StrCat(vision, "/s0")) == borrowed[0] ? "s0" : "s1";
+  EXPECT_EQ(GetStage(nlp, "s0").reason(),
+            StrCat("waiting for an agent with 1 cpus, 1 GPUs free; preempting run ", vision,
+                   " stage ", victim_stage, " (normal) on n1 for its room"));
+  // The guaranteed attempt of vision is not touched; once the borrowed one ends, nlp starts.
+  Exit(n1, borrowed[0], 143, 15);
+  started = Starts();
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_TRUE(started.count(StrCat(nlp, "/s0")));
+  v1::Stage stopped = GetStage(vision, victim_stage);
+  ASSERT_EQ(stopped.attempts_size(), 1);
+  EXPECT_EQ(stopped.attempts(0).reason(),
+            StrCat("preempted: room for run ", nlp, " stage s0 (normal), taking back borrowed "
+                   "GPUs for team nlp's guarantee; 0.0 GPU-min after its start"));
+  EXPECT_EQ(stopped.status(), v1::STAGE_READY) << "queued again, on its infrastructure retry";
+}
+
 TEST_F(QuotaSchedTest, AStageHeldByItsGpuHourWindowStartsOnceTheWindowMovesOn) {
   ASSERT_NO_FATAL_FAILURE(Configure({"team:vision=gpu_hours:1/1h"}));
   int64_t run = SubmitAs("olga", "vision",
