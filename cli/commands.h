@@ -99,6 +99,18 @@ int DrainGpu(CommandContext& ctx, const std::string& target, const std::string& 
 // Sets run `run_id`'s GPU-hour budget (admin, audited) and prints where it stands.
 int SetBudget(CommandContext& ctx, int64_t run_id, double gpu_hours);
 
+// `longhaul budget --team NAME|--workflow NAME --gpu-hours N [--period 30d] [--hard]` (admin,
+// audited) and `longhaul budgets`: GPU-hour budgets across runs (commands_budgets.cc).
+struct ScopeBudgetOptions {
+  std::string team;
+  std::string workflow;
+  double gpu_hours = 0;
+  std::string period;  // "": the budget's current period, 30d for a new one
+  bool hard = false;
+};
+int SetScopeBudget(CommandContext& ctx, const ScopeBudgetOptions& options);
+int ListBudgets(CommandContext& ctx);
+
 struct AuditOptions {
   int limit = 50;
   int64_t before_id = 0;  // 0: from the newest

@@ -61,6 +61,8 @@ class GrpcCoordinator : public Coordinator {
   Result<v1::BackupResponse> Backup(const v1::BackupRequest& req) override;
   Result<v1::DrainGpuResponse> DrainGpu(const v1::DrainGpuRequest& req) override;
   Result<v1::Run> SetRunBudget(const v1::SetRunBudgetRequest& req) override;
+  Result<v1::ScopeBudget> SetBudget(const v1::SetBudgetRequest& req) override;
+  Result<v1::ListBudgetsResponse> ListBudgets(const v1::ListBudgetsRequest& req) override;
   Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req) override;
   Result<v1::GetSweepResponse> GetSweep(const v1::GetSweepRequest& req) override;
   Result<v1::GetLineageResponse> GetLineage(const v1::GetLineageRequest& req) override;

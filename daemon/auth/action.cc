@@ -30,6 +30,8 @@ ActionInfo Info(Action action) {
       return {"ListMetrics", "read metrics", Role::kViewer, false};
     case Action::kListNotifications:
       return {"ListNotifications", "list notifications", Role::kViewer, false};
+    case Action::kListBudgets:
+      return {"ListBudgets", "list budgets", Role::kViewer, false};
     case Action::kSubmitRun:
       return {"SubmitRun", "submit runs", Role::kOperator, true};
     case Action::kPivotRun:
@@ -50,6 +52,8 @@ ActionInfo Info(Action action) {
       return {"DrainGpu", "drain GPUs", Role::kAdmin, true};
     case Action::kSetRunBudget:
       return {"SetRunBudget", "set run budgets", Role::kAdmin, true};
+    case Action::kSetBudget:
+      return {"SetBudget", "set team and workflow budgets", Role::kAdmin, true};
   }
   return {"Unknown", "do this", Role::kAdmin, true};
 }

@@ -21,6 +21,7 @@ enum class Action {
   kListAttempts,
   kListMetrics,
   kListNotifications,
+  kListBudgets,  // the GPU-hour budgets of teams and workflows, and their use
   // Mutations of runs (operator). Dry runs are mutations too: they plan with the caller's input.
   kSubmitRun,
   kPivotRun,
@@ -35,6 +36,7 @@ enum class Action {
   kBackup,
   kDrainGpu,
   kSetRunBudget,  // raises (or lowers) a run's GPU-hour budget
+  kSetBudget,     // sets a team's or a workflow name's GPU-hour budget
 };
 
 // "viewer", "operator", "admin".

@@ -25,6 +25,7 @@ std::optional<auth::Action> ActionOf(const Request& request) {
     if (EndsWith(p, "/retry")) return auth::Action::kRetryStage;
     if (EndsWith(p, "/cancel")) return auth::Action::kCancelRun;
     if (EndsWith(p, "/budget")) return auth::Action::kSetRunBudget;
+    if (p == "/api/v1/budgets") return auth::Action::kSetBudget;
     if (p.rfind("/api/v1/agents/", 0) == 0 && (EndsWith(p, "/drain") || EndsWith(p, "/undrain"))) {
       return auth::Action::kDrainGpu;
     }
@@ -33,6 +34,7 @@ std::optional<auth::Action> ActionOf(const Request& request) {
   }
   if (p.rfind("/api/v1/agents", 0) == 0) return auth::Action::kListAgents;
   if (p.rfind("/api/v1/audit", 0) == 0) return auth::Action::kListAudit;
+  if (p == "/api/v1/budgets") return auth::Action::kListBudgets;
   if (EndsWith(p, "/watch")) return auth::Action::kWatchRun;
   if (EndsWith(p, "/logs")) return auth::Action::kReadLog;
   if (EndsWith(p, "/events")) return auth::Action::kListEvents;

@@ -110,6 +110,9 @@ class ClientApi {
   void set_priority_policy(scheduler::PriorityPolicy policy) { priority_ = std::move(policy); }
   // Sets a run's GPU-hour budget (Scheduler::SetRunBudget), `req.by` naming the caller.
   Result<v1::Run> SetRunBudget(const v1::SetRunBudgetRequest& req);
+  // Sets a team's or a workflow name's budget (Scheduler::SetScopeBudget); lists them.
+  Result<v1::ScopeBudget> SetBudget(const v1::SetBudgetRequest& req);
+  Result<v1::ListBudgetsResponse> ListBudgets(const v1::ListBudgetsRequest& req);
 
   // The audit trail, newest first.
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req);

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "core/duration.h"
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/rpc/client_api.h"
@@ -98,6 +99,12 @@ AuditSubject DescribeForAudit(const v1::SetRunBudgetRequest& req, const v1::Run&
   std::string used =
       resp.has_budget() ? StrCat(" (", resp.budget().used_gpu_hours(), " used)") : std::string();
   return {StrCat("run ", req.run_id()), StrCat("budget ", req.gpu_hours(), " GPU-h", used)};
+}
+
+AuditSubject DescribeForAudit(const v1::SetBudgetRequest& req, const v1::ScopeBudget& resp) {
+  return {Cut(StrCat(req.scope(), " ", req.name()), kMaxValue),
+          StrCat("budget ", req.gpu_hours(), " GPU-h for ", FormatWholeDurationMs(resp.period_ms()),
+                 req.hard() ? ", hard" : "", " (", resp.used_gpu_hours(), " used)")};
 }
 
 Result<v1::BackupResponse> ClientApi::Backup(const v1::BackupRequest& req) {

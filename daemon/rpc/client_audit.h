@@ -23,5 +23,6 @@ AuditSubject DescribeForAudit(const v1::TestNotifyRequest& req, const v1::TestNo
 AuditSubject DescribeForAudit(const v1::BackupRequest& req, const v1::BackupResponse& resp);
 AuditSubject DescribeForAudit(const v1::DrainGpuRequest& req, const v1::DrainGpuResponse& resp);
 AuditSubject DescribeForAudit(const v1::SetRunBudgetRequest& req, const v1::Run& resp);
+AuditSubject DescribeForAudit(const v1::SetBudgetRequest& req, const v1::ScopeBudget& resp);
 
 }  // namespace longhaul::rpc

@@ -18,6 +18,7 @@ enum class TimerKind {
   kAgentSilent,   // key: agent id; no heartbeat for agent_timeout
   kAgentLost,     // key: agent id; silent for lost_after
   kBudget,        // id: run id; its GPU use may have reached a budget threshold
+  kScopeBudget,   // key: "team/NAME" or "workflow/NAME"; a threshold or the period's end
 };
 
 struct Timer {

@@ -103,6 +103,9 @@ void Scheduler::FireTimer(const Timer& t) {
       }
       return;
     }
+    case TimerKind::kScopeBudget:
+      FireScopeBudgetTimer(t);
+      return;
     case TimerKind::kAgentSilent:
     case TimerKind::kAgentLost: {
       AgentState* agent = agents_.Find(t.key);

@@ -16,8 +16,9 @@ SchedulerTest::SchedulerTest() {
   NewScheduler();
 }
 
-void SchedulerTest::NewScheduler() {
+void SchedulerTest::NewScheduler(const std::function<void(Scheduler&)>& before_recover) {
   scheduler_ = std::make_unique<Scheduler>(store_.get(), &clock_, &link_, options_);
+  if (before_recover) before_recover(*scheduler_);
   ASSERT_TRUE(store_->Begin().ok());
   ASSERT_TRUE(scheduler_->Recover().ok());
   ASSERT_TRUE(scheduler_->FlushToStore().ok());
@@ -60,6 +61,11 @@ void SchedulerTest::RecoverAfterFailedCommit() {
 
 int64_t SchedulerTest::Submit(const std::string& yaml,
                               std::map<std::string, std::string> overrides) {
+  return SubmitWith(yaml, [&](SubmitInput& in) { in.overrides = std::move(overrides); });
+}
+
+int64_t SchedulerTest::SubmitWith(const std::string& yaml,
+                                  const std::function<void(SubmitInput&)>& edit) {
   auto wf = workflow::ParseWorkflow(yaml, "test.yaml");
   EXPECT_TRUE(wf.ok()) << wf.status();
   SubmitInput in;
@@ -67,7 +73,7 @@ int64_t SchedulerTest::Submit(const std::string& yaml,
   in.text = yaml;
   in.path = "test.yaml";
   in.hash = Sha256Hex(yaml);
-  in.overrides = std::move(overrides);
+  edit(in);
   int64_t id = 0;
   Batch([&] {
     auto out = scheduler_->Submit(std::move(in));

@@ -35,7 +35,9 @@ std::string MetricAtStep(const std::string& name, int64_t step, double value);
 class SchedulerTest : public ::testing::Test {
  protected:
   SchedulerTest();
-  void NewScheduler();  // a fresh scheduler over the same store: a coordinator restart
+  // A fresh scheduler over the same store: a coordinator restart. `before_recover` sets it up
+  // (its notifications, say) before it loads the store.
+  void NewScheduler(const std::function<void(Scheduler&)>& before_recover = {});
 
   void Batch(const std::function<void()>& fn = [] {});
   // As Batch(), but returns what the flush or the commit returned, as the loop's RunBatch: on
@@ -45,6 +47,8 @@ class SchedulerTest : public ::testing::Test {
   // (Recover) and commits that, without running the after-commit work.
   void RecoverAfterFailedCommit();
   int64_t Submit(const std::string& yaml, std::map<std::string, std::string> overrides = {});
+  // As Submit, with `edit` setting more of the input (its team, budget, ...) first.
+  int64_t SubmitWith(const std::string& yaml, const std::function<void(SubmitInput&)>& edit);
   // Connects agent `id` on a new session; returns the session id.
   uint64_t Connect(const std::string& id, double cpus = 4, int gpus = 0,
                    std::vector<v1::OwnedAttempt> owned = {});

@@ -132,6 +132,7 @@ export const toRun = (j: Json): Run => ({
     used_gpu_hours: num(j.budget.used_gpu_hours), reached: j.budget.reached === true,
     raised_by: str(j.budget.raised_by),
   } : null,
+  budget_hold: str(j.budget_hold),
 });
 
 export const toListRuns = (j: Json): ListRunsResponse => ({

@@ -85,6 +85,9 @@ export interface Run {
   user: string; team: string; priority: string;
   /** Its GPU-hour budget (docs/scheduling.md); null when it has none. */
   budget: RunBudget | null;
+  /** When a team's or workflow's budget pauses it, why ("team vision's budget of 500 GPU-h
+   * for 30d reached (501 used)"); "" otherwise. */
+  budget_hold: string;
 }
 
 export interface RunBudget {
