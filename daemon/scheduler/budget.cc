@@ -6,16 +6,12 @@
 #include "core/strings.h"
 
 namespace longhaul::scheduler {
-namespace {
 
-// Three significant digits: "10", "10.2", "0.0003".
 std::string BudgetHoursText(double hours) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", hours);
   return buf;
 }
-
-}  // namespace
 
 int64_t GpuMsUsedAt(const GpuUse& use, int64_t now_ms) {
   return use.ended_ms + std::max<int64_t>(0, use.running * now_ms - use.start_ms);

@@ -26,6 +26,9 @@ int BudgetPercentReached(int64_t used_ms, double budget_hours);
 std::optional<int64_t> NextBudgetCheckMs(const GpuUse& use, double budget_hours, int reached,
                                          int64_t now_ms);
 
+// GPU-hours to three significant digits: "10", "10.2", "0.0003".
+std::string BudgetHoursText(double hours);
+
 // "budget of 10 GPU-h reached (10.2 used)".
 std::string BudgetReachedReason(double budget_hours, int64_t used_ms);
 

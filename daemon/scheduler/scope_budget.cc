@@ -1,7 +1,6 @@
 #include "daemon/scheduler/scope_budget.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <utility>
 
 #include "core/duration.h"
@@ -11,15 +10,8 @@
 namespace longhaul::scheduler {
 namespace {
 
-// Three significant digits, as a run budget's reason writes them.
-std::string ScopeHoursText(double hours) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", hours);
-  return buf;
-}
-
 std::string ScopeBudgetText(const store::ScopeBudgetRow& row) {
-  return StrCat("budget of ", ScopeHoursText(row.gpu_hours), " GPU-h for ",
+  return StrCat("budget of ", BudgetHoursText(row.gpu_hours), " GPU-h for ",
                 FormatWholeDurationMs(row.period_ms));
 }
 
@@ -54,12 +46,12 @@ std::string ScopeLabel(const store::ScopeBudgetRow& row) {
 
 std::string ScopeReachedReason(const store::ScopeBudgetRow& row, int64_t used_ms) {
   return StrCat(ScopeLabel(row), "'s ", ScopeBudgetText(row), " reached (",
-                ScopeHoursText(GpuHoursOfMs(used_ms)), " used)");
+                BudgetHoursText(GpuHoursOfMs(used_ms)), " used)");
 }
 
 std::string ScopeWarningReason(const store::ScopeBudgetRow& row, int64_t used_ms) {
   return StrCat(ScopeLabel(row), " used ", kBudgetWarnPercent, " % of its ", ScopeBudgetText(row),
-                " (", ScopeHoursText(GpuHoursOfMs(used_ms)), " used)");
+                " (", BudgetHoursText(GpuHoursOfMs(used_ms)), " used)");
 }
 
 bool ScopeCovers(const store::ScopeBudgetRow& row, const store::RunRow& run) {
