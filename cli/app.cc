@@ -303,15 +303,46 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   });
 
   int64_t budget_run = 0;
-  double budget_hours = 0;
-  cmd = app.add_subcommand(
-      "budget", "set a run's GPU-hour budget; a run it paused continues (admin, audited)");
-  cmd->add_option("run", budget_run, "run id")->required()->check(RunIdCheck());
-  cmd->add_option("--gpu-hours", budget_hours, "the new budget in GPU-hours")
+  ScopeBudgetOptions scope_budget;
+  cmd = app.add_subcommand("budget",
+                           "set the GPU-hour budget of a run, or of a team's or a workflow's runs; "
+                           "what it paused continues (admin, audited)");
+  CLI::Option* budget_run_opt = cmd->add_option("run", budget_run, "run id")->check(RunIdCheck());
+  cmd->add_option("--gpu-hours", scope_budget.gpu_hours, "the new budget in GPU-hours")
       ->required()
       ->check(CLI::PositiveNumber);
-  cmd->callback(
-      [&] { action = [&](CommandContext& c) { return SetBudget(c, budget_run, budget_hours); }; });
+  CLI::Option* budget_team =
+      cmd->add_option("--team", scope_budget.team, "the budget of every run of this team");
+  CLI::Option* budget_workflow = cmd->add_option(
+      "--workflow", scope_budget.workflow, "the budget of every run of the workflow of this name");
+  budget_team->excludes(budget_run_opt)->excludes(budget_workflow);
+  budget_workflow->excludes(budget_run_opt);
+  cmd->add_option("--period", scope_budget.period,
+                  "with --team/--workflow: the length of a period, from when the budget was first "
+                  "set (default 30d; the use starts over each period)");
+  cmd->add_flag("--hard", scope_budget.hard,
+                "with --team/--workflow: at 100 % also stop the running attempts of its runs");
+  cmd->callback([&] {
+    action = [&](CommandContext& c) {
+      if (!scope_budget.team.empty() || !scope_budget.workflow.empty()) {
+        return SetScopeBudget(c, scope_budget);
+      }
+      if (budget_run == 0) {
+        return c.Fail(
+            absl::InvalidArgumentError("budget: give a run id, --team NAME or --workflow NAME"));
+      }
+      if (!scope_budget.period.empty() || scope_budget.hard) {
+        return c.Fail(absl::InvalidArgumentError(
+            "budget: --period and --hard go with --team or --workflow (a run's budget is hard "
+            "or not from its submission: --budget-hard)"));
+      }
+      return SetBudget(c, budget_run, scope_budget.gpu_hours);
+    };
+  });
+
+  cmd = app.add_subcommand("budgets",
+                           "list the GPU-hour budgets of teams and workflows: limit, use, state");
+  cmd->callback([&] { action = [&](CommandContext& c) { return ListBudgets(c); }; });
 
   std::vector<std::string> tag_args;
   bool tag_force = false, tag_remove = false;

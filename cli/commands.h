@@ -120,6 +120,18 @@ std::string TagsOnRunText(const v1::Run& run);
 // "tags.best-drafter -> run 41 train", one a tag: where a run's tag references came from.
 std::vector<std::string> TagUseLines(const google::protobuf::RepeatedPtrField<v1::TagUse>& uses);
 
+// `longhaul budget --team NAME|--workflow NAME --gpu-hours N [--period 30d] [--hard]` (admin,
+// audited) and `longhaul budgets`: GPU-hour budgets across runs (commands_budgets.cc).
+struct ScopeBudgetOptions {
+  std::string team;
+  std::string workflow;
+  double gpu_hours = 0;
+  std::string period;  // "": the budget's current period, 30d for a new one
+  bool hard = false;
+};
+int SetScopeBudget(CommandContext& ctx, const ScopeBudgetOptions& options);
+int ListBudgets(CommandContext& ctx);
+
 struct AuditOptions {
   int limit = 50;
   int64_t before_id = 0;  // 0: from the newest

@@ -99,6 +99,10 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
   if (run.no_cache()) out << "  cache:     off (--no-cache)\n";
   out << "  submitter: " << TerminalSafe(SubmitterLine(run)) << '\n';
   if (run.has_budget()) out << "  budget:    " << TerminalSafe(BudgetLine(run.budget())) << '\n';
+  if (!run.budget_hold().empty()) {  // a team's or workflow's budget pauses it
+    out << "  budget:    " << TerminalSafe(run.budget_hold())
+        << ": no new attempts until an admin raises it or its period ends\n";
+  }
   out << "  gpu-hours: " << FormatGpuHours(run.gpu_hours());
   // Stage time sums what is shown: not said for a run shown in part.
   if (run.next_stage_page_token().empty()) {

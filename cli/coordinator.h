@@ -64,6 +64,14 @@ class Coordinator {
   virtual Result<v1::ListTagsResponse> ListTags(const v1::ListTagsRequest& req) {
     return absl::UnimplementedError("tags are not supported by this coordinator");
   }
+  virtual Result<v1::ScopeBudget> SetBudget(const v1::SetBudgetRequest& req) {
+    return absl::UnimplementedError(
+        "team and workflow budgets are not supported by this coordinator");
+  }
+  virtual Result<v1::ListBudgetsResponse> ListBudgets(const v1::ListBudgetsRequest& req) {
+    return absl::UnimplementedError(
+        "team and workflow budgets are not supported by this coordinator");
+  }
   virtual Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req) {
     return absl::UnimplementedError("metric histories are not supported by this coordinator");
   }

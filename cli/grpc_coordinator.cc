@@ -151,6 +151,16 @@ Result<v1::DrainAgentResponse> GrpcCoordinator::DrainAgent(const v1::DrainAgentR
       [&](auto* ctx, auto* resp) { return stub_->DrainAgent(ctx, req, resp); });
 }
 
+Result<v1::ScopeBudget> GrpcCoordinator::SetBudget(const v1::SetBudgetRequest& req) {
+  return Unary<v1::ScopeBudget>(
+      [&](auto* ctx, auto* resp) { return stub_->SetBudget(ctx, req, resp); });
+}
+
+Result<v1::ListBudgetsResponse> GrpcCoordinator::ListBudgets(const v1::ListBudgetsRequest& req) {
+  return Unary<v1::ListBudgetsResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->ListBudgets(ctx, req, resp); });
+}
+
 Result<v1::DrainGpuResponse> GrpcCoordinator::DrainGpu(const v1::DrainGpuRequest& req) {
   return Unary<v1::DrainGpuResponse>(
       [&](auto* ctx, auto* resp) { return stub_->DrainGpu(ctx, req, resp); });

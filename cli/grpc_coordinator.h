@@ -66,6 +66,8 @@ class GrpcCoordinator : public Coordinator {
   Result<v1::Tag> SetTag(const v1::SetTagRequest& req) override;
   Result<v1::Tag> RemoveTag(const v1::RemoveTagRequest& req) override;
   Result<v1::ListTagsResponse> ListTags(const v1::ListTagsRequest& req) override;
+  Result<v1::ScopeBudget> SetBudget(const v1::SetBudgetRequest& req) override;
+  Result<v1::ListBudgetsResponse> ListBudgets(const v1::ListBudgetsRequest& req) override;
   Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req) override;
   Result<v1::GetSweepResponse> GetSweep(const v1::GetSweepRequest& req) override;
   Result<v1::GetLineageResponse> GetLineage(const v1::GetLineageRequest& req) override;

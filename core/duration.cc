@@ -84,4 +84,12 @@ std::string FormatDurationMs(int64_t ms) {
   return buf;
 }
 
+std::string FormatWholeDurationMs(int64_t ms) {
+  constexpr int64_t kMinute = 60'000, kHour = 60 * kMinute, kDay = 24 * kHour;
+  if (ms > 0 && ms % kDay == 0) return StrCat(ms / kDay, "d");
+  if (ms > 0 && ms % kHour == 0) return StrCat(ms / kHour, "h");
+  if (ms > 0 && ms % kMinute == 0) return StrCat(ms / kMinute, "m");
+  return FormatDurationMs(ms);
+}
+
 }  // namespace longhaul

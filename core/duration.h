@@ -15,5 +15,8 @@ Result<int64_t> ParseDurationMs(std::string_view text);
 
 // "350ms", "42s", "5m07s", "3h05m", "2d04h": short, for tables.
 std::string FormatDurationMs(int64_t ms);
+// A whole number of days, hours or minutes as a flag would give it ("30d", "36h", "90m");
+// FormatDurationMs otherwise.
+std::string FormatWholeDurationMs(int64_t ms);
 
 }  // namespace longhaul

@@ -36,6 +36,8 @@ ActionInfo Info(Action action) {
       return {"SetTag", "tag stage results", Role::kOperator, true};
     case Action::kRemoveTag:
       return {"RemoveTag", "remove tags", Role::kOperator, true};
+    case Action::kListBudgets:
+      return {"ListBudgets", "list budgets", Role::kViewer, false};
     case Action::kSubmitRun:
       return {"SubmitRun", "submit runs", Role::kOperator, true};
     case Action::kPivotRun:
@@ -60,6 +62,8 @@ ActionInfo Info(Action action) {
       return {"SetRunBudget", "set run budgets", Role::kAdmin, true};
     case Action::kSetRunPriority:
       return {"SetRunPriority", "change run classes", Role::kOperator, true};
+    case Action::kSetBudget:
+      return {"SetBudget", "set team and workflow budgets", Role::kAdmin, true};
   }
   return {"Unknown", "do this", Role::kAdmin, true};
 }

@@ -22,6 +22,7 @@ enum class Action {
   kListMetrics,
   kListNotifications,
   kListTags,
+  kListBudgets,  // the GPU-hour budgets of teams and workflows, and their use
   // Mutations of runs (operator). Dry runs are mutations too: they plan with the caller's input.
   kSubmitRun,
   kPivotRun,
@@ -42,6 +43,7 @@ enum class Action {
   // --priority-allow, as at submission).
   kSetRunPriority,
   kDrainAgent,    // a maintenance window on an agent, or its removal
+  kSetBudget,     // sets a team's or a workflow name's GPU-hour budget
 };
 
 // "viewer", "operator", "admin".

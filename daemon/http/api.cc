@@ -490,6 +490,15 @@ Response HandleApi(rpc::ClientApi* api, const Request& req,
     return Reply(api->ListAgents());
   }
   if (segments[0] == "agents" && segments.size() == 3) return AgentAction(api, req, segments);
+  if (segments[0] == "budgets" && segments.size() == 1) {
+    // GET: every team and workflow budget; POST {"scope","name","gpu_hours","hard",
+    // "period_ms"}: SetBudget (admin, audited).
+    if (req.method == "GET") return Reply(api->ListBudgets(v1::ListBudgetsRequest()));
+    if (req.method != "POST") return MethodNotAllowed(req, "GET, POST");
+    return Mutate(
+        api, req, auth::Action::kSetBudget,
+        [&](v1::SetBudgetRequest& q) { q.set_by(req.principal.name); }, &rpc::ClientApi::SetBudget);
+  }
   if (segments[0] == "agents" && segments.size() == 5 && segments[2] == "gpus") {
     return GpuAction(api, req, segments);
   }

@@ -29,6 +29,9 @@ std::string Headline(const Event& e) {
   if (e.kind == "run_failed") return StrCat(run, " failed");
   if (e.kind == "run_cancelled") return StrCat(run, " was cancelled");
   if (e.kind == "agent_lost") return StrCat("agent ", e.agent, " lost");
+  // A team's or a workflow's budget (no run): the reason names it.
+  if (e.kind == "budget_warning" && e.run_id == 0) return "80 % of a GPU-hour budget used";
+  if (e.kind == "budget_reached" && e.run_id == 0) return "a GPU-hour budget was reached";
   if (e.kind == "budget_warning") return StrCat(run, " used 80 % of its GPU-hour budget");
   if (e.kind == "budget_reached") return StrCat(run, " reached its GPU-hour budget: paused");
   if (e.kind == "gpu_fault" && e.run_id == 0) return StrCat("GPU fault on ", e.agent);

@@ -10,7 +10,7 @@ namespace longhaul::notify {
 
 struct Event {
   std::string kind;    // one of workflow::kNotifyEvents
-  int64_t run_id = 0;  // 0: not about a run (agent_lost)
+  int64_t run_id = 0;  // 0: not about a run (agent_lost, a team's or workflow's budget)
   std::string workflow;
   std::string stage;  // "" for run and agent events
   int attempt = 0;    // 0: none

@@ -87,6 +87,21 @@ Result<v1::Run> ClientApi::SetRunBudget(const v1::SetRunBudgetRequest& req) {
       [this, req] { return scheduler_->SetRunBudget(req.run_id(), req.gpu_hours(), req.by()); });
 }
 
+Result<v1::ScopeBudget> ClientApi::SetBudget(const v1::SetBudgetRequest& req) {
+  return loop_->Call<v1::ScopeBudget>([this, req] { return scheduler_->SetScopeBudget(req); });
+}
+
+Result<v1::ListBudgetsResponse> ClientApi::ListBudgets(const v1::ListBudgetsRequest&) {
+  ASSIGN_OR_RETURN(
+      std::vector<v1::ScopeBudget> budgets,
+      loop_->Call<std::vector<v1::ScopeBudget>>([this]() -> Result<std::vector<v1::ScopeBudget>> {
+        return scheduler_->ListScopeBudgets();
+      }));
+  v1::ListBudgetsResponse resp;
+  for (auto& b : budgets) *resp.add_budgets() = std::move(b);
+  return resp;
+}
+
 Result<v1::SubmitRunResponse> ClientApi::PivotOnce(const v1::PivotRunRequest& req) {
   ASSIGN_OR_RETURN(store::SqliteStore::RunSource src, store_->GetRunSource(req.run_id()));
   Result<workflow::Workflow> wf = workflow::ParseWorkflow(src.workflow_text, src.workflow_path);

@@ -131,6 +131,9 @@ class ClientApi {
   Status AddRunTags(v1::Run* run);
   // Fills each listed run's tags (not its tag_uses): the runs list's tag chips.
   Status AddListedRunTags(v1::ListRunsResponse* resp);
+  // Sets a team's or a workflow name's budget (Scheduler::SetScopeBudget); lists them.
+  Result<v1::ScopeBudget> SetBudget(const v1::SetBudgetRequest& req);
+  Result<v1::ListBudgetsResponse> ListBudgets(const v1::ListBudgetsRequest& req);
 
   // The audit trail, newest first.
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req);

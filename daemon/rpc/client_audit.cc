@@ -3,6 +3,7 @@
 #include <map>
 
 #include "absl/time/time.h"
+#include "core/duration.h"
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/rpc/client_api.h"
@@ -129,6 +130,12 @@ AuditSubject DescribeForAudit(const v1::SetTagRequest& req, const v1::Tag& resp)
 AuditSubject DescribeForAudit(const v1::RemoveTagRequest& req, const v1::Tag& resp) {
   return {Cut(StrCat("tag ", req.name()), kMaxValue),
           resp.previous().empty() ? "" : StrCat("was on ", resp.previous())};
+}
+
+AuditSubject DescribeForAudit(const v1::SetBudgetRequest& req, const v1::ScopeBudget& resp) {
+  return {Cut(StrCat(req.scope(), " ", req.name()), kMaxValue),
+          StrCat("budget ", req.gpu_hours(), " GPU-h for ", FormatWholeDurationMs(resp.period_ms()),
+                 req.hard() ? ", hard" : "", " (", resp.used_gpu_hours(), " used)")};
 }
 
 Result<v1::BackupResponse> ClientApi::Backup(const v1::BackupRequest& req) {

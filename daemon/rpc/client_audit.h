@@ -28,5 +28,6 @@ AuditSubject DescribeForAudit(const v1::DrainAgentRequest& req, const v1::DrainA
 // "tag best-drafter", "run 45 train (moved from run 41 train)": a move keeps its history here.
 AuditSubject DescribeForAudit(const v1::SetTagRequest& req, const v1::Tag& resp);
 AuditSubject DescribeForAudit(const v1::RemoveTagRequest& req, const v1::Tag& resp);
+AuditSubject DescribeForAudit(const v1::SetBudgetRequest& req, const v1::ScopeBudget& resp);
 
 }  // namespace longhaul::rpc

@@ -194,6 +194,23 @@ grpc::Status ClientServiceImpl::SetRunPriority(grpc::ServerContext* ctx,
                          resp);
 }
 
+grpc::Status ClientServiceImpl::SetBudget(grpc::ServerContext* ctx, const v1::SetBudgetRequest* req,
+                                          v1::ScopeBudget* resp) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kSetBudget);
+  if (!principal.ok()) return ToGrpc(principal.status());
+  v1::SetBudgetRequest named = *req;
+  named.set_by(principal->name);  // who set it, on the budget's record
+  return Answer<v1::ScopeBudget>(
+      AuditedCall(api_, *principal, auth::Action::kSetBudget, named, &ClientApi::SetBudget), resp);
+}
+
+grpc::Status ClientServiceImpl::ListBudgets(grpc::ServerContext* ctx,
+                                            const v1::ListBudgetsRequest* req,
+                                            v1::ListBudgetsResponse* resp) {
+  return Read(*authorizer_, ctx, auth::Action::kListBudgets, resp,
+              [&] { return api_->ListBudgets(*req); });
+}
+
 grpc::Status ClientServiceImpl::DrainGpu(grpc::ServerContext* ctx, const v1::DrainGpuRequest* req,
                                          v1::DrainGpuResponse* resp) {
   return MutateAsCaller(api_, *authorizer_, ctx, auth::Action::kDrainGpu, *req, resp,

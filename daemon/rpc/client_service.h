@@ -50,6 +50,10 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
                             v1::Run* resp) override;
   grpc::Status SetRunPriority(grpc::ServerContext* ctx, const v1::SetRunPriorityRequest* req,
                               v1::Run* resp) override;
+  grpc::Status SetBudget(grpc::ServerContext* ctx, const v1::SetBudgetRequest* req,
+                         v1::ScopeBudget* resp) override;
+  grpc::Status ListBudgets(grpc::ServerContext* ctx, const v1::ListBudgetsRequest* req,
+                           v1::ListBudgetsResponse* resp) override;
   grpc::Status ListAudit(grpc::ServerContext* ctx, const v1::ListAuditRequest* req,
                          v1::ListAuditResponse* resp) override;
   grpc::Status CollectGarbage(grpc::ServerContext* ctx, const v1::GcRequest* req,

@@ -16,12 +16,15 @@ void Scheduler::BudgetCheckSoon(RunState* run) {
 }
 
 void Scheduler::CheckBudget(RunState* run) {
-  if (!run->row.budget_gpu_hours || run->row.ended_at_ms) return;
+  if (run->row.ended_at_ms) return;
+  if (!run->row.budget_gpu_hours) {
+    ApplyBudgetHold(run);  // a team's or workflow's budget may hold it
+    return;
+  }
   double budget = *run->row.budget_gpu_hours;
   int64_t now = clock_->NowMs();
   int64_t used = GpuMsUsedAt(run->gpu, now);
   int reached = BudgetPercentReached(used, budget);
-  std::string reason = BudgetReachedReason(budget, used);
   // A notice once per threshold, remembered in the run's row across restarts.
   if (reached > run->row.budget_noticed) {
     run->row.budget_noticed = reached;
@@ -29,7 +32,8 @@ void Scheduler::CheckBudget(RunState* run) {
       GetLogger("scheduler")->error("run {}: {}", run->row.id, ToStd(st.message()));
     }
     if (reached >= 100) {
-      Notice("budget_reached", run, nullptr, 0, StrCat(reason, "; no new attempts"), "");
+      Notice("budget_reached", run, nullptr, 0,
+             StrCat(BudgetReachedReason(budget, used), "; no new attempts"), "");
     } else {
       Notice("budget_warning", run, nullptr, 0,
              StrCat(kBudgetWarnPercent, " % of the budget of ", budget, " GPU-h used (",
@@ -37,23 +41,62 @@ void Scheduler::CheckBudget(RunState* run) {
              "");
     }
   }
-  bool over = reached >= 100;
-  if (over && !run->budget_paused) {
-    run->budget_paused = true;
-    GetLogger("scheduler")->info("run {}: {}; paused", run->row.id, reason);
+  ApplyBudgetHold(run);
+  ++run->budget_gen;  // earlier timers are stale now
+  if (std::optional<int64_t> at = NextBudgetCheckMs(run->gpu, budget, reached, now)) {
+    timers_.Push({*at, TimerKind::kBudget, run->row.id, "", run->budget_gen});
+  }
+}
+
+std::optional<Scheduler::BudgetHold> Scheduler::BudgetHoldOf(const RunState& run) const {
+  BudgetHold hold;
+  std::optional<std::string> own;
+  if (run.row.budget_gpu_hours) {
+    int64_t used = GpuMsUsedAt(run.gpu, clock_->NowMs());
+    if (BudgetPercentReached(used, *run.row.budget_gpu_hours) >= 100) {
+      own = BudgetReachedReason(*run.row.budget_gpu_hours, used);
+      hold.hard = run.row.budget_hard;
+    }
+  }
+  std::optional<std::string> scope = ScopeHoldOf(run, &hold.hard);
+  if (!own && !scope) return std::nullopt;
+  hold.reason = own ? *own : *scope;
+  hold.scope_reason = scope.value_or("");
+  return hold;
+}
+
+void Scheduler::RecordBudgetHold(RunState* run, const std::string& scope_reason) {
+  if (run->row.budget_hold == scope_reason) return;
+  run->row.budget_hold = scope_reason;
+  if (Status st = store_->UpdateRunBudget(run->row); !st.ok()) {
+    GetLogger("scheduler")->error("run {}: {}", run->row.id, ToStd(st.message()));
+  }
+  batch_.changed_runs.insert(run->row.id);
+}
+
+void Scheduler::ApplyBudgetHold(RunState* run) {
+  if (run->row.ended_at_ms) return;
+  std::optional<BudgetHold> hold = BudgetHoldOf(*run);
+  RecordBudgetHold(run, hold ? hold->scope_reason : "");
+  if (hold) {
+    if (!run->budget_paused) {
+      run->budget_paused = true;
+      GetLogger("scheduler")->info("run {}: {}; paused", run->row.id, hold->reason);
+    }
     for (auto& s : run->stages) {
       if (s->row.status == v1::STAGE_READY) {
         ready_.Remove(ReadyEntryOf(s.get()), s->row.resources, PlacementKey(s.get()));
-        s->row.reason = reason;
-        MarkChanged(s.get());
-      } else if (run->row.budget_hard && s->current != nullptr && s->current->kill_reason.empty()) {
-        StopAttempt(s->current, "budget", reason);
+        if (s->row.reason != hold->reason) {
+          s->row.reason = hold->reason;
+          MarkChanged(s.get());
+        }
+      } else if (hold->hard && s->current != nullptr && s->current->kill_reason.empty()) {
+        StopAttempt(s->current, "budget", hold->reason);
       }
     }
-  } else if (!over && run->budget_paused) {
+  } else if (run->budget_paused) {
     run->budget_paused = false;
-    GetLogger("scheduler")
-        ->info("run {}: budget raised to {} GPU-h; continues", run->row.id, budget);
+    GetLogger("scheduler")->info("run {}: within its budgets again; continues", run->row.id);
     for (auto& s : run->stages) {
       if (s->row.status != v1::STAGE_READY) continue;
       s->row.reason = ReadyReason(s.get());
@@ -62,17 +105,21 @@ void Scheduler::CheckBudget(RunState* run) {
     }
     dispatch_needed_ = true;
   }
-  ++run->budget_gen;  // earlier timers are stale now
-  if (std::optional<int64_t> at = NextBudgetCheckMs(run->gpu, budget, reached, now)) {
-    timers_.Push({*at, TimerKind::kBudget, run->row.id, "", run->budget_gen});
-  }
 }
 
 bool Scheduler::BudgetHolds(StageState* s) {
   RunState* run = s->run;
-  if (!run->budget_paused) return false;
-  s->row.reason =
-      BudgetReachedReason(*run->row.budget_gpu_hours, GpuMsUsedAt(run->gpu, clock_->NowMs()));
+  if (!run->budget_paused && scope_budgets_.empty()) return false;
+  std::optional<BudgetHold> hold = BudgetHoldOf(*run);
+  if (!run->budget_paused) {
+    if (!hold) return false;
+    // A team's or workflow's budget was reached before this run had a stage ready.
+    run->budget_paused = true;
+    RecordBudgetHold(run, hold->scope_reason);
+    GetLogger("scheduler")->info("run {}: {}; paused", run->row.id, hold->reason);
+  }
+  // Paused and no longer held: the check that resumes it is due and returns it to the queue.
+  if (hold) s->row.reason = hold->reason;
   MarkChanged(s);
   return true;
 }
@@ -81,7 +128,10 @@ void Scheduler::FillBudget(const RunState& run, v1::Run* out) const {
   if (!out->has_budget()) return;
   double used = GpuHoursOfMs(GpuMsUsedAt(run.gpu, clock_->NowMs()));
   out->mutable_budget()->set_used_gpu_hours(used);
-  out->mutable_budget()->set_reached(run.budget_paused);
+  // Its own budget is reached (a team's or workflow's may pause it as well: budget_hold).
+  out->mutable_budget()->set_reached(run.budget_paused &&
+                                     BudgetPercentReached(GpuMsUsedAt(run.gpu, clock_->NowMs()),
+                                                          out->budget().gpu_hours()) >= 100);
 }
 
 Result<v1::Run> Scheduler::SetRunBudget(int64_t run_id, double gpu_hours, const std::string& by) {

@@ -56,6 +56,7 @@ Status Scheduler::Recover() {
     agents_.Add(std::move(agent));
   }
   RETURN_IF_ERROR(LoadDrains());
+  RETURN_IF_ERROR(LoadScopeBudgets());  // before the runs: what pauses them
   ASSIGN_OR_RETURN(auto runs, store_->LoadActiveRuns());
   for (const auto& run_row : runs) {
     Result<RunState*> loaded = LoadRunIntoMemory(run_row.id);
@@ -64,6 +65,7 @@ Status Scheduler::Recover() {
           ->error("run {}: cannot recover: {}", run_row.id, ToStd(loaded.status().message()));
     }
   }
+  RecoverScopeUse();
   for (auto& [id, agent] : agents_) {
     if (!agent->attempts.empty()) ArmAgentTimers(agent.get());
   }

@@ -82,6 +82,7 @@ void Scheduler::CountGpuUse(AttemptState* a) {
   run.ended_ms += now.ended_ms - a->counted.ended_ms;
   run.running += now.running - a->counted.running;
   run.start_ms += now.start_ms - a->counted.start_ms;
+  CountScopeUse(*a, a->counted, now);
   a->counted = now;
   TouchTotals(a->stage->run);
   BudgetCheckSoon(a->stage->run);

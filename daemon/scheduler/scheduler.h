@@ -42,6 +42,7 @@
 #include "daemon/scheduler/quota.h"
 #include "daemon/scheduler/ready_queue.h"
 #include "daemon/scheduler/run_table.h"
+#include "daemon/scheduler/scope_budget.h"
 #include "daemon/scheduler/timer_queue.h"
 #include "daemon/scheduler/watcher.h"
 #include "daemon/store/sqlite_store.h"
@@ -142,6 +143,12 @@ class Scheduler {
   Result<v1::Tag> SetTag(const std::string& name, int64_t run_id, const std::string& stage,
                          bool force, const std::string& by);
   Result<v1::Tag> RemoveTag(const std::string& name);
+  // Sets the budget of a team's or a workflow name's runs (`req.by` names the admin): the runs
+  // it paused continue when the new one is above the scope's use in the period; `hard` stops
+  // the running ones of a scope at 100 %. InvalidArgument for a bad scope, name, hours <= 0 or
+  // a period under an hour. Every budget, by scope and name. (scope_budget_sched.cc)
+  Result<v1::ScopeBudget> SetScopeBudget(const v1::SetBudgetRequest& req);
+  std::vector<v1::ScopeBudget> ListScopeBudgets() const;
   std::vector<v1::AgentInfo> ListAgents() const;
   // True while run `run_id` is in memory and has not ended (retention leaves it alone).
   bool RunIsActive(int64_t run_id) const;
@@ -264,6 +271,34 @@ class Scheduler {
   bool BudgetHolds(StageState* s);
   void BudgetCheckSoon(RunState* run);
   void FillBudget(const RunState& run, v1::Run* out) const;
+  // What pauses a run: its own budget reached, or a team's or workflow's (scope_reason, the
+  // first one's reason); `hard` when any of those reached is hard. ApplyBudgetHold pauses
+  // (ready stages leave the queue; `hard`: running attempts stop) or resumes the run to match.
+  struct BudgetHold {
+    std::string reason;
+    std::string scope_reason;
+    bool hard = false;
+  };
+  std::optional<BudgetHold> BudgetHoldOf(const RunState& run) const;
+  void ApplyBudgetHold(RunState* run);
+  // Writes the run's budget_hold (a scope's reason, "" for none) when it changed.
+  void RecordBudgetHold(RunState* run, const std::string& scope_reason);
+
+  // scope_budget_sched.cc: budgets of a team's or a workflow name's runs. LoadScopeBudgets
+  // (Recover, before the runs) reads them and what ended attempts used in their periods;
+  // RecoverScopeUse (after the runs) adds the running attempts and checks each. CountScopeUse:
+  // an attempt's GpuUse changed (CountGpuUse). CheckScopeBudget notifies once per threshold and
+  // period and, when the scope crossed 100 % either way (or `apply_to_all`), applies the hold
+  // to each run it covers; it arms the next check. ScopeHoldOf: the reason of the first reached
+  // scope budget covering `run`, and sets *hard when one of those is hard.
+  Status LoadScopeBudgets();
+  void RecoverScopeUse();
+  void CountRunningScopeUse(ScopeBudget* b);
+  void CountScopeUse(const AttemptState& a, const GpuUse& before, const GpuUse& now);
+  void CheckScopeBudget(ScopeBudget* b, bool apply_to_all);
+  void FireScopeBudgetTimer(const Timer& t);
+  std::optional<std::string> ScopeHoldOf(const RunState& run, bool* hard) const;
+  v1::ScopeBudget SnapshotScopeBudget(const ScopeBudget& b) const;
 
   // preemption_sched.cc: a waiting stage of a higher class takes room from running attempts
   // of lower classes (docs/scheduling.md, "Preemption"). PreemptFor: for ready task `s` that
@@ -555,6 +590,8 @@ class Scheduler {
   notify::Notifier* notifier_ = nullptr;
   workflow::NotifySpec notify_spec_;
   std::string ui_base_;
+  // Budgets of teams and workflow names, by "scope/name" (scope_budget_sched.cc).
+  std::map<std::string, std::unique_ptr<ScopeBudget>> scope_budgets_;
 };
 
 }  // namespace longhaul::scheduler

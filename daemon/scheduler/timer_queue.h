@@ -20,6 +20,7 @@ enum class TimerKind {
   kBudget,        // id: run id; its GPU use may have reached a budget threshold
   kDrain,         // key: agent id; its maintenance window begins (maintenance_sched.cc)
   kQuota,         // a GPU-hour quota's window has moved on: dispatch again
+  kScopeBudget,   // key: "team/NAME" or "workflow/NAME"; a threshold or the period's end
 };
 
 struct Timer {

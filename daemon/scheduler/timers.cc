@@ -109,6 +109,9 @@ void Scheduler::FireTimer(const Timer& t) {
     case TimerKind::kDrain:
       DrainDue(t.key, t.generation);
       return;
+    case TimerKind::kScopeBudget:
+      FireScopeBudgetTimer(t);
+      return;
     case TimerKind::kAgentSilent:
     case TimerKind::kAgentLost: {
       AgentState* agent = agents_.Find(t.key);

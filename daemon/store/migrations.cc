@@ -377,6 +377,26 @@ CREATE TABLE run_tag_uses (
 );
 CREATE INDEX run_tag_uses_by_stage ON run_tag_uses(from_stage_id);
 )sql",
+      // 21: GPU-hour budgets of a team's or a workflow name's runs, per period
+      // (docs/scheduling.md): the period runs from `anchor_ms` in steps of `period_ms`;
+      // `noticed` is the last threshold notified in the period that starts at `noticed_period_ms`.
+      // A run's `budget_hold`: why such a budget pauses it ("" when none does).
+      R"sql(
+ALTER TABLE runs ADD COLUMN budget_hold TEXT NOT NULL DEFAULT '';
+CREATE TABLE budgets (
+  scope TEXT NOT NULL,
+  name TEXT NOT NULL,
+  gpu_hours REAL NOT NULL,
+  hard INTEGER NOT NULL DEFAULT 0,
+  period_ms INTEGER NOT NULL,
+  anchor_ms INTEGER NOT NULL,
+  set_by TEXT NOT NULL DEFAULT '',
+  set_at_ms INTEGER NOT NULL,
+  noticed INTEGER NOT NULL DEFAULT 0,
+  noticed_period_ms INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (scope, name)
+);
+)sql",
   };
   return kMigrations;
 }

@@ -21,6 +21,7 @@ void RunRowToProto(const RunRow& r, v1::Run* out) {
   out->set_user(r.user);
   out->set_team(r.team);
   out->set_priority(r.priority);
+  out->set_budget_hold(r.budget_hold);
   if (r.budget_gpu_hours) {
     v1::RunBudget* b = out->mutable_budget();
     b->set_gpu_hours(*r.budget_gpu_hours);

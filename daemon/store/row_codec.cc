@@ -90,7 +90,8 @@ v1::Resources JsonToResources(const std::string& text) {
   ", r.status, r.params_json, "                                                              \
   "r.overrides_json, r.parent_run_id, r.from_stage, r.no_cache, r.reason, r.created_at_ms, " \
   "r.started_at_ms, r.ended_at_ms, r.description, r.collected_at_ms, r.submitted_by, r.team, " \
-  "r.priority, r.budget_gpu_hours, r.budget_hard, r.budget_raised_by, r.budget_noticed"
+  "r.priority, r.budget_gpu_hours, r.budget_hard, r.budget_raised_by, r.budget_noticed, " \
+  "r.budget_hold"
 const char kRunColumns[] = LONGHAUL_RUN_COLUMNS("w.text");
 const char kShownRunColumns[] = LONGHAUL_RUN_COLUMNS("''");
 #undef LONGHAUL_RUN_COLUMNS
@@ -150,6 +151,7 @@ RunRow ReadRun(const Stmt& st) {
   r.budget_hard = st.Int(21) != 0;
   r.budget_raised_by = st.Text(22);
   r.budget_noticed = static_cast<int>(st.Int(23));
+  r.budget_hold = st.Text(24);
   return r;
 }
 

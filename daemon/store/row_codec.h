@@ -26,7 +26,7 @@ extern const char kRunColumns[];  // FROM runs r JOIN workflows w ON w.id = r.wo
 // kRunColumns with '' for the workflow's text, FROM runs r alone: for reads that show runs, which
 // never need the text (a sweep's is megabytes, and a page of runs would read each one).
 extern const char kShownRunColumns[];
-constexpr int kRunColumnCount = 24;  // in either list
+constexpr int kRunColumnCount = 25;  // in either list
 extern const char kStageColumns[];
 // A run's kept totals (RunTotals), FROM runs r; read with ReadRunTotals.
 extern const char kRunTotalsColumns[];

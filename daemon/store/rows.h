@@ -42,6 +42,24 @@ struct RunRow {
   bool budget_hard = false;
   std::string budget_raised_by;
   int budget_noticed = 0;
+  // Why a team's or workflow's budget pauses it ("" when none holds it), as last written.
+  std::string budget_hold;
+};
+
+// A GPU-hour budget of every run of a team or a workflow name (docs/scheduling.md): its
+// periods run from `anchor_ms` in steps of `period_ms`; `noticed` is the last threshold (0, 80
+// or 100 percent) notified in the period that starts at `noticed_period_ms`.
+struct ScopeBudgetRow {
+  std::string scope;  // "team" or "workflow"
+  std::string name;
+  double gpu_hours = 0;
+  bool hard = false;
+  int64_t period_ms = 0;
+  int64_t anchor_ms = 0;
+  std::string set_by;
+  int64_t set_at_ms = 0;
+  int noticed = 0;
+  int64_t noticed_period_ms = 0;
 };
 
 // A run's totals, kept by the scheduler as its stages and attempts change and written with the

@@ -142,7 +142,7 @@ Status SqliteStore::UpdateRun(const RunRow& run) {
 Status SqliteStore::UpdateRunBudget(const RunRow& run) {
   ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(
       "UPDATE runs SET budget_gpu_hours = ?, budget_hard = ?, budget_raised_by = ?, "
-      "budget_noticed = ? WHERE id = ?"));
+      "budget_noticed = ?, budget_hold = ? WHERE id = ?"));
   if (run.budget_gpu_hours) {
     st->Bind(1, *run.budget_gpu_hours);
   } else {
@@ -151,7 +151,8 @@ Status SqliteStore::UpdateRunBudget(const RunRow& run) {
   st->Bind(2, run.budget_hard ? 1 : 0)
       .Bind(3, run.budget_raised_by)
       .Bind(4, run.budget_noticed)
-      .Bind(5, run.id);
+      .Bind(5, run.budget_hold)
+      .Bind(6, run.id);
   return st->Run();
 }
 

@@ -123,6 +123,14 @@ class SqliteStore {
   Status UpdateRunBudget(const RunRow& run);
   // The run's priority class (changed after submission).
   Status UpdateRunPriority(int64_t run_id, const std::string& priority);
+  // Budgets of teams and workflow names (sqlite_store_budgets.cc): written whole, keyed by
+  // scope and name; every one, by scope and name; and the GPU-milliseconds of the ended
+  // attempts of the scope's runs from `since_ms` on (an attempt that began before counts from
+  // since_ms), the figure of `gpu-hours` for the part of each attempt in the period.
+  Status PutScopeBudget(const ScopeBudgetRow& row);
+  Result<std::vector<ScopeBudgetRow>> LoadScopeBudgets();
+  Result<int64_t> ScopeEndedGpuMs(const std::string& scope, const std::string& name,
+                                  int64_t since_ms);
   Status InsertStage(StageRow* stage);  // sets stage->id
   // Writes what changes while a run goes on (status, reason, counters, outputs, progress,
   // messages, retry and checkpoint, times, agent); what the submission decided (name, kind,

@@ -41,6 +41,10 @@ TEST(DurationTest, RejectsWhatIsNotANumberOrOutOfRange) {
 }
 
 TEST(DurationTest, FormatsShort) {
+  EXPECT_EQ(FormatWholeDurationMs(30LL * 86'400'000), "30d");
+  EXPECT_EQ(FormatWholeDurationMs(36 * 3'600'000), "36h");
+  EXPECT_EQ(FormatWholeDurationMs(90 * 60'000), "90m");
+  EXPECT_EQ(FormatWholeDurationMs(90'500), "1m30s");
   EXPECT_EQ(FormatDurationMs(350), "350ms");
   EXPECT_EQ(FormatDurationMs(42'000), "42s");
   EXPECT_EQ(FormatDurationMs(307'000), "5m07s");

@@ -75,6 +75,42 @@ class HttpApiTest : public ClusterTest {
   std::string addr_;
 };
 
+TEST_F(HttpApiTest, BudgetsOfTeamsAndWorkflowsAreSetAndListed) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  auto set = Post("/api/v1/budgets", {{"scope", "workflow"},
+                                      {"name", "web"},
+                                      {"gpu_hours", 12.5},
+                                      {"period_ms", "604800000"},
+                                      {"hard", true}});
+  ASSERT_TRUE(set.ok());
+  ASSERT_EQ(set->status, 200) << set->body;
+  json b = Parse(set);
+  EXPECT_EQ(b["scope"], "workflow");
+  EXPECT_EQ(b["name"], "web");
+  EXPECT_EQ(b["gpu_hours"], 12.5);
+  EXPECT_EQ(b["period_ms"], "604800000");
+  EXPECT_EQ(b["hard"], true);
+  EXPECT_EQ(b["reached"], false);
+  EXPECT_EQ(b["set_by"], "local");
+
+  json list = Parse(Get("/api/v1/budgets"));
+  ASSERT_EQ(list["budgets"].size(), 1u) << list.dump();
+  EXPECT_EQ(list["budgets"][0]["name"], "web");
+  EXPECT_EQ(list["budgets"][0]["used_gpu_hours"], 0.0);
+
+  auto bad = Post("/api/v1/budgets", {{"scope", "group"}, {"name", "x"}, {"gpu_hours", 1}});
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("budget scope: expected team or workflow, got 'group'"),
+            std::string::npos)
+      << bad->body;
+  auto zero = Post("/api/v1/budgets", {{"scope", "team"}, {"name", "vision"}, {"gpu_hours", 0}});
+  ASSERT_TRUE(zero.ok());
+  EXPECT_EQ(zero->status, 400);
+  EXPECT_NE(zero->body.find("--gpu-hours: expected a number > 0, got 0"), std::string::npos)
+      << zero->body;
+}
+
 TEST_F(HttpApiTest, EveryEndpointAnswersTheContractsJson) {
   ASSERT_NO_FATAL_FAILURE(Start());
   int64_t id = Submit(kWorkflow);

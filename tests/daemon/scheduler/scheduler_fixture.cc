@@ -16,8 +16,9 @@ SchedulerTest::SchedulerTest() {
   NewScheduler();
 }
 
-void SchedulerTest::NewScheduler() {
+void SchedulerTest::NewScheduler(const std::function<void(Scheduler&)>& before_recover) {
   scheduler_ = std::make_unique<Scheduler>(store_.get(), &clock_, &link_, options_);
+  if (before_recover) before_recover(*scheduler_);
   ASSERT_TRUE(store_->Begin().ok());
   ASSERT_TRUE(scheduler_->Recover().ok());
   ASSERT_TRUE(scheduler_->FlushToStore().ok());

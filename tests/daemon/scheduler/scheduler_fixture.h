@@ -35,7 +35,9 @@ std::string MetricAtStep(const std::string& name, int64_t step, double value);
 class SchedulerTest : public ::testing::Test {
  protected:
   SchedulerTest();
-  void NewScheduler();  // a fresh scheduler over the same store: a coordinator restart
+  // A fresh scheduler over the same store: a coordinator restart. `before_recover` sets it up
+  // (its notifications, say) before it loads the store.
+  void NewScheduler(const std::function<void(Scheduler&)>& before_recover = {});
 
   void Batch(const std::function<void()>& fn = [] {});
   // As Batch(), but returns what the flush or the commit returned, as the loop's RunBatch: on

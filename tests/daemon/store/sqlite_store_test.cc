@@ -133,12 +133,14 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
                            "DROP TABLE agent_engine_versions")
                     .ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
-    ASSERT_TRUE((*db)->Exec("DROP TABLE agent_drains; DROP TABLE tags; DROP TABLE run_tag_uses").ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE agent_drains; DROP TABLE tags; DROP TABLE run_tag_uses; "
+                            "DROP TABLE budgets").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
     for (const char* column : {"submitted_by", "team", "priority", "budget_gpu_hours",
-                               "budget_hard", "budget_raised_by", "budget_noticed"}) {
+                               "budget_hard", "budget_raised_by", "budget_noticed",
+                               "budget_hold"}) {
       ASSERT_TRUE((*db)->Exec(std::string("ALTER TABLE runs DROP COLUMN ") + column).ok());
     }
     for (const char* column : {"stage_counts_json", "gpu_ms_ended", "gpus_running",
@@ -163,7 +165,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto rows = store_->ReadStages(run.id);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
-  EXPECT_EQ(LatestSchemaVersion(), 20);
+  EXPECT_EQ(LatestSchemaVersion(), 21);
   EXPECT_EQ(got->priority(), "normal");  // migration 18: runs stored before are normal
   EXPECT_EQ(got->user(), "");
   EXPECT_EQ(store_->identity().cluster_id.size(), 32u);  // migration 13 made one
@@ -190,6 +192,52 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto judged = store_->LoadJudgedFrom({7, 8});
   ASSERT_TRUE(judged.ok()) << judged.status();
   EXPECT_EQ(*judged, (std::map<int64_t, int64_t>{{7, 3}}));
+}
+
+TEST_F(SqliteStoreTest, ScopeBudgetsAreKeptAndTheirScopesEndedUseIsCutAtThePeriod) {
+  RunRow run = MakeRun("eagle3", v1::RUN_RUNNING, [](StageRow& s) { s.resources.set_gpus(2); });
+  ASSERT_TRUE(store_->Begin().ok());
+  // Two GPUs from 0 to 1 h, ended; one attempt still running (not counted here).
+  InsertAttempt(run, 0, 1, "n1", v1::ATTEMPT_EXITED, [](AttemptRow& a) {
+    a.started_at_ms = 0;
+    a.ended_at_ms = 3'600'000;
+  });
+  InsertAttempt(run, 1, 1, "n1", v1::ATTEMPT_RUNNING, [](AttemptRow& a) { a.started_at_ms = 0; });
+  ScopeBudgetRow row;
+  row.scope = "workflow";
+  row.name = "eagle3";
+  row.gpu_hours = 500;
+  row.hard = true;
+  row.period_ms = 86'400'000;
+  row.anchor_ms = 7;
+  row.set_by = "ada";
+  row.set_at_ms = 9;
+  row.noticed = 80;
+  row.noticed_period_ms = 7;
+  ASSERT_TRUE(store_->PutScopeBudget(row).ok());
+  row.gpu_hours = 600;  // written whole again: replaced, not added
+  ASSERT_TRUE(store_->PutScopeBudget(row).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+  Reopen();
+  auto loaded = store_->LoadScopeBudgets();
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->size(), 1u);
+  const ScopeBudgetRow& got = (*loaded)[0];
+  EXPECT_EQ(got.scope, "workflow");
+  EXPECT_EQ(got.name, "eagle3");
+  EXPECT_DOUBLE_EQ(got.gpu_hours, 600);
+  EXPECT_TRUE(got.hard);
+  EXPECT_EQ(got.period_ms, 86'400'000);
+  EXPECT_EQ(got.anchor_ms, 7);
+  EXPECT_EQ(got.set_by, "ada");
+  EXPECT_EQ(got.noticed, 80);
+  EXPECT_EQ(got.noticed_period_ms, 7);
+  EXPECT_EQ(*store_->ScopeEndedGpuMs("workflow", "eagle3", 0), 2 * 3'600'000);
+  EXPECT_EQ(*store_->ScopeEndedGpuMs("workflow", "eagle3", 1'800'000), 3'600'000)
+      << "cut at the period's start";
+  EXPECT_EQ(*store_->ScopeEndedGpuMs("workflow", "eagle3", 3'600'000), 0);
+  EXPECT_EQ(*store_->ScopeEndedGpuMs("workflow", "other", 0), 0);
+  EXPECT_EQ(*store_->ScopeEndedGpuMs("team", "vision", 0), 0) << "the run has no team";
 }
 
 TEST_F(SqliteStoreTest, NotificationsKeepTheirDeliveryStateAndListNewestFirst) {
@@ -497,7 +545,8 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
     auto db = Db::Open(dir_.Join("longhaul.db"), false, false);
     ASSERT_TRUE(db.ok());
     for (const char* column : {"submitted_by", "team", "priority", "budget_gpu_hours",
-                               "budget_hard", "budget_raised_by", "budget_noticed"}) {
+                               "budget_hard", "budget_raised_by", "budget_noticed",
+                               "budget_hold"}) {
       ASSERT_TRUE((*db)->Exec(std::string("ALTER TABLE runs DROP COLUMN ") + column).ok());
     }
     for (const char* column : {"stage_counts_json", "gpu_ms_ended", "gpus_running",
@@ -512,7 +561,8 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
                     .ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
-    ASSERT_TRUE((*db)->Exec("DROP TABLE agent_drains; DROP TABLE tags; DROP TABLE run_tag_uses").ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE agent_drains; DROP TABLE tags; DROP TABLE run_tag_uses; "
+                            "DROP TABLE budgets").ok());
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=11").ok());
   }
   Reopen();

@@ -140,6 +140,7 @@ export const toRun = (j: Json): Run => ({
     tag: str(u.tag), key: str(u.key), value: str(u.value), run_id: num(u.run_id),
     stage: str(u.stage),
   })),
+  budget_hold: str(j.budget_hold),
 });
 
 export const toListRuns = (j: Json): ListRunsResponse => ({

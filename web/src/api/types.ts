@@ -87,6 +87,9 @@ export interface Run {
   budget: RunBudget | null;
   /** GET /runs/{id}: the tags on its stages, and what its ${tags.*} references resolved to. */
   tags: RunTag[]; tag_uses: TagUse[];
+  /** When a team's or workflow's budget pauses it, why ("team vision's budget of 500 GPU-h
+   * for 30d reached (501 used)"); "" otherwise. */
+  budget_hold: string;
 }
 
 /** A name for one stage's result (docs/workflow-format.md, "Tags"). */

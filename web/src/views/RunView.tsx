@@ -75,6 +75,8 @@ export function RunHeader({ run, crumb, state }: { run: Run; crumb?: string; sta
             title={`GPU-hour budget${run.budget.hard ? " (hard: running attempts are stopped when it is reached)" : ""}${run.budget.raised_by ? `; last set by ${run.budget.raised_by}` : ""}`}>
             {" "}of {formatGpuHours(run.budget.gpu_hours)} budget
             {run.budget.reached ? " — reached: no new attempts until an admin raises it" : ""}</span>}
+          {run.budget_hold && <span data-testid="run-budget-hold" class="bad-text">
+            {" "}— paused: {run.budget_hold}</span>}
           {idle && <span class="muted">, {idle}</span>}</div>
         {run.user && <div data-testid="run-submitter"><span class="k">submitted by</span>{run.user}
           {run.team && <span class="muted"> · team {run.team}</span>}
