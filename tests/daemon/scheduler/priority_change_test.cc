@@ -11,8 +11,10 @@
 namespace longhaul::scheduler {
 namespace {
 
+// Not preemptible: what these tests watch is the queue's order, not a higher class taking a
+// running attempt's GPU (preemption_test).
 std::string OneGpuRun(const std::string& name, int stages = 1) {
-  std::string yaml = StrCat("name: ", name, "\nstages:\n");
+  std::string yaml = StrCat("name: ", name, "\ndefaults: {preemptible: false}\nstages:\n");
   for (int i = 0; i < stages; ++i) {
     yaml += StrCat("  s", i, ": {run: [prog], resources: {gpus: 1}}\n");
   }
@@ -33,7 +35,7 @@ TEST_F(SchedulerTest, AChangedClassMovesTheWaitingStagesAndLeavesTheRunningAttem
   Batch([&] { changed = scheduler_->SetRunPriority(younger, "high"); });
   ASSERT_TRUE(changed.ok()) << changed.status();
   EXPECT_EQ(changed->priority(), "high");
-  // The blocker, now low, keeps its GPU: a class change never stops an attempt.
+  // The blocker, now low, keeps its GPU: a class change itself stops no attempt.
   Batch([&] { ASSERT_TRUE(scheduler_->SetRunPriority(blocker, "low").ok()); });
   EXPECT_TRUE(TakeCancels().empty());
   EXPECT_EQ(GetStage(blocker, "s0").status(), v1::STAGE_RUNNING);

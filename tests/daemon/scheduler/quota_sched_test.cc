@@ -165,7 +165,9 @@ TEST_F(QuotaSchedTest, ClassThenFairShareThenAgeAndTheUseSurvivesARestart) {
   // A restart: the use is read back from the stored attempts.
   NewScheduler();
   n1 = Connect("n1", 8, 1);
-  int64_t blocker = SubmitAs("ci", "", GpuWorkflow("blocker", 1));
+  // Not preemptible: the high run below waits for it to end instead of taking its GPU.
+  int64_t blocker =
+      SubmitAs("ci", "", StrCat("defaults: {preemptible: false}\n", GpuWorkflow("blocker", 1)));
   int64_t b = Starts().at(StrCat(blocker, "/s0"));
   Started(n1, b);
   int64_t vision = SubmitAs("olga", "vision", GpuWorkflow("v", 1));  // the oldest waiting
