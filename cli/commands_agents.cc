@@ -140,8 +140,8 @@ int SetBudget(CommandContext& ctx, int64_t run_id, double gpu_hours) {
   if (!run.ok()) return ctx.Fail(run.status());
   if (ctx.json) return PrintJson(ctx, *run);
   const v1::RunBudget& b = run->budget();
-  ctx.out() << "run " << run_id << ": budget " << FormatGpuHours(b.gpu_hours()) << " GPU-h, "
-            << FormatGpuHours(b.used_gpu_hours()) << " used"
+  ctx.out() << "run " << run_id << ": budget " << FormatBudgetHours(b.gpu_hours()) << " GPU-h, "
+            << FormatBudgetHours(b.used_gpu_hours()) << " used"
             << (b.reached() ? "; still reached: no new attempts" : "; new attempts may start")
             << "\n";
   return kExitOk;

@@ -15,13 +15,6 @@
 namespace longhaul::cli {
 namespace {
 
-// Three significant digits, as the pause's reason writes them: "500", "12.5", "0.001".
-std::string BudgetHours(double hours) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", hours);
-  return buf;
-}
-
 // "reached: runs 41, 42 paused", "82 %".
 std::string ScopeBudgetState(const v1::ScopeBudget& b) {
   if (b.reached()) {
@@ -56,9 +49,10 @@ int SetScopeBudget(CommandContext& ctx, const ScopeBudgetOptions& options) {
   if (!b.ok()) return ctx.Fail(b.status());
   if (ctx.json) return PrintJson(ctx, *b);
   ctx.out() << b->scope() << " " << TerminalSafe(b->name()) << ": budget "
-            << BudgetHours(b->gpu_hours()) << " GPU-h for " << FormatWholeDurationMs(b->period_ms())
-            << (b->hard() ? " (hard)" : "") << ", " << BudgetHours(b->used_gpu_hours())
-            << " used since " << FormatLocalTime(b->period_start_ms())
+            << FormatBudgetHours(b->gpu_hours()) << " GPU-h for "
+            << FormatWholeDurationMs(b->period_ms()) << (b->hard() ? " (hard)" : "") << ", "
+            << FormatBudgetHours(b->used_gpu_hours()) << " used since "
+            << FormatLocalTime(b->period_start_ms())
             << (b->reached() ? "; reached: its runs start no new attempts"
                              : "; its runs may start new attempts")
             << "\n";
@@ -78,8 +72,8 @@ int ListBudgets(CommandContext& ctx) {
   table.AlignRight(3);
   table.LimitWidth(6, 60);
   for (const v1::ScopeBudget& b : resp->budgets()) {
-    table.AddRow({b.scope(), TerminalSafe(b.name()), BudgetHours(b.gpu_hours()),
-                  BudgetHours(b.used_gpu_hours()), FormatWholeDurationMs(b.period_ms()),
+    table.AddRow({b.scope(), TerminalSafe(b.name()), FormatBudgetHours(b.gpu_hours()),
+                  FormatBudgetHours(b.used_gpu_hours()), FormatWholeDurationMs(b.period_ms()),
                   FormatLocalTime(b.period_start_ms()), ScopeBudgetState(b),
                   TerminalSafe(b.set_by())});
   }

@@ -60,8 +60,8 @@ std::string SubmitterLine(const v1::Run& run) {
 
 // "10 GPU-h, 8.2 used (82 %)", with "; reached: paused until raised" and who last set it.
 std::string BudgetLine(const v1::RunBudget& b) {
-  std::string line = StrCat(FormatGpuHours(b.gpu_hours()), " GPU-h", b.hard() ? " (hard)" : "",
-                            ", ", FormatGpuHours(b.used_gpu_hours()), " used");
+  std::string line = StrCat(FormatBudgetHours(b.gpu_hours()), " GPU-h", b.hard() ? " (hard)" : "",
+                            ", ", FormatBudgetHours(b.used_gpu_hours()), " used");
   if (b.gpu_hours() > 0) {
     line += StrCat(" (", static_cast<int>(b.used_gpu_hours() * 100 / b.gpu_hours()), " %)");
   }

@@ -153,6 +153,12 @@ std::string FormatGpuHours(double hours) {
   return buf;
 }
 
+std::string FormatBudgetHours(double hours) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", hours);
+  return buf;
+}
+
 std::string EarlyStopSavingText(const v1::EarlyStopSaving& s) {
   std::string what =
       s.gpu_hours() > 0
@@ -178,10 +184,12 @@ std::string FormatEnergy(double kwh) {
 
 std::string GpuUsageText(const v1::GpuUsage& u) {
   std::vector<std::string> parts;
-  if (u.mean_sm_util_pct() >= 0) parts.push_back(StrCat("mean ", FormatNumber(u.mean_sm_util_pct()), "% SM"));
+  if (u.mean_sm_util_pct() >= 0)
+    parts.push_back(StrCat("mean ", FormatNumber(u.mean_sm_util_pct()), "% SM"));
   if (u.peak_mem_used_bytes() >= 0) {
-    parts.push_back(StrCat("peak ", FormatBytes(u.peak_mem_used_bytes()),
-                           u.mem_total_bytes() > 0 ? StrCat(" of ", FormatBytes(u.mem_total_bytes())) : ""));
+    parts.push_back(
+        StrCat("peak ", FormatBytes(u.peak_mem_used_bytes()),
+               u.mem_total_bytes() > 0 ? StrCat(" of ", FormatBytes(u.mem_total_bytes())) : ""));
   }
   parts.push_back(FormatEnergy(u.energy_kwh()));
   parts.push_back(StrCat("idle ", FormatGpuHours(u.idle_gpu_hours()), " of ",

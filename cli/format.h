@@ -33,6 +33,9 @@ std::string FormatEnergy(double kwh);
 std::string FormatNumber(double v);
 // GPU-hours with two decimals below 100 ("0.42", "12.50"), whole above ("1234").
 std::string FormatGpuHours(double hours);
+// A budget's GPU-hours to three significant digits, as longhauld's pause reasons write them:
+// "500", "12.5", "0.0005".
+std::string FormatBudgetHours(double hours);
 // What early stopping saved (v1::EarlyStopSaving): "saved ~0.75 GPU-hours (38 % of the
 // sweep), 2 items stopped early", or for CPU stages "saved ~35s of stage time (...)".
 std::string EarlyStopSavingText(const v1::EarlyStopSaving& s);
