@@ -1991,6 +1991,78 @@ stages:
     }
   },
 
+  // An admin raises a live run's budget from its page: the budget line says the new limit,
+  // and so does the API.
+  async ops_run_budget() {
+    const release = path.join(tmp, "ops-budget-release");
+    const file = path.join(tmp, "ops-budget.yaml");
+    writeFileSync(file, `name: ui-ops-run-budget
+stages:
+  hold:
+    run: [/bin/sh, -c, ${JSON.stringify(`while [ ! -e ${release} ]; do sleep 0.05; done`)}]
+`);
+    const id = cluster.submit(file, ["--budget", "5"]);
+    try {
+      await cluster.waitRun(id, /RUNNING/);
+      await open(`/runs/${id}`);
+      await textMatches(page.locator('[data-testid="run-budget"]'), /of 5(\.0+)? budget$/);
+      await page.locator('[data-testid="run-budget-raise"]').click();
+      const input = page.locator('[data-testid="run-budget-input"]');
+      await input.fill("-2");
+      check(await page.locator('[data-testid="run-budget-confirm"]').isDisabled(), "a negative budget can be set");
+      await input.fill("12");
+      await page.locator('[data-testid="run-budget-confirm"]').click();
+      await textMatches(page.locator('[data-testid="run-budget"]'), /of 12(\.0+)? budget$/);
+      const run = await cluster.api(`/runs/${id}`);
+      check(run.budget.gpu_hours === 12 && run.budget.raised_by === "local", `budget: ${JSON.stringify(run.budget)}`);
+    } finally {
+      writeFileSync(release, "");
+    }
+    await cluster.waitRun(id, /SUCCEEDED/);
+    await page.locator('[data-testid="run-budget-raise"]').waitFor({ state: "detached", timeout: T });
+  },
+
+  // A workflow budget of about a second of one GPU, reached while its run holds a fake GPU:
+  // the Budgets page shows it reached with the run among the paused ones, linked to it, whose
+  // page says why it is paused; raising it from the row lets the run go on.
+  async ops_budget_paused() {
+    const c = await gpuNode();
+    const release = path.join(tmp, "ops-paused-release");
+    const file = path.join(tmp, "ops-paused.yaml");
+    writeFileSync(file, `name: ui-ops-paused
+stages:
+  train:
+    resources: {cpus: 0.5, gpus: 1}
+    run: [/bin/sh, -c, ${JSON.stringify(`while [ ! -e ${release} ]; do sleep 0.05; done`)}]
+  eval:
+    needs: [train]
+    resources: {cpus: 0.5, gpus: 1}
+    run: [/bin/sh, -c, "echo evaluated"]
+`);
+    await c.api("/budgets", { scope: "workflow", name: "ui-ops-paused", gpu_hours: 0.0003, period_ms: "3600000" });
+    const id = c.submit(file);
+    try {
+      await c.waitRun(id, /RUNNING/);
+      await openOn(c, "/budgets");
+      const row = page.locator('[data-testid="budgets-table"] tr[data-budget="workflow/ui-ops-paused"]');
+      await textMatches(row.locator('[data-col="state"]'), /reached/);
+      const link = row.locator(`[data-col="paused"] a[href="#/runs/${id}"]`);
+      await textMatches(link, new RegExp(`^run ${id}$`));
+      await shot("budgets-reached");
+      await link.click();
+      await textMatches(page.locator('[data-testid="run-budget-hold"]'), /paused: workflow ui-ops-paused's budget of .* reached/);
+      await openOn(c, "/budgets");
+      await row.locator('[data-testid="budget-raise"]').click();
+      await page.locator('[data-testid="budget-hours"]').fill("100");
+      await page.locator('[data-testid="budget-set"]').click();
+      await textMatches(row.locator('[data-col="state"]'), /under/);
+      await textMatches(row.locator('[data-col="paused"]'), /^none$/);
+    } finally {
+      writeFileSync(release, "");
+    }
+    await c.waitRun(id, /SUCCEEDED/);
+  },
+
   // A workflow's budget set from the Budgets page: a period under an hour is refused with
   // longhauld's 400 text, a good one is listed with its use and period, and "raise" sets it
   // again from the row.
@@ -2051,7 +2123,8 @@ async function main() {
     "sweep_view", "lineage_view",
     "priority_and_budget",
     "run_tags",
-    "ops_run_class", "ops_class_refused", "ops_agent_drain", "ops_budgets",
+    "ops_run_class", "ops_class_refused", "ops_agent_drain", "ops_budget_paused", "ops_budgets",
+    "ops_run_budget",
     "no_csp_violation"];
   for (const name of order) {
     if (ONLY.length && !ONLY.includes(name)) continue;
