@@ -1866,6 +1866,8 @@ stages:
 Object.assign(cases, tagCases);
 
 // ---- The shared-cluster controls: a run's class, an agent's drain, budgets (docs/ui.md) ----
+/** A stage's command (YAML, quoted) that runs until `release` exists. */
+const opsHoldUntil = (release) => JSON.stringify(`while [ ! -e ${release} ]; do sleep 0.05; done`);
 const opsCases = {
   // On fake gpunode's two GPUs a blocker holds both; a normal and a low run wait for one. The
   // low run's class changed to high on its page (select, confirm) is shown there and in the
@@ -1879,7 +1881,7 @@ defaults: {preemptible: false}
 stages:
   hold:
     resources: {cpus: 0.5, gpus: 2}
-    run: [/bin/sh, -c, ${JSON.stringify(`while [ ! -e ${release} ]; do sleep 0.05; done`)}]
+    run: [/bin/sh, -c, ${opsHoldUntil(release)}]
 `);
     const waiterFile = path.join(tmp, "ops-class-waiter.yaml");
     writeFileSync(waiterFile, `name: ui-ops-waiter
@@ -1999,7 +2001,7 @@ stages:
     writeFileSync(file, `name: ui-ops-run-budget
 stages:
   hold:
-    run: [/bin/sh, -c, ${JSON.stringify(`while [ ! -e ${release} ]; do sleep 0.05; done`)}]
+    run: [/bin/sh, -c, ${opsHoldUntil(release)}]
 `);
     const id = cluster.submit(file, ["--budget", "5"]);
     try {
@@ -2033,7 +2035,7 @@ stages:
 stages:
   train:
     resources: {cpus: 0.5, gpus: 1}
-    run: [/bin/sh, -c, ${JSON.stringify(`while [ ! -e ${release} ]; do sleep 0.05; done`)}]
+    run: [/bin/sh, -c, ${opsHoldUntil(release)}]
   eval:
     needs: [train]
     resources: {cpus: 0.5, gpus: 1}

@@ -3,7 +3,7 @@
 // dir) and when it was last seen, and its maintenance window with Drain at a time / Undrain
 // (admins). Polled every 5 s.
 import { useState } from "preact/hooks";
-import { ApiError, drainAgent, drainGpu, listAgents, undrainAgent } from "../api/client";
+import { drainAgent, drainGpu, listAgents, undrainAgent } from "../api/client";
 import type { AgentInfo, GpuInfo } from "../api/types";
 import { formatBytes, formatClock, formatNumber } from "../lib/format";
 import { timeZone } from "../lib/settings";
@@ -11,7 +11,7 @@ import { formatPercent } from "../lib/gpu";
 import { datetimeInputToMs, drainMeaning } from "../lib/ops";
 import { href } from "../lib/router";
 import { useResource } from "../store/resource";
-import { requestRender } from "../store/scheduler";
+import { useInlineAction } from "./Actions";
 import { Ago, Badge, Empty, ErrorBox } from "./common";
 import { allowed, useWhoAmI } from "./RunControls";
 
@@ -26,43 +26,30 @@ function Usage({ used, total, fmt }: { used: number; total: number; fmt: (v: num
 }
 
 /**
- * Drain (with a reason, asked inline) or Undrain one GPU. The page cannot know the caller's
- * role, so the buttons are always there; a refusal (403 for a non-admin) is shown as is.
+ * Drain (with a reason, asked inline) or Undrain one GPU. The buttons are shown to every role;
+ * a refusal (403 for a non-admin) is shown as is.
  */
 function DrainButton({ agent, g, onDone }: { agent: string; g: GpuInfo; onDone: () => void }) {
-  const [asking, setAsking] = useState(false);
+  const act = useInlineAction();
   const [reason, setReason] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState("");
   const undrain = g.health !== "ok";
-  const go = async () => {
-    setBusy(true);
-    setError("");
-    try {
-      await drainGpu(agent, g.index, undrain, reason);
-      setAsking(false);
-      setReason("");
-      onDone();
-    } catch (e) {
-      setError(e instanceof ApiError ? e.message : String(e));
-    } finally {
-      setBusy(false);
-      requestRender();
-    }
-  };
-  const err = error && <span class="inline-error" role="alert" data-testid="gpu-error">{error}</span>;
+  const go = () => act.run(() => drainGpu(agent, g.index, undrain, reason), () => {
+    setReason("");
+    onDone();
+  });
+  const err = act.error && <span class="inline-error" role="alert" data-testid="gpu-error">{act.error}</span>;
   if (undrain) {
-    return <span class="confirm"><button data-testid="gpu-undrain" disabled={busy} onClick={go}>Undrain</button>{err}</span>;
+    return <span class="confirm"><button data-testid="gpu-undrain" disabled={act.busy} onClick={go}>Undrain</button>{err}</span>;
   }
-  if (!asking) {
-    return <span class="confirm"><button data-testid="gpu-drain" onClick={() => setAsking(true)}>Drain</button>{err}</span>;
+  if (!act.open) {
+    return <span class="confirm"><button data-testid="gpu-drain" onClick={() => act.setOpen(true)}>Drain</button>{err}</span>;
   }
   return (
     <span class="confirm asking">
       <input type="text" placeholder="reason" value={reason} data-testid="gpu-drain-reason"
              onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
-      <button class="primary" disabled={busy} data-testid="gpu-drain-confirm" onClick={go}>Drain</button>
-      <button disabled={busy} onClick={() => setAsking(false)}>Cancel</button>
+      <button class="primary" disabled={act.busy} data-testid="gpu-drain-confirm" onClick={go}>Drain</button>
+      <button disabled={act.busy} onClick={() => act.setOpen(false)}>Cancel</button>
       {err}
     </span>
   );
@@ -75,38 +62,25 @@ function DrainButton({ agent, g, onDone }: { agent: string; g: GpuInfo; onDone: 
  */
 function AgentDrainControl({ a, onDone }: { a: AgentInfo; onDone: () => void }) {
   const who = useWhoAmI();
-  const [asking, setAsking] = useState(false);
+  const act = useInlineAction();
   const [at, setAt] = useState("");
   const [reason, setReason] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState("");
   if (!allowed(who, "can_admin")) return null;
   const zone = timeZone();
   const atMs = at ? datetimeInputToMs(at, zone) : 0;
-  const go = async (f: () => Promise<unknown>) => {
-    setBusy(true);
-    setError("");
-    try {
-      await f();
-      setAsking(false);
-      setAt("");
-      setReason("");
-      onDone();
-    } catch (e) {
-      setError(e instanceof ApiError ? e.message : String(e));
-    } finally {
-      setBusy(false);
-      requestRender();
-    }
-  };
-  const err = error && <span class="inline-error" role="alert" data-testid="agent-drain-error">{error}</span>;
+  const go = (f: () => Promise<unknown>) => act.run(f, () => {
+    setAt("");
+    setReason("");
+    onDone();
+  });
+  const err = act.error && <span class="inline-error" role="alert" data-testid="agent-drain-error">{act.error}</span>;
   if (a.drain) {
-    return <span class="confirm"><button data-testid="agent-undrain" disabled={busy}
+    return <span class="confirm"><button data-testid="agent-undrain" disabled={act.busy}
       title="ends the window: the agent is offered every stage again"
       onClick={() => go(() => undrainAgent(a.id))}>Undrain</button>{err}</span>;
   }
-  if (!asking) {
-    return <span class="confirm"><button data-testid="agent-drain-open" onClick={() => setAsking(true)}>
+  if (!act.open) {
+    return <span class="confirm"><button data-testid="agent-drain-open" onClick={() => act.setOpen(true)}>
       Drain…</button>{err}</span>;
   }
   return (
@@ -117,9 +91,9 @@ function AgentDrainControl({ a, onDone }: { a: AgentInfo; onDone: () => void }) 
       <button class="link small" disabled={!at} onClick={() => setAt("")}>now</button>
       <input type="text" placeholder="reason" value={reason} data-testid="agent-drain-reason"
              onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
-      <button class="primary" disabled={busy || atMs === null} data-testid="agent-drain-confirm"
+      <button class="primary" disabled={act.busy || atMs === null} data-testid="agent-drain-confirm"
               onClick={() => go(() => drainAgent(a.id, atMs ?? 0, reason))}>Drain</button>
-      <button disabled={busy} onClick={() => setAsking(false)}>Cancel</button>
+      <button disabled={act.busy} onClick={() => act.setOpen(false)}>Cancel</button>
       <div class="small muted" data-testid="agent-drain-preview">
         {atMs === null ? "not a time" : atMs === 0
           ? "now: no new attempts start here; what runs here is stopped and goes back to the queue"

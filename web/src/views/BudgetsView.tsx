@@ -3,14 +3,14 @@
 // admins set or raise one with the form below the table (POST /budgets), whose refusals (a
 // bad name, 0 GPU-hours, a period under an hour) are shown as longhauld words them.
 import { useState } from "preact/hooks";
-import { ApiError, listBudgets, setBudget } from "../api/client";
+import { listBudgets, setBudget } from "../api/client";
 import type { ScopeBudget } from "../api/types";
 import { formatClock } from "../lib/format";
 import { budgetFraction, budgetUseText, formatPeriod, parseGpuHours, parsePeriod } from "../lib/ops";
 import { href } from "../lib/router";
 import { timeZone } from "../lib/settings";
 import { useResource } from "../store/resource";
-import { requestRender } from "../store/scheduler";
+import { useInlineAction } from "./Actions";
 import { Badge, Empty, ErrorBox, Section } from "./common";
 import { allowed, useWhoAmI } from "./RunControls";
 
@@ -46,30 +46,22 @@ function BudgetRow({ b, onRaise }: { b: ScopeBudget; onRaise?: (b: ScopeBudget) 
 function BudgetForm({ form, setForm, onDone }: {
   form: FormState; setForm: (f: FormState) => void; onDone: () => void;
 }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState("");
+  const act = useInlineAction();
   const [done, setDone] = useState("");
   const hours = parseGpuHours(form.hours);
   const period = parsePeriod(form.period);
   const local = form.hours.trim() !== "" && hours === null ? "GPU-hours: not a positive number"
     : period === null ? `period: '${form.period}' is not a length such as 30d, 7d or 12h` : "";
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError("");
     setDone("");
-    try {
+    void act.run(async () => {
       const b = await setBudget({ scope: form.scope, name: form.name.trim(), gpu_hours: hours!,
                                   period_ms: period ?? 0, hard: form.hard });
       setDone(`${b.scope} ${b.name}: ${budgetUseText(b.used_gpu_hours, b.gpu_hours)} for ${formatPeriod(b.period_ms)}`);
       setForm(EMPTY_FORM);
       onDone();
-    } catch (err) {
-      setError(err instanceof ApiError ? err.message : String(err));
-    } finally {
-      setBusy(false);
-      requestRender();
-    }
+    });
   };
   const set = (k: keyof FormState) => (e: Event) => {
     const t = e.target as HTMLInputElement;
@@ -88,13 +80,13 @@ function BudgetForm({ form, setForm, onDone }: {
           onInput={set("period")} placeholder="keep (30d new)" /></label>
         <label class="check"><span><input type="checkbox" checked={form.hard} data-testid="budget-hard"
           onChange={set("hard")} /> hard</span></label>
-        <button class="primary" type="submit" data-testid="budget-set" disabled={busy || local !== "" || hours === null}>Set budget</button>
+        <button class="primary" type="submit" data-testid="budget-set" disabled={act.busy || local !== "" || hours === null}>Set budget</button>
       </div>
       <p class="small muted">Each set is the whole budget: the limit, hard (stop running attempts at
         100 %) and, when given, the period's length; the period's start stays. The runs it paused
         continue once it is above their use.</p>
       {local && <div class="inline-error" data-testid="budget-local-error">{local}</div>}
-      {error && <div class="error" role="alert" data-testid="budget-error">{error}</div>}
+      {act.error && <div class="error" role="alert" data-testid="budget-error">{act.error}</div>}
       {done && <div class="small ok-text" data-testid="budget-done">set: {done}</div>}
     </form>
   );

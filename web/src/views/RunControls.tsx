@@ -4,14 +4,14 @@
 // shown; one it may try and longhauld refuses (a class the rule keeps from an operator) shows
 // longhauld's message beside it, never a silent failure.
 import { useState } from "preact/hooks";
-import { ApiError, setRunBudget, setRunPriority, whoAmI } from "../api/client";
+import { setRunBudget, setRunPriority, whoAmI } from "../api/client";
 import type { Run, WhoAmI } from "../api/types";
 import { restartWatch } from "../api/watch";
 import { formatGpuHours } from "../lib/format";
 import { PRIORITY_CLASSES, parseGpuHours } from "../lib/ops";
 import { isTerminalRun } from "../lib/status";
 import { useResource } from "../store/resource";
-import { requestRender } from "../store/scheduler";
+import { useInlineAction } from "./Actions";
 
 /**
  * Who the caller is: undefined until GET /whoami answers (no control is shown yet), null when
@@ -25,28 +25,6 @@ export function useWhoAmI(): WhoAmI | null | undefined {
 /** Whether `who` may use a control that needs `can` (see useWhoAmI). */
 export function allowed(who: WhoAmI | null | undefined, can: "can_submit" | "can_admin"): boolean {
   return who === null || (who !== undefined && who[can]);
-}
-
-/** An inline form's state: open or not, busy, and the server's refusal to show. */
-function useInlineAction() {
-  const [open, setOpen] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState("");
-  const run = async (f: () => Promise<unknown>, after: () => void) => {
-    setBusy(true);
-    setError("");
-    try {
-      await f();
-      setOpen(false);
-      after();
-    } catch (e) {
-      setError(e instanceof ApiError ? e.message : String(e));
-    } finally {
-      setBusy(false);
-      requestRender();
-    }
-  };
-  return { open, setOpen, busy, error, setError, run };
 }
 
 /** The run's class, and (while it goes on, for operators) a select to change it, confirmed. */
