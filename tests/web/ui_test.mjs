@@ -1865,6 +1865,237 @@ stages:
 };
 Object.assign(cases, tagCases);
 
+// ---- The shared-cluster controls: a run's class, an agent's drain, budgets (docs/ui.md) ----
+/** A stage's command (YAML, quoted) that runs until `release` exists. */
+const opsHoldUntil = (release) => JSON.stringify(`while [ ! -e ${release} ]; do sleep 0.05; done`);
+const opsCases = {
+  // On fake gpunode's two GPUs a blocker holds both; a normal and a low run wait for one. The
+  // low run's class changed to high on its page (select, confirm) is shown there and in the
+  // API, and the normal run's waiting stage then names it ahead of it in the queue.
+  async ops_run_class() {
+    const c = await gpuNode();
+    const release = path.join(tmp, "ops-class-release");
+    const blockerFile = path.join(tmp, "ops-class-blocker.yaml");
+    writeFileSync(blockerFile, `name: ui-ops-blocker
+defaults: {preemptible: false}
+stages:
+  hold:
+    resources: {cpus: 0.5, gpus: 2}
+    run: [/bin/sh, -c, ${opsHoldUntil(release)}]
+`);
+    const waiterFile = path.join(tmp, "ops-class-waiter.yaml");
+    writeFileSync(waiterFile, `name: ui-ops-waiter
+params: {n: 0}
+stages:
+  train:
+    resources: {cpus: 0.5, gpus: 1}
+    run: [/bin/sh, -c, "echo \${params.n}"]
+`);
+    const blocker = c.submit(blockerFile);
+    const ids = [blocker];
+    try {
+      await c.waitRun(blocker, /RUNNING/);
+      const normal = c.submit(waiterFile, ["--set", "n=1"]);
+      ids.push(normal);
+      const low = c.submit(waiterFile, ["--set", "n=2", "--priority", "low"]);
+      ids.push(low);
+      await openOn(c, `/runs/${low}`);
+      await textMatches(page.locator('[data-testid="run-class-value"]'), /^low$/);
+      await page.locator('[data-testid="run-class-change"]').click();
+      await page.locator('[data-testid="run-class-select"]').selectOption("high");
+      await shot("run-class-change");
+      await page.locator('[data-testid="run-class-confirm"]').click();
+      await textMatches(page.locator('[data-testid="run-class-value"]'), /^high$/);
+      check((await c.api(`/runs/${low}`)).priority === "high", `run ${low} is not high in the API`);
+      await openOn(c, `/runs/${normal}`);
+      await textMatches(page.locator('[data-testid="stage-table"] tr[data-stage="train"] [data-col="message"]'),
+        new RegExp(`in line for 1 GPUs; ahead: run ${low} \\(high\\)`));
+    } finally {
+      writeFileSync(release, "");
+      for (const id of ids.slice(1)) await c.cancel(id).catch(() => {});
+      await c.waitRun(blocker, /SUCCEEDED|CANCELLED|FAILED/);
+    }
+  },
+
+  // Operator otto may change a run's class, but not to high (longhauld's default rule: admins):
+  // the refusal is longhauld's 403 message beside the control, and nothing changes. Otto has
+  // no budget "raise" (admins); viewer vera sees the class but no control to change it.
+  async ops_class_refused() {
+    const c = await submitTokenNode("otto");
+    const file = path.join(tmp, "ops-refused.yaml");
+    writeFileSync(file, submitYaml("ui-ops-refused"));
+    const id = c.submit(file); // no agent: it waits
+    await openOn(c, `/runs/${id}`);
+    await page.locator('[data-testid="run-class-change"]').click();
+    await page.locator('[data-testid="run-class-select"]').selectOption("high");
+    await page.locator('[data-testid="run-class-confirm"]').click();
+    const err = page.locator('[data-testid="run-class-error"]');
+    await textMatches(err, /priority class 'high' is not allowed for otto \(operator\)/);
+    check(await err.isVisible(), "the refusal is not visible");
+    await shot("run-class-refused");
+    check((await c.api(`/runs/${id}`)).priority === "normal", "a refused change changed the class");
+    await textMatches(page.locator('[data-testid="run-class-value"]'), /^normal$/);
+    check(await page.locator('[data-testid="run-budget-raise"]').count() === 0, "an operator is offered a budget raise");
+    // Low is open to operators: the same control changes it.
+    await page.locator('[data-testid="run-class-select"]').selectOption("low");
+    await page.locator('[data-testid="run-class-confirm"]').click();
+    await textMatches(page.locator('[data-testid="run-class-value"]'), /^low$/);
+    await submitTokenNode("vera");
+    await page.reload();
+    await textMatches(page.locator('[data-testid="run-class-value"]'), /^low$/);
+    await page.locator('[data-testid="run-class"][data-role="viewer"]').waitFor({ timeout: T });
+    check(await page.locator('[data-testid="run-class-change"]').count() === 0, "a viewer is offered a class change");
+    await openOn(c, "/budgets");
+    await textMatches(page.locator('[data-testid="budget-read-only"]'), /needs the admin role \(your token "vera" has the viewer role\)/);
+    check(await page.locator('[data-testid="budget-form"]').count() === 0, "a viewer is offered the budget form");
+    await c.cancel(id);
+    await page.context().clearCookies();
+  },
+
+  // Drain gpunode two hours ahead from its card (time, reason): the preview and then the card
+  // say what it means and who set it, the API has the time typed; Undrain ends it. A drain
+  // with no time is from now.
+  async ops_agent_drain() {
+    const c = await gpuNode();
+    await openOn(c, "/agents");
+    const card = page.locator('[data-agent="gpunode"]');
+    const target = Math.floor((Date.now() + 2 * 3600_000) / 60_000) * 60_000;
+    const value = await page.evaluate((ms) => {
+      const d = new Date(ms);
+      const p = (n) => String(n).padStart(2, "0");
+      return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+    }, target);
+    await card.locator('[data-testid="agent-drain-open"]').click();
+    await card.locator('[data-testid="agent-drain-at"]').fill(value);
+    await card.locator('[data-testid="agent-drain-reason"]').fill("bios update");
+    await textMatches(card.locator('[data-testid="agent-drain-preview"]'), /^from .*: no new attempt that could not finish by then/);
+    await shot("agent-drain-form");
+    await card.locator('[data-testid="agent-drain-confirm"]').click();
+    try {
+      await textMatches(card.locator('[data-testid="agent-drain"]'), /drains at [\s\S]*\(bios update\) · by ada/);
+      await textMatches(card.locator('[data-testid="agent-drain-meaning"]'), /no new attempt that could not finish by then/);
+      const d = (await c.api("/agents")).agents.find((a) => a.id === "gpunode").drain;
+      check(Number(d.at_ms) === target, `the drain is at ${d.at_ms}, not ${target}`);
+      await shot("agent-drained");
+      await card.locator('[data-testid="agent-undrain"]').click();
+      await card.locator('[data-testid="agent-drain"]').waitFor({ state: "detached", timeout: T });
+      check(!(await c.api("/agents")).agents.find((a) => a.id === "gpunode").drain, "still drained after Undrain");
+      // No time: now.
+      await card.locator('[data-testid="agent-drain-open"]').click();
+      await textMatches(card.locator('[data-testid="agent-drain-preview"]'), /^now: no new attempts start here/);
+      await card.locator('[data-testid="agent-drain-reason"]').fill("reboot");
+      await card.locator('[data-testid="agent-drain-confirm"]').click();
+      await textMatches(card.locator('[data-testid="agent-drain"]'), /drained since [\s\S]*\(reboot\)/);
+      await card.locator('[data-testid="agent-undrain"]').click();
+      await card.locator('[data-testid="agent-drain"]').waitFor({ state: "detached", timeout: T });
+    } finally {
+      await c.api("/agents/gpunode/undrain", {}).catch(() => {});
+    }
+  },
+
+  // An admin raises a live run's budget from its page: the budget line says the new limit,
+  // and so does the API.
+  async ops_run_budget() {
+    const release = path.join(tmp, "ops-budget-release");
+    const file = path.join(tmp, "ops-budget.yaml");
+    writeFileSync(file, `name: ui-ops-run-budget
+stages:
+  hold:
+    run: [/bin/sh, -c, ${opsHoldUntil(release)}]
+`);
+    const id = cluster.submit(file, ["--budget", "5"]);
+    try {
+      await cluster.waitRun(id, /RUNNING/);
+      await open(`/runs/${id}`);
+      await textMatches(page.locator('[data-testid="run-budget"]'), /of 5(\.0+)? budget$/);
+      await page.locator('[data-testid="run-budget-raise"]').click();
+      const input = page.locator('[data-testid="run-budget-input"]');
+      await input.fill("-2");
+      check(await page.locator('[data-testid="run-budget-confirm"]').isDisabled(), "a negative budget can be set");
+      await input.fill("12");
+      await page.locator('[data-testid="run-budget-confirm"]').click();
+      await textMatches(page.locator('[data-testid="run-budget"]'), /of 12(\.0+)? budget$/);
+      const run = await cluster.api(`/runs/${id}`);
+      check(run.budget.gpu_hours === 12 && run.budget.raised_by === "local", `budget: ${JSON.stringify(run.budget)}`);
+    } finally {
+      writeFileSync(release, "");
+    }
+    await cluster.waitRun(id, /SUCCEEDED/);
+    await page.locator('[data-testid="run-budget-raise"]').waitFor({ state: "detached", timeout: T });
+  },
+
+  // A workflow budget of about a second of one GPU, reached while its run holds a fake GPU:
+  // the Budgets page shows it reached with the run among the paused ones, linked to it, whose
+  // page says why it is paused; raising it from the row lets the run go on.
+  async ops_budget_paused() {
+    const c = await gpuNode();
+    const release = path.join(tmp, "ops-paused-release");
+    const file = path.join(tmp, "ops-paused.yaml");
+    writeFileSync(file, `name: ui-ops-paused
+stages:
+  train:
+    resources: {cpus: 0.5, gpus: 1}
+    run: [/bin/sh, -c, ${opsHoldUntil(release)}]
+  eval:
+    needs: [train]
+    resources: {cpus: 0.5, gpus: 1}
+    run: [/bin/sh, -c, "echo evaluated"]
+`);
+    await c.api("/budgets", { scope: "workflow", name: "ui-ops-paused", gpu_hours: 0.0003, period_ms: "3600000" });
+    const id = c.submit(file);
+    try {
+      await c.waitRun(id, /RUNNING/);
+      await openOn(c, "/budgets");
+      const row = page.locator('[data-testid="budgets-table"] tr[data-budget="workflow/ui-ops-paused"]');
+      await textMatches(row.locator('[data-col="state"]'), /reached/);
+      const link = row.locator(`[data-col="paused"] a[href="#/runs/${id}"]`);
+      await textMatches(link, new RegExp(`^run ${id}$`));
+      await shot("budgets-reached");
+      await link.click();
+      await textMatches(page.locator('[data-testid="run-budget-hold"]'), /paused: workflow ui-ops-paused's budget of .* reached/);
+      await openOn(c, "/budgets");
+      await row.locator('[data-testid="budget-raise"]').click();
+      await page.locator('[data-testid="budget-hours"]').fill("100");
+      await page.locator('[data-testid="budget-set"]').click();
+      await textMatches(row.locator('[data-col="state"]'), /under/);
+      await textMatches(row.locator('[data-col="paused"]'), /^none$/);
+    } finally {
+      writeFileSync(release, "");
+    }
+    await c.waitRun(id, /SUCCEEDED/);
+  },
+
+  // A workflow's budget set from the Budgets page: a period under an hour is refused with
+  // longhauld's 400 text, a good one is listed with its use and period, and "raise" sets it
+  // again from the row.
+  async ops_budgets() {
+    await open("/budgets");
+    const form = page.locator('[data-testid="budget-form"]');
+    await form.locator('[data-testid="budget-scope"]').selectOption("workflow");
+    await form.locator('[data-testid="budget-name"]').fill("ui-ops-budget");
+    await form.locator('[data-testid="budget-hours"]').fill("2.5");
+    await form.locator('[data-testid="budget-period"]').fill("30m");
+    await form.locator('[data-testid="budget-set"]').click();
+    await textMatches(page.locator('[data-testid="budget-error"]'), /period/i);
+    check(!(await cluster.api("/budgets")).budgets?.some((b) => b.name === "ui-ops-budget"), "a refused budget is stored");
+    await form.locator('[data-testid="budget-period"]').fill("7d");
+    await form.locator('[data-testid="budget-set"]').click();
+    const row = page.locator('[data-testid="budgets-table"] tr[data-budget="workflow/ui-ops-budget"]');
+    await textMatches(row.locator('[data-col="use"]'), /^0 \/ 2\.5 GPU-h \(0 %\)$/);
+    await textMatches(row.locator('[data-col="period"]'), /^7d since/);
+    await textMatches(row.locator('[data-col="state"]'), /under/);
+    await shot("budgets");
+    await row.locator('[data-testid="budget-raise"]').click();
+    check(await form.locator('[data-testid="budget-name"]').inputValue() === "ui-ops-budget", "raise did not fill the form");
+    await form.locator('[data-testid="budget-hours"]').fill("5");
+    await form.locator('[data-testid="budget-set"]').click();
+    await textMatches(row.locator('[data-col="use"]'), /^0 \/ 5 GPU-h/);
+    const b = (await cluster.api("/budgets")).budgets.find((x) => x.name === "ui-ops-budget");
+    check(b.gpu_hours === 5 && Number(b.period_ms) === 7 * 86_400_000, `stored: ${JSON.stringify(b)}`);
+  },
+};
+Object.assign(cases, opsCases);
+
 async function main() {
   await cluster.start();
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
@@ -1894,6 +2125,8 @@ async function main() {
     "sweep_view", "lineage_view",
     "priority_and_budget",
     "run_tags",
+    "ops_run_class", "ops_class_refused", "ops_agent_drain", "ops_budget_paused", "ops_budgets",
+    "ops_run_budget",
     "no_csp_violation"];
   for (const name of order) {
     if (ONLY.length && !ONLY.includes(name)) continue;

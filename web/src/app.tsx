@@ -19,6 +19,7 @@ import { CompareView } from "./views/CompareView";
 import { MetricRunsView } from "./views/MetricRunsView";
 import { AgentsView } from "./views/AgentsView";
 import { AuditView } from "./views/AuditView";
+import { BudgetsView } from "./views/BudgetsView";
 
 const CONN_TEXT = { live: "live", connecting: "connecting…", disconnected: "disconnected" };
 
@@ -55,6 +56,7 @@ function Nav({ route }: { route: Route }) {
         <a class={at("compare")} href="#/compare">Compare</a>
         <a class={at("metrics")} href="#/metrics">Metrics</a>
         <a class={at("agents")} href="#/agents">Agents</a>
+        <a class={at("budgets")} href="#/budgets" data-testid="nav-budgets">Budgets</a>
         <a class={at("audit")} href="#/audit">Audit</a>
       </nav>
       <ZoneToggle />
@@ -79,6 +81,7 @@ function View({ route }: { route: Route }) {
     case "metrics": return <MetricRunsView query={route.query} />;
     case "agents": return <AgentsView />;
     case "audit": return <AuditView />;
+    case "budgets": return <BudgetsView />;
     default: return <div class="card"><h2>Not found</h2><p>No page at {route.path}.</p></div>;
   }
 }

@@ -1,7 +1,7 @@
 // The typed client of longhauld's JSON API (/api/v1). Every function returns converted,
 // number-typed messages (convert.ts) or throws an ApiError carrying the server's message.
 import {
-  toAgent, toAttempt, toAuditEntry, toGpu, toListRuns, toMetricPage, toMetricSeriesResponse, toRun,
+  toAgent, toAttempt, toScopeBudget, toAuditEntry, toGpu, toListRuns, toMetricPage, toMetricSeriesResponse, toRun,
   toStage, toStageGpus,
   toSubmitResponse, toSweep, toLineage,
 } from "./convert";
@@ -9,7 +9,7 @@ import type {
   AgentInfo, Attempt, AuditEntry, GpuInfo, ListRunsResponse, LogChunk, LogSearchResult, MetricPage,
   MetricSeriesResponse,
   PivotRequest, Sweep, Lineage,
-  Run, Stage, StageGpus, SubmitRequest, SubmitRunResponse, WhoAmI,
+  Run, ScopeBudget, SetBudgetRequest, Stage, StageGpus, SubmitRequest, SubmitRunResponse, WhoAmI,
 } from "./types";
 import { noteRequest, noteUnauthenticated } from "./connection";
 
@@ -222,6 +222,41 @@ export async function drainGpu(agent: string, gpu: number | "all", undrain: bool
   const j = await postJson(
     `/agents/${encodeURIComponent(agent)}/gpus/${gpu}/${undrain ? "undrain" : "drain"}`, { reason });
   return Array.isArray(j.gpus) ? j.gpus.map(toGpu) : [];
+}
+
+/**
+ * Sets `agent`'s maintenance window from `atMs` (0: now) with a reason, or ends it (admin;
+ * audited as DrainAgent). Returns the agent after, with its `drain`.
+ */
+export async function drainAgent(agent: string, atMs: number, reason: string): Promise<AgentInfo> {
+  const j = await postJson(`/agents/${encodeURIComponent(agent)}/drain`, { atMs: String(atMs), reason });
+  return toAgent(j.agent ?? {});
+}
+
+export async function undrainAgent(agent: string): Promise<AgentInfo> {
+  const j = await postJson(`/agents/${encodeURIComponent(agent)}/undrain`, {});
+  return toAgent(j.agent ?? {});
+}
+
+/** The budgets of teams and workflow names, by scope then name (any role). */
+export async function listBudgets(): Promise<ScopeBudget[]> {
+  const j = await getJson("/budgets");
+  return Array.isArray(j.budgets) ? j.budgets.map(toScopeBudget) : [];
+}
+
+/** Sets a team's or workflow's budget (admin; audited as SetBudget); 400 names bad input. */
+export async function setBudget(req: SetBudgetRequest): Promise<ScopeBudget> {
+  return toScopeBudget(await postJson("/budgets", { ...req, period_ms: String(req.period_ms) }));
+}
+
+/** Sets run's own GPU-hour budget; a run it paused continues (admin; SetRunBudget). */
+export async function setRunBudget(run: number, gpuHours: number): Promise<Run> {
+  return toRun(await postJson(`/runs/${run}/budget`, { gpu_hours: gpuHours }));
+}
+
+/** Changes run's priority class (operator and --priority-allow's rule; SetRunPriority). */
+export async function setRunPriority(run: number, priority: string): Promise<Run> {
+  return toRun(await postJson(`/runs/${run}/priority`, { priority }));
 }
 
 /** One page of the audit trail, newest first; `before` (an entry id) pages on. Admin only. */

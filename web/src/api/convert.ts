@@ -6,7 +6,7 @@ import type {
   AgentInfo, Artifact, Attempt, AttemptEnvironment, AttemptGpuSeries, AuditEntry, GpuHealth, GpuInfo, GpuPoint,
   GpuReading, GpuUsage, ListRunsResponse, Metric, PlanEntry, Progress, Resources, Run,
   RunUpdate, SourceState, Stage, StageGpus, SubmitRunResponse, MetricPage, MetricSeries,
-  MetricSeriesResponse, Sweep, SweepItem, Lineage, LineageOrigin,
+  MetricSeriesResponse, ScopeBudget, Sweep, SweepItem, Lineage, LineageOrigin,
 } from "./types";
 
 type Json = Record<string, any>;
@@ -340,3 +340,10 @@ export function toLineage(j: Json): Lineage {
     more_runs: j.more_runs === true,
   };
 }
+
+export const toScopeBudget = (j: Json): ScopeBudget => ({
+  scope: str(j.scope), name: str(j.name), gpu_hours: num(j.gpu_hours), hard: j.hard === true,
+  period_ms: num(j.period_ms), period_start_ms: num(j.period_start_ms),
+  used_gpu_hours: num(j.used_gpu_hours), reached: j.reached === true, set_by: str(j.set_by),
+  set_at_ms: num(j.set_at_ms), paused_runs: Array.isArray(j.paused_runs) ? j.paused_runs.map(num) : [],
+});

@@ -185,6 +185,20 @@ export interface SubmitRequest {
   dry_run: boolean; no_cache: boolean; submission_id?: string;
 }
 
+/** The GPU-hour budget of a team's or a workflow name's runs per period (GET /budgets). */
+export interface ScopeBudget {
+  scope: string; name: string; gpu_hours: number; hard: boolean; period_ms: number;
+  period_start_ms: number; used_gpu_hours: number; reached: boolean; set_by: string;
+  set_at_ms: number;
+  /** The active runs it pauses now. */
+  paused_runs: number[];
+}
+
+/** POST /budgets: sets a team's or workflow's budget; period_ms 0 keeps its period. */
+export interface SetBudgetRequest {
+  scope: string; name: string; gpu_hours: number; period_ms: number; hard: boolean;
+}
+
 /** GET /whoami: the caller's token name and role, and what the role allows. */
 export interface WhoAmI { name: string; role: string; can_submit: boolean; can_admin: boolean }
 

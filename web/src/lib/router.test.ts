@@ -32,6 +32,8 @@ describe("parseRoute", () => {
     expect(parseRoute("#/compare?runs=3,4,x")).toMatchObject({ view: "compare", runs: [3, 4] });
     expect(parseRoute("#/agents")).toEqual({ view: "agents" });
     expect(parseRoute(href.audit())).toEqual({ view: "audit" });
+    expect(parseRoute(href.budgets())).toEqual({ view: "budgets" });
+    expect(parseRoute("#/budgets/x")).toEqual({ view: "notfound", path: "/budgets/x" });
     expect(parseRoute("#/nope").view).toBe("notfound");
   });
 });

@@ -1,5 +1,5 @@
 // Hash routes: #/runs, #/runs/12, #/runs/12/stages/datagen, #/runs/12/pivot, #/new,
-// #/compare?runs=3,4, #/agents, #/audit. Pure parsing; app.tsx listens to hashchange.
+// #/compare?runs=3,4, #/agents, #/budgets, #/audit. Pure parsing; app.tsx listens to hashchange.
 // A stage's log view is in its query, so a link shows the same lines:
 // #/runs/12/stages/train?attempt=2&stream=stderr&at=1048576&q=error.
 // So is every other view's state (runs: filters and the page's cursors; run: the stage search,
@@ -154,6 +154,7 @@ export type Route =
   | { view: "compare"; runs: number[]; query: URLSearchParams }
   | { view: "metrics"; query: URLSearchParams }
   | { view: "agents" }
+  | { view: "budgets" }
   | { view: "audit" }
   | { view: "notfound"; path: string };
 
@@ -186,6 +187,7 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === "metrics" && parts.length === 1) return { view: "metrics", query };
   if (parts[0] === "agents" && parts.length === 1) return { view: "agents" };
   if (parts[0] === "audit" && parts.length === 1) return { view: "audit" };
+  if (parts[0] === "budgets" && parts.length === 1) return { view: "budgets" };
   return { view: "notfound", path };
 }
 
@@ -219,6 +221,7 @@ export const href = {
     return `#/metrics${q.toString() ? "?" + q.toString().replace(/%2C/g, ",") : ""}`;
   },
   agents: () => "#/agents",
+  budgets: () => "#/budgets",
   audit: () => "#/audit",
 };
 

@@ -43,3 +43,29 @@ export function ConfirmButton({ label, confirm, onConfirm, runId, danger, testId
     </span>
   );
 }
+
+/**
+ * An inline form's state for a call to longhauld: open or not, busy while it runs, and the
+ * server's refusal to show beside it (ApiError's message: longhauld's words). `run(f, after)`
+ * closes the form and calls `after` when f succeeds; on failure the form stays open.
+ */
+export function useInlineAction() {
+  const [open, setOpen] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+  const run = async (f: () => Promise<unknown>, after: () => void = () => {}) => {
+    setBusy(true);
+    setError("");
+    try {
+      await f();
+      setOpen(false);
+      after();
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : String(e));
+    } finally {
+      setBusy(false);
+      requestRender();
+    }
+  };
+  return { open, setOpen, busy, error, setError, run };
+}

@@ -1,16 +1,19 @@
 // Agents: each node with its GPUs (index, name, service state and why, last reading, the
 // attempt that holds it, Drain/Undrain), CPUs and memory in use, its state (and a full state
-// dir) and when it was last seen. Polled every 5 s.
+// dir) and when it was last seen, and its maintenance window with Drain at a time / Undrain
+// (admins). Polled every 5 s.
 import { useState } from "preact/hooks";
-import { ApiError, drainGpu, listAgents } from "../api/client";
+import { drainAgent, drainGpu, listAgents, undrainAgent } from "../api/client";
 import type { AgentInfo, GpuInfo } from "../api/types";
 import { formatBytes, formatClock, formatNumber } from "../lib/format";
 import { timeZone } from "../lib/settings";
 import { formatPercent } from "../lib/gpu";
+import { datetimeInputToMs, drainMeaning } from "../lib/ops";
 import { href } from "../lib/router";
 import { useResource } from "../store/resource";
-import { requestRender } from "../store/scheduler";
+import { useInlineAction } from "./Actions";
 import { Ago, Badge, Empty, ErrorBox } from "./common";
+import { allowed, useWhoAmI } from "./RunControls";
 
 function Usage({ used, total, fmt }: { used: number; total: number; fmt: (v: number) => string }) {
   const f = total > 0 ? Math.min(1, Math.max(0, used / total)) : 0;
@@ -23,45 +26,80 @@ function Usage({ used, total, fmt }: { used: number; total: number; fmt: (v: num
 }
 
 /**
- * Drain (with a reason, asked inline) or Undrain one GPU. The page cannot know the caller's
- * role, so the buttons are always there; a refusal (403 for a non-admin) is shown as is.
+ * Drain (with a reason, asked inline) or Undrain one GPU. The buttons are shown to every role;
+ * a refusal (403 for a non-admin) is shown as is.
  */
 function DrainButton({ agent, g, onDone }: { agent: string; g: GpuInfo; onDone: () => void }) {
-  const [asking, setAsking] = useState(false);
+  const act = useInlineAction();
   const [reason, setReason] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState("");
   const undrain = g.health !== "ok";
-  const go = async () => {
-    setBusy(true);
-    setError("");
-    try {
-      await drainGpu(agent, g.index, undrain, reason);
-      setAsking(false);
-      setReason("");
-      onDone();
-    } catch (e) {
-      setError(e instanceof ApiError ? e.message : String(e));
-    } finally {
-      setBusy(false);
-      requestRender();
-    }
-  };
-  const err = error && <span class="inline-error" role="alert" data-testid="gpu-error">{error}</span>;
+  const go = () => act.run(() => drainGpu(agent, g.index, undrain, reason), () => {
+    setReason("");
+    onDone();
+  });
+  const err = act.error && <span class="inline-error" role="alert" data-testid="gpu-error">{act.error}</span>;
   if (undrain) {
-    return <span class="confirm"><button data-testid="gpu-undrain" disabled={busy} onClick={go}>Undrain</button>{err}</span>;
+    return <span class="confirm"><button data-testid="gpu-undrain" disabled={act.busy} onClick={go}>Undrain</button>{err}</span>;
   }
-  if (!asking) {
-    return <span class="confirm"><button data-testid="gpu-drain" onClick={() => setAsking(true)}>Drain</button>{err}</span>;
+  if (!act.open) {
+    return <span class="confirm"><button data-testid="gpu-drain" onClick={() => act.setOpen(true)}>Drain</button>{err}</span>;
   }
   return (
     <span class="confirm asking">
       <input type="text" placeholder="reason" value={reason} data-testid="gpu-drain-reason"
              onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
-      <button class="primary" disabled={busy} data-testid="gpu-drain-confirm" onClick={go}>Drain</button>
-      <button disabled={busy} onClick={() => setAsking(false)}>Cancel</button>
+      <button class="primary" disabled={act.busy} data-testid="gpu-drain-confirm" onClick={go}>Drain</button>
+      <button disabled={act.busy} onClick={() => act.setOpen(false)}>Cancel</button>
       {err}
     </span>
+  );
+}
+
+/**
+ * Drain the whole agent at a time (empty: now) with a reason, or Undrain it: admins only (the
+ * caller's role from GET /whoami; while unknown, offered). What the time means is said before
+ * it is confirmed; a refusal (a 400 for a bad time, a 409) is shown as longhauld words it.
+ */
+function AgentDrainControl({ a, onDone }: { a: AgentInfo; onDone: () => void }) {
+  const who = useWhoAmI();
+  const act = useInlineAction();
+  const [at, setAt] = useState("");
+  const [reason, setReason] = useState("");
+  if (!allowed(who, "can_admin")) return null;
+  const zone = timeZone();
+  const atMs = at ? datetimeInputToMs(at, zone) : 0;
+  const go = (f: () => Promise<unknown>) => act.run(f, () => {
+    setAt("");
+    setReason("");
+    onDone();
+  });
+  const err = act.error && <span class="inline-error" role="alert" data-testid="agent-drain-error">{act.error}</span>;
+  if (a.drain) {
+    return <span class="confirm"><button data-testid="agent-undrain" disabled={act.busy}
+      title="ends the window: the agent is offered every stage again"
+      onClick={() => go(() => undrainAgent(a.id))}>Undrain</button>{err}</span>;
+  }
+  if (!act.open) {
+    return <span class="confirm"><button data-testid="agent-drain-open" onClick={() => act.setOpen(true)}>
+      Drain…</button>{err}</span>;
+  }
+  return (
+    <div class="confirm asking agent-drain-form" data-testid="agent-drain-form">
+      <label class="small">at ({zone === "utc" ? "UTC" : "local time"}; empty: now)
+        <input type="datetime-local" value={at} data-testid="agent-drain-at"
+               onInput={(e) => setAt((e.target as HTMLInputElement).value)} /></label>
+      <button class="link small" disabled={!at} onClick={() => setAt("")}>now</button>
+      <input type="text" placeholder="reason" value={reason} data-testid="agent-drain-reason"
+             onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
+      <button class="primary" disabled={act.busy || atMs === null} data-testid="agent-drain-confirm"
+              onClick={() => go(() => drainAgent(a.id, atMs ?? 0, reason))}>Drain</button>
+      <button disabled={act.busy} onClick={() => act.setOpen(false)}>Cancel</button>
+      <div class="small muted" data-testid="agent-drain-preview">
+        {atMs === null ? "not a time" : atMs === 0
+          ? "now: no new attempts start here; what runs here is stopped and goes back to the queue"
+          : drainMeaning(atMs, Date.now(), zone)}</div>
+      {err}
+    </div>
   );
 }
 
@@ -122,12 +160,15 @@ function AgentCard({ a, onChange }: { a: AgentInfo; onChange: () => void }) {
         {a.drain && <div data-testid="agent-drain"><span class="k">maintenance</span>
           {a.drain.at_ms > Date.now() ? "drains at " : "drained since "}
           {formatClock(a.drain.at_ms, Date.now(), timeZone())}
-          {a.drain.reason ? ` (${a.drain.reason})` : ""}{a.drain.by ? ` · by ${a.drain.by}` : ""}</div>}
+          {a.drain.reason ? ` (${a.drain.reason})` : ""}{a.drain.by ? ` · by ${a.drain.by}` : ""}
+          <div class="small muted" data-testid="agent-drain-meaning">
+            {drainMeaning(a.drain.at_ms, Date.now(), timeZone())}</div></div>}
         {a.disk_full && <div><span class="k">state dir</span>full: {formatBytes(a.state_free_bytes)} free</div>}
         <div><span class="k">executor</span>{a.executor || "local"}{a.version ? ` · ${a.version}` : ""}</div>
         {labels.length > 0 && <div><span class="k">labels</span>{labels.map(([k, v]) => `${k}=${v}`).join(" ")}</div>}
         {a.shared_paths.length > 0 && <div><span class="k">shared paths</span>{a.shared_paths.join(" ")}</div>}
       </div>
+      <div class="pad agent-maintenance"><AgentDrainControl a={a} onDone={onChange} /></div>
       {a.gpus.length > 0 ? <GpuTable a={a} onChange={onChange} /> : <p class="muted small pad">No GPUs.</p>}
     </section>
   );

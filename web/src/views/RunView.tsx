@@ -13,6 +13,7 @@ import { lastEnvironment, sourceText } from "../lib/provenance";
 import { tagSources, tagSourceText, tagsOnRun } from "../lib/tags";
 import { useResource } from "../store/resource";
 import { ConfirmButton } from "./Actions";
+import { BudgetRaise, ClassControl } from "./RunControls";
 import { Badge, Clock, Empty, KeyValues, NotFound, Section } from "./common";
 import { DagView } from "./DagView";
 import { StageTable } from "./StageTable";
@@ -77,10 +78,12 @@ export function RunHeader({ run, crumb, state }: { run: Run; crumb?: string; sta
             {run.budget.reached ? " — reached: no new attempts until an admin raises it" : ""}</span>}
           {run.budget_hold && <span data-testid="run-budget-hold" class="bad-text">
             {" "}— paused: {run.budget_hold}</span>}
-          {idle && <span class="muted">, {idle}</span>}</div>
+          {idle && <span class="muted">, {idle}</span>}
+          {!crumb && <> <BudgetRaise run={run} /></>}</div>
         {run.user && <div data-testid="run-submitter"><span class="k">submitted by</span>{run.user}
           {run.team && <span class="muted"> · team {run.team}</span>}
           {run.priority !== "normal" && <span class={`tag prio-${run.priority}`}>{run.priority}</span>}</div>}
+        {!crumb && <ClassControl run={run} />}
         {saving && <div data-testid="run-early-stop-saving"
           title={`${saving.stopped_items} item(s) stopped early; estimated from the finished items' time per step`}>
           <span class="k">early stopping</span>{savingText(saving)}</div>}
