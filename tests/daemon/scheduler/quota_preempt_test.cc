@@ -43,16 +43,24 @@ class QuotaPreemptTest : public SchedulerTest {
       in->no_cache = true;
     });
   }
+  // Vision's low sweep of `items` on n1 (2 GPUs): its first two items run, one on a GPU
+  // borrowed. Returns the run; `n1` and `started` get the session and the attempts by stage.
+  int64_t SweepHoldsBothGpus(int items, uint64_t* n1, std::map<std::string, int64_t>* started) {
+    int64_t sweep = SubmitAs("alice", "vision", QuotaPreemptSweep(items), "low");
+    *n1 = Connect("n1", 8, 2);
+    *started = TakeStartedIds();
+    EXPECT_EQ(started->size(), 2u);
+    for (const auto& [name, id] : *started) Started(*n1, id);
+    EXPECT_EQ(scheduler_->BorrowedAttemptIds().size(), 1u);
+    return sweep;
+  }
 };
 
 TEST_F(QuotaPreemptTest, ABorrowingHighStageStopsNothingWithinAnotherTeamsGuarantee) {
-  // Vision's low sweep holds both GPUs of n1, one of them borrowed.
-  int64_t sweep = SubmitAs("alice", "vision", QuotaPreemptSweep(3), "low");
-  uint64_t n1 = Connect("n1", 8, 2);
-  std::map<std::string, int64_t> started = TakeStartedIds();
+  uint64_t n1 = 0;
+  std::map<std::string, int64_t> started;
+  int64_t sweep = SweepHoldsBothGpus(3, &n1, &started);
   ASSERT_EQ(started.size(), 2u);
-  for (const auto& [name, id] : started) Started(n1, id);
-  ASSERT_EQ(scheduler_->BorrowedAttemptIds().size(), 1u);
 
   // Speech's high stage asks for 2 GPUs, one beyond speech's guarantee: it may stop vision's
   // borrowed attempt, but that frees one GPU, and stopping the other would leave vision under
@@ -75,11 +83,10 @@ TEST_F(QuotaPreemptTest, ABorrowingHighStageStopsNothingWithinAnotherTeamsGuaran
 }
 
 TEST_F(QuotaPreemptTest, AReasonNamingATeamUnderItsGuaranteeIsJudgedAgainWhenItReachesIt) {
-  int64_t sweep = SubmitAs("alice", "vision", QuotaPreemptSweep(3), "low");
-  uint64_t n1 = Connect("n1", 8, 2);
-  std::map<std::string, int64_t> started = TakeStartedIds();
+  uint64_t n1 = 0;
+  std::map<std::string, int64_t> started;
+  int64_t sweep = SweepHoldsBothGpus(3, &n1, &started);
   ASSERT_EQ(started.size(), 2u);
-  for (const auto& [name, id] : started) Started(n1, id);
   int64_t urgent = SubmitAs("carol", "speech", kUrgentTwoGpus, "high");
   for (const auto& [name, id] : started) Exit(n1, id, 0);
 
@@ -103,11 +110,10 @@ TEST_F(QuotaPreemptTest, AReasonNamingATeamUnderItsGuaranteeIsJudgedAgainWhenItR
 TEST_F(QuotaPreemptTest, AHighStageWithinItsGuaranteeStillPreemptsALowOne) {
   // Speech asks for 1 GPU, within its guarantee: a class preemption as without quotas (here
   // vision's borrowed attempt is the one taken back, and it is of a lower class too).
-  SubmitAs("alice", "vision", QuotaPreemptSweep(2), "low");
-  uint64_t n1 = Connect("n1", 8, 2);
-  std::map<std::string, int64_t> started = TakeStartedIds();
+  uint64_t n1 = 0;
+  std::map<std::string, int64_t> started;
+  SweepHoldsBothGpus(2, &n1, &started);
   ASSERT_EQ(started.size(), 2u);
-  for (const auto& [name, id] : started) Started(n1, id);
   SubmitAs("carol", "speech", "name: e\nstages:\n  eval: {run: [prog], resources: {gpus: 1}}\n",
            "high");
   std::vector<v1::CancelAttempt> cancels = TakeCancels();
