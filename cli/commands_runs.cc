@@ -103,7 +103,9 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
     out << "  budget:    " << TerminalSafe(run.budget_hold())
         << ": no new attempts until an admin raises it or its period ends\n";
   }
-  out << "  gpu-hours: " << FormatGpuHours(run.gpu_hours());
+  // Beside a budget line, the same figure with the same precision (0.00503, not 0.01).
+  out << "  gpu-hours: "
+      << (run.has_budget() ? FormatBudgetHours(run.gpu_hours()) : FormatGpuHours(run.gpu_hours()));
   // Stage time sums what is shown: not said for a run shown in part.
   if (run.next_stage_page_token().empty()) {
     out << "  (stage time " << FormatDuration(static_cast<int64_t>(StageSeconds(run) * 1000))
