@@ -20,6 +20,14 @@
 namespace longhaul::cli {
 namespace {
 
+// "failed: stage 'left' failed"; the status alone when the reason only repeats it (a cancel's
+// reason is "cancelled": "cancelled: cancelled" said it twice).
+std::string RunStatusWithReason(const v1::Run& run) {
+  std::string status(RunStatusName(run.status()));
+  if (run.reason().empty() || run.reason() == status) return status;
+  return StrCat(status, ": ", TerminalSafe(run.reason()));
+}
+
 std::string AllRunStatusNames() {
   std::vector<std::string> names;
   for (auto s :
@@ -77,8 +85,7 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
   if (!run.workflow_path().empty()) out << " (" << TerminalSafe(run.workflow_path()) << ")";
   out << '\n';
   if (!run.description().empty()) out << "  about:     " << TerminalSafe(run.description()) << '\n';
-  out << "  status:    " << RunStatusName(run.status());
-  if (!run.reason().empty()) out << ": " << TerminalSafe(run.reason());
+  out << "  status:    " << RunStatusWithReason(run);
   out << "  (" << StageCountsSummary(run) << ")\n";
   out << "  params:    " << TerminalSafe(ParamsText(run.params())) << '\n';
   if (!run.tags().empty()) out << "  tags:      " << TerminalSafe(TagsOnRunText(run)) << '\n';
@@ -234,8 +241,7 @@ void PrintAttempts(CommandContext& ctx, const v1::Run& run) {
 // cancel and retry print the run's status after the change.
 int PrintRunStatus(CommandContext& ctx, const v1::Run& run) {
   if (ctx.json) return PrintJson(ctx, run);
-  ctx.out() << "run " << run.id() << ": " << RunStatusName(run.status());
-  if (!run.reason().empty()) ctx.out() << ": " << TerminalSafe(run.reason());
+  ctx.out() << "run " << run.id() << ": " << RunStatusWithReason(run);
   ctx.out() << "  (" << StageCountsSummary(run) << ")\n";
   return kExitOk;
 }
