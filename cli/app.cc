@@ -388,6 +388,7 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd->add_option("role", token.role, "viewer, operator or admin")->required();
   cmd->add_option("name", token.name, "who holds it (letters, digits, . _ - @)")->required();
   cmd->add_option("--out", token.out, "the file to create for the token (mode 0600)")->required();
+  cmd->add_option("--team", token.team, "the team its runs count for: the line's TEAM column");
   cmd->callback([&] {
     remote = false;
     action = [&](CommandContext& c) { return TokenNew(c, token); };
@@ -395,6 +396,7 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
   cmd = token_cmd->add_subcommand("hash", "the tokens-file line for the token read from stdin");
   cmd->add_option("role", token.role, "viewer, operator or admin")->required();
   cmd->add_option("name", token.name, "who holds it")->required();
+  cmd->add_option("--team", token.team, "the team its runs count for: the line's TEAM column");
   cmd->callback([&] {
     remote = false;
     action = [&](CommandContext& c) { return TokenHash(c, token); };

@@ -188,6 +188,7 @@ struct TokenOptions {
   std::string role;  // viewer, operator or admin
   std::string name;  // who holds it
   std::string out;   // token new: the file the token goes to (created 0600, never overwritten)
+  std::string team;  // the line's TEAM column ("" for none)
 };
 // A new random token into options.out; its tokens-file line on stdout.
 int TokenNew(CommandContext& ctx, const TokenOptions& options);

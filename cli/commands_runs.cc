@@ -20,6 +20,14 @@
 namespace longhaul::cli {
 namespace {
 
+// "failed: stage 'left' failed"; the status alone when the reason only repeats it (a cancel's
+// reason is "cancelled": "cancelled: cancelled" said it twice).
+std::string RunStatusWithReason(const v1::Run& run) {
+  std::string status(RunStatusName(run.status()));
+  if (run.reason().empty() || run.reason() == status) return status;
+  return StrCat(status, ": ", TerminalSafe(run.reason()));
+}
+
 std::string AllRunStatusNames() {
   std::vector<std::string> names;
   for (auto s :
@@ -77,8 +85,7 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
   if (!run.workflow_path().empty()) out << " (" << TerminalSafe(run.workflow_path()) << ")";
   out << '\n';
   if (!run.description().empty()) out << "  about:     " << TerminalSafe(run.description()) << '\n';
-  out << "  status:    " << RunStatusName(run.status());
-  if (!run.reason().empty()) out << ": " << TerminalSafe(run.reason());
+  out << "  status:    " << RunStatusWithReason(run);
   out << "  (" << StageCountsSummary(run) << ")\n";
   out << "  params:    " << TerminalSafe(ParamsText(run.params())) << '\n';
   if (!run.tags().empty()) out << "  tags:      " << TerminalSafe(TagsOnRunText(run)) << '\n';
@@ -103,7 +110,9 @@ void PrintRunHeader(CommandContext& ctx, const v1::Run& run) {
     out << "  budget:    " << TerminalSafe(run.budget_hold())
         << ": no new attempts until an admin raises it or its period ends\n";
   }
-  out << "  gpu-hours: " << FormatGpuHours(run.gpu_hours());
+  // Beside a budget line, the same figure with the same precision (0.00503, not 0.01).
+  out << "  gpu-hours: "
+      << (run.has_budget() ? FormatBudgetHours(run.gpu_hours()) : FormatGpuHours(run.gpu_hours()));
   // Stage time sums what is shown: not said for a run shown in part.
   if (run.next_stage_page_token().empty()) {
     out << "  (stage time " << FormatDuration(static_cast<int64_t>(StageSeconds(run) * 1000))
@@ -232,8 +241,7 @@ void PrintAttempts(CommandContext& ctx, const v1::Run& run) {
 // cancel and retry print the run's status after the change.
 int PrintRunStatus(CommandContext& ctx, const v1::Run& run) {
   if (ctx.json) return PrintJson(ctx, run);
-  ctx.out() << "run " << run.id() << ": " << RunStatusName(run.status());
-  if (!run.reason().empty()) ctx.out() << ": " << TerminalSafe(run.reason());
+  ctx.out() << "run " << run.id() << ": " << RunStatusWithReason(run);
   ctx.out() << "  (" << StageCountsSummary(run) << ")\n";
   return kExitOk;
 }

@@ -107,8 +107,11 @@ Result<std::string> NewToken() {
   return out;
 }
 
-std::string TokenLine(Role role, std::string_view name, std::string_view token) {
-  return StrCat(RoleName(role), " ", name, " ", HashToken(token));
+std::string TokenLine(Role role, std::string_view name, std::string_view token,
+                      std::string_view team) {
+  std::string line = StrCat(RoleName(role), " ", name, " ", HashToken(token));
+  if (!team.empty()) line += StrCat(" ", team);
+  return line;
 }
 
 Result<std::unique_ptr<TokenStore>> TokenStore::Load(const std::string& path) {

@@ -39,7 +39,8 @@ std::string HashToken(std::string_view token);
 // A new token: "lh_" and 64 hex digits (256 bits from the system's CSPRNG).
 Result<std::string> NewToken();
 // The tokens-file line for `token`.
-std::string TokenLine(Role role, std::string_view name, std::string_view token);
+std::string TokenLine(Role role, std::string_view name, std::string_view token,
+                      std::string_view team = "");
 
 class TokenStore {
  public:

@@ -82,6 +82,9 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
     for (int64_t id : ReclaimFor(owner, s->row.resources.gpus())) reclaim.insert(id);
   }
   if (!lower_runs && reclaim.empty()) return nullptr;
+  // A stage that would borrow stops nothing within another account's guarantee (quota.h).
+  std::map<int64_t, std::string> spared = SparedFor(s);
+  std::string spared_account;
   int64_t now = clock_->NowMs();
   std::vector<AgentRoom> rooms;
   std::vector<PreemptCandidate> candidates;
@@ -91,9 +94,13 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
     rooms.push_back({id, agent->free});
     for (int64_t attempt_id : agent->attempts) {
       AttemptState* v = runs_.FindAttempt(attempt_id);
-      bool reclaimed = !MayPreempt(v, rank) && reclaim.count(attempt_id) > 0 &&
-                       MayPreempt(v, /*rank=*/-1);
+      bool reclaimed =
+          !MayPreempt(v, rank) && reclaim.count(attempt_id) > 0 && MayPreempt(v, /*rank=*/-1);
       if (!reclaimed && !MayPreempt(v, rank)) continue;
+      if (auto it = spared.find(attempt_id); it != spared.end()) {
+        spared_account = it->second;
+        continue;
+      }
       PreemptCandidate& c = candidates.emplace_back();
       c.attempt_id = attempt_id;
       c.agent_id = id;
@@ -109,7 +116,10 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
   }
   std::optional<PreemptChoice> choice =
       ChooseVictims(std::move(candidates), rooms, s->row.resources);
-  if (!choice) return nullptr;
+  if (!choice) {
+    if (!spared_account.empty()) *reason += SparedReason(options_.quotas, owner, spared_account);
+    return nullptr;
+  }
 
   PreemptionBook::Pending pending;
   pending.agent_id = choice->agent_id;
@@ -124,7 +134,8 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
     log->info("{} waits for {} GPUs on {}: preempting attempt {} of {} ({})", PreemptStageText(*s),
               s->row.resources.gpus(), choice->agent_id, v->row.number, victim, lost);
     std::string why = for_whom;
-    if (reclaim.count(c.attempt_id) > 0 && PreemptRankOf(*v->stage->run) <= PreemptRankOf(*s->run)) {
+    if (reclaim.count(c.attempt_id) > 0 &&
+        PreemptRankOf(*v->stage->run) <= PreemptRankOf(*s->run)) {
       why += StrCat(", taking back borrowed GPUs for ", AccountLabel(owner), "'s guarantee");
     }
     StopAttempt(v, "preempted", why);

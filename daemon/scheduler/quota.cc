@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <tuple>
 
 #include "core/duration.h"
@@ -188,9 +189,10 @@ QuotaVerdict QuotaBlock(const Quotas& quotas, const UsageLedger& usage,
     std::string head = guarantee > 0 ? StrCat(who, " at its quota of ", QuotaCount(guarantee), " (",
                                               in_use, " in use); it borrows idle GPUs")
                                      : StrCat(who, " has no guaranteed GPUs; it uses idle GPUs");
-    return {StrCat(head, " only while no one under their guarantee waits, and ",
-                   AccountLabel(other), " does (", usage.GpusInUse(other), " of ",
-                   quotas.Guarantee(other), " in use)")};
+    return {
+        StrCat(head, " only while no one under their guarantee waits, and ", AccountLabel(other),
+               " does (", usage.GpusInUse(other), " of ", quotas.Guarantee(other), " in use)"),
+        false, true};
   }
   return {};
 }
@@ -228,6 +230,29 @@ std::vector<RunningShare> ReclaimSet(const Quotas& quotas, const std::vector<Run
   }
   if (freed < gpus) return {};
   return out;
+}
+
+std::vector<RunningShare> SparedWithinGuarantee(const Quotas& quotas,
+                                                const std::vector<RunningShare>& running,
+                                                const std::string& owner, int32_t owner_in_use,
+                                                int32_t gpus) {
+  if (quotas.empty() || gpus <= 0 || owner_in_use + gpus <= quotas.Guarantee(owner)) return {};
+  std::set<int64_t> borrowed;
+  for (const RunningShare& r : BorrowedAttempts(quotas, running)) borrowed.insert(r.attempt_id);
+  std::vector<RunningShare> out;
+  for (const RunningShare& r : running) {
+    if (r.account != owner && r.gpus > 0 && borrowed.count(r.attempt_id) == 0) out.push_back(r);
+  }
+  return out;
+}
+
+std::string SparedReason(const Quotas& quotas, const std::string& owner,
+                         const std::string& spared) {
+  int32_t guarantee = quotas.Guarantee(owner);
+  std::string head = guarantee > 0 ? StrCat("; it would borrow beyond ", AccountLabel(owner),
+                                            "'s quota of ", QuotaCount(guarantee))
+                                   : StrCat("; ", AccountLabel(owner), " has no guaranteed GPUs");
+  return StrCat(head, ", so it stops no attempt within ", AccountLabel(spared), "'s guarantee");
 }
 
 }  // namespace longhaul::scheduler

@@ -73,8 +73,9 @@ std::string ShareAccountOf(const std::string& user, const std::string& team);
 // with a GPU stage waiting; the run's own are ignored) is still under its guarantee.
 // `share_account` is the run's ShareAccountOf.
 struct QuotaVerdict {
-  std::string why;      // "" when it may start
-  bool window = false;  // a GPU-hour window: it lifts as time passes
+  std::string why;         // "" when it may start
+  bool window = false;     // a GPU-hour window: it lifts as time passes
+  bool borrowing = false;  // it would borrow while one of `waiting_under` waits
 };
 QuotaVerdict QuotaBlock(const Quotas& quotas, const UsageLedger& usage,
                         const std::vector<std::string>& accounts, const std::string& share_account,
@@ -99,5 +100,21 @@ std::vector<RunningShare> BorrowedAttempts(const Quotas& quotas,
 // are fewer than `gpus` (reclaiming part would free nothing usable).
 std::vector<RunningShare> ReclaimSet(const Quotas& quotas, const std::vector<RunningShare>& running,
                                      const std::string& owner, int32_t gpus);
+
+// The attempts of `running` that a preemption for a stage of `owner` asking for `gpus` GPUs
+// must leave running: when the stage would borrow (`owner_in_use` + `gpus` beyond its
+// guarantee), every GPU attempt of another account that is not on borrowed GPUs. Stopping one
+// would leave its account under its guarantee with the stopped stage waiting, and a stage that
+// borrows waits for such an account (QuotaBlock): the room made would go back to it. Empty
+// when the stage stays within its guarantee.
+std::vector<RunningShare> SparedWithinGuarantee(const Quotas& quotas,
+                                                const std::vector<RunningShare>& running,
+                                                const std::string& owner, int32_t owner_in_use,
+                                                int32_t gpus);
+
+// The end of the wait reason of such a stage when only attempts within `spared`'s guarantee
+// could make its room: "; it would borrow beyond team speech's quota of 1 GPU, so it stops no
+// attempt within team vision's guarantee".
+std::string SparedReason(const Quotas& quotas, const std::string& owner, const std::string& spared);
 
 }  // namespace longhaul::scheduler

@@ -29,6 +29,9 @@ void Scheduler::UsageStarted(const AttemptState* a) {
   usage_.Start(a->row.id, AccountsOf(run.user, run.team), a->held.gpus(), clock_->NowMs());
   usage_changed_ = true;
   quota_memo_.clear();
+  // A stage held earlier in this pass may name this account as under its guarantee: judged
+  // again at the next pass (its reason would be stale, or it may borrow now).
+  if (held_for_guarantee_) dispatch_needed_ = true;
   std::string account = ShareAccountOf(run.user, run.team);
   int32_t held = usage_.GpusInUse(account), guarantee = options_.quotas.Guarantee(account);
   if (!options_.quotas.empty() && held > guarantee) {
@@ -113,6 +116,7 @@ void Scheduler::RefreshFairShare(bool force) {
 
 void Scheduler::PrepareQuotas() {
   waiting_under_.clear();
+  held_for_guarantee_ = false;
   quota_memo_.clear();
   if (!QuotasOn()) return;
   RefreshFairShare(/*force=*/false);
@@ -151,6 +155,7 @@ bool Scheduler::QuotaHolds(StageState* s) {
   }
   const QuotaVerdict& verdict = memo->second;
   if (verdict.why.empty()) return false;
+  if (verdict.borrowing) held_for_guarantee_ = true;
   if (verdict.window && quota_recheck_at_ms_ <= now) {
     quota_recheck_at_ms_ = now + kQuotaRecheckMs;
     timers_.Push({quota_recheck_at_ms_, TimerKind::kQuota, 0, "", 0});
@@ -168,6 +173,18 @@ std::vector<RunningShare> Scheduler::RunningShares() const {
   for (const auto& [id, r] : usage_.running()) {
     // AccountsOf puts the share account (the team's, else the user's) first.
     out.push_back({id, r.accounts.front(), r.gpus, r.start_ms});
+  }
+  return out;
+}
+
+std::map<int64_t, std::string> Scheduler::SparedFor(const StageState* s) const {
+  std::map<int64_t, std::string> out;
+  if (options_.quotas.empty()) return out;
+  std::string owner = ShareAccountOf(s->run->row.user, s->run->row.team);
+  for (const RunningShare& r :
+       SparedWithinGuarantee(options_.quotas, RunningShares(), owner, usage_.GpusInUse(owner),
+                             s->row.resources.gpus())) {
+    out.emplace(r.attempt_id, r.account);
   }
   return out;
 }

@@ -521,6 +521,9 @@ class Scheduler {
   // True when a quota keeps `s` from starting now; its reason says which.
   bool QuotaHolds(StageState* s);
   std::vector<RunningShare> RunningShares() const;
+  // The running attempts a preemption for `s` leaves alone for their account's guarantee
+  // (SparedWithinGuarantee), by attempt id, with that account.
+  std::map<int64_t, std::string> SparedFor(const StageState* s) const;
 
   // timers.cc
   void ArmAttemptTimers(AttemptState* a);
@@ -574,6 +577,9 @@ class Scheduler {
   std::vector<std::string> waiting_under_;
   int64_t quota_recheck_at_ms_ = 0;
   std::map<std::string, QuotaVerdict> quota_memo_;  // QuotaHolds' answers since use last changed
+  // A stage of this pass waits for another account under its guarantee: an attempt that starts
+  // later in the pass may take that account to its guarantee, and the next pass says so.
+  bool held_for_guarantee_ = false;
 
   GpuFleet gpus_;
   Maintenance maintenance_;  // agents' drains

@@ -534,6 +534,14 @@ TEST_F(CliE2eTest, CancelAndRetryPrintTheRunStatus) {
   CommandResult r = Run({"cancel", "12"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "run 12: cancelled: cancelled by the user  (1/2 ok, 1 failed)\n");
+  // longhauld's own reason for a cancel is the status again: said once.
+  {
+    std::lock_guard<std::mutex> lock(service_.mu);
+    service_.runs[12].set_reason("cancelled");
+  }
+  r = Run({"show", "12"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  status:    cancelled  (1/2 ok, 1 failed)\n"));
   r = Run({"retry", "12", "left"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "run 12: running  (1/2 ok, 1 failed)\n");

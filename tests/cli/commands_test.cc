@@ -279,6 +279,23 @@ TEST_F(CommandsTest, ShowPrintsStageDescriptions) {
                                     "bench  benchmark the server\n"));
 }
 
+// A run with a budget gives its GPU-hours as its budget line does: 0.00503 beside "0.00503
+// used", not 0.01.
+TEST_F(CommandsTest, ShowGivesGpuHoursAsTheBudgetLineDoesWhenTheRunHasABudget) {
+  v1::Run run = RunWithFingerprint();
+  run.set_gpu_hours(0.00503);
+  coordinator_->runs[5] = run;
+  EXPECT_EQ(ShowRun(ctx_, Show(5)), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("  gpu-hours: 0.01"));
+  run.mutable_budget()->set_gpu_hours(0.005);
+  run.mutable_budget()->set_used_gpu_hours(0.00503);
+  coordinator_->runs[5] = run;
+  out_.str("");
+  EXPECT_EQ(ShowRun(ctx_, Show(5)), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("  budget:    0.005 GPU-h, 0.00503 used (100 %)"));
+  EXPECT_THAT(out_.str(), HasSubstr("  gpu-hours: 0.00503  (stage time"));
+}
+
 // A stage's last message: on its own page with its level, and under warnings: when it warns.
 TEST_F(CommandsTest, ShowSaysAStagesWarning) {
   v1::Run run = RunWithFingerprint();
