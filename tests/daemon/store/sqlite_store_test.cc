@@ -165,7 +165,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto rows = store_->ReadStages(run.id);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
-  EXPECT_EQ(LatestSchemaVersion(), 21);
+  EXPECT_EQ(LatestSchemaVersion(), 22);
   EXPECT_EQ(got->priority(), "normal");  // migration 18: runs stored before are normal
   EXPECT_EQ(got->user(), "");
   EXPECT_EQ(store_->identity().cluster_id.size(), 32u);  // migration 13 made one
