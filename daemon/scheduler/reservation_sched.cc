@@ -82,7 +82,7 @@ Result<v1::Reservation> Scheduler::Reserve(const v1::ReserveRequest& req) {
   reservations_.Add(r);
   ArmReservationTimers(r);
   GetLogger("scheduler")
-      ->info("reservation {}: {} by {}", r.id, ReservedPhrase(r, agent_gpus, now), r.by);
+      ->info("{} (set by {}: {})", ReservedPhrase(r, agent_gpus, now), r.by, r.reason);
   dispatch_needed_ = true;  // the ready stages are judged anew
   return ReservationToProto(r);
 }

@@ -66,7 +66,7 @@ TEST(ReservationRuleTest, BadReservationsAreRefusedWithWhatIsWrong) {
   store::ReservationRow other =
       ReservationOf(1, 6, "nlp", kResTen + kResHour, kResTen + 3 * kResHour);
   auto check = [&](store::ReservationRow r) {
-    return ValidateReservation(r, 8, {&other}, kResTen).message();
+    return std::string(ValidateReservation(r, 8, {&other}, kResTen).message());
   };
   EXPECT_EQ(check(ReservationOf(0, 2, "vision", kResTen + 2 * kResHour, kResTen + kResHour)),
             "--until 11:00 UTC is not after --from 12:00 UTC");

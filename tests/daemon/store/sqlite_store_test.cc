@@ -135,6 +135,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE agent_drains; DROP TABLE tags; DROP TABLE run_tag_uses; "
                             "DROP TABLE budgets").ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE reservations").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
@@ -563,6 +564,7 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
     ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE agent_drains; DROP TABLE tags; DROP TABLE run_tag_uses; "
                             "DROP TABLE budgets").ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE reservations").ok());
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=11").ok());
   }
   Reopen();
