@@ -15,19 +15,6 @@ namespace {
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 
-// Each token line of `t.file` gets its holder's team as the fourth column.
-void AddReservationTeams(const Tokens& t, const std::map<std::string, std::string>& team_of) {
-  std::string out;
-  for (const std::string& line : SplitLines(ReadTextFile(t.file))) {
-    std::string with = line;
-    for (const auto& [name, team] : team_of) {
-      if (line.find(StrCat(" ", name, " ")) != std::string::npos) with += " " + team;
-    }
-    out += with + "\n";
-  }
-  WriteTextFile(t.file, out);
-}
-
 class ReservationTest : public ClusterTest {
  protected:
   CommandResult As(const std::string& who, std::vector<std::string> args) {
@@ -51,7 +38,7 @@ class ReservationTest : public ClusterTest {
 
 TEST_F(ReservationTest, ATeamsReservationKeepsAnotherTeamOffAndItsOwnRunStartsOnIt) {
   tokens_ = MakeTokens(dir_, {{"admin", "ada"}, {"operator", "olga"}, {"operator", "ian"}});
-  AddReservationTeams(tokens_, {{"olga", "vision"}, {"ian", "infra"}});
+  AddTeams(tokens_, {{"olga", "vision"}, {"ian", "infra"}});
   ClusterOptions o;
   o.agents = 1;
   o.cpus = 3;
