@@ -45,14 +45,14 @@ std::string ReservationStopDetail(const store::ReservationRow& r, int64_t now_ms
 Status ValidateReservation(const store::ReservationRow& r, int agent_gpus,
                            const std::vector<const store::ReservationRow*>& others,
                            int64_t now_ms) {
+  if (r.until_ms <= now_ms) {
+    return absl::InvalidArgumentError(
+        StrCat("the window ended at ", FormatDrainTime(r.until_ms, now_ms), ", in the past"));
+  }
   if (r.until_ms <= r.from_ms) {
     return absl::InvalidArgumentError(StrCat("--until ", FormatDrainTime(r.until_ms, now_ms),
                                              " is not after --from ",
                                              FormatDrainTime(r.from_ms, now_ms)));
-  }
-  if (r.until_ms <= now_ms) {
-    return absl::InvalidArgumentError(
-        StrCat("the window ended at ", FormatDrainTime(r.until_ms, now_ms), ", in the past"));
   }
   if (r.gpus <= 0) return absl::InvalidArgumentError("--gpus: reserve 1 or more GPUs");
   if (r.gpus > agent_gpus) {

@@ -7,6 +7,7 @@
 
 #include "core/strings.h"
 #include "tests/integration/cluster.h"
+#include "tests/integration/journal.h"
 #include "tests/integration/tokens.h"
 
 namespace longhaul::testing {
