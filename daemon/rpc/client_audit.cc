@@ -130,7 +130,10 @@ AuditSubject DescribeForAudit(const v1::ReserveRequest& req, const v1::Reservati
 }
 
 AuditSubject DescribeForAudit(const v1::UnreserveRequest& req, const v1::Reservation& resp) {
-  return {Cut(StrCat("agent ", resp.agent_id()), kMaxValue),
+  // A reservation not found has no agent to name.
+  std::string target = resp.agent_id().empty() ? StrCat("reservation ", req.id())
+                                               : StrCat("agent ", resp.agent_id());
+  return {Cut(target, kMaxValue),
           Cut(StrCat("cancel reservation ", req.id(),
                      req.reason().empty() ? "" : StrCat(": ", req.reason())),
               kMaxDetail)};

@@ -123,6 +123,8 @@ TEST_F(HttpReservationsTest, AnAdminReservesAndCancelsAnyRoleListsAndTheTrailSay
   EXPECT_EQ(rows[0], "ada Reserve | INVALID_ARGUMENT");
   EXPECT_EQ(rows[1], "ada Reserve | OK");
   EXPECT_EQ(rows[2], "ada Unreserve | NOT_FOUND");
+  EXPECT_EQ(entries[2]["target"], "reservation " + id) << "no agent to name";
+  EXPECT_EQ(entries[3]["target"], "agent n0");
   EXPECT_EQ(rows[3], "ada Unreserve | OK");
   EXPECT_EQ(entries[3]["detail"], "cancel reservation " + id + ": moved");
   EXPECT_EQ(rows[4], "ada Reserve | NOT_FOUND");
