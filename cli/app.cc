@@ -344,6 +344,43 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
                            "list the GPU-hour budgets of teams and workflows: limit, use, state");
   cmd->callback([&] { action = [&](CommandContext& c) { return ListBudgets(c); }; });
 
+  ReserveOptions reserve;
+  cmd = app.add_subcommand(
+      "reserve",
+      "hold GPUs of an agent for a team or a user from --from until --until: others' attempts "
+      "go there only on its other GPUs, and at --from what of theirs runs on the reserved ones "
+      "is stopped and queued again, no retry spent (admin, audited)");
+  cmd->add_option("agent", reserve.agent, "the agent's id")->required();
+  cmd->add_option("--gpus", reserve.gpus, "how many of its GPUs, or all")->required();
+  CLI::Option* reserve_team = cmd->add_option("--team", reserve.team, "the team they are held for");
+  CLI::Option* reserve_user = cmd->add_option("--user", reserve.user, "the user they are held for");
+  reserve_team->excludes(reserve_user);
+  cmd->add_option("--from", reserve.from,
+                  "when the window begins: an RFC 3339 time (2026-12-05T14:00:00Z) or a time "
+                  "from now (+2h); default now");
+  cmd->add_option("--until", reserve.until, "when it ends, in the same forms")->required();
+  cmd->add_option("--reason", reserve.reason,
+                  "why, shown with the agent, in the wait reasons and in the audit trail")
+      ->required();
+  cmd->callback([&] { action = [&](CommandContext& c) { return Reserve(c, reserve); }; });
+
+  bool reservations_all = false;
+  cmd = app.add_subcommand("reservations",
+                           "list the reservations of agents' GPUs in force and to come");
+  cmd->add_flag("--all", reservations_all, "also the ended and cancelled ones");
+  cmd->callback(
+      [&] { action = [&](CommandContext& c) { return ListReservations(c, reservations_all); }; });
+
+  int64_t unreserve_id = 0;
+  std::string unreserve_reason;
+  cmd = app.add_subcommand("unreserve",
+                           "cancel a reservation: its GPUs are everyone's again (admin, audited)");
+  cmd->add_option("id", unreserve_id, "the reservation's id (longhaul reservations)")->required();
+  cmd->add_option("--reason", unreserve_reason, "why, for the audit trail")->required();
+  cmd->callback([&] {
+    action = [&](CommandContext& c) { return Unreserve(c, unreserve_id, unreserve_reason); };
+  });
+
   std::vector<std::string> tag_args;
   bool tag_force = false, tag_remove = false;
   cmd = app.add_subcommand(

@@ -101,8 +101,10 @@ int DrainGpu(CommandContext& ctx, const std::string& target, const std::string& 
 // (ParseDrainAt) on, or none.
 int DrainAgent(CommandContext& ctx, const std::string& agent_id, const std::string& at,
                const std::string& reason, bool undrain);
-// `--at`: "" (now), "+2h" (a duration from `now_ms`) or an RFC 3339 time; milliseconds.
-Result<int64_t> ParseDrainAt(const std::string& text, int64_t now_ms);
+// `--at`: "" (now), "+2h" (a duration from `now_ms`) or an RFC 3339 time; milliseconds. `flag`
+// names the option in errors.
+Result<int64_t> ParseDrainAt(const std::string& text, int64_t now_ms,
+                             std::string_view flag = "--at");
 // "agent n1 drains at 2026-12-05 14:00:00 UTC (in 2h): kernel upgrade (by alice)".
 std::string DescribeDrain(const std::string& agent_id, const v1::AgentDrain& d, int64_t now_ms);
 // Sets run `run_id`'s GPU-hour budget (admin, audited) and prints where it stands.
@@ -131,6 +133,26 @@ struct ScopeBudgetOptions {
 };
 int SetScopeBudget(CommandContext& ctx, const ScopeBudgetOptions& options);
 int ListBudgets(CommandContext& ctx);
+
+// `longhaul reserve AGENT --gpus N|all --team T|--user U [--from TIME] --until TIME --reason R`
+// (admin, audited), `longhaul reservations [--all]`, `longhaul unreserve ID --reason R`:
+// agents' GPUs held for a user or team (commands_reservations.cc; docs/scheduling.md,
+// "Reservations"). TIME as `agent drain --at` takes it (ParseDrainAt).
+struct ReserveOptions {
+  std::string agent;
+  std::string gpus;  // a count or "all"
+  std::string team;
+  std::string user;
+  std::string from;  // "": now
+  std::string until;
+  std::string reason;
+};
+int Reserve(CommandContext& ctx, const ReserveOptions& options);
+int Unreserve(CommandContext& ctx, int64_t id, const std::string& reason);
+int ListReservations(CommandContext& ctx, bool all);
+// "reservation 3: 4 of n1's GPUs for team vision, 2026-12-05 14:00 UTC - 18:00 UTC: training
+// sprint (by alice)".
+std::string DescribeReservation(const v1::Reservation& r);
 
 struct AuditOptions {
   int limit = 50;

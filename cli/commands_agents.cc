@@ -64,6 +64,12 @@ int ListAgents(CommandContext& ctx) {
   for (const v1::AgentInfo& a : resp->agents()) {
     if (a.has_drain()) ctx.out() << DescribeDrain(a.id(), a.drain(), now) << "\n";
   }
+  // Reservations (docs/scheduling.md, "Reservations").
+  for (const v1::AgentInfo& a : resp->agents()) {
+    for (const v1::Reservation& r : a.reservations()) {
+      ctx.out() << DescribeReservation(r) << "\n";
+    }
+  }
   // Each GPU: its service state and why, its last reading, the attempt holding it.
   Table gpus(
       {"AGENT", "GPU", "HEALTH", "UTIL", "MEMORY", "POWER", "TEMP", "HELD BY", "UUID", "WHY"});

@@ -8,12 +8,12 @@
 
 namespace longhaul::cli {
 
-Result<int64_t> ParseDrainAt(const std::string& text, int64_t now_ms) {
+Result<int64_t> ParseDrainAt(const std::string& text, int64_t now_ms, std::string_view flag) {
   if (text.empty()) return now_ms;
   if (text[0] == '+') {
     Result<int64_t> after = ParseDurationMs(std::string_view(text).substr(1));
     if (!after.ok()) {
-      return absl::InvalidArgumentError(StrCat("--at '", text, "': ", after.status().message()));
+      return absl::InvalidArgumentError(StrCat(flag, " '", text, "': ", after.status().message()));
     }
     return now_ms + *after;
   }
@@ -21,7 +21,7 @@ Result<int64_t> ParseDrainAt(const std::string& text, int64_t now_ms) {
   std::string err;
   if (!absl::ParseTime(absl::RFC3339_full, text, &t, &err)) {
     return absl::InvalidArgumentError(StrCat(
-        "--at '", text,
+        flag, " '", text,
         "': expected an RFC 3339 time (2026-12-05T14:00:00Z) or a time from now (+2h, +30m)"));
   }
   return absl::ToUnixMillis(t);

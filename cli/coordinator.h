@@ -72,6 +72,16 @@ class Coordinator {
     return absl::UnimplementedError(
         "team and workflow budgets are not supported by this coordinator");
   }
+  virtual Result<v1::Reservation> Reserve(const v1::ReserveRequest& req) {
+    return absl::UnimplementedError("reservations are not supported by this coordinator");
+  }
+  virtual Result<v1::Reservation> Unreserve(const v1::UnreserveRequest& req) {
+    return absl::UnimplementedError("reservations are not supported by this coordinator");
+  }
+  virtual Result<v1::ListReservationsResponse> ListReservations(
+      const v1::ListReservationsRequest& req) {
+    return absl::UnimplementedError("reservations are not supported by this coordinator");
+  }
   virtual Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req) {
     return absl::UnimplementedError("metric histories are not supported by this coordinator");
   }

@@ -156,6 +156,22 @@ Result<v1::ScopeBudget> GrpcCoordinator::SetBudget(const v1::SetBudgetRequest& r
       [&](auto* ctx, auto* resp) { return stub_->SetBudget(ctx, req, resp); });
 }
 
+Result<v1::Reservation> GrpcCoordinator::Reserve(const v1::ReserveRequest& req) {
+  return Unary<v1::Reservation>(
+      [&](auto* ctx, auto* resp) { return stub_->Reserve(ctx, req, resp); });
+}
+
+Result<v1::Reservation> GrpcCoordinator::Unreserve(const v1::UnreserveRequest& req) {
+  return Unary<v1::Reservation>(
+      [&](auto* ctx, auto* resp) { return stub_->Unreserve(ctx, req, resp); });
+}
+
+Result<v1::ListReservationsResponse> GrpcCoordinator::ListReservations(
+    const v1::ListReservationsRequest& req) {
+  return Unary<v1::ListReservationsResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->ListReservations(ctx, req, resp); });
+}
+
 Result<v1::ListBudgetsResponse> GrpcCoordinator::ListBudgets(const v1::ListBudgetsRequest& req) {
   return Unary<v1::ListBudgetsResponse>(
       [&](auto* ctx, auto* resp) { return stub_->ListBudgets(ctx, req, resp); });

@@ -68,6 +68,10 @@ class GrpcCoordinator : public Coordinator {
   Result<v1::ListTagsResponse> ListTags(const v1::ListTagsRequest& req) override;
   Result<v1::ScopeBudget> SetBudget(const v1::SetBudgetRequest& req) override;
   Result<v1::ListBudgetsResponse> ListBudgets(const v1::ListBudgetsRequest& req) override;
+  Result<v1::Reservation> Reserve(const v1::ReserveRequest& req) override;
+  Result<v1::Reservation> Unreserve(const v1::UnreserveRequest& req) override;
+  Result<v1::ListReservationsResponse> ListReservations(
+      const v1::ListReservationsRequest& req) override;
   Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req) override;
   Result<v1::GetSweepResponse> GetSweep(const v1::GetSweepRequest& req) override;
   Result<v1::GetLineageResponse> GetLineage(const v1::GetLineageRequest& req) override;

@@ -38,6 +38,8 @@ ActionInfo Info(Action action) {
       return {"RemoveTag", "remove tags", Role::kOperator, true};
     case Action::kListBudgets:
       return {"ListBudgets", "list budgets", Role::kViewer, false};
+    case Action::kListReservations:
+      return {"ListReservations", "list reservations", Role::kViewer, false};
     case Action::kSubmitRun:
       return {"SubmitRun", "submit runs", Role::kOperator, true};
     case Action::kPivotRun:
@@ -64,6 +66,10 @@ ActionInfo Info(Action action) {
       return {"SetRunPriority", "change run classes", Role::kOperator, true};
     case Action::kSetBudget:
       return {"SetBudget", "set team and workflow budgets", Role::kAdmin, true};
+    case Action::kReserve:
+      return {"Reserve", "reserve GPUs", Role::kAdmin, true};
+    case Action::kUnreserve:
+      return {"Unreserve", "cancel reservations", Role::kAdmin, true};
   }
   return {"Unknown", "do this", Role::kAdmin, true};
 }

@@ -23,6 +23,7 @@ enum class Action {
   kListNotifications,
   kListTags,
   kListBudgets,  // the GPU-hour budgets of teams and workflows, and their use
+  kListReservations,  // agents' GPUs reserved for users and teams
   // Mutations of runs (operator). Dry runs are mutations too: they plan with the caller's input.
   kSubmitRun,
   kPivotRun,
@@ -44,6 +45,8 @@ enum class Action {
   kSetRunPriority,
   kDrainAgent,    // a maintenance window on an agent, or its removal
   kSetBudget,     // sets a team's or a workflow name's GPU-hour budget
+  kReserve,       // holds an agent's GPUs for a user or team for a window
+  kUnreserve,     // cancels such a reservation
 };
 
 // "viewer", "operator", "admin".

@@ -376,6 +376,33 @@ Response AgentAction(rpc::ClientApi* api, const Request& req, const std::vector<
       &rpc::ClientApi::DrainAgent);
 }
 
+// GET /reservations?all=1: current and future ones (all: ended and cancelled too); POST
+// /reservations {"agent_id","gpus","all_gpus","holder_kind","holder","from_ms","until_ms",
+// "reason"}: Reserve; DELETE /reservations/{id} {"reason"}: Unreserve. Both admin, audited.
+Response Reservations(rpc::ClientApi* api, const Request& req,
+                      const std::vector<std::string>& seg) {
+  if (seg.size() == 2) {
+    if (req.method != "DELETE") return MethodNotAllowed(req, "DELETE");
+    LH_TRY_ASSIGN(int64_t id, ParseInt(seg[1], StrCat("reservation id in ", req.path)));
+    return Mutate(
+        api, req, auth::Action::kUnreserve,
+        [&](v1::UnreserveRequest& q) {
+          q.set_id(id);
+          q.set_by(req.principal.name);
+        },
+        &rpc::ClientApi::Unreserve);
+  }
+  if (req.method == "POST") {
+    return Mutate(
+        api, req, auth::Action::kReserve,
+        [&](v1::ReserveRequest& q) { q.set_by(req.principal.name); }, &rpc::ClientApi::Reserve);
+  }
+  if (req.method != "GET") return MethodNotAllowed(req, "GET, POST");
+  v1::ListReservationsRequest q;
+  q.set_all(BoolParam(req, "all"));
+  return Reply(api->ListReservations(q));
+}
+
 // GET /tags?run=ID: the tags (of one run's stages); POST /tags {"name", "run_id", "stage",
 // "force"}: SetTag; DELETE /tags/{name}: RemoveTag. Both audited, with the caller's name.
 Response Tags(rpc::ClientApi* api, const Request& req, const std::vector<std::string>& seg) {
@@ -483,6 +510,9 @@ Response HandleApi(rpc::ClientApi* api, const Request& req,
   if (segments[0] == "runs") return Runs(api, req, segments);
   if (segments[0] == "audit" && segments.size() == 1) return ListAudit(api, req);
   if (segments[0] == "tags" && segments.size() <= 2) return Tags(api, req, segments);
+  if (segments[0] == "reservations" && segments.size() <= 2) {
+    return Reservations(api, req, segments);
+  }
   if (segments[0] == "whoami" && segments.size() == 1) return WhoAmI(req);
   if (segments[0] == "metric-series" && segments.size() == 1) return MetricSeries(api, req);
   if (segments[0] == "agents" && segments.size() == 1) {

@@ -294,6 +294,27 @@ Result<v1::DrainAgentResponse> ClientApi::DrainAgent(const v1::DrainAgentRequest
   return resp;
 }
 
+Result<v1::Reservation> ClientApi::Reserve(const v1::ReserveRequest& req) {
+  if (req.agent_id().empty()) return absl::InvalidArgumentError("no agent given");
+  return loop_->Call<v1::Reservation>([this, req] { return scheduler_->Reserve(req); });
+}
+
+Result<v1::Reservation> ClientApi::Unreserve(const v1::UnreserveRequest& req) {
+  if (req.id() <= 0) return absl::InvalidArgumentError("no reservation id given");
+  return loop_->Call<v1::Reservation>(
+      [this, req] { return scheduler_->Unreserve(req.id(), req.reason(), req.by()); });
+}
+
+Result<v1::ListReservationsResponse> ClientApi::ListReservations(
+    const v1::ListReservationsRequest& req) {
+  ASSIGN_OR_RETURN(std::vector<v1::Reservation> rows,
+                   loop_->Call<std::vector<v1::Reservation>>(
+                       [this, req] { return scheduler_->ListReservations(req.all()); }));
+  v1::ListReservationsResponse resp;
+  for (v1::Reservation& r : rows) *resp.add_reservations() = std::move(r);
+  return resp;
+}
+
 Result<v1::ListAgentsResponse> ClientApi::ListAgents() {
   ASSIGN_OR_RETURN(
       std::vector<v1::AgentInfo> agents,

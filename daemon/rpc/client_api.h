@@ -134,6 +134,10 @@ class ClientApi {
   // Sets a team's or a workflow name's budget (Scheduler::SetScopeBudget); lists them.
   Result<v1::ScopeBudget> SetBudget(const v1::SetBudgetRequest& req);
   Result<v1::ListBudgetsResponse> ListBudgets(const v1::ListBudgetsRequest& req);
+  // Reservations of agents' GPUs (docs/scheduling.md, "Reservations").
+  Result<v1::Reservation> Reserve(const v1::ReserveRequest& req);
+  Result<v1::Reservation> Unreserve(const v1::UnreserveRequest& req);
+  Result<v1::ListReservationsResponse> ListReservations(const v1::ListReservationsRequest& req);
 
   // The audit trail, newest first.
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req);

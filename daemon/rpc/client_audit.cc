@@ -111,6 +111,34 @@ AuditSubject DescribeForAudit(const v1::DrainAgentRequest& req,
           Cut(StrCat(what, req.reason().empty() ? "" : StrCat(": ", req.reason())), kMaxDetail)};
 }
 
+AuditSubject DescribeForAudit(const v1::ReserveRequest& req, const v1::Reservation& resp) {
+  auto at = [](int64_t ms) {
+    return ms > 0 ? absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixMillis(ms),
+                                     absl::UTCTimeZone())
+                  : std::string("now");
+  };
+  // As stored (the GPU count of `all`, a start past is now), else as asked.
+  bool stored = resp.id() > 0;
+  std::string gpus = stored ? StrCat(resp.gpus()) : req.all_gpus() ? "all" : StrCat(req.gpus());
+  std::string what =
+      StrCat(gpus, " GPUs for ", req.holder_kind(), " ", req.holder(), " from ",
+             at(stored ? resp.from_ms() : req.from_ms()), " until ", at(req.until_ms()));
+  return {Cut(StrCat("agent ", req.agent_id()), kMaxValue),
+          Cut(StrCat(stored ? StrCat("reservation ", resp.id(), ": ") : "", what,
+                     req.reason().empty() ? "" : StrCat(": ", req.reason())),
+              kMaxDetail)};
+}
+
+AuditSubject DescribeForAudit(const v1::UnreserveRequest& req, const v1::Reservation& resp) {
+  // A reservation not found has no agent to name.
+  std::string target = resp.agent_id().empty() ? StrCat("reservation ", req.id())
+                                               : StrCat("agent ", resp.agent_id());
+  return {Cut(target, kMaxValue),
+          Cut(StrCat("cancel reservation ", req.id(),
+                     req.reason().empty() ? "" : StrCat(": ", req.reason())),
+              kMaxDetail)};
+}
+
 AuditSubject DescribeForAudit(const v1::SetRunBudgetRequest& req, const v1::Run& resp) {
   std::string used =
       resp.has_budget() ? StrCat(" (", resp.budget().used_gpu_hours(), " used)") : std::string();

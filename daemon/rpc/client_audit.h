@@ -29,5 +29,7 @@ AuditSubject DescribeForAudit(const v1::DrainAgentRequest& req, const v1::DrainA
 AuditSubject DescribeForAudit(const v1::SetTagRequest& req, const v1::Tag& resp);
 AuditSubject DescribeForAudit(const v1::RemoveTagRequest& req, const v1::Tag& resp);
 AuditSubject DescribeForAudit(const v1::SetBudgetRequest& req, const v1::ScopeBudget& resp);
+AuditSubject DescribeForAudit(const v1::ReserveRequest& req, const v1::Reservation& resp);
+AuditSubject DescribeForAudit(const v1::UnreserveRequest& req, const v1::Reservation& resp);
 
 }  // namespace longhaul::rpc

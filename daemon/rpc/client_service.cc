@@ -229,6 +229,33 @@ grpc::Status ClientServiceImpl::DrainAgent(grpc::ServerContext* ctx,
       resp);
 }
 
+grpc::Status ClientServiceImpl::Reserve(grpc::ServerContext* ctx, const v1::ReserveRequest* req,
+                                        v1::Reservation* resp) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kReserve);
+  if (!principal.ok()) return ToGrpc(principal.status());
+  v1::ReserveRequest named = *req;
+  named.set_by(principal->name);  // who reserved, on the reservation's record
+  return Answer<v1::Reservation>(
+      AuditedCall(api_, *principal, auth::Action::kReserve, named, &ClientApi::Reserve), resp);
+}
+
+grpc::Status ClientServiceImpl::Unreserve(grpc::ServerContext* ctx, const v1::UnreserveRequest* req,
+                                          v1::Reservation* resp) {
+  auto principal = CheckCall(*authorizer_, ctx, auth::Action::kUnreserve);
+  if (!principal.ok()) return ToGrpc(principal.status());
+  v1::UnreserveRequest named = *req;
+  named.set_by(principal->name);
+  return Answer<v1::Reservation>(
+      AuditedCall(api_, *principal, auth::Action::kUnreserve, named, &ClientApi::Unreserve), resp);
+}
+
+grpc::Status ClientServiceImpl::ListReservations(grpc::ServerContext* ctx,
+                                                 const v1::ListReservationsRequest* req,
+                                                 v1::ListReservationsResponse* resp) {
+  return Read(*authorizer_, ctx, auth::Action::kListReservations, resp,
+              [&] { return api_->ListReservations(*req); });
+}
+
 grpc::Status ClientServiceImpl::ListAttempts(grpc::ServerContext* ctx,
                                              const v1::ListAttemptsRequest* req,
                                              v1::ListAttemptsResponse* resp) {

@@ -46,6 +46,12 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
                         v1::DrainGpuResponse* resp) override;
   grpc::Status DrainAgent(grpc::ServerContext* ctx, const v1::DrainAgentRequest* req,
                           v1::DrainAgentResponse* resp) override;
+  grpc::Status Reserve(grpc::ServerContext* ctx, const v1::ReserveRequest* req,
+                       v1::Reservation* resp) override;
+  grpc::Status Unreserve(grpc::ServerContext* ctx, const v1::UnreserveRequest* req,
+                         v1::Reservation* resp) override;
+  grpc::Status ListReservations(grpc::ServerContext* ctx, const v1::ListReservationsRequest* req,
+                                v1::ListReservationsResponse* resp) override;
   grpc::Status SetRunBudget(grpc::ServerContext* ctx, const v1::SetRunBudgetRequest* req,
                             v1::Run* resp) override;
   grpc::Status SetRunPriority(grpc::ServerContext* ctx, const v1::SetRunPriorityRequest* req,

@@ -211,7 +211,8 @@ void Scheduler::AttemptFailedOrSucceeded(StageState* s, AttemptState* a, const s
   // Its run's hard budget stopped it (it waits for a raise, no retry), its agent's drain did
   // (it goes elsewhere or waits for the undrain; no retry), or a preemption did (its
   // infrastructure retry): back to the queue, at once.
-  if (kind == "budget" || kind == kDrainStopKind || PreemptedEnded(s, a, kind)) {
+  if (kind == "budget" || kind == kDrainStopKind || kind == kReservationStopKind ||
+      PreemptedEnded(s, a, kind)) {
     MarkReady(s);
     return;
   }

@@ -143,7 +143,7 @@ void Scheduler::Dispatch() {
     if (agent == nullptr) {
       Rehold(s);
       // Kept off an agent with room by its drain: a shorter stage of its shape may still fit.
-      if (DrainHolds(s)) return ReadyQueue::Outcome::kSkip;
+      if (DrainHolds(s) || ReservationHolds(s)) return ReadyQueue::Outcome::kSkip;
       tasks_wait_ = true;
       if (ConsumesLiveService(s)) consumer_waits = true;
       std::string behind = held_for(s);

@@ -107,7 +107,8 @@ bool Scheduler::CanReadInputs(const StageState* s, const AgentState& a) const {
 AgentState* Scheduler::PickAgent(const StageState* s) {
   const v1::Resources& req = s->row.resources;
   auto usable = [&](const AgentState* a) {
-    return Fits(a->free, req) && MayGoTo(s, *a) && !DrainKeepsOff(s, *a);
+    return Fits(a->free, req) && MayGoTo(s, *a) && !DrainKeepsOff(s, *a) &&
+           !ReservationKeepsOff(s, *a);
   };
   // A resumable stage goes back to the node that holds its output dir when it can.
   if (s->spec->resume && s->extras && !s->extras->previous_agent.empty()) {
@@ -142,7 +143,10 @@ AgentState* Scheduler::GangAgent(const StageState* s) {
   const v1::Resources& req = s->row.resources;
   AgentState* best = nullptr;
   for (auto& [id, a] : agents_) {
-    if (!Fits(a->row.resources, req) || !MayGoTo(s, *a) || DrainKeepsOff(s, *a)) continue;
+    if (!Fits(a->row.resources, req) || !MayGoTo(s, *a) || DrainKeepsOff(s, *a) ||
+        ReservationKeepsOffEver(s, *a)) {
+      continue;
+    }
     if (best == nullptr || a->free.gpus() > best->free.gpus()) best = a.get();
   }
   return best;
@@ -165,7 +169,7 @@ std::string Scheduler::ReadyReason(const StageState* s) const {
       return StrCat("no agent matches node_selector ", workflow::FormatNodeSelector(selector));
     }
   }
-  std::string reason = WaitingReason(s->row.resources);
+  std::string reason = WaitingReason(s->row.resources) + ReservationReason(s);
   if (std::string where = LocalityReason(s); !where.empty()) {
     if (where[0] != ' ') return where;  // no agent could ever read its inputs
     reason += where;

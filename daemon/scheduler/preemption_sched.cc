@@ -90,7 +90,9 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
   std::vector<PreemptCandidate> candidates;
   for (auto& [id, agent] : agents_) {
     // An agent the stage may not go to, or whose drain keeps it off, frees nothing for it.
-    if (!MayGoTo(s, *agent) || DrainKeepsOff(s, *agent)) continue;
+    if (!MayGoTo(s, *agent) || DrainKeepsOff(s, *agent) || ReservationKeepsOffEver(s, *agent)) {
+      continue;
+    }
     rooms.push_back({id, agent->free});
     for (int64_t attempt_id : agent->attempts) {
       AttemptState* v = runs_.FindAttempt(attempt_id);

@@ -56,6 +56,7 @@ Status Scheduler::Recover() {
     agents_.Add(std::move(agent));
   }
   RETURN_IF_ERROR(LoadDrains());
+  RETURN_IF_ERROR(LoadReservations());
   RETURN_IF_ERROR(LoadScopeBudgets());  // before the runs: what pauses them
   ASSIGN_OR_RETURN(auto runs, store_->LoadActiveRuns());
   for (const auto& run_row : runs) {

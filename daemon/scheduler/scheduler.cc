@@ -468,6 +468,7 @@ std::vector<v1::AgentInfo> Scheduler::ListAgents() const {
     info.set_disk_full(a->disk_full);
     info.set_state_free_bytes(a->state_free_bytes);
     FillDrain(id, &info);
+    FillReservations(id, &info);
     // One entry per GPU offered, with what the agent told of it and the attempt holding it.
     for (int g = 0; g < a->row.resources.gpus(); ++g) {
       v1::GpuInfo* gpu = info.add_gpus();

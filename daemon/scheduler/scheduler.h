@@ -41,6 +41,7 @@
 #include "daemon/scheduler/priority.h"
 #include "daemon/scheduler/quota.h"
 #include "daemon/scheduler/ready_queue.h"
+#include "daemon/scheduler/reservation.h"
 #include "daemon/scheduler/run_table.h"
 #include "daemon/scheduler/scope_budget.h"
 #include "daemon/scheduler/timer_queue.h"
@@ -180,6 +181,15 @@ class Scheduler {
   // an unknown agent; FailedPrecondition for an undrain of an agent not drained.
   Result<v1::AgentInfo> SetAgentDrain(const std::string& agent_id, int64_t at_ms, bool undrain,
                                       const std::string& reason, const std::string& by);
+
+  // Reservations (`longhaul reserve|unreserve|reservations`, reservation_sched.cc): GPUs of an
+  // agent held for a user or team for a window (docs/scheduling.md, "Reservations"). Stored.
+  // Reserve: NotFound for an unknown agent, InvalidArgument for a bad window or GPU count
+  // (ValidateReservation); `req.by()` is the principal. Unreserve: NotFound unless in force or
+  // to come. ListReservations: current and future ones, or with `all` every one.
+  Result<v1::Reservation> Reserve(const v1::ReserveRequest& req);
+  Result<v1::Reservation> Unreserve(int64_t id, const std::string& reason, const std::string& by);
+  Result<std::vector<v1::Reservation>> ListReservations(bool all);
 
   // --- agent API (session ids come from the rpc layer, unique per stream) ---
   void OnAgentConnected(uint64_t session, const v1::Hello& hello);
@@ -325,6 +335,25 @@ class Scheduler {
   bool DrainHolds(StageState* s);
   void DrainDue(const std::string& agent_id, uint64_t generation);
   void FillDrain(const std::string& agent_id, v1::AgentInfo* out) const;
+  // reservation_sched.cc: reservations of GPUs (reservation.h). ReservedFrom: how many of
+  // `a`'s free GPUs its reservations keep from `s` now. ReservationKeepsOff: they leave it too
+  // few free GPUs now; ...Ever: too few even with all of the agent's GPUs free.
+  // ReservationReason: ": 4 of n1's 8 GPUs are reserved for ..." when one keeps `s` off an
+  // agent that could hold it, else "". ReservationDue: a window's "start" or "end" (timer).
+  Status LoadReservations();
+  void ArmReservationTimers(const store::ReservationRow& r);
+  int HolderGpusOn(const AgentState& a, const store::ReservationRow& r) const;
+  int ReservedFrom(const StageState* s, const AgentState& a,
+                   const store::ReservationRow** first) const;
+  bool ReservationKeepsOff(const StageState* s, const AgentState& a) const;
+  bool ReservationKeepsOffEver(const StageState* s, const AgentState& a) const;
+  std::string ReservationReason(const StageState* s) const;
+  // In a dispatch pass, for `s` that found no agent: true (its reason names the reservation;
+  // the pass goes on to the next stage of its shape, which may be the holder's) when only a
+  // reservation keeps it off an agent with room for it now.
+  bool ReservationHolds(StageState* s);
+  void ReservationDue(int64_t id, const std::string& edge);
+  void FillReservations(const std::string& agent_id, v1::AgentInfo* out) const;
 
   // services.cc: readiness for tasks and services, and the life of a service
   static bool IsService(const StageState* s);
@@ -582,7 +611,8 @@ class Scheduler {
   bool held_for_guarantee_ = false;
 
   GpuFleet gpus_;
-  Maintenance maintenance_;  // agents' drains
+  Maintenance maintenance_;    // agents' drains
+  Reservations reservations_;  // GPUs held for a user or team (reservation_sched.cc)
   GpuTelemetry gpu_telemetry_;
   std::vector<store::GpuSeriesRow> gpu_rows_;  // ended attempts' series, written at the flush
   // The scheduler's own decisions for the audit trail: GPUs returned by pre-flights, attempts

@@ -86,7 +86,8 @@ bool Scheduler::AdmitService(StageState* s) {
       StageState* svc = todo[i];
       for (auto& [id, a] : agents_) {
         if (--budget < 0) return false;
-        if (!Fits(a->free, svc->row.resources) || !MayGoTo(svc, *a) || DrainKeepsOff(svc, *a)) {
+        if (!Fits(a->free, svc->row.resources) || !MayGoTo(svc, *a) || DrainKeepsOff(svc, *a) ||
+            ReservationKeepsOff(svc, *a)) {
           continue;
         }
         SubtractResources(&a->free, svc->row.resources);

@@ -109,6 +109,9 @@ void Scheduler::FireTimer(const Timer& t) {
     case TimerKind::kDrain:
       DrainDue(t.key, t.generation);
       return;
+    case TimerKind::kReservation:
+      ReservationDue(t.id, t.key);
+      return;
     case TimerKind::kScopeBudget:
       FireScopeBudgetTimer(t);
       return;

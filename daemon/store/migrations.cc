@@ -397,6 +397,27 @@ CREATE TABLE budgets (
   PRIMARY KEY (scope, name)
 );
 )sql",
+      // 22: reservations (docs/scheduling.md, "Reservations"): `gpus` of an agent's GPUs held for
+      // one user or team (`holder_kind` "user" or "team") from from_ms until until_ms. A
+      // cancelled one keeps its row, with who cancelled it, when and why.
+      R"sql(
+CREATE TABLE reservations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  agent_id TEXT NOT NULL,
+  gpus INTEGER NOT NULL,
+  holder_kind TEXT NOT NULL,
+  holder TEXT NOT NULL,
+  from_ms INTEGER NOT NULL,
+  until_ms INTEGER NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  by_whom TEXT NOT NULL DEFAULT '',
+  set_at_ms INTEGER NOT NULL,
+  cancelled_at_ms INTEGER,
+  cancelled_by TEXT NOT NULL DEFAULT '',
+  cancel_reason TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX reservations_by_until ON reservations(until_ms);
+)sql",
   };
   return kMigrations;
 }

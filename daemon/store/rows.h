@@ -218,6 +218,25 @@ struct AgentDrainRow {
   int64_t set_at_ms = 0;
 };
 
+// GPUs of an agent held for one user or team for a time window (docs/scheduling.md,
+// "Reservations"). `gpus` is a count (0 in the store never; "all" is the agent's count when it
+// was set). A cancelled one has cancelled_at_ms > 0.
+struct ReservationRow {
+  int64_t id = 0;
+  std::string agent_id;
+  int gpus = 0;
+  std::string holder_kind;  // "user" or "team"
+  std::string holder;
+  int64_t from_ms = 0;
+  int64_t until_ms = 0;
+  std::string reason;
+  std::string by;
+  int64_t set_at_ms = 0;
+  int64_t cancelled_at_ms = 0;
+  std::string cancelled_by;
+  std::string cancel_reason;
+};
+
 // One attempt's telemetry of one GPU (GpuSeries as JSON, daemon/scheduler/gpu_series.h).
 struct GpuSeriesRow {
   int64_t attempt_id = 0;

@@ -154,6 +154,13 @@ class SqliteStore {
   Status PutAgentDrain(const AgentDrainRow& drain);
   Status DeleteAgentDrain(const std::string& agent_id);
   Result<std::vector<AgentDrainRow>> LoadAgentDrains();
+  // Reservations (sqlite_store_reservations.cc): Insert returns the new id; a cancelled one
+  // keeps its row. Load: the ones not cancelled that end after `now_ms`, or with `ended_too`
+  // every row; by start, then id.
+  Result<int64_t> InsertReservation(const ReservationRow& r);
+  Status CancelReservation(int64_t id, int64_t at_ms, const std::string& by,
+                           const std::string& reason);
+  Result<std::vector<ReservationRow>> LoadReservations(bool ended_too, int64_t now_ms);
   // Provenance (sqlite_store_provenance.cc): the workflow file's repository at submission, and
   // an attempt's environment as its agent reported it (replacing what it had).
   Status PutRunSourceState(int64_t run_id, const v1::SourceState& source);

@@ -16,19 +16,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-// Each token line of `t.file` gets its holder's team as the fourth column.
-void AddTeams(const Tokens& t, const std::map<std::string, std::string>& team_of) {
-  std::string out;
-  for (const std::string& line : SplitLines(ReadTextFile(t.file))) {
-    std::string with = line;
-    for (const auto& [name, team] : team_of) {
-      if (line.find(StrCat(" ", name, " ")) != std::string::npos) with += " " + team;
-    }
-    out += with + "\n";
-  }
-  WriteTextFile(t.file, out);
-}
-
 // `first` holds a GPU for two seconds, then `second` (one GPU) ends at once.
 std::string TwoStepGpuWorkflow(const std::string& name) {
   return StrCat("name: ", name, "\nstages:\n",

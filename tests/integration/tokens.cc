@@ -21,4 +21,16 @@ Tokens MakeTokens(TempDir& dir, const std::vector<std::pair<std::string, std::st
   return t;
 }
 
+void AddTeams(const Tokens& t, const std::map<std::string, std::string>& team_of) {
+  std::string out;
+  for (const std::string& line : SplitLines(ReadTextFile(t.file))) {
+    std::string with = line;
+    for (const auto& [name, team] : team_of) {
+      if (line.find(" " + name + " ") != std::string::npos) with += " " + team;
+    }
+    out += with + "\n";
+  }
+  WriteTextFile(t.file, out);
+}
+
 }  // namespace longhaul::testing

@@ -19,4 +19,7 @@ struct Tokens {
 // Writes the tokens file into `dir`; fails the current test if `longhaul token new` fails.
 Tokens MakeTokens(TempDir& dir, const std::vector<std::pair<std::string, std::string>>& who);
 
+// Gives each named holder's token line in `t.file` its team (the fourth column).
+void AddTeams(const Tokens& t, const std::map<std::string, std::string>& team_of);
+
 }  // namespace longhaul::testing

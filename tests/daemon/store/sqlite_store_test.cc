@@ -135,6 +135,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE agent_drains; DROP TABLE tags; DROP TABLE run_tag_uses; "
                             "DROP TABLE budgets").ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE reservations").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
@@ -165,7 +166,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto rows = store_->ReadStages(run.id);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
-  EXPECT_EQ(LatestSchemaVersion(), 21);
+  EXPECT_EQ(LatestSchemaVersion(), 22);
   EXPECT_EQ(got->priority(), "normal");  // migration 18: runs stored before are normal
   EXPECT_EQ(got->user(), "");
   EXPECT_EQ(store_->identity().cluster_id.size(), 32u);  // migration 13 made one
@@ -563,6 +564,7 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
     ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE agent_drains; DROP TABLE tags; DROP TABLE run_tag_uses; "
                             "DROP TABLE budgets").ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE reservations").ok());
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=11").ok());
   }
   Reopen();
