@@ -21,6 +21,7 @@ enum class TimerKind {
   kDrain,         // key: agent id; its maintenance window begins (maintenance_sched.cc)
   kQuota,         // a GPU-hour quota's window has moved on: dispatch again
   kScopeBudget,   // key: "team/NAME" or "workflow/NAME"; a threshold or the period's end
+  kStopNotice,    // id: attempt id; its notice before a stop ends (stop_notice_sched.cc)
 };
 
 struct Timer {
