@@ -31,14 +31,20 @@ class StopNoticeTest : public PreemptionTest {
     high_ = SubmitClass(OneStage("eval", 1), "high");
     return low;
   }
-  // Splits what was sent since the last call into notices, starts and cancels.
-  void TakeNotices(std::vector<v1::PreemptNotice>* notices, std::vector<v1::StartAttempt>* starts,
-                   std::vector<v1::CancelAttempt>* cancels) {
+  // What was sent since the last call: notices, starts and cancels.
+  struct Sent {
+    std::vector<v1::PreemptNotice> notices;
+    std::vector<v1::StartAttempt> starts;
+    std::vector<v1::CancelAttempt> cancels;
+  };
+  Sent TakeSent() {
+    Sent out;
     for (const v1::CoordinatorMessage& m : TakeAll()) {
-      if (m.has_preempt_notice()) notices->push_back(m.preempt_notice());
-      if (m.has_start()) starts->push_back(m.start());
-      if (m.has_cancel()) cancels->push_back(m.cancel());
+      if (m.has_preempt_notice()) out.notices.push_back(m.preempt_notice());
+      if (m.has_start()) out.starts.push_back(m.start());
+      if (m.has_cancel()) out.cancels.push_back(m.cancel());
     }
+    return out;
   }
   uint64_t sess_ = 0;
   int64_t train1_ = 0;
@@ -50,16 +56,14 @@ TEST_F(StopNoticeTest, TheVictimIsNoticedThenStoppedAtTheCheckpointItWrites) {
   scheduler_->set_metrics(&metrics);
   int64_t low = NoticedTraining();
   int64_t noticed_at = clock_.NowMs();  // 2023-11-14 22:25:20 UTC
-  std::vector<v1::PreemptNotice> notices;
-  std::vector<v1::StartAttempt> starts;
-  std::vector<v1::CancelAttempt> cancels;
-  TakeNotices(&notices, &starts, &cancels);
-  EXPECT_TRUE(cancels.empty()) << "a notice, not a stop";
-  EXPECT_TRUE(starts.empty()) << "the GPU is still held";
-  ASSERT_EQ(notices.size(), 1u);
-  EXPECT_EQ(notices[0].attempt_id(), train1_);
-  EXPECT_EQ(notices[0].deadline_ms(), noticed_at + 120'000);
-  EXPECT_EQ(notices[0].reason(), StrCat("preempted: room for run ", high_, " stage eval (high)"));
+  Sent sent = TakeSent();
+  EXPECT_TRUE(sent.cancels.empty()) << "a notice, not a stop";
+  EXPECT_TRUE(sent.starts.empty()) << "the GPU is still held";
+  ASSERT_EQ(sent.notices.size(), 1u);
+  EXPECT_EQ(sent.notices[0].attempt_id(), train1_);
+  EXPECT_EQ(sent.notices[0].deadline_ms(), noticed_at + 120'000);
+  EXPECT_EQ(sent.notices[0].reason(),
+            StrCat("preempted: room for run ", high_, " stage eval (high)"));
   std::string asked = StrCat("waiting for an agent with 1 cpus, 1 GPUs free; asked run ", low,
                              " stage train (low) on a1 to checkpoint (notice until 22:27:20 UTC)");
   EXPECT_EQ(Stage(high_, "eval")->row.reason.str(), asked);
@@ -67,24 +71,24 @@ TEST_F(StopNoticeTest, TheVictimIsNoticedThenStoppedAtTheCheckpointItWrites) {
   // Time passes within the notice, another low stage waits: no second decision, no stop.
   Pass(sess_, 30'000);
   int64_t other = SubmitClass(OneStage("other", 1), "low");
-  TakeNotices(&notices, &starts, &cancels);
-  EXPECT_EQ(notices.size(), 1u);
-  EXPECT_TRUE(cancels.empty());
-  EXPECT_TRUE(starts.empty());
+  sent = TakeSent();
+  EXPECT_TRUE(sent.notices.empty()) << "one notice";
+  EXPECT_TRUE(sent.cancels.empty());
+  EXPECT_TRUE(sent.starts.empty());
   EXPECT_EQ(Stage(high_, "eval")->row.reason.str(), asked);
 
   // It checkpoints on the notice: stopped now, as a preemption, with the stage's grace.
   Events(sess_, train1_, {Checkpoint(13)}, 2);
-  TakeNotices(&notices, &starts, &cancels);
-  ASSERT_EQ(cancels.size(), 1u);
-  EXPECT_EQ(cancels[0].attempt_id(), train1_);
-  EXPECT_EQ(cancels[0].reason(), "preempted");
-  EXPECT_EQ(cancels[0].grace_ms(), 30'000);
+  sent = TakeSent();
+  ASSERT_EQ(sent.cancels.size(), 1u);
+  EXPECT_EQ(sent.cancels[0].attempt_id(), train1_);
+  EXPECT_EQ(sent.cancels[0].reason(), "preempted");
+  EXPECT_EQ(sent.cancels[0].grace_ms(), 30'000);
   Pass(sess_, 6'000);  // 6 s from the checkpoint to its exit: 0.1 GPU-min lost
   Exit(sess_, train1_, 143, 15);
-  TakeNotices(&notices, &starts, &cancels);
-  ASSERT_EQ(starts.size(), 1u);
-  EXPECT_EQ(starts[0].stage(), "eval");
+  sent = TakeSent();
+  ASSERT_EQ(sent.starts.size(), 1u);
+  EXPECT_EQ(sent.starts[0].stage(), "eval");
   EXPECT_EQ(Stage(other, "other")->row.status, v1::STAGE_READY);
   EXPECT_EQ(Stage(low, "train")->row.status, v1::STAGE_READY) << "back in the queue";
   EXPECT_EQ(Stage(low, "train")->row.checkpoint_step, 13);
@@ -99,32 +103,28 @@ TEST_F(StopNoticeTest, TheVictimIsNoticedThenStoppedAtTheCheckpointItWrites) {
       << "counted from the notice's checkpoint";
 
   // The high stage ends: the training resumes from the checkpoint it wrote on the notice.
-  Started(sess_, starts[0].attempt_id());
-  Exit(sess_, starts[0].attempt_id(), 0);
-  starts.clear();
-  TakeNotices(&notices, &starts, &cancels);
-  ASSERT_EQ(starts.size(), 1u);
-  EXPECT_EQ(starts[0].stage(), "train");
-  EXPECT_TRUE(starts[0].resume());
+  Started(sess_, sent.starts[0].attempt_id());
+  Exit(sess_, sent.starts[0].attempt_id(), 0);
+  sent = TakeSent();
+  ASSERT_EQ(sent.starts.size(), 1u);
+  EXPECT_EQ(sent.starts[0].stage(), "train");
+  EXPECT_TRUE(sent.starts[0].resume());
 }
 
 TEST_F(StopNoticeTest, WithoutACheckpointItIsStoppedWhenTheNoticeEnds) {
   int64_t low = NoticedTraining();
-  std::vector<v1::PreemptNotice> notices;
-  std::vector<v1::StartAttempt> starts;
-  std::vector<v1::CancelAttempt> cancels;
-  TakeNotices(&notices, &starts, &cancels);
-  ASSERT_EQ(notices.size(), 1u);
+  Sent sent = TakeSent();
+  ASSERT_EQ(sent.notices.size(), 1u);
   // The waiting stage is cancelled meanwhile: the notice goes on (the stop was decided).
   Batch([&] { ASSERT_TRUE(scheduler_->Cancel(high_).ok()); });
   Pass(sess_, 115'000);
-  TakeNotices(&notices, &starts, &cancels);
-  EXPECT_TRUE(cancels.empty()) << "within the notice";
+  sent = TakeSent();
+  EXPECT_TRUE(sent.cancels.empty()) << "within the notice";
   Pass(sess_, 5'000);
-  TakeNotices(&notices, &starts, &cancels);
-  ASSERT_EQ(cancels.size(), 1u);
-  EXPECT_EQ(cancels[0].attempt_id(), train1_);
-  EXPECT_EQ(cancels[0].reason(), "preempted");
+  sent = TakeSent();
+  ASSERT_EQ(sent.cancels.size(), 1u);
+  EXPECT_EQ(sent.cancels[0].attempt_id(), train1_);
+  EXPECT_EQ(sent.cancels[0].reason(), "preempted");
   Exit(sess_, train1_, 143, 15);
   v1::Stage stored = GetStage(low, "train");
   ASSERT_EQ(stored.attempts_size(), 2) << "the GPU is free again: it runs on at once";
@@ -137,24 +137,21 @@ TEST_F(StopNoticeTest, WithoutACheckpointItIsStoppedWhenTheNoticeEnds) {
 
 TEST_F(StopNoticeTest, AnAttemptThatEndsByItselfDuringTheNoticeEndsAsItEnded) {
   int64_t low = NoticedTraining();
-  std::vector<v1::PreemptNotice> notices;
-  std::vector<v1::StartAttempt> starts;
-  std::vector<v1::CancelAttempt> cancels;
-  TakeNotices(&notices, &starts, &cancels);
-  ASSERT_EQ(notices.size(), 1u);
+  Sent sent = TakeSent();
+  ASSERT_EQ(sent.notices.size(), 1u);
   Pass(sess_, 20'000);
   Exit(sess_, train1_, 0);
   v1::Stage stored = GetStage(low, "train");
   EXPECT_EQ(stored.status(), v1::STAGE_SUCCEEDED);
   EXPECT_EQ(stored.attempts(0).state(), v1::ATTEMPT_EXITED);
   EXPECT_EQ(stored.attempts(0).reason(), "");
-  TakeNotices(&notices, &starts, &cancels);
-  ASSERT_EQ(starts.size(), 1u);
-  EXPECT_EQ(starts[0].stage(), "eval");
-  Started(sess_, starts[0].attempt_id());
+  sent = TakeSent();
+  ASSERT_EQ(sent.starts.size(), 1u);
+  EXPECT_EQ(sent.starts[0].stage(), "eval");
+  Started(sess_, sent.starts[0].attempt_id());
   Pass(sess_, 200'000);  // past the notice's end: its timer stops nothing
-  TakeNotices(&notices, &starts, &cancels);
-  EXPECT_TRUE(cancels.empty());
+  sent = TakeSent();
+  EXPECT_TRUE(sent.cancels.empty());
 }
 
 TEST_F(StopNoticeTest, AStageWithoutTheKeyIsStoppedAtOnce) {
@@ -163,13 +160,10 @@ TEST_F(StopNoticeTest, AStageWithoutTheKeyIsStoppedAtOnce) {
   int64_t train1 = TakeStartedIds().at("train");
   Started(sess, train1);
   SubmitClass(OneStage("eval", 1), "high");
-  std::vector<v1::PreemptNotice> notices;
-  std::vector<v1::StartAttempt> starts;
-  std::vector<v1::CancelAttempt> cancels;
-  TakeNotices(&notices, &starts, &cancels);
-  EXPECT_TRUE(notices.empty()) << "SIGUSR1 would kill a stage that does not handle it";
-  ASSERT_EQ(cancels.size(), 1u);
-  EXPECT_EQ(cancels[0].attempt_id(), train1);
+  Sent sent = TakeSent();
+  EXPECT_TRUE(sent.notices.empty()) << "SIGUSR1 would kill a stage that does not handle it";
+  ASSERT_EQ(sent.cancels.size(), 1u);
+  EXPECT_EQ(sent.cancels[0].attempt_id(), train1);
 }
 
 TEST(StopNoticesTest, TakeRemovesAndEndedForgets) {
