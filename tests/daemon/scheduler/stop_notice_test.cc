@@ -102,6 +102,16 @@ TEST_F(StopNoticeTest, TheVictimIsNoticedThenStoppedAtTheCheckpointItWrites) {
   EXPECT_EQ(metrics.preemption_lost_gpu_ms.load(), 6'000u)
       << "counted from the notice's checkpoint";
 
+  v1::ListAuditRequest req;
+  auto audit = store_->ListAudit(req);
+  ASSERT_TRUE(audit.ok()) << audit.status();
+  ASSERT_GE(audit->entries_size(), 1);
+  EXPECT_EQ(audit->entries(0).action(), "PreemptAttempt");
+  EXPECT_EQ(audit->entries(0).detail(),
+            StrCat("room for run ", high_,
+                   " stage eval (high) on agent a1; 2.0 GPU-min since its last checkpoint; asked "
+                   "to checkpoint first, within 2m00s"));
+
   // The high stage ends: the training resumes from the checkpoint it wrote on the notice.
   Started(sess_, sent.starts[0].attempt_id());
   Exit(sess_, sent.starts[0].attempt_id(), 0);
