@@ -1,9 +1,10 @@
 // A notice before a preemption (docs/scheduling.md, "A notice before the stop"): a victim whose
 // stage has `preempt_notice` is sent a PreemptNotice, not a cancel, and is stopped at its first
 // checkpoint after it or when the notice ends; one that ends by itself meanwhile ends as it
-// ended. The scheduler with a fake clock and agent link.
+// ended; a drain sends one too. The scheduler with a fake clock and agent link.
 #include "daemon/scheduler/stop_notice.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -174,6 +175,38 @@ TEST_F(StopNoticeTest, AStageWithoutTheKeyIsStoppedAtOnce) {
   EXPECT_TRUE(sent.notices.empty()) << "SIGUSR1 would kill a stage that does not handle it";
   ASSERT_EQ(sent.cancels.size(), 1u);
   EXPECT_EQ(sent.cancels[0].attempt_id(), train1);
+}
+
+TEST_F(StopNoticeTest, ADrainNoticesTooAndStopsAtTheCheckpoint) {
+  uint64_t sess = Connect("a1", 4, 1);
+  int64_t run = Submit(OneStage("train", 1, "    resume: true\n    preempt_notice: 1m\n"));
+  int64_t train1 = TakeStartedIds().at("train");
+  Started(sess, train1);
+  Pass(sess, 60'000);
+  Batch([&] {
+    Result<v1::AgentInfo> info =
+        scheduler_->SetAgentDrain("a1", clock_.NowMs() + 1'000, false, "kernel upgrade", "ada");
+    ASSERT_TRUE(info.ok()) << info.status();
+  });
+  EXPECT_TRUE(TakeSent().notices.empty()) << "nothing before the drain's time";
+  clock_.AdvanceMs(1'000);
+  Batch();
+  Sent sent = TakeSent();
+  ASSERT_EQ(sent.notices.size(), 1u) << "asked to checkpoint, not stopped";
+  EXPECT_TRUE(sent.cancels.empty());
+  EXPECT_EQ(sent.notices[0].attempt_id(), train1);
+  EXPECT_EQ(sent.notices[0].reason().rfind("drain: agent a1 drained at ", 0), 0u)
+      << sent.notices[0].reason();
+  Events(sess, train1, {Checkpoint(4)});
+  sent = TakeSent();
+  ASSERT_EQ(sent.cancels.size(), 1u);
+  EXPECT_EQ(sent.cancels[0].reason(), "drain");
+  Exit(sess, train1, 143, 15);
+  v1::Stage stored = GetStage(run, "train");
+  ASSERT_GE(stored.attempts_size(), 1);
+  EXPECT_THAT(stored.attempts(0).reason(),
+              ::testing::EndsWith("(kernel upgrade); at the checkpoint it wrote on notice"));
+  EXPECT_EQ(Stage(run, "train")->row.checkpoint_step, 4);
 }
 
 TEST(StopNoticesTest, TakeRemovesAndEndedForgets) {
