@@ -285,6 +285,9 @@ void Agent::OnMessage(uint64_t gen, const v1::CoordinatorMessage& msg) {
     case v1::CoordinatorMessage::kCheckGpu:
       HandleCheckGpu(msg.check_gpu());
       break;
+    case v1::CoordinatorMessage::kPreemptNotice:
+      HandlePreemptNotice(msg.preempt_notice());
+      break;
     case v1::CoordinatorMessage::MSG_NOT_SET:
       log_->warn("empty message from the coordinator");
       break;

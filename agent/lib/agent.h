@@ -168,6 +168,9 @@ class Agent {
     // A cancel was recorded (cancel.json written): makes the attempt stop, or notes that it
     // must once it can be reached.
     virtual void Cancel(Attempt& a) = 0;
+    // A notice before a stop was appended to the control file: tells the stage (SIGUSR1 to its
+    // process group) where the executor can.
+    virtual void Notice(Attempt& a) = 0;
     // pid.json was read for the first time (and AttemptStarted sent).
     virtual void OnStarted(Attempt& a) = 0;
     // exit.json appeared in the attempt's dir.
@@ -213,6 +216,10 @@ class Agent {
   // everything in it is killed and it is removed; returns how many processes were killed.
   int SweepCgroup(Attempt& a);
   void HandleCancel(const v1::CancelAttempt& cancel);
+  // agent_notice.cc: a notice before a stop (docs/agent.md, "Preemption notice"): a line in
+  // the attempt's control file, then SIGUSR1 to its stage's group (local processes only).
+  void HandlePreemptNotice(const v1::PreemptNotice& notice);
+  void SignalNotice(Attempt& a);
   void SignalShim(Attempt& a);
   void SignalStageGroup(Attempt& a, int sig);
   void HandleAckExit(const v1::AckExit& ack);

@@ -29,6 +29,8 @@ void Agent::WatchedProcesses::OnHeartbeat(const std::vector<int64_t>& ids) {
 
 void Agent::WatchedProcesses::Cancel(Attempt& a) { agent_.CancelWatched(a); }
 
+void Agent::WatchedProcesses::Notice(Attempt& a) { agent_.SignalNotice(a); }
+
 void Agent::WatchedProcesses::OnStarted(Attempt& a) { agent_.OnWatchedStarted(a); }
 
 void Agent::WatchedProcesses::OnExitFile(Attempt& a) {

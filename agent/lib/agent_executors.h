@@ -28,6 +28,7 @@ class Agent::WatchedProcesses final : public Agent::ExecutorPart {
   void Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) override;
   void OnHeartbeat(const std::vector<int64_t>& ids) override;
   void Cancel(Attempt& a) override;
+  void Notice(Attempt& a) override;
   void OnStarted(Attempt& a) override;
   void OnExitFile(Attempt& a) override;
   int Sweep(Attempt& a) override;
@@ -53,6 +54,9 @@ class Agent::PolledExecutor final : public Agent::ExecutorPart {
   void Adopt(int64_t id, const AttemptDir& dir, bool even_if_done) override;
   void OnHeartbeat(const std::vector<int64_t>& ids) override;
   void Cancel(Attempt& a) override { CancelJob(a); }
+  // The stage runs on another node: the control file's line is all it gets (a signal through
+  // scancel would reach the job's shim, for which SIGUSR1 is Slurm's time limit).
+  void Notice(Attempt& /*a*/) override {}
   // The executor's polling watches it; a cancel went through the executor.
   void OnStarted(Attempt& /*a*/) override {}
   void OnExitFile(Attempt& a) override;

@@ -213,6 +213,7 @@ std::vector<std::string> Agent::StageEnv(const v1::StartAttempt& spec, const std
   env["LONGHAUL_EVENTS"] = dir.events_path();
   env["LONGHAUL_OUTPUT_DIR"] = out_dir;
   env["LONGHAUL_WORK_DIR"] = dir.work_dir();
+  env["LONGHAUL_CONTROL"] = dir.control_path();
   env["LONGHAUL_RESUME"] = spec.resume() ? "1" : "0";
   if (spec.checkpoint().empty()) {
     env.erase("LONGHAUL_CHECKPOINT");

@@ -159,6 +159,21 @@ Status AttemptDir::WriteCancel(const CancelInfo& c) const {
                          kAttemptFileDurability);
 }
 
+Status AttemptDir::AppendControl(const std::string& line) const {
+  std::string path = control_path();
+  std::string data = line + "\n";
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("open", path, errno);
+  ssize_t n = ::write(fd, data.data(), data.size());
+  int err = errno;
+  ::close(fd);
+  if (n < 0) return ErrnoStatus("write", path, err);
+  if (static_cast<size_t>(n) != data.size()) {
+    return absl::ResourceExhaustedError(StrCat(path, ": short write"));
+  }
+  return OkStatus();
+}
+
 Result<AckHint> AttemptDir::ReadAckHint() const {
   std::string path = File("acked.json");
   ASSIGN_OR_RETURN(json doc, ReadJsonFile(path));

@@ -64,6 +64,8 @@ class AttemptDir {
   std::string File(const std::string& name) const { return path_ + "/" + name; }
   std::string events_path() const { return File("events.jsonl"); }
   std::string work_dir() const { return File("work"); }
+  // Lines from longhaul to the stage ($LONGHAUL_CONTROL), one JSON object each, appended.
+  std::string control_path() const { return File("control.jsonl"); }
   std::string log_path(const std::string& stream) const { return File(stream + ".log"); }
 
   bool Exists() const;
@@ -76,6 +78,8 @@ class AttemptDir {
   Result<ExitInfo> ReadExit() const;
   Status WriteExit(const ExitInfo& exit) const;
   Status WriteCancel(const CancelInfo& cancel) const;
+  // Appends `line` (one JSON object, no newline) and a newline to control_path(), in one write.
+  Status AppendControl(const std::string& line) const;
   // job_id: the native id of an attempt run by a polled executor (a Slurm job id), written by
   // the runner as soon as it is known.
   Result<std::string> ReadJobId() const;

@@ -175,6 +175,7 @@ void Scheduler::AttemptEnded(AttemptState* a, v1::AttemptState state, const std:
   ReleaseResources(a);
   runs_.RemoveLiveAttempt(a->row.id);
   preemptions_.Ended(a->row.id);
+  notices_.Ended(a->row.id);
   if (!a->release_queued) {
     a->release_queued = true;
     batch_.ended_attempts.push_back(a);

@@ -91,7 +91,7 @@ void Scheduler::ApplyBudgetHold(RunState* run) {
           MarkChanged(s.get());
         }
       } else if (hold->hard && s->current != nullptr && s->current->kill_reason.empty()) {
-        StopAttempt(s->current, "budget", hold->reason);
+        StopAtCheckpoint(s->current, "budget", hold->reason);  // a notice first, if it asks
       }
     }
   } else if (run->budget_paused) {

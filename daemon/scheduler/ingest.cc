@@ -188,6 +188,7 @@ void Scheduler::ApplyEvent(AttemptState* a, const StageEvent& ev, int64_t ts_ms)
       s->row.checkpoint = Resolve(a->row.output_dir, ev.path);
       s->row.checkpoint_step = ev.step;
       a->checkpoint_at_ms = now;
+      NoticedCheckpoint(a);  // asked to checkpoint before a stop: stopped now
       break;
     case EventType::kReady:
       if (IsService(s) && s->row.status == v1::STAGE_STARTING) {

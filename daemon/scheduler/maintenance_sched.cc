@@ -107,7 +107,8 @@ void Scheduler::DrainDue(const std::string& agent_id, uint64_t generation) {
     GetLogger("scheduler")->info("attempt {}: stopped, {}", id, detail);
     // As a hard budget stops one: SIGTERM, the stage's grace, back to the queue with no retry
     // spent (AttemptFailedOrSucceeded); a resumable stage continues from its checkpoint.
-    StopAttempt(a, std::string(kDrainStopKind), detail);
+    // A stage with `preempt_notice` is asked to checkpoint first (stop_notice_sched.cc).
+    StopAtCheckpoint(a, std::string(kDrainStopKind), detail);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/duration.h"
 #include "core/logging.h"
 #include "core/strings.h"
 #include "daemon/scheduler/scheduler.h"
@@ -31,6 +32,14 @@ std::string PreemptingReason(const PreemptionBook::Pending& p) {
 
 }  // namespace
 
+std::string Scheduler::PreemptWaitReason(const PreemptionBook::Pending& p) const {
+  size_t noticed = 0;
+  std::string asked = NoticeReason(p.victims, p.agent_id, &noticed);
+  if (noticed == 0) return PreemptingReason(p);
+  // Those asked to checkpoint are named once; "preempting" names them all when some are not.
+  return noticed == p.victims.size() ? asked : StrCat(PreemptingReason(p), asked);
+}
+
 int64_t Scheduler::SavedUpTo(const AttemptState& a) {
   int64_t start = a.row.started_at_ms.value_or(a.row.created_at_ms);
   // Only a `resume` stage's next attempt is given the checkpoint; any other starts over.
@@ -42,6 +51,7 @@ bool Scheduler::MayPreempt(const AttemptState* v, int rank) const {
   if (v == nullptr || v->stage == nullptr || v->stage->current != v) return false;
   const StageState* vs = v->stage;
   if (!v->kill_reason.empty() || v->exit_reported || IsTerminal(v->row.state)) return false;
+  if (notices_.Find(v->row.id) != nullptr) return false;  // to be stopped at its checkpoint
   if (vs->run->cancel_requested || PreemptRankOf(*vs->run) <= rank) return false;
   if (!vs->spec->preemptible) return false;
   // Its next attempt would be its last infrastructure retry spent: stopping it would fail it.
@@ -57,7 +67,7 @@ bool Scheduler::MayPreempt(const AttemptState* v, int rank) const {
 AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
   PreemptionBook::StageKey key{s->run->row.id, s->index};
   if (const PreemptionBook::Pending* p = preemptions_.Find(key)) {
-    *reason += PreemptingReason(*p);
+    *reason += PreemptWaitReason(*p);
     return agents_.Find(p->agent_id);
   }
   if (IsService(s)) return nullptr;
@@ -140,7 +150,10 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
         PreemptRankOf(*v->stage->run) <= PreemptRankOf(*s->run)) {
       why += StrCat(", taking back borrowed GPUs for ", AccountLabel(owner), "'s guarantee");
     }
-    StopAttempt(v, "preempted", why);
+    if (StopAtCheckpoint(v, "preempted", why, victim)) {
+      lost += StrCat("; asked to checkpoint first, within ",
+                     FormatDurationMs(*v->stage->spec->preempt_notice_ms));
+    }
     v1::AuditEntry e;
     e.set_ts_ms(now);
     e.set_principal("longhauld");
@@ -155,8 +168,8 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
     texts.push_back(victim);
   }
   pending.text = StrJoin(texts, ", ");
-  *reason += PreemptingReason(pending);
   preemptions_.Add(key, std::move(pending));
+  *reason += PreemptWaitReason(*preemptions_.Find(key));
   return agents_.Find(choice->agent_id);
 }
 

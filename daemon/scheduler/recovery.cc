@@ -34,6 +34,7 @@ Status Scheduler::Recover() {
   ResetWhole(&holds_);
   ResetWhole(&yielded_);
   preemptions_.Clear();
+  notices_.Clear();
 
   int64_t now = clock_->NowMs();
   started_at_ms_ = now;

@@ -44,6 +44,7 @@
 #include "daemon/scheduler/reservation.h"
 #include "daemon/scheduler/run_table.h"
 #include "daemon/scheduler/scope_budget.h"
+#include "daemon/scheduler/stop_notice.h"
 #include "daemon/scheduler/timer_queue.h"
 #include "daemon/scheduler/watcher.h"
 #include "daemon/store/sqlite_store.h"
@@ -320,9 +321,24 @@ class Scheduler {
   bool PreemptedEnded(StageState* s, AttemptState* a, const std::string& kind);
   // Whether running attempt `v` may be stopped for a stage of class `rank`.
   bool MayPreempt(const AttemptState* v, int rank) const;
+  // What the waiting stage of `p` waits for: "; preempting ..." or "; asked ... to checkpoint".
+  std::string PreemptWaitReason(const PreemptionBook::Pending& p) const;
   // When `a`'s work that its next attempt would not redo was last saved: its last checkpoint
   // (a `resume` stage's), else its start.
   static int64_t SavedUpTo(const AttemptState& a);
+  // stop_notice_sched.cc: a notice before a stop (docs/scheduling.md, "A notice before the
+  // stop"). StopAtCheckpoint: stops running `a` as StopAttempt(a, kind, detail) does, unless its
+  // stage has `preempt_notice`: then it is sent a notice and stopped at its next checkpoint
+  // (NoticedCheckpoint, from ingest) or when the notice ends (FireStopNoticeTimer), whichever
+  // comes first; true when a notice is out (sent now or before). `text` names it in a waiting
+  // stage's reason. NoticeReason: "; asked ... to checkpoint (notice until ...)" for those of
+  // `victims` with a notice out ("" for none), and how many they are.
+  bool StopAtCheckpoint(AttemptState* a, const std::string& kind, const std::string& detail,
+                        const std::string& text = "");
+  void NoticedCheckpoint(AttemptState* a);
+  void FireStopNoticeTimer(const Timer& t);
+  std::string NoticeReason(const std::set<int64_t>& victims, const std::string& agent_id,
+                           size_t* noticed) const;
   // maintenance_sched.cc: drains of agents (docs/scheduling.md, "Maintenance").
   // DrainKeepsOff: `a`'s drain keeps `s` off it (the fit rule, maintenance.h). DrainHolds: in
   // a dispatch pass, for `s` that found no agent: true (the reason of `s` names the drain; the
@@ -619,6 +635,7 @@ class Scheduler {
   // preempted.
   std::vector<v1::AuditEntry> gpu_audit_;
   PreemptionBook preemptions_;  // stops asked for waiting stages (preemption_sched.cc)
+  StopNotices notices_;         // notices out before stops (stop_notice_sched.cc)
 
   // Registered watchers (after the commit of the batch that registered them), by run.
   std::map<int64_t, std::vector<std::shared_ptr<Watcher>>> watchers_;

@@ -22,6 +22,7 @@ enum class TimerKind {
   kQuota,         // a GPU-hour quota's window has moved on: dispatch again
   kScopeBudget,   // key: "team/NAME" or "workflow/NAME"; a threshold or the period's end
   kReservation,   // id: reservation id; key: "start" or "end" of its window (reservation_sched.cc)
+  kStopNotice,    // id: attempt id; its notice before a stop ends (stop_notice_sched.cc)
 };
 
 struct Timer {

@@ -115,6 +115,9 @@ void Scheduler::FireTimer(const Timer& t) {
     case TimerKind::kScopeBudget:
       FireScopeBudgetTimer(t);
       return;
+    case TimerKind::kStopNotice:
+      FireStopNoticeTimer(t);
+      return;
     case TimerKind::kAgentSilent:
     case TimerKind::kAgentLost: {
       AgentState* agent = agents_.Find(t.key);

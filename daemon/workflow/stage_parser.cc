@@ -10,15 +10,14 @@ namespace longhaul::workflow {
 namespace {
 
 const std::vector<std::string> kStageKeys = {
-    "run",           "needs",         "env",           "resources",   "retry",
-    "timeout",       "stall_timeout", "ready_timeout", "grace",       "kind",
-    "resume",        "cache",         "cache_version", "description", "foreach",
-    "node_selector", "gpu_idle",      "on_gpu_idle",   "preflight",
-    "early_stop",    "preemptible"};
+    "run",           "needs",         "env",         "resources",     "retry",    "timeout",
+    "stall_timeout", "ready_timeout", "grace",       "kind",          "resume",   "cache",
+    "cache_version", "description",   "foreach",     "node_selector", "gpu_idle", "on_gpu_idle",
+    "preflight",     "early_stop",    "preemptible", "preempt_notice"};
 const std::vector<std::string> kDefaultsKeys = {
-    "retry", "timeout",       "stall_timeout", "ready_timeout", "grace",    "resources",
-    "env",   "node_selector", "gpu_idle",      "on_gpu_idle",   "preflight",
-    "preemptible"};
+    "retry",     "timeout",     "stall_timeout", "ready_timeout", "grace",
+    "resources", "env",         "node_selector", "gpu_idle",      "on_gpu_idle",
+    "preflight", "preemptible", "preempt_notice"};
 const std::vector<std::string> kRetryKeys = {"limit",       "infra_limit", "backoff",
                                              "max_backoff", "on",          "exit_codes"};
 const std::vector<std::string> kResourceKeys = {"cpus", "memory", "gpus"};
@@ -196,6 +195,8 @@ bool ParseOverridable(const MapEntry& f, std::string_view where, OverridableFiel
     out.preflight_pos = f.key_pos;
   } else if (f.key == "preemptible") {
     out.preemptible = ReadBool(f, what, diag);
+  } else if (f.key == "preempt_notice") {
+    out.preempt_notice_ms = ReadDuration(f, what, /*allow_zero=*/false, diag);
   } else if (f.key == "on_gpu_idle") {
     if (auto v = ReadScalar(f, what, diag)) {
       if (v->text == "notify" || v->text == "fail") {
@@ -343,6 +344,7 @@ std::vector<TemplateSite> ApplyDefaults(const OverridableFields& d, ParsedStage&
   // A pre-flight checks the stage's GPUs: a default one applies to the stages that hold GPUs.
   spec.preflight = spec.resources.gpus > 0 && Pick(own.preflight, d.preflight, false);
   spec.preemptible = Pick(own.preemptible, d.preemptible, true);
+  spec.preempt_notice_ms = PickOpt(own.preempt_notice_ms, d.preempt_notice_ms);
 
   std::map<std::string, Scalar> merged_env;
   const std::map<std::string, Scalar>* env = &own.env;  // no copy in the usual case

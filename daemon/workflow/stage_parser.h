@@ -34,10 +34,11 @@ struct OverridableFields {
   std::optional<bool> gpu_idle_fail;
   std::optional<bool> preflight;
   std::optional<bool> preemptible;
+  std::optional<int64_t> preempt_notice_ms;
   SourcePos ready_timeout_pos;
   SourcePos preflight_pos;
   std::optional<int64_t> grace_ms;
-  std::map<std::string, Scalar> env;  // merged by variable name
+  std::map<std::string, Scalar> env;          // merged by variable name
   std::optional<NodeSelector> node_selector;  // replaced whole, not merged by key
 };
 

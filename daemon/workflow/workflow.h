@@ -31,9 +31,8 @@ struct SourcePos {
 // Failure kinds a retry policy can act on (`retry.on`).
 // preempted, node_fail, oom and cancelled_outside come from a polled executor (docs/slurm.md).
 inline constexpr std::string_view kFailureKinds[] = {
-    "exit",         "signal",    "timeout",   "stalled", "lost",
-    "service_lost", "preempted", "node_fail", "oom",     "cancelled_outside",
-    "gpu_fault", "gpu_idle"};
+    "exit",      "signal",    "timeout", "stalled",           "lost",      "service_lost",
+    "preempted", "node_fail", "oom",     "cancelled_outside", "gpu_fault", "gpu_idle"};
 
 // Kinds where the infrastructure, not the stage, ended the attempt: the executor preempted it,
 // its node failed, or its agent was lost. Their retries count against `retry.infra_limit`,
@@ -133,29 +132,35 @@ struct StageSpec {
   std::string name;
   SourcePos pos;  // of the stage's key
   StageKind kind = StageKind::kTask;
-  std::vector<std::string> run;            // argv templates; run[0] is the program
-  std::vector<std::string> needs;          // as written, in file order
-  HeapMap<std::string, std::string> env;   // values are templates
+  std::vector<std::string> run;           // argv templates; run[0] is the program
+  std::vector<std::string> needs;         // as written, in file order
+  HeapMap<std::string, std::string> env;  // values are templates
   ResourceRequest resources;
   RetryPolicy retry;
-  NodeSelector node_selector;               // empty: any agent
-  OptInt64 timeout_ms;                      // wall time of one attempt
-  OptInt64 stall_timeout_ms;                // no progress event for this long: stalled
-  OptInt64 ready_timeout_ms;                // service: no ready event for this long: failed
+  NodeSelector node_selector;  // empty: any agent
+  OptInt64 timeout_ms;         // wall time of one attempt
+  OptInt64 stall_timeout_ms;   // no progress event for this long: stalled
+  OptInt64 ready_timeout_ms;   // service: no ready event for this long: failed
   // Its GPUs under 5 % SM utilisation this long: a notice, or (gpu_idle_fail) the attempt
   // fails as `gpu_idle` (docs/gpus.md, "Idle GPUs"). Unset: 15 minutes for a task that holds
   // GPUs, off for a service (a server is idle between requests); 0: off.
   OptInt64 gpu_idle_ms;
-  int64_t grace_ms = 10'000;                // SIGTERM -> SIGKILL when stopping the stage
-  bool resume = false;                      // every attempt shares one output dir
-  bool cache = true;                        // `cache: false` opts out of reuse
-  bool gpu_idle_fail = false;               // `on_gpu_idle: fail` (default: notify)
+  int64_t grace_ms = 10'000;   // SIGTERM -> SIGKILL when stopping the stage
+  bool resume = false;         // every attempt shares one output dir
+  bool cache = true;           // `cache: false` opts out of reuse
+  bool gpu_idle_fail = false;  // `on_gpu_idle: fail` (default: notify)
   // `preflight: true`: each attempt runs the agent's GPU check on its GPUs first and starts
   // only when they pass (docs/gpus.md, "Pre-flight before a stage"). Not in the cache key.
   bool preflight = false;
   // `preemptible: false`: a stage of a higher class never stops its attempts to take their
   // room (docs/scheduling.md, "Preemption"). Not in the cache key.
   bool preemptible = true;
+  // `preempt_notice: DURATION`: before a stop to take its room (or a drain's, or a hard
+  // budget's), the attempt is sent SIGUSR1 and a control line and given this long to write a
+  // checkpoint; it is stopped at its first checkpoint after that or when the time is up
+  // (docs/scheduling.md, "A notice before the stop"). Unset: stopped at once. Not in the
+  // cache key.
+  OptInt64 preempt_notice_ms;
   // `cache: {key_on: [engine_version, executable]}`: what of the environment its key also
   // covers (docs/caching.md, "key_on"); a mask of kKeyOn* bits, 0 for none.
   uint8_t cache_key_on = 0;
@@ -173,9 +178,9 @@ inline constexpr std::string_view kKeyOnNames[] = {"engine_version", "executable
 
 // What a notification can be about (docs/operations.md, "Notifications").
 inline constexpr std::string_view kNotifyEvents[] = {
-    "run_succeeded", "run_failed",   "run_cancelled", "stage_failed",
-    "stage_stalled", "service_lost", "agent_lost",   "gpu_fault", "stage_gpu_idle",
-    "budget_warning", "budget_reached"};
+    "run_succeeded",  "run_failed",     "run_cancelled", "stage_failed",
+    "stage_stalled",  "service_lost",   "agent_lost",    "gpu_fault",
+    "stage_gpu_idle", "budget_warning", "budget_reached"};
 
 // Where notifications go and which: the workflow's `notify:` block, and longhauld's
 // --notify-* flags in the same shape.

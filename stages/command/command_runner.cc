@@ -78,7 +78,7 @@ class Supervisor {
         clock_(clock),
         scanner_(std::move(scanner)),
         watcher_(o.out, o.checkpoint_glob),
-        signals_(io, SIGTERM, SIGINT),
+        signals_(io, SIGTERM, SIGINT, SIGUSR1),
         tick_(io),
         grace_(io),
         drain_(io) {}
@@ -157,6 +157,14 @@ class Supervisor {
   }
 
   void OnSignal(int sig) {
+    if (sig == SIGUSR1) {
+      // longhaul's notice before a stop (preempt_notice, docs/stage-protocol.md): the command
+      // is asked to checkpoint; the checkpoint it writes is reported as it appears.
+      if (exited_) return;
+      Log("got SIGUSR1 (a notice before a stop): sending it to the command's process group");
+      proc_->SignalGroup(SIGUSR1);
+      return;
+    }
     if (stop_signal_ != 0 || exited_) return;  // a second signal does not shorten the grace
     stop_signal_ = sig;
     Log(StrCat("got ", strsignal(sig), ": sending it to the command's process group; SIGKILL in ",

@@ -1,5 +1,7 @@
 #include "stages/finetune/refengine_finetune.h"
 
+#include <signal.h>
+
 #include <chrono>
 #include <filesystem>
 #include <limits>
@@ -15,6 +17,11 @@
 
 namespace longhaul::finetune {
 namespace {
+
+// Set by SIGUSR1 (longhaul's notice before a stop); the next epoch's checkpoint answers it.
+volatile sig_atomic_t finetune_noticed = 0;
+
+void OnFinetuneNotice(int) { finetune_noticed = 1; }
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -185,6 +192,9 @@ Status RunRefengineFinetune(const RefengineFinetuneOptions& o, EventWriter& even
       << (assistant_tokens ? 100.0 * covered / assistant_tokens : 0) << "% of assistant tokens\n";
   events.Progress(start_epoch - 1, o.epochs, "epochs");
 
+  // A notice before a stop (preempt_notice): the reference trainer checkpoints at each epoch's
+  // end, not mid-epoch, so the notice is answered by the next one; it must not end the process.
+  ::signal(SIGUSR1, OnFinetuneNotice);
   for (int epoch = start_epoch; epoch <= o.epochs; ++epoch) {
     auto t0 = std::chrono::steady_clock::now();
     refmodel::EpochReport report = trainer.RunEpoch(epoch, [&](int64_t step, double loss) {
@@ -215,6 +225,10 @@ Status RunRefengineFinetune(const RefengineFinetuneOptions& o, EventWriter& even
                     {"identity", identity}};
       return WriteFileAtomic(dir + "/trainer_state.json", state.dump(2) + "\n");
     }));
+    if (finetune_noticed != 0) {
+      finetune_noticed = 0;
+      log << "checkpoint epoch-" << epoch << " answers the notice before a stop\n";
+    }
     events.Checkpoint(ckpt, epoch);
     events.Progress(epoch, o.epochs, "epochs");
   }

@@ -153,6 +153,31 @@ TEST_F(AgentIntegrationTest, CancelKillsTheStagesWholeProcessGroup) {
   for (pid_t p : pids) EXPECT_FALSE(ProcessAlive(p)) << p;
 }
 
+TEST_F(AgentIntegrationTest, APreemptNoticeIsAControlLineAndSigusr1ToTheStage) {
+  h_.StartAgent();
+  ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();
+  // The stage answers SIGUSR1 by copying its control file and exiting 7: a stage killed by the
+  // signal, or a shim that took it for Slurm's time limit, would end otherwise.
+  ASSERT_TRUE(coord().Start(
+      h_.Spec(21, {"/bin/sh", "-c",
+                   "trap 'cp \"$LONGHAUL_CONTROL\" \"$LONGHAUL_WORK_DIR/got\"; exit 7' USR1; "
+                   "touch \"$LONGHAUL_WORK_DIR/ready\"; while :; do sleep 0.05; done"})));
+  ASSERT_TRUE(WaitFor([&] { return PathExists(h_.AttemptFile(21, "work/ready")); }, 10'000));
+  ASSERT_TRUE(WaitFor([&] { return !coord().started(21).empty(); }, 10'000));
+  v1::CoordinatorMessage m;
+  m.mutable_preempt_notice()->set_attempt_id(21);
+  m.mutable_preempt_notice()->set_deadline_ms(1'700'000'120'000);
+  m.mutable_preempt_notice()->set_reason("preempted: room for run 9 stage eval (high)");
+  ASSERT_TRUE(coord().Send(m));
+  ASSERT_TRUE(h_.WaitExited(21)) << h_.AgentLog();
+  EXPECT_EQ(coord().exited(21)->exit_code(), 7) << h_.AgentLog();
+  EXPECT_EQ(coord().exited(21)->signal(), 0);
+  EXPECT_EQ(coord().exited(21)->reason(), "");
+  EXPECT_EQ(ReadTextFile(h_.AttemptFile(21, "work/got")),
+            "{\"preempt\":{\"deadline_ms\":1700000120000,\"reason\":\"preempted: room for run "
+            "9 stage eval (high)\"}}\n");
+}
+
 TEST_F(AgentIntegrationTest, DetachedProcessesEndWithTheAttemptAndTheExitSaysSo) {
   h_.StartAgent();
   ASSERT_TRUE(h_.WaitConnected()) << h_.AgentLog();

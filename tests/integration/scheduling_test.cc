@@ -21,6 +21,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// The blocker holds the GPU for the whole test: a higher class waits for it instead of
+// preempting it (docs/scheduling.md, "Preemption").
+constexpr char kNotPreemptible[] = "defaults: {preemptible: false}\n";
+
+std::string OneGpuWorkflow(const std::string& name, int seconds, const std::string& extra = "") {
+  return StrCat(
+      "name: ", name, "\n", extra, "stages:\n",
+      StageYaml("work", YamlList({BinPath("lh-testjob"), "--sleep", std::to_string(seconds)}), {},
+                {"resources: {gpus: 1, cpus: 1}"}));
+}
+
 class SchedulingTest : public ClusterTest {
  protected:
   void StartOneGpu() {
@@ -39,18 +50,41 @@ class SchedulingTest : public ClusterTest {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.exit_code == 0 ? std::stoll(r.out) : 0;
   }
+  // A low-class `training` (stage train, lh-testjob --work into done.txt) preempted by a
+  // 1-GPU high run once it has done 5 items; both must succeed, the training in two attempts.
+  struct Preempted {
+    int64_t low = 0;
+    int64_t high = 0;
+    v1::Attempt first;  // the training's first attempt while it ran
+    v1::Run low_end;
+    v1::Run high_end;
+  };
+  void RunPreempted(const std::string& training, Preempted* p) {
+    p->low = CliSubmit(training, "training.yaml", {"--priority", "low"});
+    ASSERT_GT(p->low, 0);
+    Result<v1::Run> running = cluster().WaitForRun(p->low, [](const v1::Run& r) {
+      const v1::Attempt* a = FindAttempt(r, "train", 1);
+      return a != nullptr && a->state() == v1::ATTEMPT_RUNNING;
+    });
+    ASSERT_TRUE(running.ok()) << running.status().message();
+    p->first = *FindAttempt(*running, "train", 1);
+    std::string done_txt = p->first.output_dir() + "/done.txt";
+    ASSERT_TRUE(WaitFor([&] { return NonBlankLines(done_txt, nullptr).size() >= 5; }, 20'000));
+
+    // The high run's stage needs the only GPU: the training is stopped for it.
+    p->high = CliSubmit(OneGpuWorkflow("urgent", 1), "urgent.yaml", {"--priority", "high"});
+    ASSERT_GT(p->high, 0);
+    Result<v1::Run> high_end = cluster().WaitForRunEnd(p->high, 60'000);
+    ASSERT_TRUE(high_end.ok()) << high_end.status().message();
+    EXPECT_EQ(high_end->status(), v1::RUN_SUCCEEDED) << DescribeRun(*high_end);
+    p->high_end = *high_end;
+    Result<v1::Run> low_end = cluster().WaitForRunEnd(p->low, 60'000);
+    ASSERT_TRUE(low_end.ok()) << low_end.status().message();
+    ASSERT_EQ(low_end->status(), v1::RUN_SUCCEEDED) << DescribeRun(*low_end);
+    ASSERT_EQ(FindStage(*low_end, "train")->attempts_size(), 2) << DescribeRun(*low_end);
+    p->low_end = *low_end;
+  }
 };
-
-// The blocker holds the GPU for the whole test: a higher class waits for it instead of
-// preempting it (docs/scheduling.md, "Preemption").
-constexpr char kNotPreemptible[] = "defaults: {preemptible: false}\n";
-
-std::string OneGpuWorkflow(const std::string& name, int seconds, const std::string& extra = "") {
-  return StrCat(
-      "name: ", name, "\n", extra, "stages:\n",
-      StageYaml("work", YamlList({BinPath("lh-testjob"), "--sleep", std::to_string(seconds)}), {},
-                {"resources: {gpus: 1, cpus: 1}"}));
-}
 
 TEST_F(SchedulingTest, AHighClassRunSubmittedLaterStartsBeforeALowOne) {
   ASSERT_NO_FATAL_FAILURE(StartOneGpu());
@@ -161,29 +195,15 @@ TEST_F(SchedulingTest, AHighRunPreemptsALowTrainingThatResumesFromItsCheckpoint)
           "train",
           YamlList({BinPath("lh-testjob"), "--work", std::to_string(kItems), "--step-ms", "150"}),
           {}, {"resources: {gpus: 1, cpus: 1}", "resume: true", "grace: 5s"}));
-  int64_t low = CliSubmit(training, "training.yaml", {"--priority", "low"});
-  ASSERT_GT(low, 0);
-  Result<v1::Run> running = cluster().WaitForRun(low, [](const v1::Run& r) {
-    const v1::Attempt* a = FindAttempt(r, "train", 1);
-    return a != nullptr && a->state() == v1::ATTEMPT_RUNNING;
-  });
-  ASSERT_TRUE(running.ok()) << running.status().message();
-  const v1::Attempt first = *FindAttempt(*running, "train", 1);
+  Preempted p;
+  ASSERT_NO_FATAL_FAILURE(RunPreempted(training, &p));
+  int64_t low = p.low;
+  int64_t high = p.high;
+  const v1::Attempt& first = p.first;
   std::string done_txt = first.output_dir() + "/done.txt";
-  ASSERT_TRUE(WaitFor([&] { return NonBlankLines(done_txt, nullptr).size() >= 5; }, 20'000));
-
-  // The high run's stage needs the only GPU: the training is stopped for it.
-  int64_t high = CliSubmit(OneGpuWorkflow("urgent", 1), "urgent.yaml", {"--priority", "high"});
-  ASSERT_GT(high, 0);
-  Result<v1::Run> high_end = cluster().WaitForRunEnd(high, 60'000);
-  ASSERT_TRUE(high_end.ok()) << high_end.status().message();
-  EXPECT_EQ(high_end->status(), v1::RUN_SUCCEEDED) << DescribeRun(*high_end);
-
-  Result<v1::Run> low_end = cluster().WaitForRunEnd(low, 60'000);
-  ASSERT_TRUE(low_end.ok()) << low_end.status().message();
-  ASSERT_EQ(low_end->status(), v1::RUN_SUCCEEDED) << DescribeRun(*low_end);
+  const v1::Run* high_end = &p.high_end;
+  const v1::Run* low_end = &p.low_end;
   const v1::Stage* train = FindStage(*low_end, "train");
-  ASSERT_EQ(train->attempts_size(), 2) << DescribeRun(*low_end);
   const v1::Attempt& stopped = train->attempts(0);
   const v1::Attempt& resumed = train->attempts(1);
   EXPECT_EQ(stopped.state(), v1::ATTEMPT_KILLED);
@@ -223,6 +243,58 @@ TEST_F(SchedulingTest, AHighRunPreemptsALowTrainingThatResumesFromItsCheckpoint)
   ASSERT_TRUE(metrics.ok()) << metrics.status().message();
   EXPECT_THAT(metrics->body, HasSubstr("longhaul_preemptions_total{class=\"low\"} 1\n"));
   EXPECT_THAT(metrics->body, HasSubstr("longhaul_preemption_lost_gpu_seconds_total "));
+}
+
+TEST_F(SchedulingTest, AStageWithAPreemptNoticeCheckpointsOnItAndResumesWithNoItemLostOrTwice) {
+  ASSERT_NO_FATAL_FAILURE(StartOneGpu());
+  constexpr int kItems = 30;  // 150 ms each; no checkpoint of its own before the last item
+  std::string training = StrCat(
+      "name: training\nstages:\n",
+      StageYaml(
+          "train",
+          YamlList({BinPath("lh-testjob"), "--work", std::to_string(kItems), "--step-ms", "150",
+                    "--checkpoint-every", "1000", "--checkpoint-on-usr1"}),
+          {},
+          {"resources: {gpus: 1, cpus: 1}", "resume: true", "grace: 5s", "preempt_notice: 30s"}));
+  Preempted p;
+  ASSERT_NO_FATAL_FAILURE(RunPreempted(training, &p));
+  int64_t high = p.high;
+  const v1::Attempt& first = p.first;
+  std::string done_txt = first.output_dir() + "/done.txt";
+  const v1::Stage* train = FindStage(p.low_end, "train");
+  const v1::Attempt& stopped = train->attempts(0);
+  const v1::Attempt& resumed = train->attempts(1);
+  EXPECT_EQ(stopped.state(), v1::ATTEMPT_KILLED);
+  // Stopped at the checkpoint it wrote on the notice, well before the notice's 30 s.
+  EXPECT_THAT(stopped.reason(),
+              ::testing::MatchesRegex(StrCat("preempted: room for run ", high,
+                                             " stage work \\(high\\); at the checkpoint it wrote "
+                                             "on notice; [0-9.]+ GPU-min after its last "
+                                             "checkpoint")));
+  EXPECT_LT(stopped.ended_at_ms() - first.started_at_ms(), 25'000);
+
+  // The item it checkpointed on the notice is the one the next attempt resumed after.
+  std::string err1 = ReadTextFile(AttemptDirOf(cluster(), stopped) + "/stderr.log");
+  std::string err2 = ReadTextFile(AttemptDirOf(cluster(), resumed) + "/stderr.log");
+  std::smatch noticed, resumed_after;
+  ASSERT_TRUE(
+      std::regex_search(err1, noticed, std::regex("checkpoint on notice after item ([0-9]+)")))
+      << err1;
+  ASSERT_TRUE(std::regex_search(err2, resumed_after, std::regex("resuming after item ([0-9]+)")))
+      << err2;
+  EXPECT_EQ(noticed[1].str(), resumed_after[1].str());
+  EXPECT_GE(std::stoi(noticed[1].str()), 5);
+  EXPECT_LT(std::stoi(noticed[1].str()), kItems);
+  // Every item exactly once, in order: none lost, none done twice.
+  EXPECT_EQ(ReadTextFile(done_txt), [] {
+    std::string out;
+    for (int i = 1; i <= kItems; ++i) out += StrCat(i, "\n");
+    return out;
+  }());
+  // The notice reached the stage as a control line too.
+  std::string control = ReadTextFile(AttemptDirOf(cluster(), stopped) + "/control.jsonl");
+  EXPECT_THAT(control, HasSubstr(R"({"preempt":{"deadline_ms":)"));
+  EXPECT_THAT(control, HasSubstr(StrCat("preempted: room for run ", high, " stage work (high)")));
 }
 
 TEST_F(SchedulingTest, AClassChangedAfterSubmissionMovesTheRunInTheQueueByTheSameRules) {

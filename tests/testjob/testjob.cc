@@ -107,6 +107,11 @@ Status KeepFirstLines(const std::string& path, int64_t n) {
   return WriteFileAtomic(path, text->substr(0, end));
 }
 
+// Set by SIGUSR1 with --checkpoint-on-usr1; DoWork checkpoints after the item in hand.
+volatile sig_atomic_t testjob_noticed = 0;
+
+void OnTestJobNotice(int) { testjob_noticed = 1; }
+
 Status DoWork(const TestJobOptions& o, EventWriter& events) {
   std::string out_dir = Env("LONGHAUL_OUTPUT_DIR", ".");
   RETURN_IF_ERROR(MakeDirs(out_dir));
@@ -134,7 +139,13 @@ Status DoWork(const TestJobOptions& o, EventWriter& events) {
     if (!AppendToFile(out_dir + "/done.txt", StrCat(i, "\n"))) {
       return ErrnoStatus("append to", out_dir + "/done.txt", errno);
     }
-    if (i % o.checkpoint_every == 0 || i == o.work) {
+    bool noticed = testjob_noticed != 0;
+    if (noticed) {
+      testjob_noticed = 0;
+      std::fprintf(stderr, "lh-testjob: checkpoint on notice after item %lld\n",
+                   static_cast<long long>(i));
+    }
+    if (noticed || i % o.checkpoint_every == 0 || i == o.work) {
       RETURN_IF_ERROR(WriteFileAtomic(out_dir + "/" + ckpt_rel, StrCat(i, "\n")));
       events.Checkpoint(ckpt_rel, i);
     }
@@ -156,6 +167,7 @@ int RunTestJob(const TestJobOptions& o) {
     if (!s.ok()) return Fail(ToStd(s.message()));
   }
   if (o.ignore_sigterm) ::signal(SIGTERM, SIG_IGN);
+  if (o.checkpoint_on_usr1) ::signal(SIGUSR1, OnTestJobNotice);
   for (const auto& line : o.print) std::printf("%s\n", line.c_str());
   std::fflush(stdout);
   for (const auto& line : o.stderr_lines) std::fprintf(stderr, "%s\n", line.c_str());

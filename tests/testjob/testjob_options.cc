@@ -37,6 +37,8 @@ constexpr Flag kFlags[] = {
     {"--work", "N", "resumable work: items 1..N appended to $LONGHAUL_OUTPUT_DIR/done.txt"},
     {"--step-ms", "MS", "time each --work item takes"},
     {"--checkpoint-every", "K", "checkpoint file and event every K --work items (default 1)"},
+    {"--checkpoint-on-usr1", nullptr,
+     "on SIGUSR1 (longhaul's notice before a stop), checkpoint after the --work item in hand"},
     {"--pid-file", "PATH", "write this process's pid to PATH"},
     {"--help", nullptr, "show this text"},
 };
@@ -121,6 +123,8 @@ Status Apply(TestJobOptions& o, std::string_view flag, const std::string& v) {
     ASSIGN_OR_RETURN(o.checkpoint_every, Int(flag, v, 1));
   } else if (flag == "--pid-file") {
     o.pid_file = v;
+  } else if (flag == "--checkpoint-on-usr1") {
+    o.checkpoint_on_usr1 = true;
   } else if (flag == "--ignore-sigterm") {
     o.ignore_sigterm = true;
   } else if (flag == "--ready") {

@@ -35,6 +35,7 @@ struct TestJobOptions {
   int64_t work = 0;  // resumable work items 1..work
   int64_t step_ms = 0;
   int64_t checkpoint_every = 1;
+  bool checkpoint_on_usr1 = false;  // a notice before a stop: checkpoint at the next item
   std::string pid_file;
 };
 

@@ -356,6 +356,42 @@ stages:
   EXPECT_TRUE(plain->stages[0].preemptible) << "a stage may be preempted unless it says not";
 }
 
+TEST(WorkflowErrorsTest, PreemptNoticeIsAPositiveDurationAndDefaultsMaySetIt) {
+  EXPECT_EQ(OnlyError(R"(name: w
+stages:
+  a:
+    run: [x]
+    preempt_notice: soon
+)"),
+            "wf.yaml:5:21: preempt_notice in stage 'a': expected a duration like 30s, got "
+            "'soon'");
+  EXPECT_EQ(OnlyError(R"(name: w
+defaults:
+  preempt_notice: 0s
+stages:
+  a: {run: [x]}
+)"),
+            "wf.yaml:3:19: preempt_notice in defaults: must be longer than 0");
+  auto wf = ParseWorkflow(R"(name: w
+defaults: {preempt_notice: 2m}
+stages:
+  train:
+    run: [x]
+  eval:
+    run: [y]
+    preempt_notice: 30s
+)",
+                          "wf.yaml");
+  ASSERT_TRUE(wf.ok()) << wf.status();
+  std::map<std::string, int64_t> notice;
+  for (const auto& s : wf->stages) notice[s.name] = s.preempt_notice_ms.value_or(-1);
+  EXPECT_EQ(notice, (std::map<std::string, int64_t>{{"train", 120'000}, {"eval", 30'000}}));
+  auto plain = ParseWorkflow("name: w\nstages:\n  a: {run: [x]}\n", "wf.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->stages[0].preempt_notice_ms.has_value())
+      << "no notice unless the stage asks for one: SIGUSR1 would kill a stage that ignores it";
+}
+
 TEST(WorkflowErrorsTest, DefaultsAcceptOnlyTheirKeys) {
   EXPECT_EQ(OnlyError(R"(name: w
 defaults:

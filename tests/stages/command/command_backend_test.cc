@@ -183,6 +183,42 @@ while :; do sleep 0.05; done
             std::string::npos);
 }
 
+TEST_F(CommandBackendTest, Sigusr1IsPassedToTheCommandWhichCheckpointsAndGoesOn) {
+  // longhaul's notice before a stop (preempt_notice): the trainer writes a checkpoint on
+  // SIGUSR1 and keeps training; the supervisor passes it on and reports the checkpoint.
+  std::string out = dir_.Join("run");
+  ASSERT_TRUE(MakeDirs(out).ok());
+  std::string script = Script("usr1.sh", R"(out="$1"
+trap 'mkdir -p "$out/epoch_1" && echo w > "$out/epoch_1/weights" && echo USR1 >> "$out/usr1.txt"' USR1
+trap 'echo TERM > "$out/term.txt"; exit 143' TERM
+echo $$ > "$out/main.pid"
+while :; do sleep 0.05; done
+)");
+  auto p = Subprocess::Start(FinetuneArgv(out, {"--grace", "20s", "--", script, out}),
+                             {{"LONGHAUL_EVENTS", dir_.Join("ev")}}, dir_.Join("log"));
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(WaitFor([&] { return !ReadTextFile(out + "/main.pid").empty(); }, 10000));
+  (*p)->Signal(SIGUSR1);  // the supervisor only; it must pass it on and live on
+  auto reported = [&] {
+    for (const StageEvent& e : ReadEvents(dir_.Join("ev"))) {
+      if (e.type == EventType::kCheckpoint && e.path == out + "/epoch_1") return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(WaitFor(reported, 10000)) << ReadTextFile(dir_.Join("log"));
+  EXPECT_EQ(ReadTextFile(out + "/usr1.txt"), "USR1\n");
+  EXPECT_FALSE(PathExists(out + "/term.txt")) << "a notice stops nothing";
+  // Still supervising: a stop afterwards goes through as always.
+  (*p)->Signal(SIGTERM);
+  auto st = (*p)->Wait(15000);
+  ASSERT_TRUE(st.has_value()) << ReadTextFile(dir_.Join("log"));
+  ASSERT_TRUE(WIFEXITED(*st));
+  EXPECT_EQ(WEXITSTATUS(*st), 143);
+  EXPECT_EQ(ReadTextFile(out + "/term.txt"), "TERM\n");
+  EXPECT_NE(ReadTextFile(dir_.Join("log")).find("got SIGUSR1 (a notice before a stop)"),
+            std::string::npos);
+}
+
 TEST_F(CommandBackendTest, ACommandIgnoringSigtermIsKilledAfterTheGrace) {
   std::string script = Script("stubborn.sh", R"(
 trap '' TERM
@@ -259,12 +295,27 @@ TEST_F(CommandBackendTest, WritesTheConfigFileAndPassesItsPath) {
   std::string out = dir_.Join("run");
   ASSERT_TRUE(MakeDirs(out).ok());
   std::string script = Script("cfg.sh", R"(printf '%s\n' "$@" > "$OUT/argv.txt")");
-  auto r = RunCommand(
-      {BinPath("lh-finetune"), "--backend", "command", "--out", out, "--config-file",
-       "cfg/specforge.yaml", "--config-set", "model.target_model_path=/models/t", "--config-set",
-       "training.num_epochs=5", "--config-set", "data.hidden_states_path=/hs", "--resume-flag",
-       "training.resume_from=/ckpt", "--", script, "train", "--config", "{config}"},
-      {{"OUT", out}, {"LONGHAUL_RESUME", "1"}});
+  auto r = RunCommand({BinPath("lh-finetune"),
+                       "--backend",
+                       "command",
+                       "--out",
+                       out,
+                       "--config-file",
+                       "cfg/specforge.yaml",
+                       "--config-set",
+                       "model.target_model_path=/models/t",
+                       "--config-set",
+                       "training.num_epochs=5",
+                       "--config-set",
+                       "data.hidden_states_path=/hs",
+                       "--resume-flag",
+                       "training.resume_from=/ckpt",
+                       "--",
+                       script,
+                       "train",
+                       "--config",
+                       "{config}"},
+                      {{"OUT", out}, {"LONGHAUL_RESUME", "1"}});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::string path = out + "/cfg/specforge.yaml";
   EXPECT_EQ(ReadTextFile(out + "/argv.txt"),
@@ -276,8 +327,8 @@ TEST_F(CommandBackendTest, WritesTheConfigFileAndPassesItsPath) {
   EXPECT_NE(r.out.find("wrote " + path), std::string::npos) << r.out;
 
   // {config} or --config-set without --config-file, and a bad pair, are usage errors.
-  auto nofile = RunCommand({BinPath("lh-finetune"), "--backend", "command", "--", "echo",
-                            "--config", "{config}"});
+  auto nofile = RunCommand(
+      {BinPath("lh-finetune"), "--backend", "command", "--", "echo", "--config", "{config}"});
   EXPECT_EQ(nofile.exit_code, 2);
   EXPECT_NE(nofile.err.find("need --config-file"), std::string::npos) << nofile.err;
   auto bad = RunCommand({BinPath("lh-finetune"), "--backend", "command", "--config-file", "c.yaml",
