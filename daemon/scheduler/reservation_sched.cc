@@ -214,9 +214,10 @@ void Scheduler::ReservationDue(int64_t id, const std::string& edge) {
     if (short_by <= 0) break;
     GetLogger("scheduler")->info("attempt {}: stopped, {}", a->row.id, detail);
     short_by -= static_cast<int>(a->held.gpus());
-    // As a drain stops one: SIGTERM, the stage's grace, back to the queue with no retry spent;
-    // a resumable stage continues from its checkpoint.
-    StopAttempt(a, std::string(kReservationStopKind), detail);
+    // As a drain stops one: a notice first when its stage asks for one, then SIGTERM, the
+    // stage's grace, back to the queue with no retry spent; a resumable stage continues from
+    // its checkpoint.
+    StopAtCheckpoint(a, std::string(kReservationStopKind), detail);
   }
 }
 
