@@ -38,6 +38,8 @@ ActionInfo Info(Action action) {
       return {"RemoveTag", "remove tags", Role::kOperator, true};
     case Action::kListBudgets:
       return {"ListBudgets", "list budgets", Role::kViewer, false};
+    case Action::kListQuotas:
+      return {"ListQuotas", "list quotas", Role::kViewer, false};
     case Action::kSubmitRun:
       return {"SubmitRun", "submit runs", Role::kOperator, true};
     case Action::kPivotRun:
@@ -64,6 +66,12 @@ ActionInfo Info(Action action) {
       return {"SetRunPriority", "change run classes", Role::kOperator, true};
     case Action::kSetBudget:
       return {"SetBudget", "set team and workflow budgets", Role::kAdmin, true};
+    case Action::kRemoveBudget:
+      return {"RemoveBudget", "remove team and workflow budgets", Role::kAdmin, true};
+    case Action::kSetQuota:
+      return {"SetQuota", "set team quotas", Role::kAdmin, true};
+    case Action::kRemoveQuota:
+      return {"RemoveQuota", "remove team quotas", Role::kAdmin, true};
   }
   return {"Unknown", "do this", Role::kAdmin, true};
 }

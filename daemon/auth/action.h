@@ -23,6 +23,7 @@ enum class Action {
   kListNotifications,
   kListTags,
   kListBudgets,  // the GPU-hour budgets of teams and workflows, and their use
+  kListQuotas,   // the GPU quotas of teams and users, and their use
   // Mutations of runs (operator). Dry runs are mutations too: they plan with the caller's input.
   kSubmitRun,
   kPivotRun,
@@ -44,6 +45,9 @@ enum class Action {
   kSetRunPriority,
   kDrainAgent,    // a maintenance window on an agent, or its removal
   kSetBudget,     // sets a team's or a workflow name's GPU-hour budget
+  kRemoveBudget,  // removes one
+  kSetQuota,      // sets a team's GPU quota at run time
+  kRemoveQuota,   // removes a team's GPU quota, --quota's too
 };
 
 // "viewer", "operator", "admin".

@@ -134,6 +134,11 @@ class ClientApi {
   // Sets a team's or a workflow name's budget (Scheduler::SetScopeBudget); lists them.
   Result<v1::ScopeBudget> SetBudget(const v1::SetBudgetRequest& req);
   Result<v1::ListBudgetsResponse> ListBudgets(const v1::ListBudgetsRequest& req);
+  Result<v1::ScopeBudget> RemoveBudget(const v1::RemoveBudgetRequest& req);
+  // Quotas at run time (Scheduler::SetQuota, RemoveQuota, ListQuotas).
+  Result<v1::Quota> SetQuota(const v1::SetQuotaRequest& req);
+  Result<v1::Quota> RemoveQuota(const v1::RemoveQuotaRequest& req);
+  Result<v1::ListQuotasResponse> ListQuotas(const v1::ListQuotasRequest& req);
 
   // The audit trail, newest first.
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req);
