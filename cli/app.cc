@@ -308,8 +308,8 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
                            "set the GPU-hour budget of a run, or of a team's or a workflow's runs; "
                            "what it paused continues (admin, audited)");
   CLI::Option* budget_run_opt = cmd->add_option("run", budget_run, "run id")->check(RunIdCheck());
-  cmd->add_option("--gpu-hours", scope_budget.gpu_hours, "the new budget in GPU-hours")
-      ->required()
+  cmd->add_option("--gpu-hours", scope_budget.gpu_hours,
+                  "the new budget in GPU-hours (required unless --rm)")
       ->check(CLI::PositiveNumber);
   bool budget_remove = false;
   cmd->add_flag("--rm", budget_remove,

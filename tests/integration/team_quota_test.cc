@@ -3,7 +3,8 @@
 // `--quota team:vision=gpus:1`, the second of vision's two GPU stages waits at the quota;
 // `longhaul quota --team vision --gpus 2` (an admin's; an operator's is refused) starts it while
 // the first still runs, `longhaul quotas` shows the figures, and the stored quota wins over
-// --quota after a restart.
+// --quota after a restart. A budget from --budget is listed, and removed with `longhaul budget
+// --workflow NAME --rm`.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -35,8 +36,8 @@ TEST_F(TeamQuotaTest, ARaisedQuotaStartsAWaitingStageWithoutARestart) {
   o.agents = 1;
   o.cpus = 2;
   o.gpus = 2;
-  o.coordinator_flags = {"--tokens",    tokens_.file, "--teams",
-                         "olga=vision", "--quota",    "team:vision=gpus:1"};
+  o.coordinator_flags = {"--tokens", tokens_.file,         "--teams",  "olga=vision",
+                         "--quota",  "team:vision=gpus:1", "--budget", "workflow:eagle=20/7d"};
   o.client_token = tokens_.by_name["ada"];
   ASSERT_NO_FATAL_FAILURE(StartCluster(o));
 
@@ -93,11 +94,24 @@ TEST_F(TeamQuotaTest, ARaisedQuotaStartsAWaitingStageWithoutARestart) {
   EXPECT_THAT(json.out, HasSubstr("\"rule\":\"gpus:2\"")) << json.out;
 
   ASSERT_EQ(As("olga", {"cancel", std::to_string(run)}).exit_code, 0);
+
+  // The budget from --budget is there, set by it; an admin removes it (an operator may not).
+  CommandResult budgets = As("olga", {"budgets"});
+  ASSERT_EQ(budgets.exit_code, 0) << budgets.err;
+  EXPECT_THAT(budgets.out, HasSubstr("workflow  eagle"));
+  EXPECT_THAT(budgets.out, HasSubstr("--budget\n"));
+  EXPECT_EQ(As("olga", {"budget", "--workflow", "eagle", "--rm"}).exit_code, 7);
+  CommandResult rm = As("ada", {"budget", "--workflow", "eagle", "--rm"});
+  ASSERT_EQ(rm.exit_code, 0) << rm.err;
+  EXPECT_EQ(rm.out, "workflow eagle: budget 20 GPU-h for 7d removed\n");
+  CommandResult none = As("olga", {"budgets"});
+  EXPECT_THAT(none.err, HasSubstr("no team or workflow budgets"));
   Result<std::string> audit = cluster().Query(
       "SELECT group_concat(principal || ' ' || action || ' ' || target, '; ') FROM audit "
-      "WHERE action = 'SetQuota'");
+      "WHERE action IN ('SetQuota', 'RemoveBudget')");
   ASSERT_TRUE(audit.ok()) << audit.status().message();
-  EXPECT_EQ(*audit, "ada SetQuota team vision") << "the operator's refused call is not a change";
+  EXPECT_EQ(*audit, "ada SetQuota team vision; ada RemoveBudget workflow eagle")
+      << "the operator's refused calls are not changes";
 }
 
 }  // namespace
