@@ -308,9 +308,12 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
                            "set the GPU-hour budget of a run, or of a team's or a workflow's runs; "
                            "what it paused continues (admin, audited)");
   CLI::Option* budget_run_opt = cmd->add_option("run", budget_run, "run id")->check(RunIdCheck());
-  cmd->add_option("--gpu-hours", scope_budget.gpu_hours, "the new budget in GPU-hours")
-      ->required()
+  cmd->add_option("--gpu-hours", scope_budget.gpu_hours,
+                  "the new budget in GPU-hours (required unless --rm)")
       ->check(CLI::PositiveNumber);
+  bool budget_remove = false;
+  cmd->add_flag("--rm", budget_remove,
+                "with --team/--workflow: remove the budget; the runs it paused continue");
   CLI::Option* budget_team =
       cmd->add_option("--team", scope_budget.team, "the budget of every run of this team");
   CLI::Option* budget_workflow = cmd->add_option(
@@ -324,9 +327,16 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
                 "with --team/--workflow: at 100 % also stop the running attempts of its runs");
   cmd->callback([&] {
     action = [&](CommandContext& c) {
-      if (!scope_budget.team.empty() || !scope_budget.workflow.empty()) {
-        return SetScopeBudget(c, scope_budget);
+      bool scoped = !scope_budget.team.empty() || !scope_budget.workflow.empty();
+      if (budget_remove) {
+        if (!scoped)
+          return c.Fail(absl::InvalidArgumentError("budget --rm: give --team or --workflow"));
+        return RemoveScopeBudget(c, scope_budget);
       }
+      if (scope_budget.gpu_hours <= 0) {
+        return c.Fail(absl::InvalidArgumentError("budget: --gpu-hours is required"));
+      }
+      if (scoped) return SetScopeBudget(c, scope_budget);
       if (budget_run == 0) {
         return c.Fail(
             absl::InvalidArgumentError("budget: give a run id, --team NAME or --workflow NAME"));
@@ -339,6 +349,8 @@ int RunCli(int argc, const char* const* argv, CliEnv& env) {
       return SetBudget(c, budget_run, scope_budget.gpu_hours);
     };
   });
+
+  AddQuotaCommands(app, action);
 
   cmd = app.add_subcommand("budgets",
                            "list the GPU-hour budgets of teams and workflows: limit, use, state");

@@ -6,10 +6,17 @@
 #include <google/protobuf/message.h>
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "cli/cli_env.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace longhaul::cli {
 
@@ -133,6 +140,26 @@ struct ScopeBudgetOptions {
 };
 int SetScopeBudget(CommandContext& ctx, const ScopeBudgetOptions& options);
 int ListBudgets(CommandContext& ctx);
+// `longhaul budget --team|--workflow NAME --rm` (admin, audited): the runs it paused continue
+// (commands_quotas.cc).
+int RemoveScopeBudget(CommandContext& ctx, const ScopeBudgetOptions& options);
+
+// `longhaul quota --team T [--gpus N] [--borrow M] [--gpu-hours H --period D] | --rm` (admin,
+// audited) and `longhaul quotas`: quotas at run time (commands_quotas.cc). AddQuotaCommands
+// adds both to `app`, setting `action` when one is chosen.
+struct QuotaOptions {
+  std::string team;
+  std::optional<int32_t> gpus;
+  std::optional<int32_t> borrow;
+  std::optional<double> gpu_hours;
+  std::string period;
+  bool remove = false;
+};
+int SetQuota(CommandContext& ctx, const QuotaOptions& options);
+int ListQuotas(CommandContext& ctx);
+// The table of `longhaul quotas` and its fair-share line.
+void RenderQuotas(const v1::ListQuotasResponse& resp, std::ostream& out);
+void AddQuotaCommands(CLI::App& app, std::function<int(CommandContext&)>& action);
 
 // `longhaul reserve AGENT --gpus N|all --team T|--user U [--from TIME] --until TIME --reason R`
 // (admin, audited), `longhaul reservations [--all]`, `longhaul unreserve ID --reason R`:

@@ -82,6 +82,19 @@ class Coordinator {
       const v1::ListReservationsRequest& req) {
     return absl::UnimplementedError("reservations are not supported by this coordinator");
   }
+  virtual Result<v1::ScopeBudget> RemoveBudget(const v1::RemoveBudgetRequest& req) {
+    return absl::UnimplementedError(
+        "team and workflow budgets are not supported by this coordinator");
+  }
+  virtual Result<v1::Quota> SetQuota(const v1::SetQuotaRequest& req) {
+    return absl::UnimplementedError("quotas at run time are not supported by this coordinator");
+  }
+  virtual Result<v1::Quota> RemoveQuota(const v1::RemoveQuotaRequest& req) {
+    return absl::UnimplementedError("quotas at run time are not supported by this coordinator");
+  }
+  virtual Result<v1::ListQuotasResponse> ListQuotas(const v1::ListQuotasRequest& req) {
+    return absl::UnimplementedError("quotas at run time are not supported by this coordinator");
+  }
   virtual Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req) {
     return absl::UnimplementedError("metric histories are not supported by this coordinator");
   }

@@ -177,6 +177,25 @@ Result<v1::ListBudgetsResponse> GrpcCoordinator::ListBudgets(const v1::ListBudge
       [&](auto* ctx, auto* resp) { return stub_->ListBudgets(ctx, req, resp); });
 }
 
+Result<v1::ScopeBudget> GrpcCoordinator::RemoveBudget(const v1::RemoveBudgetRequest& req) {
+  return Unary<v1::ScopeBudget>(
+      [&](auto* ctx, auto* resp) { return stub_->RemoveBudget(ctx, req, resp); });
+}
+
+Result<v1::Quota> GrpcCoordinator::SetQuota(const v1::SetQuotaRequest& req) {
+  return Unary<v1::Quota>([&](auto* ctx, auto* resp) { return stub_->SetQuota(ctx, req, resp); });
+}
+
+Result<v1::Quota> GrpcCoordinator::RemoveQuota(const v1::RemoveQuotaRequest& req) {
+  return Unary<v1::Quota>(
+      [&](auto* ctx, auto* resp) { return stub_->RemoveQuota(ctx, req, resp); });
+}
+
+Result<v1::ListQuotasResponse> GrpcCoordinator::ListQuotas(const v1::ListQuotasRequest& req) {
+  return Unary<v1::ListQuotasResponse>(
+      [&](auto* ctx, auto* resp) { return stub_->ListQuotas(ctx, req, resp); });
+}
+
 Result<v1::DrainGpuResponse> GrpcCoordinator::DrainGpu(const v1::DrainGpuRequest& req) {
   return Unary<v1::DrainGpuResponse>(
       [&](auto* ctx, auto* resp) { return stub_->DrainGpu(ctx, req, resp); });

@@ -72,6 +72,10 @@ class GrpcCoordinator : public Coordinator {
   Result<v1::Reservation> Unreserve(const v1::UnreserveRequest& req) override;
   Result<v1::ListReservationsResponse> ListReservations(
       const v1::ListReservationsRequest& req) override;
+  Result<v1::ScopeBudget> RemoveBudget(const v1::RemoveBudgetRequest& req) override;
+  Result<v1::Quota> SetQuota(const v1::SetQuotaRequest& req) override;
+  Result<v1::Quota> RemoveQuota(const v1::RemoveQuotaRequest& req) override;
+  Result<v1::ListQuotasResponse> ListQuotas(const v1::ListQuotasRequest& req) override;
   Result<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& req) override;
   Result<v1::GetSweepResponse> GetSweep(const v1::GetSweepRequest& req) override;
   Result<v1::GetLineageResponse> GetLineage(const v1::GetLineageRequest& req) override;

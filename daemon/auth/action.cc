@@ -40,6 +40,8 @@ ActionInfo Info(Action action) {
       return {"ListBudgets", "list budgets", Role::kViewer, false};
     case Action::kListReservations:
       return {"ListReservations", "list reservations", Role::kViewer, false};
+    case Action::kListQuotas:
+      return {"ListQuotas", "list quotas", Role::kViewer, false};
     case Action::kSubmitRun:
       return {"SubmitRun", "submit runs", Role::kOperator, true};
     case Action::kPivotRun:
@@ -70,6 +72,12 @@ ActionInfo Info(Action action) {
       return {"Reserve", "reserve GPUs", Role::kAdmin, true};
     case Action::kUnreserve:
       return {"Unreserve", "cancel reservations", Role::kAdmin, true};
+    case Action::kRemoveBudget:
+      return {"RemoveBudget", "remove team and workflow budgets", Role::kAdmin, true};
+    case Action::kSetQuota:
+      return {"SetQuota", "set team quotas", Role::kAdmin, true};
+    case Action::kRemoveQuota:
+      return {"RemoveQuota", "remove team quotas", Role::kAdmin, true};
   }
   return {"Unknown", "do this", Role::kAdmin, true};
 }

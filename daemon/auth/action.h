@@ -24,6 +24,7 @@ enum class Action {
   kListTags,
   kListBudgets,  // the GPU-hour budgets of teams and workflows, and their use
   kListReservations,  // agents' GPUs reserved for users and teams
+  kListQuotas,   // the GPU quotas of teams and users, and their use
   // Mutations of runs (operator). Dry runs are mutations too: they plan with the caller's input.
   kSubmitRun,
   kPivotRun,
@@ -47,6 +48,9 @@ enum class Action {
   kSetBudget,     // sets a team's or a workflow name's GPU-hour budget
   kReserve,       // holds an agent's GPUs for a user or team for a window
   kUnreserve,     // cancels such a reservation
+  kRemoveBudget,  // removes one
+  kSetQuota,      // sets a team's GPU quota at run time
+  kRemoveQuota,   // removes a team's GPU quota, --quota's too
 };
 
 // "viewer", "operator", "admin".

@@ -425,6 +425,27 @@ Response Tags(rpc::ClientApi* api, const Request& req, const std::vector<std::st
   return Reply(api->ListTags(q));
 }
 
+// GET /quotas: every account's quota and use; POST /quotas {"team", "gpus", "borrow",
+// "gpu_hours", "period"}: SetQuota; DELETE /quotas/{team}: RemoveQuota. Both audited, with
+// the caller's name.
+Response QuotasRoute(rpc::ClientApi* api, const Request& req, const std::vector<std::string>& seg) {
+  if (seg.size() == 2) {
+    if (req.method != "DELETE") return MethodNotAllowed(req, "DELETE");
+    v1::RemoveQuotaRequest q;
+    q.set_team(seg[1]);
+    q.set_by(req.principal.name);
+    return Reply(rpc::AuditedCall(api, req.principal, auth::Action::kRemoveQuota, q,
+                                  &rpc::ClientApi::RemoveQuota));
+  }
+  if (req.method == "POST") {
+    return Mutate(
+        api, req, auth::Action::kSetQuota,
+        [&](v1::SetQuotaRequest& q) { q.set_by(req.principal.name); }, &rpc::ClientApi::SetQuota);
+  }
+  if (req.method != "GET") return MethodNotAllowed(req, "GET, POST");
+  return Reply(api->ListQuotas(v1::ListQuotasRequest()));
+}
+
 // GET /audit?limit=50&before=ID: the audit trail, newest first.
 Response ListAudit(rpc::ClientApi* api, const Request& req) {
   if (req.method != "GET") return MethodNotAllowed(req, "GET");
@@ -520,6 +541,17 @@ Response HandleApi(rpc::ClientApi* api, const Request& req,
     return Reply(api->ListAgents());
   }
   if (segments[0] == "agents" && segments.size() == 3) return AgentAction(api, req, segments);
+  if (segments[0] == "budgets" && segments.size() == 3) {
+    // DELETE /budgets/{scope}/{name}: RemoveBudget (admin, audited).
+    if (req.method != "DELETE") return MethodNotAllowed(req, "DELETE");
+    v1::RemoveBudgetRequest q;
+    q.set_scope(segments[1]);
+    q.set_name(segments[2]);
+    q.set_by(req.principal.name);
+    return Reply(rpc::AuditedCall(api, req.principal, auth::Action::kRemoveBudget, q,
+                                  &rpc::ClientApi::RemoveBudget));
+  }
+  if (segments[0] == "quotas" && segments.size() <= 2) return QuotasRoute(api, req, segments);
   if (segments[0] == "budgets" && segments.size() == 1) {
     // GET: every team and workflow budget; POST {"scope","name","gpu_hours","hard",
     // "period_ms"}: SetBudget (admin, audited).

@@ -33,6 +33,9 @@ std::optional<auth::Action> ActionOf(const Request& request) {
     if (p.rfind("/api/v1/reservations", 0) == 0) {
       return request.method == "DELETE" ? auth::Action::kUnreserve : auth::Action::kReserve;
     }
+    if (p.rfind("/api/v1/budgets/", 0) == 0) return auth::Action::kRemoveBudget;
+    if (p == "/api/v1/quotas") return auth::Action::kSetQuota;
+    if (p.rfind("/api/v1/quotas/", 0) == 0) return auth::Action::kRemoveQuota;
     if (p.rfind("/api/v1/agents/", 0) == 0 && (EndsWith(p, "/drain") || EndsWith(p, "/undrain"))) {
       // /api/v1/agents/{id}/drain: the agent's; with /gpus/ in it: GPUs'.
       if (p.find("/gpus/") == std::string::npos) return auth::Action::kDrainAgent;
@@ -46,6 +49,7 @@ std::optional<auth::Action> ActionOf(const Request& request) {
   if (p.rfind("/api/v1/tags", 0) == 0) return auth::Action::kListTags;
   if (p == "/api/v1/budgets") return auth::Action::kListBudgets;
   if (p == "/api/v1/reservations") return auth::Action::kListReservations;
+  if (p == "/api/v1/quotas") return auth::Action::kListQuotas;
   if (EndsWith(p, "/watch")) return auth::Action::kWatchRun;
   if (EndsWith(p, "/logs")) return auth::Action::kReadLog;
   if (EndsWith(p, "/events")) return auth::Action::kListEvents;

@@ -102,6 +102,23 @@ Result<v1::ListBudgetsResponse> ClientApi::ListBudgets(const v1::ListBudgetsRequ
   return resp;
 }
 
+Result<v1::ScopeBudget> ClientApi::RemoveBudget(const v1::RemoveBudgetRequest& req) {
+  return loop_->Call<v1::ScopeBudget>([this, req] { return scheduler_->RemoveScopeBudget(req); });
+}
+
+Result<v1::Quota> ClientApi::SetQuota(const v1::SetQuotaRequest& req) {
+  return loop_->Call<v1::Quota>([this, req] { return scheduler_->SetQuota(req); });
+}
+
+Result<v1::Quota> ClientApi::RemoveQuota(const v1::RemoveQuotaRequest& req) {
+  return loop_->Call<v1::Quota>([this, req] { return scheduler_->RemoveQuota(req); });
+}
+
+Result<v1::ListQuotasResponse> ClientApi::ListQuotas(const v1::ListQuotasRequest&) {
+  return loop_->Call<v1::ListQuotasResponse>(
+      [this]() -> Result<v1::ListQuotasResponse> { return scheduler_->ListQuotas(); });
+}
+
 Result<v1::SubmitRunResponse> ClientApi::PivotOnce(const v1::PivotRunRequest& req) {
   ASSIGN_OR_RETURN(store::SqliteStore::RunSource src, store_->GetRunSource(req.run_id()));
   Result<workflow::Workflow> wf = workflow::ParseWorkflow(src.workflow_text, src.workflow_path);

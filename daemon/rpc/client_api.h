@@ -138,6 +138,11 @@ class ClientApi {
   Result<v1::Reservation> Reserve(const v1::ReserveRequest& req);
   Result<v1::Reservation> Unreserve(const v1::UnreserveRequest& req);
   Result<v1::ListReservationsResponse> ListReservations(const v1::ListReservationsRequest& req);
+  Result<v1::ScopeBudget> RemoveBudget(const v1::RemoveBudgetRequest& req);
+  // Quotas at run time (Scheduler::SetQuota, RemoveQuota, ListQuotas).
+  Result<v1::Quota> SetQuota(const v1::SetQuotaRequest& req);
+  Result<v1::Quota> RemoveQuota(const v1::RemoveQuotaRequest& req);
+  Result<v1::ListQuotasResponse> ListQuotas(const v1::ListQuotasRequest& req);
 
   // The audit trail, newest first.
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req);

@@ -166,6 +166,24 @@ AuditSubject DescribeForAudit(const v1::SetBudgetRequest& req, const v1::ScopeBu
                  req.hard() ? ", hard" : "", " (", resp.used_gpu_hours(), " used)")};
 }
 
+AuditSubject DescribeForAudit(const v1::RemoveBudgetRequest& req, const v1::ScopeBudget& resp) {
+  return {Cut(StrCat(req.scope(), " ", req.name()), kMaxValue),
+          resp.name().empty()
+              ? ""
+              : StrCat("was ", resp.gpu_hours(), " GPU-h for ",
+                       FormatWholeDurationMs(resp.period_ms()), resp.hard() ? ", hard" : "")};
+}
+
+AuditSubject DescribeForAudit(const v1::SetQuotaRequest& req, const v1::Quota& resp) {
+  return {Cut(StrCat("team ", req.team()), kMaxValue),
+          resp.rule().empty() ? "" : StrCat("quota ", resp.rule())};
+}
+
+AuditSubject DescribeForAudit(const v1::RemoveQuotaRequest& req, const v1::Quota& resp) {
+  return {Cut(StrCat("team ", req.team()), kMaxValue),
+          resp.rule().empty() ? "" : StrCat("was ", resp.rule(), ", set by ", resp.set_by())};
+}
+
 Result<v1::BackupResponse> ClientApi::Backup(const v1::BackupRequest& req) {
   ASSIGN_OR_RETURN(store::BackupResult b, store::BackupDatabase(store_->path(), req.path()));
   GetLogger("rpc")->info("backup of {} to {}: {} pages, {} bytes, copy {} ms, check {} ms",

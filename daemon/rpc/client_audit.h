@@ -31,5 +31,9 @@ AuditSubject DescribeForAudit(const v1::RemoveTagRequest& req, const v1::Tag& re
 AuditSubject DescribeForAudit(const v1::SetBudgetRequest& req, const v1::ScopeBudget& resp);
 AuditSubject DescribeForAudit(const v1::ReserveRequest& req, const v1::Reservation& resp);
 AuditSubject DescribeForAudit(const v1::UnreserveRequest& req, const v1::Reservation& resp);
+AuditSubject DescribeForAudit(const v1::RemoveBudgetRequest& req, const v1::ScopeBudget& resp);
+// "team vision", "quota gpus:4,borrow:8 (was gpus:2, from --quota)".
+AuditSubject DescribeForAudit(const v1::SetQuotaRequest& req, const v1::Quota& resp);
+AuditSubject DescribeForAudit(const v1::RemoveQuotaRequest& req, const v1::Quota& resp);
 
 }  // namespace longhaul::rpc

@@ -211,6 +211,32 @@ grpc::Status ClientServiceImpl::ListBudgets(grpc::ServerContext* ctx,
               [&] { return api_->ListBudgets(*req); });
 }
 
+grpc::Status ClientServiceImpl::RemoveBudget(grpc::ServerContext* ctx,
+                                             const v1::RemoveBudgetRequest* req,
+                                             v1::ScopeBudget* resp) {
+  return MutateAsCaller(api_, *authorizer_, ctx, auth::Action::kRemoveBudget, *req, resp,
+                        &ClientApi::RemoveBudget);
+}
+
+grpc::Status ClientServiceImpl::SetQuota(grpc::ServerContext* ctx, const v1::SetQuotaRequest* req,
+                                         v1::Quota* resp) {
+  return MutateAsCaller(api_, *authorizer_, ctx, auth::Action::kSetQuota, *req, resp,
+                        &ClientApi::SetQuota);
+}
+
+grpc::Status ClientServiceImpl::RemoveQuota(grpc::ServerContext* ctx,
+                                            const v1::RemoveQuotaRequest* req, v1::Quota* resp) {
+  return MutateAsCaller(api_, *authorizer_, ctx, auth::Action::kRemoveQuota, *req, resp,
+                        &ClientApi::RemoveQuota);
+}
+
+grpc::Status ClientServiceImpl::ListQuotas(grpc::ServerContext* ctx,
+                                           const v1::ListQuotasRequest* req,
+                                           v1::ListQuotasResponse* resp) {
+  return Read(*authorizer_, ctx, auth::Action::kListQuotas, resp,
+              [&] { return api_->ListQuotas(*req); });
+}
+
 grpc::Status ClientServiceImpl::DrainGpu(grpc::ServerContext* ctx, const v1::DrainGpuRequest* req,
                                          v1::DrainGpuResponse* resp) {
   return MutateAsCaller(api_, *authorizer_, ctx, auth::Action::kDrainGpu, *req, resp,

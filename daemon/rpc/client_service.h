@@ -60,6 +60,14 @@ class ClientServiceImpl final : public v1::LonghaulService::Service {
                          v1::ScopeBudget* resp) override;
   grpc::Status ListBudgets(grpc::ServerContext* ctx, const v1::ListBudgetsRequest* req,
                            v1::ListBudgetsResponse* resp) override;
+  grpc::Status RemoveBudget(grpc::ServerContext* ctx, const v1::RemoveBudgetRequest* req,
+                            v1::ScopeBudget* resp) override;
+  grpc::Status SetQuota(grpc::ServerContext* ctx, const v1::SetQuotaRequest* req,
+                        v1::Quota* resp) override;
+  grpc::Status RemoveQuota(grpc::ServerContext* ctx, const v1::RemoveQuotaRequest* req,
+                           v1::Quota* resp) override;
+  grpc::Status ListQuotas(grpc::ServerContext* ctx, const v1::ListQuotasRequest* req,
+                          v1::ListQuotasResponse* resp) override;
   grpc::Status ListAudit(grpc::ServerContext* ctx, const v1::ListAuditRequest* req,
                          v1::ListAuditResponse* resp) override;
   grpc::Status CollectGarbage(grpc::ServerContext* ctx, const v1::GcRequest* req,

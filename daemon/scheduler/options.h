@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
+#include "daemon/scheduler/budget_config.h"
 #include "daemon/scheduler/gpu_fleet.h"
 #include "daemon/scheduler/quota.h"
 
@@ -34,6 +36,9 @@ struct SchedulerOptions {
   // half-life of past use in the fair-share order (--fair-share-half-life); 0: no fair share.
   Quotas quotas;
   int64_t fair_share_half_life_ms = 0;
+  // Budgets of teams and workflow names from the configuration (--budget, `budget:` in
+  // longhauld.yaml), stored at start where none is (budget_config.h).
+  std::vector<ConfigBudget> budgets;
 };
 
 }  // namespace longhaul::scheduler

@@ -29,6 +29,52 @@ std::string QuotaCount(int32_t n) { return StrCat(n, n == 1 ? " GPU" : " GPUs");
 
 }  // namespace
 
+Result<QuotaSpec> ParseQuotaItems(const std::string& account, std::string_view items) {
+  auto bad = [](const std::string& why) { return absl::InvalidArgumentError(why); };
+  QuotaSpec q;
+  q.account = account;
+  q.text = StrCat(account, "=", items);
+  for (std::string_view item : StrSplit(items, ',')) {
+    item = StripWhitespace(item);
+    size_t colon = item.find(':');
+    std::string_view key = item.substr(0, colon), value;
+    if (colon != std::string_view::npos) value = item.substr(colon + 1);
+    if (key == "gpus" || key == "borrow") {
+      std::optional<int64_t> n = ParseInt64(value);
+      if (!n || *n < 0 || *n > 1'000'000) {
+        return bad(StrCat("'", item, "': expected ", key, ":N, N a number of GPUs"));
+      }
+      (key == "gpus" ? q.gpus : q.borrow) = static_cast<int32_t>(*n);
+    } else if (key == "gpu_hours") {
+      size_t slash = value.find('/');
+      std::optional<double> hours = ParseDouble(value.substr(0, slash));
+      if (slash == std::string_view::npos || !hours || !(*hours > 0) || !std::isfinite(*hours)) {
+        return bad(StrCat("'", item, "': expected gpu_hours:H/PERIOD, as gpu_hours:500/7d"));
+      }
+      Result<int64_t> period = ParseDurationMs(value.substr(slash + 1));
+      if (!period.ok() || *period <= 0) {
+        return bad(StrCat("'", item, "': the period must be a duration > 0, as 7d"));
+      }
+      q.gpu_hours = *hours;
+      q.period_ms = *period;
+      q.period = std::string(value.substr(slash + 1));
+    } else {
+      return bad(StrCat("'", item, "' is not gpus:N, borrow:M or gpu_hours:H/PERIOD"));
+    }
+  }
+  if (!q.gpus && !q.borrow && !q.gpu_hours) return bad("names no gpus, borrow or gpu_hours");
+  if (q.gpus && q.borrow && *q.borrow < *q.gpus) {
+    return bad(StrCat("borrow:", *q.borrow, " is less than gpus:", *q.gpus,
+                      " (borrow is the most GPUs in all, the guaranteed ones included)"));
+  }
+  return q;
+}
+
+bool QuotaAccountOk(std::string_view account) {
+  bool scoped = account.starts_with("team:") || account.starts_with("user:");
+  return scoped && QuotaNameOk(account.substr(5));
+}
+
 Result<Quotas> Quotas::Parse(const std::vector<std::string>& rules) {
   Quotas out;
   for (const std::string& text : rules) {
@@ -38,51 +84,36 @@ Result<Quotas> Quotas::Parse(const std::vector<std::string>& rules) {
     size_t eq = text.find('=');
     if (eq == std::string::npos) return bad("expected team:NAME=ITEM[,ITEM...] or user:NAME=...");
     std::string account(StripWhitespace(text.substr(0, eq)));
-    bool scoped = account.starts_with("team:") || account.starts_with("user:");
-    if (!scoped || !QuotaNameOk(std::string_view(account).substr(5))) {
+    if (!QuotaAccountOk(account)) {
       return bad(StrCat("'", account, "' is not team:NAME or user:NAME"));
     }
     if (out.by_account_.count(account)) return bad(StrCat("a second quota for ", account));
-    QuotaSpec q;
-    q.account = account;
-    q.text = text;
-    for (std::string_view item : StrSplit(text.substr(eq + 1), ',')) {
-      item = StripWhitespace(item);
-      size_t colon = item.find(':');
-      std::string_view key = item.substr(0, colon), value;
-      if (colon != std::string_view::npos) value = item.substr(colon + 1);
-      if (key == "gpus" || key == "borrow") {
-        std::optional<int64_t> n = ParseInt64(value);
-        if (!n || *n < 0 || *n > 1'000'000) {
-          return bad(StrCat("'", item, "': expected ", key, ":N, N a number of GPUs"));
-        }
-        (key == "gpus" ? q.gpus : q.borrow) = static_cast<int32_t>(*n);
-      } else if (key == "gpu_hours") {
-        size_t slash = value.find('/');
-        std::optional<double> hours = ParseDouble(value.substr(0, slash));
-        if (slash == std::string_view::npos || !hours || !(*hours > 0) || !std::isfinite(*hours)) {
-          return bad(StrCat("'", item, "': expected gpu_hours:H/PERIOD, as gpu_hours:500/7d"));
-        }
-        Result<int64_t> period = ParseDurationMs(value.substr(slash + 1));
-        if (!period.ok() || *period <= 0) {
-          return bad(StrCat("'", item, "': the period must be a duration > 0, as 7d"));
-        }
-        q.gpu_hours = *hours;
-        q.period_ms = *period;
-        q.period = std::string(value.substr(slash + 1));
-      } else {
-        return bad(StrCat("'", item, "' is not gpus:N, borrow:M or gpu_hours:H/PERIOD"));
-      }
-    }
-    if (!q.gpus && !q.borrow && !q.gpu_hours) return bad("names no gpus, borrow or gpu_hours");
-    if (q.gpus && q.borrow && *q.borrow < *q.gpus) {
-      return bad(StrCat("borrow:", *q.borrow, " is less than gpus:", *q.gpus,
-                        " (borrow is the most GPUs in all, the guaranteed ones included)"));
-    }
-    out.by_account_.emplace(account, std::move(q));
+    Result<QuotaSpec> q = ParseQuotaItems(account, std::string_view(text).substr(eq + 1));
+    if (!q.ok()) return bad(ToStd(q.status().message()));
+    q->text = text;
+    out.by_account_.emplace(account, std::move(*q));
   }
   return out;
 }
+
+std::string QuotaItemsText(const QuotaSpec& q) {
+  std::vector<std::string> items;
+  if (q.gpus) items.push_back(StrCat("gpus:", *q.gpus));
+  if (q.borrow) items.push_back(StrCat("borrow:", *q.borrow));
+  if (q.gpu_hours) {
+    char hours[32];  // exact enough to be read back as it was given
+    std::snprintf(hours, sizeof hours, "%.12g", *q.gpu_hours);
+    items.push_back(StrCat("gpu_hours:", hours, "/", q.period));
+  }
+  return StrJoin(items, ",");
+}
+
+void Quotas::Put(QuotaSpec spec) {
+  std::string account = spec.account;
+  by_account_[account] = std::move(spec);
+}
+
+void Quotas::Erase(const std::string& account) { by_account_.erase(account); }
 
 const QuotaSpec* Quotas::Find(const std::string& account) const {
   auto it = by_account_.find(account);

@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -44,6 +45,11 @@ class Quotas {
   // rule for one account is refused too.
   static Result<Quotas> Parse(const std::vector<std::string>& rules);
 
+  // A quota set at run time (longhaul quota) replaces the account's whole quota; Erase removes
+  // it (quota_admin.cc keeps which came from where).
+  void Put(QuotaSpec spec);
+  void Erase(const std::string& account);
+
   bool empty() const { return by_account_.empty(); }
   const QuotaSpec* Find(const std::string& account) const;
   const std::map<std::string, QuotaSpec>& all() const { return by_account_; }
@@ -57,6 +63,15 @@ class Quotas {
  private:
   std::map<std::string, QuotaSpec> by_account_;
 };
+
+// The items of one rule, what follows "ACCOUNT=" ("gpus:4,borrow:8,gpu_hours:500/7d"), for
+// `account`. InvalidArgument naming the item that is wrong, without the rule (callers add
+// where it came from).
+Result<QuotaSpec> ParseQuotaItems(const std::string& account, std::string_view items);
+// "team:NAME" or "user:NAME", NAME of letters, digits and -_.@.
+bool QuotaAccountOk(std::string_view account);
+// The items of `q` as ParseQuotaItems reads them back: "gpus:4,borrow:8,gpu_hours:500/7d".
+std::string QuotaItemsText(const QuotaSpec& q);
 
 // longhauld's --teams: "USER=TEAM[,USER=TEAM...]" each, into user -> team. InvalidArgument
 // naming the pair that is wrong (no '=', a bad name, a user given two teams).

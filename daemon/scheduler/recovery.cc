@@ -58,7 +58,8 @@ Status Scheduler::Recover() {
   }
   RETURN_IF_ERROR(LoadDrains());
   RETURN_IF_ERROR(LoadReservations());
-  RETURN_IF_ERROR(LoadScopeBudgets());  // before the runs: what pauses them
+  RETURN_IF_ERROR(ApplyConfigBudgets());  // --budget's, where none is stored
+  RETURN_IF_ERROR(LoadScopeBudgets());    // before the runs: what pauses them
   ASSIGN_OR_RETURN(auto runs, store_->LoadActiveRuns());
   for (const auto& run_row : runs) {
     Result<RunState*> loaded = LoadRunIntoMemory(run_row.id);
@@ -71,7 +72,8 @@ Status Scheduler::Recover() {
   for (auto& [id, agent] : agents_) {
     if (!agent->attempts.empty()) ArmAgentTimers(agent.get());
   }
-  RETURN_IF_ERROR(LoadUsage());  // quotas and fair share: from the stored attempts
+  RETURN_IF_ERROR(LoadStoredQuotas());  // `longhaul quota`'s over --quota's
+  RETURN_IF_ERROR(LoadUsage());         // quotas and fair share: from the stored attempts
   GetLogger("scheduler")
       ->info("recovered {} active run(s), {} live attempt(s), {} agent(s)", runs_.size(),
              runs_.live_attempts().size(), agents_.size());

@@ -21,7 +21,8 @@ Scheduler::Scheduler(store::SqliteStore* store, Clock* clock, AgentLink* link,
       rng_(options.seed),
       started_at_ms_(clock->NowMs()),
       last_tick_ms_(clock->NowMs()),
-      usage_(options.fair_share_half_life_ms, options.quotas.LongestPeriodMs()) {
+      usage_(options.fair_share_half_life_ms, options.quotas.LongestPeriodMs()),
+      quota_book_(options.quotas) {
   gpus_ = GpuFleet(options.gpus);
 }
 

@@ -40,6 +40,7 @@
 #include "daemon/scheduler/preemption.h"
 #include "daemon/scheduler/priority.h"
 #include "daemon/scheduler/quota.h"
+#include "daemon/scheduler/quota_admin.h"
 #include "daemon/scheduler/ready_queue.h"
 #include "daemon/scheduler/reservation.h"
 #include "daemon/scheduler/run_table.h"
@@ -151,6 +152,18 @@ class Scheduler {
   // a period under an hour. Every budget, by scope and name. (scope_budget_sched.cc)
   Result<v1::ScopeBudget> SetScopeBudget(const v1::SetBudgetRequest& req);
   std::vector<v1::ScopeBudget> ListScopeBudgets() const;
+  // Removes a team's or a workflow name's budget: the runs it paused continue. NotFound (with
+  // a did-you-mean) when the scope has none. (budget_admin_sched.cc)
+  Result<v1::ScopeBudget> RemoveScopeBudget(const v1::RemoveBudgetRequest& req);
+  // Quotas at run time (quota_admin_sched.cc; docs/scheduling.md, "Changing quotas at run
+  // time"): SetQuota stores a team's whole quota, which wins over --quota from then on;
+  // RemoveQuota removes it (--quota's too; NotFound, with a did-you-mean, for a team with no
+  // quota). Both take effect at the next dispatch pass: nothing running is stopped.
+  // InvalidArgument naming the team and what is wrong (quota_admin.h, QuotaOfRequest).
+  // ListQuotas: each account's quota and use (`longhaul quotas`).
+  Result<v1::Quota> SetQuota(const v1::SetQuotaRequest& req);
+  Result<v1::Quota> RemoveQuota(const v1::RemoveQuotaRequest& req);
+  v1::ListQuotasResponse ListQuotas() const;
   std::vector<v1::AgentInfo> ListAgents() const;
   // True while run `run_id` is in memory and has not ended (retention leaves it alone).
   bool RunIsActive(int64_t run_id) const;
@@ -569,6 +582,13 @@ class Scheduler {
   // The running attempts a preemption for `s` leaves alone for their account's guarantee
   // (SparedWithinGuarantee), by attempt id, with that account.
   std::map<int64_t, std::string> SparedFor(const StageState* s) const;
+  // quota_admin_sched.cc: the stored quotas over --quota's (Recover, before LoadUsage), and
+  // after a change, those with the usage ledger rebuilt for them.
+  Status LoadStoredQuotas();
+  Status ApplyQuotaBook();
+  // budget_admin_sched.cc: the configuration's budgets into the store (Recover, before
+  // LoadScopeBudgets).
+  Status ApplyConfigBudgets();
 
   // timers.cc
   void ArmAttemptTimers(AttemptState* a);
@@ -625,6 +645,7 @@ class Scheduler {
   // A stage of this pass waits for another account under its guarantee: an attempt that starts
   // later in the pass may take that account to its guarantee, and the next pass says so.
   bool held_for_guarantee_ = false;
+  QuotaBook quota_book_;  // --quota's and the stored quotas (quota_admin.h)
 
   GpuFleet gpus_;
   Maintenance maintenance_;    // agents' drains

@@ -135,6 +135,10 @@ void AddCoordinatorFlags(CLI::App& app, CoordinatorFlags* f) {
                  "(N GPUs at once guaranteed), borrow:M (up to M in all while no one under "
                  "their guarantee waits) or gpu_hours:H/PERIOD (at most H GPU-hours in any "
                  "PERIOD, as 7d); repeatable (docs/scheduling.md)");
+  app.add_option("--budget", f->budget,
+                 "team:NAME=HOURS[/PERIOD][:hard] or workflow:NAME=...: a GPU-hour budget of "
+                 "the scope's runs per PERIOD (default 30d), set at start where no budget is "
+                 "stored (one set with `longhaul budget` wins); repeatable (docs/scheduling.md)");
   app.add_option("--teams", f->teams,
                  "USER=TEAM[,USER=TEAM...]: the team of runs whose token names none; "
                  "repeatable");
@@ -219,6 +223,12 @@ std::vector<std::string> CheckCoordinatorFlags(CoordinatorFlags* f,
     o.scheduler.quotas = std::move(*q);
   } else {
     errors.push_back(config.Error("quota", ToStd(q.status().message())));
+  }
+  if (Result<std::vector<scheduler::ConfigBudget>> b = scheduler::ParseConfigBudgets(f->budget);
+      b.ok()) {
+    o.scheduler.budgets = std::move(*b);
+  } else {
+    errors.push_back(config.Error("budget", ToStd(b.status().message())));
   }
   if (Result<std::map<std::string, std::string>> t = scheduler::ParseTeams(f->teams); t.ok()) {
     o.teams = std::move(*t);

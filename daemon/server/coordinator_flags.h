@@ -27,6 +27,7 @@ struct CoordinatorFlags {
   std::vector<std::string> priority_allow;  // parsed into options.priority
   std::vector<std::string> quota;           // parsed into options.scheduler.quotas
   std::vector<std::string> teams;           // parsed into options.teams
+  std::vector<std::string> budget;          // parsed into options.scheduler.budgets
   std::string fair_share_half_life = "0";
   std::string backup;  // --backup FILE: copy the database and exit (command line only)
 };

@@ -418,6 +418,17 @@ CREATE TABLE reservations (
 );
 CREATE INDEX reservations_by_until ON reservations(until_ms);
 )sql",
+      // 23: quotas set at run time (longhaul quota; docs/scheduling.md, "Changing quotas"): the
+      // account's whole rule as --quota takes it after the '=', "" for a quota removed (one
+      // from --quota stays removed across restarts).
+      R"sql(
+CREATE TABLE quotas (
+  account TEXT PRIMARY KEY,
+  rule TEXT NOT NULL,
+  set_by TEXT NOT NULL DEFAULT '',
+  set_at_ms INTEGER NOT NULL
+);
+)sql",
   };
   return kMigrations;
 }

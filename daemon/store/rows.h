@@ -62,6 +62,15 @@ struct ScopeBudgetRow {
   int64_t noticed_period_ms = 0;
 };
 
+// A quota set at run time (longhaul quota): `rule` as --quota takes it after the '='
+// ("gpus:4,borrow:8"), "" when the account's quota was removed.
+struct QuotaRow {
+  std::string account;  // "team:vision"
+  std::string rule;
+  std::string set_by;
+  int64_t set_at_ms = 0;
+};
+
 // A run's totals, kept by the scheduler as its stages and attempts change and written with the
 // batch that changed them, so that listing runs and a run's header cost the same for a run of
 // 100,000 stages as for one of 10 (reading them from the stages and attempts grows with the

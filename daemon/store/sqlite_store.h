@@ -131,6 +131,12 @@ class SqliteStore {
   Result<std::vector<ScopeBudgetRow>> LoadScopeBudgets();
   Result<int64_t> ScopeEndedGpuMs(const std::string& scope, const std::string& name,
                                   int64_t since_ms);
+  // Removes a scope budget; NotFound when there is none (sqlite_store_budgets.cc).
+  Status DeleteScopeBudget(const std::string& scope, const std::string& name);
+  // Quotas set at run time (sqlite_store_quotas.cc): written whole, keyed by account; every
+  // one, by account.
+  Status PutQuota(const QuotaRow& row);
+  Result<std::vector<QuotaRow>> LoadQuotas();
   Status InsertStage(StageRow* stage);  // sets stage->id
   // Writes what changes while a run goes on (status, reason, counters, outputs, progress,
   // messages, retry and checkpoint, times, agent); what the submission decided (name, kind,

@@ -51,6 +51,16 @@ Result<std::vector<ScopeBudgetRow>> SqliteStore::LoadScopeBudgets() {
                   ReadScopeBudgetRow);
 }
 
+Status SqliteStore::DeleteScopeBudget(const std::string& scope, const std::string& name) {
+  ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare("DELETE FROM budgets WHERE scope = ? AND name = ?"));
+  st->Bind(1, scope).Bind(2, name);
+  RETURN_IF_ERROR(st->Run());
+  if (writer_->Changes() == 0) {
+    return absl::NotFoundError(StrCat("no budget of ", scope, " ", name));
+  }
+  return OkStatus();
+}
+
 Result<int64_t> SqliteStore::ScopeEndedGpuMs(const std::string& scope, const std::string& name,
                                              int64_t since_ms) {
   const char* column = scope == "team" ? "r.team" : "r.workflow_name";

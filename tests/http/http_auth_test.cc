@@ -118,6 +118,42 @@ TEST_F(HttpAuthTest, TagsAreListedByAViewerAndSetOrRemovedByAnOperator) {
   EXPECT_EQ(removed->status, 200) << removed->body;
 }
 
+// Quotas and budgets: a viewer lists them; setting and removing one needs an admin (an
+// operator is refused), and who did it is on the record.
+TEST_F(HttpAuthTest, QuotasAndBudgetsAreListedByAViewerAndChangedByAnAdminOnly) {
+  std::string quota = json{{"team", "vision"}, {"gpus", 2}}.dump();
+  auto by_operator = Call("POST", "/api/v1/quotas", quota, As("olga"));
+  ASSERT_TRUE(by_operator.ok());
+  EXPECT_EQ(by_operator->status, 403) << by_operator->body;
+  auto set = Call("POST", "/api/v1/quotas", quota, As("ada"));
+  ASSERT_TRUE(set.ok());
+  ASSERT_EQ(set->status, 200) << set->body;
+  EXPECT_EQ(json::parse(set->body)["set_by"], "ada");
+  auto listed = Call("GET", "/api/v1/quotas", "", As("vera"));
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->status, 200) << listed->body;
+  EXPECT_EQ(json::parse(listed->body)["quotas"][0]["rule"], "gpus:2");
+  EXPECT_EQ(Call("DELETE", "/api/v1/quotas/vision", "", As("olga"))->status, 403);
+  auto removed = Call("DELETE", "/api/v1/quotas/vision", "", As("ada"));
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(removed->status, 200) << removed->body;
+  auto again = Call("DELETE", "/api/v1/quotas/vision", "", As("ada"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->status, 404) << again->body;
+
+  std::string budget = json{{"scope", "team"}, {"name", "vision"}, {"gpu_hours", 5}}.dump();
+  ASSERT_EQ(Call("POST", "/api/v1/budgets", budget, As("ada"))->status, 200);
+  EXPECT_EQ(Call("DELETE", "/api/v1/budgets/team/vision", "", As("olga"))->status, 403);
+  EXPECT_EQ(Call("DELETE", "/api/v1/budgets/team/vision", "", As("vera"))->status, 403);
+  auto gone = Call("DELETE", "/api/v1/budgets/team/vision", "", As("ada"));
+  ASSERT_TRUE(gone.ok());
+  EXPECT_EQ(gone->status, 200) << gone->body;
+  EXPECT_EQ(json::parse(gone->body)["gpu_hours"], 5.0);
+  auto list = Call("GET", "/api/v1/budgets", "", As("vera"));
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(json::parse(list->body)["budgets"].size(), 0u) << list->body;
+}
+
 // What the UI's New run page asks before it offers Submit.
 TEST_F(HttpAuthTest, WhoAmISaysEachTokensRoleAndWhetherItMaySubmit) {
   auto none = Call("GET", "/api/v1/whoami", "", {});

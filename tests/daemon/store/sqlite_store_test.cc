@@ -135,7 +135,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE agent_drains; DROP TABLE tags; DROP TABLE run_tag_uses; "
                             "DROP TABLE budgets").ok());
-    ASSERT_TRUE((*db)->Exec("DROP TABLE reservations").ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE reservations; DROP TABLE quotas").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
@@ -166,7 +166,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto rows = store_->ReadStages(run.id);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
-  EXPECT_EQ(LatestSchemaVersion(), 22);
+  EXPECT_EQ(LatestSchemaVersion(), 23);
   EXPECT_EQ(got->priority(), "normal");  // migration 18: runs stored before are normal
   EXPECT_EQ(got->user(), "");
   EXPECT_EQ(store_->identity().cluster_id.size(), 32u);  // migration 13 made one
@@ -239,6 +239,37 @@ TEST_F(SqliteStoreTest, ScopeBudgetsAreKeptAndTheirScopesEndedUseIsCutAtThePerio
   EXPECT_EQ(*store_->ScopeEndedGpuMs("workflow", "eagle3", 3'600'000), 0);
   EXPECT_EQ(*store_->ScopeEndedGpuMs("workflow", "other", 0), 0);
   EXPECT_EQ(*store_->ScopeEndedGpuMs("team", "vision", 0), 0) << "the run has no team";
+}
+
+TEST_F(SqliteStoreTest, ARemovedScopeBudgetIsGoneAndRemovingItTwiceIsNotFound) {
+  ScopeBudgetRow row;
+  row.scope = "team";
+  row.name = "vision";
+  row.gpu_hours = 5;
+  row.period_ms = 86'400'000;
+  ASSERT_TRUE(store_->PutScopeBudget(row).ok());
+  ASSERT_TRUE(store_->DeleteScopeBudget("team", "vision").ok());
+  Reopen();
+  EXPECT_TRUE(store_->LoadScopeBudgets()->empty());
+  Status again = store_->DeleteScopeBudget("team", "vision");
+  EXPECT_EQ(again.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(again.message(), "no budget of team vision");
+}
+
+TEST_F(SqliteStoreTest, QuotasSetAtRunTimeAreKeptWholeByAccountRemovedOnesAsEmptyRules) {
+  ASSERT_TRUE(store_->PutQuota({"team:vision", "gpus:2", "ada", 5}).ok());
+  ASSERT_TRUE(store_->PutQuota({"team:vision", "gpus:4,borrow:8", "bob", 6}).ok());
+  ASSERT_TRUE(store_->PutQuota({"team:nlp", "", "ada", 7}).ok());
+  Reopen();
+  auto loaded = store_->LoadQuotas();
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->size(), 2u);
+  EXPECT_EQ((*loaded)[0].account, "team:nlp");
+  EXPECT_EQ((*loaded)[0].rule, "") << "a removal is kept, so that --quota does not come back";
+  EXPECT_EQ((*loaded)[1].account, "team:vision");
+  EXPECT_EQ((*loaded)[1].rule, "gpus:4,borrow:8");
+  EXPECT_EQ((*loaded)[1].set_by, "bob");
+  EXPECT_EQ((*loaded)[1].set_at_ms, 6);
 }
 
 TEST_F(SqliteStoreTest, NotificationsKeepTheirDeliveryStateAndListNewestFirst) {
@@ -564,7 +595,7 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
     ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE agent_drains; DROP TABLE tags; DROP TABLE run_tag_uses; "
                             "DROP TABLE budgets").ok());
-    ASSERT_TRUE((*db)->Exec("DROP TABLE reservations").ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE reservations; DROP TABLE quotas").ok());
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version=11").ok());
   }
   Reopen();
