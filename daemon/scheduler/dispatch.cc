@@ -340,6 +340,11 @@ void Scheduler::StopAttempt(AttemptState* a, const std::string& kind, const std:
   if (a->kill_reason.empty()) {
     a->kill_reason = kind;
     a->kill_detail = detail;
+    // Stored with the batch that sends the stop: after a restart it still ends as asked.
+    a->row.stop_kind = kind;
+    a->row.stop_reason = detail;
+    a->row.stop_at_ms = clock_->NowMs();
+    Touch(a);
   }
   v1::CoordinatorMessage msg;
   msg.mutable_cancel()->set_attempt_id(a->row.id);

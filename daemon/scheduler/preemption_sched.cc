@@ -18,18 +18,17 @@ int PreemptRankOf(const RunState& run) { return workflow::PriorityRankOrNormal(r
 
 std::string PreemptClassName(int rank) { return std::string(workflow::kPriorityClasses[rank]); }
 
-// "run 12 stage train (low)".
-std::string PreemptStageText(const StageState& s) {
-  return StrCat("run ", s.run->row.id, " stage ", s.row.name, " (",
-                PreemptClassName(PreemptRankOf(*s.run)), ")");
-}
-
 // "; preempting run 12 stage train (low) on n1, to take its room", for a wait reason.
 std::string PreemptingReason(const PreemptionBook::Pending& p) {
   return StrCat("; preempting ", p.text, " on ", p.agent_id, " for its room");
 }
 
 }  // namespace
+
+std::string Scheduler::PreemptStageText(const StageState& s) {
+  return StrCat("run ", s.run->row.id, " stage ", s.row.name, " (",
+                PreemptClassName(PreemptRankOf(*s.run)), ")");
+}
 
 int64_t Scheduler::SavedUpTo(const AttemptState& a) {
   int64_t start = a.row.started_at_ms.value_or(a.row.created_at_ms);
@@ -128,6 +127,7 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
       why += StrCat(", taking back borrowed GPUs for ", AccountLabel(owner), "'s guarantee");
     }
     StopAttempt(v, "preempted", why);
+    v->row.stop_for_stage_id = s->row.id;  // for RecoverPreemptions
     v1::AuditEntry e;
     e.set_ts_ms(now);
     e.set_principal("longhauld");

@@ -313,6 +313,11 @@ class Scheduler {
   // When `a`'s work that its next attempt would not redo was last saved: its last checkpoint
   // (a `resume` stage's), else its start.
   static int64_t SavedUpTo(const AttemptState& a);
+  // "run 12 stage train (low)": a stage as preemption's reasons and audit entries name it.
+  static std::string PreemptStageText(const StageState& s);
+  // preemption_recovery.cc, at Recover once the runs are loaded: the book of the preemptions
+  // still stopping, from the stops stored on their victims (AttemptRow::stop_for_stage_id).
+  void RecoverPreemptions();
   // maintenance_sched.cc: drains of agents (docs/scheduling.md, "Maintenance").
   // DrainKeepsOff: `a`'s drain keeps `s` off it (the fit rule, maintenance.h). DrainHolds: in
   // a dispatch pass, for `s` that found no agent: true (the reason of `s` names the drain; the

@@ -397,6 +397,16 @@ CREATE TABLE budgets (
   PRIMARY KEY (scope, name)
 );
 )sql",
+      // 22: the stop longhauld asked of an attempt (docs/scheduling.md, "How a preempted attempt
+      // stops and comes back"): its kind ("preempted", "drain", "budget", ...), its reason, when
+      // it was asked, and for a preemption the waiting stage it makes room for. Written in the
+      // batch that sends the stop, so an attempt that ends after a restart still ends as asked.
+      R"sql(
+ALTER TABLE attempts ADD COLUMN stop_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN stop_reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN stop_at_ms INTEGER;
+ALTER TABLE attempts ADD COLUMN stop_for_stage_id INTEGER;
+)sql",
   };
   return kMigrations;
 }

@@ -1,0 +1,178 @@
+// A stop in flight across a longhauld restart (docs/scheduling.md, "How a preempted attempt
+// stops and comes back"): the scheduler is rebuilt on the same SQLite file while a victim is
+// stopping; it still ends `preempted` with its reason and spends an infrastructure retry, and the
+// waiting stage keeps the room it frees. The same for a stop of another kind (a timeout).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/strings.h"
+#include "tests/daemon/scheduler/scheduler_fixture.h"
+
+namespace longhaul::scheduler {
+namespace {
+
+class PreemptionRestartTest : public SchedulerTest {
+ protected:
+  void Take(std::vector<v1::StartAttempt>* starts, std::vector<v1::CancelAttempt>* cancels) {
+    for (const v1::CoordinatorMessage& m : TakeAll()) {
+      if (m.has_start()) starts->push_back(m.start());
+      if (m.has_cancel()) cancels->push_back(m.cancel());
+    }
+  }
+  const StageState* Stage(int64_t run, const std::string& name) {
+    const RunState* r = scheduler_->FindRun(run);
+    EXPECT_NE(r, nullptr);
+    for (const auto& s : r->stages) {
+      if (s->row.name == name) return s.get();
+    }
+    return nullptr;
+  }
+  void Pass(uint64_t session, int64_t ms) {
+    for (int64_t left = ms; left > 0; left -= 5'000) {
+      clock_.AdvanceMs(std::min<int64_t>(left, 5'000));
+      Heartbeat(session);
+    }
+  }
+  static v1::OwnedAttempt Owned(int64_t id, bool running) {
+    v1::OwnedAttempt o;
+    o.set_attempt_id(id);
+    o.set_running(running);
+    o.set_exited(!running);
+    return o;
+  }
+  static std::string OneGpuStage(const std::string& name) {
+    return StrCat("name: ", name, "\nstages:\n  ", name,
+                  ":\n    run: [train]\n    resources: {gpus: 1, cpus: 1}\n");
+  }
+  // A low run's stage runs on a1's only GPU, a high run's stage preempts it; returns the ids.
+  struct Scene {
+    uint64_t session = 0;
+    int64_t low = 0, high = 0, victim = 0;
+  };
+  Scene PreemptOne() {
+    Scene sc;
+    sc.session = Connect("a1", 4, 1);
+    sc.low = Submit(OneGpuStage("train"), {}, "low");
+    sc.victim = TakeStartedIds().at("train");
+    Started(sc.session, sc.victim);
+    Pass(sc.session, 60'000);
+    sc.high = Submit(OneGpuStage("eval"), {}, "high");
+    std::vector<v1::StartAttempt> starts;
+    std::vector<v1::CancelAttempt> cancels;
+    Take(&starts, &cancels);
+    EXPECT_TRUE(starts.empty());
+    EXPECT_EQ(cancels.size(), 1u);
+    return sc;
+  }
+  std::string Why(const Scene& sc) const {
+    return StrCat("room for run ", sc.high, " stage eval (high)");
+  }
+  // What the victim ended with, once it has: stopped for the high stage, with one
+  // infrastructure retry spent and none of its own, and the high stage started in its room.
+  void ExpectEndedPreempted(const Scene& sc, const std::vector<v1::StartAttempt>& starts) {
+    ASSERT_EQ(starts.size(), 1u) << "the waiting stage takes the freed GPU";
+    EXPECT_EQ(starts[0].stage(), "eval");
+    const StageState* train = Stage(sc.low, "train");
+    EXPECT_EQ(train->row.status, v1::STAGE_READY) << "back in the queue, not failed";
+    EXPECT_EQ(train->row.infra_retries_used, 1);
+    EXPECT_EQ(train->row.retries_used, 0);
+    v1::Stage stored = GetStage(sc.low, "train");
+    ASSERT_EQ(stored.attempts_size(), 1);
+    EXPECT_EQ(stored.attempts(0).state(), v1::ATTEMPT_KILLED);
+    EXPECT_EQ(stored.attempts(0).reason(),
+              StrCat("preempted: ", Why(sc), "; 1.0 GPU-min after its start"));
+  }
+};
+
+TEST_F(PreemptionRestartTest, TheStopIsStoredWithTheBatchThatSendsIt) {
+  clock_.SetMs(1'000'000);
+  Scene sc = PreemptOne();
+  Result<store::AttemptRow> row = store_->LoadAttemptById(sc.victim);
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_EQ(row->stop_kind, "preempted");
+  EXPECT_EQ(row->stop_reason, Why(sc));
+  EXPECT_EQ(row->stop_at_ms, std::optional<int64_t>(1'060'000));
+  EXPECT_EQ(row->stop_for_stage_id, std::optional<int64_t>(Stage(sc.high, "eval")->row.id));
+}
+
+TEST_F(PreemptionRestartTest, AVictimThatEndsAfterARestartEndsPreemptedAndItsRoomIsHeld) {
+  Scene sc = PreemptOne();
+  NewScheduler();
+  uint64_t again = Connect("a1", 4, 1, {Owned(sc.victim, /*running=*/true)});
+  std::vector<v1::StartAttempt> starts;
+  std::vector<v1::CancelAttempt> cancels;
+  Take(&starts, &cancels);
+  ASSERT_EQ(cancels.size(), 1u) << "the stop is asked again of the reconnected agent";
+  EXPECT_EQ(cancels[0].attempt_id(), sc.victim);
+  EXPECT_EQ(cancels[0].reason(), "preempted");
+  EXPECT_EQ(Stage(sc.high, "eval")->row.reason.str(),
+            StrCat("waiting for an agent with 1 cpus, 1 GPUs free; preempting run ", sc.low,
+                   " stage train (low) on a1 for its room"));
+  // Another stage that becomes ready meanwhile does not take the room being made.
+  cancels.clear();
+  int64_t other = Submit(OneGpuStage("other"), {}, "normal");
+  Take(&starts, &cancels);
+  EXPECT_TRUE(starts.empty());
+  EXPECT_TRUE(cancels.empty()) << "no second decision: the first still stops";
+
+  Exit(again, sc.victim, 143, 15);
+  Take(&starts, &cancels);
+  ExpectEndedPreempted(sc, starts);
+  EXPECT_EQ(Stage(other, "other")->row.status, v1::STAGE_READY);
+}
+
+TEST_F(PreemptionRestartTest, AVictimThatEndedWhileLonghauldWasDownEndsPreempted) {
+  Scene sc = PreemptOne();
+  NewScheduler();
+  // The agent stopped it meanwhile: its Hello says so, and AttemptExited follows.
+  uint64_t again = Connect("a1", 4, 1, {Owned(sc.victim, /*running=*/false)});
+  std::vector<v1::StartAttempt> starts;
+  std::vector<v1::CancelAttempt> cancels;
+  Take(&starts, &cancels);
+  EXPECT_TRUE(cancels.empty()) << "it no longer runs: nothing to stop";
+  Exit(again, sc.victim, 143, 15);
+  Take(&starts, &cancels);
+  ExpectEndedPreempted(sc, starts);
+}
+
+TEST_F(PreemptionRestartTest, ARestartWithNoStopAskedStillEndsBySignal) {
+  uint64_t sess = Connect("a1", 4, 1);
+  int64_t run = Submit(OneGpuStage("train"), {}, "low");
+  int64_t id = TakeStartedIds().at("train");
+  Started(sess, id);
+  NewScheduler();
+  uint64_t again = Connect("a1", 4, 1, {Owned(id, /*running=*/true)});
+  EXPECT_TRUE(TakeCancels().empty());
+  Exit(again, id, 143, 15);
+  v1::Stage stored = GetStage(run, "train");
+  ASSERT_GE(stored.attempts_size(), 1);
+  EXPECT_EQ(stored.attempts(0).state(), v1::ATTEMPT_KILLED);
+  EXPECT_EQ(stored.attempts(0).reason(), "signal 15 (SIGTERM)");
+  EXPECT_EQ(GetRun(run).status(), v1::RUN_FAILED) << "its own failure: no retry is left";
+}
+
+TEST_F(PreemptionRestartTest, ATimeoutAskedBeforeARestartEndsAsATimeout) {
+  uint64_t sess = Connect("a1", 4, 0);
+  int64_t run = Submit("name: t\nstages:\n  train:\n    run: [train]\n    timeout: 1m\n");
+  int64_t id = TakeStartedIds().at("train");
+  Started(sess, id);
+  Pass(sess, 65'000);
+  std::vector<v1::CancelAttempt> cancels = TakeCancels();
+  ASSERT_EQ(cancels.size(), 1u);
+  EXPECT_EQ(cancels[0].reason(), "timeout");
+  NewScheduler();
+  uint64_t again = Connect("a1", 4, 0, {Owned(id, /*running=*/true)});
+  cancels = TakeCancels();
+  ASSERT_EQ(cancels.size(), 1u);
+  EXPECT_EQ(cancels[0].reason(), "timeout");
+  Exit(again, id, 143, 15);
+  v1::Stage stored = GetStage(run, "train");
+  ASSERT_GE(stored.attempts_size(), 1);
+  EXPECT_EQ(stored.attempts(0).state(), v1::ATTEMPT_KILLED);
+  EXPECT_EQ(stored.attempts(0).reason(), "timeout: ran longer than 1m00s");
+}
+
+}  // namespace
+}  // namespace longhaul::scheduler
