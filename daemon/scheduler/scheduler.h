@@ -106,6 +106,17 @@ struct SchedulerGauges {
     int64_t free_bytes = 0;
   };
   std::vector<AgentDisk> agent_disks;  // connected agents' state dirs, as they report them
+  // Each team that has a quota, runs attempts on GPUs, or has fair-share use (docs/scheduling.md,
+  // "Quotas"), by name: the GPUs its running attempts hold, those of them beyond its guarantee
+  // (its borrowed attempts, as BorrowedAttempts counts them; 0 without --quota), and its GPU-hours
+  // decayed with the fair-share half-life (-1 without --fair-share-half-life).
+  struct Team {
+    std::string team;
+    int64_t gpus_in_use = 0;
+    int64_t gpus_borrowed = 0;
+    double decayed_gpu_hours = -1;
+  };
+  std::vector<Team> teams;
 };
 
 class Scheduler {
@@ -526,6 +537,8 @@ class Scheduler {
   // True when a quota keeps `s` from starting now; its reason says which.
   bool QuotaHolds(StageState* s);
   std::vector<RunningShare> RunningShares() const;
+  // team_gauges.cc: SchedulerGauges::teams.
+  std::vector<SchedulerGauges::Team> TeamGauges() const;
 
   // timers.cc
   void ArmAttemptTimers(AttemptState* a);
