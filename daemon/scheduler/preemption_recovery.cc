@@ -18,9 +18,15 @@ void Scheduler::RecoverPreemptions() {
     std::vector<std::string> texts;
     std::string waiting;
   };
-  std::map<PreemptionBook::StageKey, Rebuilt> by_stage;
+  // By attempt id, the order they were made in: a stage's victims are named in a stable order.
+  std::map<int64_t, AttemptState*> victims;
   for (const auto& [id, a] : runs_.live_attempts()) {
-    if (a->kill_reason != "preempted" || !a->row.stop_for_stage_id || a->stage == nullptr) continue;
+    if (a->kill_reason == "preempted" && a->row.stop_for_stage_id && a->stage != nullptr) {
+      victims.emplace(id, a);
+    }
+  }
+  std::map<PreemptionBook::StageKey, Rebuilt> by_stage;
+  for (const auto& [id, a] : victims) {
     int64_t for_id = *a->row.stop_for_stage_id;
     RunState* run = runs_.OwnerOfStage(for_id);
     StageState* waiting = nullptr;
@@ -29,9 +35,9 @@ void Scheduler::RecoverPreemptions() {
         if (st->row.id == for_id) waiting = st.get();
       }
     }
-    // The stage it was stopped for has ended, or runs: the victim still ends preempted, and no
-    // stage holds its room.
-    if (waiting == nullptr || waiting->current != nullptr) continue;
+    // The stage it was stopped for has ended, runs, or waits for something else: the victim
+    // still ends preempted, and no stage holds its room.
+    if (waiting == nullptr || waiting->row.status != v1::STAGE_READY) continue;
     Rebuilt& r = by_stage[{run->row.id, waiting->index}];
     if (!r.pending.victims.empty() && r.pending.agent_id != a->row.agent_id) continue;
     r.pending.agent_id = a->row.agent_id;

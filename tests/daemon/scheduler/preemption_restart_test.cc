@@ -8,33 +8,13 @@
 #include <vector>
 
 #include "core/strings.h"
-#include "tests/daemon/scheduler/scheduler_fixture.h"
+#include "tests/daemon/scheduler/preemption_fixture.h"
 
 namespace longhaul::scheduler {
 namespace {
 
-class PreemptionRestartTest : public SchedulerTest {
+class PreemptionRestartTest : public PreemptionTest {
  protected:
-  void Take(std::vector<v1::StartAttempt>* starts, std::vector<v1::CancelAttempt>* cancels) {
-    for (const v1::CoordinatorMessage& m : TakeAll()) {
-      if (m.has_start()) starts->push_back(m.start());
-      if (m.has_cancel()) cancels->push_back(m.cancel());
-    }
-  }
-  const StageState* Stage(int64_t run, const std::string& name) {
-    const RunState* r = scheduler_->FindRun(run);
-    EXPECT_NE(r, nullptr);
-    for (const auto& s : r->stages) {
-      if (s->row.name == name) return s.get();
-    }
-    return nullptr;
-  }
-  void Pass(uint64_t session, int64_t ms) {
-    for (int64_t left = ms; left > 0; left -= 5'000) {
-      clock_.AdvanceMs(std::min<int64_t>(left, 5'000));
-      Heartbeat(session);
-    }
-  }
   static v1::OwnedAttempt Owned(int64_t id, bool running) {
     v1::OwnedAttempt o;
     o.set_attempt_id(id);
