@@ -273,7 +273,8 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   }
   a->holds_resources = true;
   agent->attempts.insert(a->row.id);
-  UsageStarted(a);  // counts for its team's and user's quotas and fair share
+  // Counts for its team's and user's quotas and fair share; beyond the guarantee, it borrows.
+  a->row.borrowed = UsageStarted(a);
 
   start.set_attempt_id(a->row.id);
   start.set_run_id(run->row.id);

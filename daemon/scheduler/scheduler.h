@@ -523,7 +523,8 @@ class Scheduler {
   // quota_sched.cc: quotas and fair share (docs/scheduling.md).
   bool QuotasOn() const;
   // `a` took its GPUs (StartAttemptOn) or gave them back (ReleaseResources).
-  void UsageStarted(const AttemptState* a);
+  // UsageStarted: true when `a` starts beyond its share account's guarantee (borrowed GPUs).
+  bool UsageStarted(const AttemptState* a);
   void UsageEnded(const AttemptState* a);
   // Rebuilds the usage ledger from the stored attempts and the live ones (end of Recover).
   Status LoadUsage();

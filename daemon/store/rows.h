@@ -160,6 +160,7 @@ struct AttemptRow {
   std::string stop_reason;
   std::optional<int64_t> stop_at_ms;
   std::optional<int64_t> stop_for_stage_id;
+  bool borrowed = false;  // started beyond its team's guaranteed GPUs (v1::Attempt.borrowed)
 };
 
 struct EventRow {

@@ -47,9 +47,9 @@ TEST_F(TeamGaugesTest, InUseBorrowedAndDecayedHoursPerTeam) {
   ASSERT_NO_FATAL_FAILURE(Configure(
       {"team:vision=gpus:1,borrow:3", "team:nlp=gpus:2", "team:idle=gpus:1"}, kGaugeHour));
   // Vision first, while no one under a guarantee waits: it borrows two GPUs beyond its one.
-  SubmitTeam("olga", "vision", 3);
+  int64_t vision = SubmitTeam("olga", "vision", 3);
   uint64_t n1 = Connect("n1", 8, 4);
-  SubmitTeam("nick", "nlp", 1);
+  int64_t nlp = SubmitTeam("nick", "nlp", 1);
   std::vector<v1::StartAttempt> starts = TakeStarts();
   ASSERT_EQ(starts.size(), 4u);
   for (const v1::StartAttempt& s : starts) Started(n1, s.attempt_id());
@@ -62,6 +62,15 @@ TEST_F(TeamGaugesTest, InUseBorrowedAndDecayedHoursPerTeam) {
   EXPECT_EQ(teams["nlp"].gpus_borrowed, 0);
   EXPECT_EQ(teams["idle"].gpus_in_use, 0) << "a team with a quota shows up idle";
   EXPECT_EQ(teams["idle"].decayed_gpu_hours, 0);
+  // Vision's two attempts started beyond its guarantee are marked, in the store too.
+  int marked = 0;
+  for (const char* stage : {"s0", "s1", "s2"}) {
+    v1::Stage s = GetStage(vision, stage);
+    ASSERT_EQ(s.attempts_size(), 1) << stage;
+    if (s.attempts(0).borrowed()) ++marked;
+  }
+  EXPECT_EQ(marked, 2);
+  EXPECT_FALSE(GetStage(nlp, "s0").attempts(0).borrowed());
 
   // An hour on: vision has used 3 GPU-hours, nlp 1, each a little less for the decay.
   clock_.AdvanceMs(kGaugeHour);

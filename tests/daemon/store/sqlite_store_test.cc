@@ -138,7 +138,8 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
-    for (const char* column : {"stop_kind", "stop_reason", "stop_at_ms", "stop_for_stage_id"}) {
+    for (const char* column :
+         {"stop_kind", "stop_reason", "stop_at_ms", "stop_for_stage_id", "borrowed"}) {
       ASSERT_TRUE((*db)->Exec(std::string("ALTER TABLE attempts DROP COLUMN ") + column).ok());
     }
     for (const char* column : {"submitted_by", "team", "priority", "budget_gpu_hours",
@@ -411,6 +412,7 @@ TEST_F(SqliteStoreTest, AnAttemptKeepsTheStopAskedOfIt) {
   victim.stop_reason = "room for run 41 stage eval (high)";
   victim.stop_at_ms = 1'700'000'003'000;
   victim.stop_for_stage_id = 77;
+  victim.borrowed = true;
   ASSERT_TRUE(store_->UpdateAttempt(victim).ok());
   ASSERT_TRUE(store_->Commit().ok());
   Reopen();
@@ -426,6 +428,8 @@ TEST_F(SqliteStoreTest, AnAttemptKeepsTheStopAskedOfIt) {
   EXPECT_EQ(v.stop_reason, "room for run 41 stage eval (high)");
   EXPECT_EQ(v.stop_at_ms, std::optional<int64_t>(1'700'000'003'000));
   EXPECT_EQ(v.stop_for_stage_id, std::optional<int64_t>(77));
+  EXPECT_FALSE(p.borrowed);
+  EXPECT_TRUE(v.borrowed);
 }
 
 TEST_F(SqliteStoreTest, ListRunsFiltersAndPages) {
@@ -591,7 +595,8 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
                            "DROP TABLE agent_engine_versions")
                     .ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
-    for (const char* column : {"stop_kind", "stop_reason", "stop_at_ms", "stop_for_stage_id"}) {
+    for (const char* column :
+         {"stop_kind", "stop_reason", "stop_at_ms", "stop_for_stage_id", "borrowed"}) {
       ASSERT_TRUE((*db)->Exec(std::string("ALTER TABLE attempts DROP COLUMN ") + column).ok());
     }
     ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
