@@ -222,8 +222,8 @@ void PrintAttempts(CommandContext& ctx, const v1::Run& run) {
       if (a.signal() > 0) exit = StrCat("signal ", a.signal());
       std::string reason = a.reason();
       if (a.borrowed()) {
-        reason = reason.empty() ? "borrowed from the pool"
-                                : StrCat(reason, " (borrowed from the pool)");
+        reason =
+            reason.empty() ? "borrowed from the pool" : StrCat(reason, " (borrowed from the pool)");
       }
       table.AddRow({s.name(), std::to_string(a.number()), a.agent_id().empty() ? "-" : a.agent_id(),
                     std::string(AttemptStateName(a.state())), reason.empty() ? "-" : reason,

@@ -1,7 +1,7 @@
 // A stop in flight across a longhauld restart (docs/scheduling.md, "How a preempted attempt
 // stops and comes back"): the scheduler is rebuilt on the same SQLite file while a victim is
 // stopping; it still ends `preempted` with its reason and spends an infrastructure retry, and the
-// waiting stage keeps the room it frees. The same for a stop of another kind (a timeout).
+// waiting stage keeps the room it frees. The same for a stop of another kind (a stall).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -133,25 +133,27 @@ TEST_F(PreemptionRestartTest, ARestartWithNoStopAskedStillEndsBySignal) {
   EXPECT_EQ(GetRun(run).status(), v1::RUN_FAILED) << "its own failure: no retry is left";
 }
 
-TEST_F(PreemptionRestartTest, ATimeoutAskedBeforeARestartEndsAsATimeout) {
+// A stop whose cause recovery does not see again: a stall (an attempt loaded at a restart has
+// its progress clock started anew). Without the stored stop it would end by the signal alone.
+TEST_F(PreemptionRestartTest, AStallStopAskedBeforeARestartEndsAsAStall) {
   uint64_t sess = Connect("a1", 4, 0);
-  int64_t run = Submit("name: t\nstages:\n  train:\n    run: [train]\n    timeout: 1m\n");
+  int64_t run = Submit("name: t\nstages:\n  train:\n    run: [train]\n    stall_timeout: 1m\n");
   int64_t id = TakeStartedIds().at("train");
   Started(sess, id);
   Pass(sess, 65'000);
   std::vector<v1::CancelAttempt> cancels = TakeCancels();
   ASSERT_EQ(cancels.size(), 1u);
-  EXPECT_EQ(cancels[0].reason(), "timeout");
+  EXPECT_EQ(cancels[0].reason(), "stalled");
   NewScheduler();
   uint64_t again = Connect("a1", 4, 0, {Owned(id, /*running=*/true)});
   cancels = TakeCancels();
-  ASSERT_EQ(cancels.size(), 1u);
-  EXPECT_EQ(cancels[0].reason(), "timeout");
+  ASSERT_EQ(cancels.size(), 1u) << "asked again of the reconnected agent";
+  EXPECT_EQ(cancels[0].reason(), "stalled");
   Exit(again, id, 143, 15);
   v1::Stage stored = GetStage(run, "train");
   ASSERT_GE(stored.attempts_size(), 1);
   EXPECT_EQ(stored.attempts(0).state(), v1::ATTEMPT_KILLED);
-  EXPECT_EQ(stored.attempts(0).reason(), "timeout: ran longer than 1m00s");
+  EXPECT_EQ(stored.attempts(0).reason(), "stalled: no progress for 1m00s");
 }
 
 }  // namespace
