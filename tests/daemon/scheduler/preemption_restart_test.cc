@@ -55,6 +55,7 @@ class PreemptionRestartTest : public PreemptionTest {
     ASSERT_EQ(starts.size(), 1u) << "the waiting stage takes the freed GPU";
     EXPECT_EQ(starts[0].stage(), "eval");
     const StageState* train = Stage(sc.low, "train");
+    ASSERT_NE(train, nullptr) << "its run ended";
     EXPECT_EQ(train->row.status, v1::STAGE_READY) << "back in the queue, not failed";
     EXPECT_EQ(train->row.infra_retries_used, 1);
     EXPECT_EQ(train->row.retries_used, 0);
@@ -101,6 +102,13 @@ TEST_F(PreemptionRestartTest, AVictimThatEndsAfterARestartEndsPreemptedAndItsRoo
   Take(&starts, &cancels);
   ExpectEndedPreempted(sc, starts);
   EXPECT_EQ(Stage(other, "other")->row.status, v1::STAGE_READY);
+  // One decision, recorded once: the restart did not choose the victim again.
+  v1::ListAuditRequest req;
+  Result<v1::ListAuditResponse> audit = store_->ListAudit(req);
+  ASSERT_TRUE(audit.ok()) << audit.status();
+  int decisions = 0;
+  for (const v1::AuditEntry& e : audit->entries()) decisions += e.action() == "PreemptAttempt";
+  EXPECT_EQ(decisions, 1);
 }
 
 TEST_F(PreemptionRestartTest, AVictimThatEndedWhileLonghauldWasDownEndsPreempted) {
