@@ -229,8 +229,13 @@ void PrintAttempts(CommandContext& ctx, const v1::Run& run) {
       std::string exit = "-";
       if (a.state() == v1::ATTEMPT_EXITED) exit = std::to_string(a.exit_code());
       if (a.signal() > 0) exit = StrCat("signal ", a.signal());
+      std::string reason = a.reason();
+      if (a.borrowed()) {
+        reason =
+            reason.empty() ? "borrowed from the pool" : StrCat(reason, " (borrowed from the pool)");
+      }
       table.AddRow({s.name(), std::to_string(a.number()), a.agent_id().empty() ? "-" : a.agent_id(),
-                    std::string(AttemptStateName(a.state())), a.reason().empty() ? "-" : a.reason(),
+                    std::string(AttemptStateName(a.state())), reason.empty() ? "-" : reason,
                     FormatLocalTime(a.started_at_ms()), FormatLocalTime(a.ended_at_ms()), exit});
     }
   }

@@ -122,6 +122,25 @@ Result<std::string> ClientApi::MetricsText() {
     }
   }
 
+  // Per team (docs/scheduling.md, "Quotas" and "Fair share").
+  w.Family("longhaul_team_gpus_in_use", "gauge", "GPUs held by each team's running attempts.");
+  for (const auto& t : g.teams) {
+    w.Sample("longhaul_team_gpus_in_use", {{"team", t.team}}, static_cast<double>(t.gpus_in_use));
+  }
+  w.Family("longhaul_team_gpus_borrowed", "gauge",
+           "GPUs held by each team's attempts beyond its guaranteed GPUs (--quota).");
+  for (const auto& t : g.teams) {
+    w.Sample("longhaul_team_gpus_borrowed", {{"team", t.team}},
+             static_cast<double>(t.gpus_borrowed));
+  }
+  w.Family("longhaul_team_fair_share_gpu_hours", "gauge",
+           "Each team's GPU-hours decayed with the fair-share half-life, running attempts "
+           "included: what orders its runs in the queue.");
+  for (const auto& t : g.teams) {
+    if (t.decayed_gpu_hours < 0) continue;
+    w.Sample("longhaul_team_fair_share_gpu_hours", {{"team", t.team}}, t.decayed_gpu_hours);
+  }
+
   w.Family("longhaul_stage_progress_ratio", "gauge",
            "done / total of each running stage that reports a total.");
   for (const auto& r : g.running) {

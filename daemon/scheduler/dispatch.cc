@@ -273,7 +273,8 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   }
   a->holds_resources = true;
   agent->attempts.insert(a->row.id);
-  UsageStarted(a);  // counts for its team's and user's quotas and fair share
+  // Counts for its team's and user's quotas and fair share; beyond the guarantee, it borrows.
+  a->row.borrowed = UsageStarted(a);
 
   start.set_attempt_id(a->row.id);
   start.set_run_id(run->row.id);
@@ -340,6 +341,11 @@ void Scheduler::StopAttempt(AttemptState* a, const std::string& kind, const std:
   if (a->kill_reason.empty()) {
     a->kill_reason = kind;
     a->kill_detail = detail;
+    // Stored with the batch that sends the stop: after a restart it still ends as asked.
+    a->row.stop_kind = kind;
+    a->row.stop_reason = detail;
+    a->row.stop_at_ms = clock_->NowMs();
+    Touch(a);
   }
   v1::CoordinatorMessage msg;
   msg.mutable_cancel()->set_attempt_id(a->row.id);

@@ -19,12 +19,6 @@ int PreemptRankOf(const RunState& run) { return workflow::PriorityRankOrNormal(r
 
 std::string PreemptClassName(int rank) { return std::string(workflow::kPriorityClasses[rank]); }
 
-// "run 12 stage train (low)".
-std::string PreemptStageText(const StageState& s) {
-  return StrCat("run ", s.run->row.id, " stage ", s.row.name, " (",
-                PreemptClassName(PreemptRankOf(*s.run)), ")");
-}
-
 // "; preempting run 12 stage train (low) on n1, to take its room", for a wait reason.
 std::string PreemptingReason(const PreemptionBook::Pending& p) {
   return StrCat("; preempting ", p.text, " on ", p.agent_id, " for its room");
@@ -38,6 +32,11 @@ std::string Scheduler::PreemptWaitReason(const PreemptionBook::Pending& p) const
   if (noticed == 0) return PreemptingReason(p);
   // Those asked to checkpoint are named once; "preempting" names them all when some are not.
   return noticed == p.victims.size() ? asked : StrCat(PreemptingReason(p), asked);
+}
+
+std::string Scheduler::PreemptStageText(const StageState& s) {
+  return StrCat("run ", s.run->row.id, " stage ", s.row.name, " (",
+                PreemptClassName(PreemptRankOf(*s.run)), ")");
 }
 
 int64_t Scheduler::SavedUpTo(const AttemptState& a) {
@@ -154,6 +153,7 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
       lost += StrCat("; asked to checkpoint first, within ",
                      FormatDurationMs(*v->stage->spec->preempt_notice_ms));
     }
+    v->row.stop_for_stage_id = s->row.id;  // for RecoverPreemptions
     v1::AuditEntry e;
     e.set_ts_ms(now);
     e.set_principal("longhauld");

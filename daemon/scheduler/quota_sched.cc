@@ -23,8 +23,8 @@ bool Scheduler::QuotasOn() const {
   return !options_.quotas.empty() || options_.fair_share_half_life_ms > 0;
 }
 
-void Scheduler::UsageStarted(const AttemptState* a) {
-  if (!QuotasOn() || a->stage == nullptr || a->held.gpus() <= 0) return;
+bool Scheduler::UsageStarted(const AttemptState* a) {
+  if (!QuotasOn() || a->stage == nullptr || a->held.gpus() <= 0) return false;
   const store::RunRow& run = a->stage->run->row;
   usage_.Start(a->row.id, AccountsOf(run.user, run.team), a->held.gpus(), clock_->NowMs());
   usage_changed_ = true;
@@ -38,7 +38,9 @@ void Scheduler::UsageStarted(const AttemptState* a) {
     GetLogger("scheduler")
         ->info("run {} stage {}: on borrowed GPUs ({} holds {}, {} guaranteed)", run.id,
                a->stage->row.name, AccountLabel(account), held, guarantee);
+    return true;
   }
+  return false;
 }
 
 void Scheduler::UsageEnded(const AttemptState* a) {

@@ -69,6 +69,7 @@ Status Scheduler::Recover() {
     }
   }
   RecoverScopeUse();
+  RecoverPreemptions();
   for (auto& [id, agent] : agents_) {
     if (!agent->attempts.empty()) ArmAgentTimers(agent.get());
   }
@@ -164,6 +165,10 @@ Status Scheduler::BuildRunState(RunState* run, std::vector<store::StageRow> stag
     run->gpu.start_ms += a->counted.start_ms;
     if (stage->spec->resume) stage->Extras().previous_agent = a->row.agent_id;
     if (!IsTerminal(a->row.state)) {
+      // A stop asked before the restart: it ends as asked (its kind and reason), and is not
+      // chosen or stopped again for another reason meanwhile.
+      a->kill_reason = a->row.stop_kind;
+      a->kill_detail = a->row.stop_reason;
       a->held = stage->row.resources;
       v1::StartAttempt start;
       if (start.ParseFromString(a->row.start_blob)) {

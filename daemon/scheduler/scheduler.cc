@@ -447,6 +447,7 @@ SchedulerGauges Scheduler::Gauges() const {
       gpus_.Fill(id, &gpu.info);
     }
   }
+  g.teams = TeamGauges();
   return g;
 }
 

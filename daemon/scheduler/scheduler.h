@@ -109,6 +109,17 @@ struct SchedulerGauges {
     int64_t free_bytes = 0;
   };
   std::vector<AgentDisk> agent_disks;  // connected agents' state dirs, as they report them
+  // Each team that has a quota, runs attempts on GPUs, or has fair-share use (docs/scheduling.md,
+  // "Quotas"), by name: the GPUs its running attempts hold, those of them beyond its guarantee
+  // (its borrowed attempts, as BorrowedAttempts counts them; 0 without --quota), and its GPU-hours
+  // decayed with the fair-share half-life (-1 without --fair-share-half-life).
+  struct Team {
+    std::string team;
+    int64_t gpus_in_use = 0;
+    int64_t gpus_borrowed = 0;
+    double decayed_gpu_hours = -1;
+  };
+  std::vector<Team> teams;
 };
 
 class Scheduler {
@@ -352,6 +363,11 @@ class Scheduler {
   void FireStopNoticeTimer(const Timer& t);
   std::string NoticeReason(const std::set<int64_t>& victims, const std::string& agent_id,
                            size_t* noticed) const;
+  // "run 12 stage train (low)": a stage as preemption's reasons and audit entries name it.
+  static std::string PreemptStageText(const StageState& s);
+  // preemption_recovery.cc, at Recover once the runs are loaded: the book of the preemptions
+  // still stopping, from the stops stored on their victims (AttemptRow::stop_for_stage_id).
+  void RecoverPreemptions();
   // maintenance_sched.cc: drains of agents (docs/scheduling.md, "Maintenance").
   // DrainKeepsOff: `a`'s drain keeps `s` off it (the fit rule, maintenance.h). DrainHolds: in
   // a dispatch pass, for `s` that found no agent: true (the reason of `s` names the drain; the
@@ -565,7 +581,8 @@ class Scheduler {
   // quota_sched.cc: quotas and fair share (docs/scheduling.md).
   bool QuotasOn() const;
   // `a` took its GPUs (StartAttemptOn) or gave them back (ReleaseResources).
-  void UsageStarted(const AttemptState* a);
+  // UsageStarted: true when `a` starts beyond its share account's guarantee (borrowed GPUs).
+  bool UsageStarted(const AttemptState* a);
   void UsageEnded(const AttemptState* a);
   // Rebuilds the usage ledger from the stored attempts and the live ones (end of Recover).
   Status LoadUsage();
@@ -589,6 +606,8 @@ class Scheduler {
   // budget_admin_sched.cc: the configuration's budgets into the store (Recover, before
   // LoadScopeBudgets).
   Status ApplyConfigBudgets();
+  // team_gauges.cc: SchedulerGauges::teams.
+  std::vector<SchedulerGauges::Team> TeamGauges() const;
 
   // timers.cc
   void ArmAttemptTimers(AttemptState* a);

@@ -429,6 +429,18 @@ CREATE TABLE quotas (
   set_at_ms INTEGER NOT NULL
 );
 )sql",
+      // 24: the stop longhauld asked of an attempt (docs/scheduling.md, "How a preempted attempt
+      // stops and comes back"): its kind ("preempted", "drain", "budget", ...), its reason, when
+      // it was asked, and for a preemption the waiting stage it makes room for. Written in the
+      // batch that sends the stop, so an attempt that ends after a restart still ends as asked.
+      // `borrowed`: the scheduler placed it beyond its team's guaranteed GPUs.
+      R"sql(
+ALTER TABLE attempts ADD COLUMN stop_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN stop_reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN stop_at_ms INTEGER;
+ALTER TABLE attempts ADD COLUMN stop_for_stage_id INTEGER;
+ALTER TABLE attempts ADD COLUMN borrowed INTEGER NOT NULL DEFAULT 0;
+)sql",
   };
   return kMigrations;
 }

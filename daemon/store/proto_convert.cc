@@ -91,6 +91,7 @@ void AttemptRowToProto(const AttemptRow& a, v1::Attempt* out) {
     out->mutable_gpus()->CopyFrom(start.gpus());
   }
   out->set_ready_at_ms(a.ready_at_ms.value_or(0));
+  out->set_borrowed(a.borrowed);
 }
 
 }  // namespace longhaul::store

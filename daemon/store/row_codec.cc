@@ -200,7 +200,8 @@ StageRow ReadStage(const Stmt& st) {
 const char kAttemptColumns[] =
     "id, stage_id, run_id, number, agent_id, state, reason, exit_code, signal, pid, output_dir, "
     "start_blob, created_at_ms, started_at_ms, ended_at_ms, events, malformed, last_malformed, "
-    "ready_at_ms";
+    "ready_at_ms, stop_kind, stop_reason, stop_at_ms, stop_for_stage_id, "
+    "borrowed";
 
 AttemptRow ReadAttempt(const Stmt& st) {
   AttemptRow a;
@@ -223,6 +224,11 @@ AttemptRow ReadAttempt(const Stmt& st) {
   a.malformed = st.Int(16);
   a.last_malformed = st.Text(17);
   a.ready_at_ms = st.OptInt(18);
+  a.stop_kind = st.Text(19);
+  a.stop_reason = st.Text(20);
+  a.stop_at_ms = st.OptInt(21);
+  a.stop_for_stage_id = st.OptInt(22);
+  a.borrowed = st.Int(23) != 0;
   return a;
 }
 

@@ -161,6 +161,15 @@ struct AttemptRow {
   int64_t malformed = 0;
   std::string last_malformed;
   std::optional<int64_t> ready_at_ms;  // when its stage last became ready before it was made
+  // The stop longhauld asked of it, kept so that it ends as asked across a restart: the kind
+  // ("preempted", "drain", "budget", "timeout", ...; "" when none was asked), the reason text
+  // ("room for run 12 stage train (high)"), when, and for a preemption the stage (stages.id)
+  // it makes room for.
+  std::string stop_kind;
+  std::string stop_reason;
+  std::optional<int64_t> stop_at_ms;
+  std::optional<int64_t> stop_for_stage_id;
+  bool borrowed = false;  // started beyond its team's guaranteed GPUs (v1::Attempt.borrowed)
 };
 
 struct EventRow {

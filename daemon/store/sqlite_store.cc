@@ -279,7 +279,12 @@ void BindAttemptFields(Stmt* st, const AttemptRow& a) {
       .Bind(15, a.events)
       .Bind(16, a.malformed)
       .Bind(17, a.last_malformed)
-      .Bind(18, a.ready_at_ms);
+      .Bind(18, a.ready_at_ms)
+      .Bind(19, a.stop_kind)
+      .Bind(20, a.stop_reason)
+      .Bind(21, a.stop_at_ms)
+      .Bind(22, a.stop_for_stage_id)
+      .Bind(23, a.borrowed ? 1 : 0);
 }
 
 }  // namespace
@@ -297,10 +302,10 @@ Status SqliteStore::InsertAttempt(AttemptRow* attempt) {
   }
   ASSIGN_OR_RETURN(Stmt * st, writer_->Prepare(StrCat(
       "INSERT INTO attempts(", std::string(kAttemptColumns).substr(4),
-      explicit_id > 0 ? ", id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-                      : ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")));
+      explicit_id > 0 ? ", id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                      : ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")));
   BindAttemptFields(st, *attempt);
-  if (explicit_id > 0) st->Bind(19, explicit_id);
+  if (explicit_id > 0) st->Bind(24, explicit_id);
   RETURN_IF_ERROR(st->Run());
   attempt->id = writer_->LastInsertId();
   return OkStatus();
@@ -311,9 +316,11 @@ Status SqliteStore::UpdateAttempt(const AttemptRow& attempt) {
       "UPDATE attempts SET stage_id = ?1, run_id = ?2, number = ?3, agent_id = ?4, state = ?5, "
       "reason = ?6, exit_code = ?7, signal = ?8, pid = ?9, output_dir = ?10, start_blob = ?11, "
       "created_at_ms = ?12, started_at_ms = ?13, ended_at_ms = ?14, events = ?15, "
-      "malformed = ?16, last_malformed = ?17, ready_at_ms = ?18 WHERE id = ?19"));
+      "malformed = ?16, last_malformed = ?17, ready_at_ms = ?18, stop_kind = ?19, "
+      "stop_reason = ?20, stop_at_ms = ?21, stop_for_stage_id = ?22, borrowed = ?23 "
+      "WHERE id = ?24"));
   BindAttemptFields(st, attempt);
-  st->Bind(19, attempt.id);
+  st->Bind(24, attempt.id);
   return st->Run();
 }
 

@@ -328,6 +328,24 @@ TEST_F(CliE2eTest, ShowPrintsParamsOutputsAndReasonsWithTheirControlCharactersEs
             "\x1b]0;pwned\a\x1b[31mred\nfake  row\xc2\x9b");
 }
 
+// An attempt on borrowed GPUs says so beside its reason, or alone while it has none.
+TEST_F(CliE2eTest, ShowAttemptsSaysWhichRanOnBorrowedGpus) {
+  v1::Run run = FailedRun();
+  v1::Stage* left = run.mutable_stages(1);
+  ASSERT_EQ(left->attempts_size(), 2);
+  left->mutable_attempts(0)->set_borrowed(true);
+  left->mutable_attempts(0)->clear_reason();
+  left->mutable_attempts(1)->set_borrowed(true);
+  service_.runs[12] = run;
+  CommandResult r = Run({"show", "12", "--attempts"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  lost    borrowed from the pool  "));
+  EXPECT_THAT(r.out, HasSubstr("  exited  exit 3 (borrowed from the pool)  "));
+  r = Run({"--json", "show", "12", "--attempts"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["stages"][1]["attempts"][1]["borrowed"], true);
+}
+
 TEST_F(CliE2eTest, ShowWatchPrintsEachChangeAndExitsWithTheRunResult) {
   v1::Run running = FailedRun();
   running.set_status(v1::RUN_RUNNING);

@@ -119,5 +119,47 @@ TEST_F(ClusterTest, MetricsAreWellFormedAndCountARunWithARetry) {
   EXPECT_GE(asked, 10);
 }
 
+// Per team: the loopback client ("local") is of team vision, guaranteed 1 GPU and allowed to
+// borrow a second; both of its stages run, one of them on the borrowed GPU.
+TEST_F(ClusterTest, MetricsShowATeamsGpusInUseBorrowedAndItsDecayedHours) {
+  ClusterOptions o;
+  o.gpus = 2;
+  o.coordinator_flags = {"--teams",
+                         "local=vision",
+                         "--quota",
+                         "team:vision=gpus:1,borrow:2",
+                         "--quota",
+                         "team:nlp=gpus:1",
+                         "--fair-share-half-life",
+                         "1h"};
+  ASSERT_NO_FATAL_FAILURE(StartCluster(o));
+  Result<int64_t> id = cluster().Submit(
+      "name: v\n"
+      "stages:\n"
+      "  a: {run: [lh-testjob, --sleep, '60'], resources: {gpus: 1}}\n"
+      "  b: {run: [lh-testjob, --sleep, '60'], resources: {gpus: 1}}\n");
+  ASSERT_TRUE(id.ok()) << id.status();
+  Result<v1::Run> both = cluster().WaitForRun(*id, [](const v1::Run& r) {
+    return r.stages(0).status() == v1::STAGE_RUNNING && r.stages(1).status() == v1::STAGE_RUNNING;
+  });
+  ASSERT_TRUE(both.ok()) << both.status();
+
+  Result<HttpResult> r = HttpRequest(cluster().http_address(), "GET", "/metrics");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->status, 200) << r->body;
+  Exposition e;
+  ParseExposition(r->body, e);
+  ASSERT_FALSE(HasFailure()) << r->body;
+  EXPECT_EQ(e.types["longhaul_team_gpus_in_use"], "gauge");
+  EXPECT_EQ(SeriesValue(e, "longhaul_team_gpus_in_use{team=\"vision\"}"), 2);
+  EXPECT_EQ(SeriesValue(e, "longhaul_team_gpus_borrowed{team=\"vision\"}"), 1);
+  EXPECT_EQ(SeriesValue(e, "longhaul_team_gpus_in_use{team=\"nlp\"}"), 0) << "idle, shown";
+  EXPECT_EQ(SeriesValue(e, "longhaul_team_gpus_borrowed{team=\"nlp\"}"), 0);
+  EXPECT_GT(SeriesValue(e, "longhaul_team_fair_share_gpu_hours{team=\"vision\"}"), 0);
+  EXPECT_EQ(SeriesValue(e, "longhaul_team_fair_share_gpu_hours{team=\"nlp\"}"), 0);
+  CommandResult cancel = cluster().Cli({"cancel", std::to_string(*id)});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+}
+
 }  // namespace
 }  // namespace longhaul::testing

@@ -1,5 +1,6 @@
 // The scheduler fixture with what preemption tests share: runs of a class, the starts and
-// cancels sent, time passing with heartbeats, checkpoint events.
+// cancels sent, time passing with heartbeats, checkpoint events (preemption_test.cc,
+// preemption_restart_test.cc, stop_notice_test.cc).
 #pragma once
 
 #include <algorithm>
@@ -26,6 +27,7 @@ class PreemptionTest : public SchedulerTest {
   const StageState* Stage(int64_t run, const std::string& name) {
     const RunState* r = scheduler_->FindRun(run);
     EXPECT_NE(r, nullptr);
+    if (r == nullptr) return nullptr;
     for (const auto& s : r->stages) {
       if (s->row.name == name) return s.get();
     }

@@ -139,6 +139,10 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
     ASSERT_TRUE((*db)->Exec("ALTER TABLE runs DROP COLUMN collected_at_ms").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE agents DROP COLUMN shared_paths_json").ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
+    for (const char* column :
+         {"stop_kind", "stop_reason", "stop_at_ms", "stop_for_stage_id", "borrowed"}) {
+      ASSERT_TRUE((*db)->Exec(std::string("ALTER TABLE attempts DROP COLUMN ") + column).ok());
+    }
     for (const char* column : {"submitted_by", "team", "priority", "budget_gpu_hours",
                                "budget_hard", "budget_raised_by", "budget_noticed",
                                "budget_hold"}) {
@@ -166,7 +170,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1DatabaseToDescriptions) {
   auto rows = store_->ReadStages(run.id);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ((*rows)[0].infra_retries_used, 0);  // the column migration 7 added
-  EXPECT_EQ(LatestSchemaVersion(), 23);
+  EXPECT_EQ(LatestSchemaVersion(), 24);
   EXPECT_EQ(got->priority(), "normal");  // migration 18: runs stored before are normal
   EXPECT_EQ(got->user(), "");
   EXPECT_EQ(store_->identity().cluster_id.size(), 32u);  // migration 13 made one
@@ -429,6 +433,37 @@ TEST_F(SqliteStoreTest, AnAttemptKeepsItsReadyTimeAndItsGpus) {
   EXPECT_EQ(loaded->ready_at_ms, 1'700'000'001'000);
 }
 
+// The stop longhauld asked of an attempt is stored with it, and comes back as written, so that
+// it ends as asked after a restart; an attempt never asked to stop has none.
+TEST_F(SqliteStoreTest, AnAttemptKeepsTheStopAskedOfIt) {
+  RunRow run = MakeRun();
+  ASSERT_TRUE(store_->Begin().ok());
+  AttemptRow plain = InsertAttempt(run, 0, 1, "n1", v1::ATTEMPT_RUNNING);
+  AttemptRow victim = InsertAttempt(run, 1, 1, "n1", v1::ATTEMPT_RUNNING);
+  victim.stop_kind = "preempted";
+  victim.stop_reason = "room for run 41 stage eval (high)";
+  victim.stop_at_ms = 1'700'000'003'000;
+  victim.stop_for_stage_id = 77;
+  victim.borrowed = true;
+  ASSERT_TRUE(store_->UpdateAttempt(victim).ok());
+  ASSERT_TRUE(store_->Commit().ok());
+  Reopen();
+  auto loaded = store_->LoadAttempts(run.id);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->size(), 2u);
+  const AttemptRow& p = (*loaded)[0].id == plain.id ? (*loaded)[0] : (*loaded)[1];
+  const AttemptRow& v = (*loaded)[0].id == victim.id ? (*loaded)[0] : (*loaded)[1];
+  EXPECT_EQ(p.stop_kind, "");
+  EXPECT_EQ(p.stop_at_ms, std::nullopt);
+  EXPECT_EQ(p.stop_for_stage_id, std::nullopt);
+  EXPECT_EQ(v.stop_kind, "preempted");
+  EXPECT_EQ(v.stop_reason, "room for run 41 stage eval (high)");
+  EXPECT_EQ(v.stop_at_ms, std::optional<int64_t>(1'700'000'003'000));
+  EXPECT_EQ(v.stop_for_stage_id, std::optional<int64_t>(77));
+  EXPECT_FALSE(p.borrowed);
+  EXPECT_TRUE(v.borrowed);
+}
+
 TEST_F(SqliteStoreTest, ListRunsFiltersAndPages) {
   for (int i = 0; i < 5; ++i) MakeRun(i % 2 ? "odd" : "even", i == 4 ? v1::RUN_FAILED
                                                                        : v1::RUN_SUCCEEDED);
@@ -592,6 +627,10 @@ TEST_F(SqliteStoreTest, MigrationKeepsTheTotalsOfRunsStoredBefore) {
                            "DROP TABLE agent_engine_versions")
                     .ok());
     ASSERT_TRUE((*db)->Exec("ALTER TABLE attempts DROP COLUMN ready_at_ms").ok());
+    for (const char* column :
+         {"stop_kind", "stop_reason", "stop_at_ms", "stop_for_stage_id", "borrowed"}) {
+      ASSERT_TRUE((*db)->Exec(std::string("ALTER TABLE attempts DROP COLUMN ") + column).ok());
+    }
     ASSERT_TRUE((*db)->Exec("DROP TABLE stage_judged_from").ok());
     ASSERT_TRUE((*db)->Exec("DROP TABLE agent_drains; DROP TABLE tags; DROP TABLE run_tag_uses; "
                             "DROP TABLE budgets").ok());
