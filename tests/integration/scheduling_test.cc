@@ -122,11 +122,11 @@ TEST_F(SchedulingTest, ARunPausesAtItsBudgetAndContinuesWhenAnAdminRaisesIt) {
   int64_t id = CliSubmit(yaml, "budgeted.yaml");
   ASSERT_GT(id, 0);
   // The running stage finishes; the next one waits for the budget.
-  Result<v1::Run> paused = cluster().WaitForRun(id, [](const v1::Run& r) {
+  Result<v1::Run> paused = cluster().WaitForRun(id, [id](const v1::Run& r) {
     const v1::Stage* second = FindStage(r, "second");
     return FindStage(r, "first")->status() == v1::STAGE_SUCCEEDED &&
            second->status() == v1::STAGE_READY &&
-           second->reason().starts_with("budget of 0.0003 GPU-h reached (");
+           second->reason().starts_with(StrCat("run ", id, "'s budget of 0.0003 GPU-h reached ("));
   });
   ASSERT_TRUE(paused.ok()) << paused.status().message();
   EXPECT_TRUE(paused->budget().reached());

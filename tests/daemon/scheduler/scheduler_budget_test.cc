@@ -149,7 +149,11 @@ TEST_F(SchedulerBudgetTest, AHardBudgetStopsTheRunningAttemptTheStageWaitsAndARa
 
   v1::Stage a = GetStage(run, "a");
   EXPECT_EQ(a.status(), v1::STAGE_READY) << "it waits for the budget; retry.limit 0 is not spent";
-  EXPECT_THAT(a.reason(), StartsWith("budget of 0.5 GPU-h reached ("));
+  EXPECT_EQ(a.reason(), StrCat("run ", run, "'s budget of 0.5 GPU-h reached (0.5 used)"));
+  ASSERT_EQ(a.attempts_size(), 1);
+  EXPECT_EQ(a.attempts(0).reason(),
+            StrCat("budget: run ", run, "'s budget of 0.5 GPU-h reached (0.5 used)"))
+      << "the stopped attempt says 'budget' once, and whose";
   EXPECT_EQ(RetriesUsed(run, "a"), 0);
   EXPECT_TRUE(GetRun(run).budget().reached());
   EXPECT_TRUE(TakeStarts().empty());
