@@ -139,6 +139,7 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
       why += StrCat(", taking back borrowed GPUs for ", AccountLabel(owner), "'s guarantee");
     }
     StopAttempt(v, "preempted", why);
+    v->stage->Extras().preempted_by = PreemptedByText(PreemptStageText(*s), now);
     v1::AuditEntry e;
     e.set_ts_ms(now);
     e.set_principal("longhauld");
