@@ -376,6 +376,37 @@ TEST_F(CommandsTest, RunsSaysARunIsPausedByABudget) {
   EXPECT_THAT(out_.str(), HasSubstr("  status:    pending (paused: budget)  ("));
 }
 
+// A stage back in the queue after its attempt was preempted: its page says how that ended.
+TEST_F(CommandsTest, ShowStageSaysHowTheLastAttemptEndedWhileItWaitsAgain) {
+  v1::Run& run = coordinator_->runs[5];
+  run.set_id(5);
+  run.set_status(v1::RUN_RUNNING);
+  v1::Stage* s = run.add_stages();
+  s->set_name("train");
+  s->set_status(v1::STAGE_READY);
+  s->set_reason("preempted by run 41 stage eval (high) at 10:52:03 UTC; waiting for an agent");
+  s->set_attempt_count(3);
+  for (int n : {2, 3, 1}) {
+    v1::Attempt* a = s->add_attempts();
+    a->set_number(n);
+    a->set_state(v1::ATTEMPT_KILLED);
+    a->set_reason(StrCat("preempted: room for run ", 39 + n, " stage eval (high)"));
+  }
+  EXPECT_EQ(ShowRun(ctx_, Show(5, "train")), 0) << err_.str();
+  EXPECT_THAT(
+      out_.str(),
+      HasSubstr("  previous:  attempt 3 killed preempted: room for run 42 stage eval (high)\n"));
+
+  // Its next attempt runs: that one is what the page is about.
+  v1::Attempt* next = s->add_attempts();
+  next->set_number(4);
+  next->set_state(v1::ATTEMPT_RUNNING);
+  s->set_status(v1::STAGE_RUNNING);
+  out_.str("");
+  EXPECT_EQ(ShowRun(ctx_, Show(5, "train")), 0) << err_.str();
+  EXPECT_THAT(out_.str(), Not(HasSubstr("previous:")));
+}
+
 TEST_F(CommandsTest, ShowStageErrors) {
   coordinator_->runs[5] = RunWithFingerprint();
   EXPECT_EQ(ShowRun(ctx_, Show(5, "nosuch")), 3);
