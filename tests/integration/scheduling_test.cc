@@ -136,6 +136,10 @@ TEST_F(SchedulingTest, ARunPausesAtItsBudgetAndContinuesWhenAnAdminRaisesIt) {
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_THAT(show.out, HasSubstr("budget:"));
   EXPECT_THAT(show.out, HasSubstr("reached: no new attempts until an admin raises it"));
+  CommandResult runs = cluster().Cli({"runs"});
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  EXPECT_THAT(runs.out,
+              ::testing::ContainsRegex(StrCat(id, " +budgeted +running \\(paused: budget\\) ")));
 
   CommandResult raise = cluster().Cli({"budget", std::to_string(id), "--gpu-hours", "1"});
   ASSERT_EQ(raise.exit_code, 0) << raise.err;
