@@ -20,10 +20,19 @@
 namespace longhaul::cli {
 namespace {
 
+// "running (paused: budget)" for a run that goes on but starts nothing new while its own
+// budget, or a team's or workflow's, is reached; else the status's name.
+std::string RunStatusText(const v1::Run& run) {
+  std::string status(RunStatusName(run.status()));
+  bool paused = !run.budget_hold().empty() || (run.has_budget() && run.budget().reached());
+  if (paused && !IsTerminal(run.status())) status += " (paused: budget)";
+  return status;
+}
+
 // "failed: stage 'left' failed"; the status alone when the reason only repeats it (a cancel's
 // reason is "cancelled": "cancelled: cancelled" said it twice).
 std::string RunStatusWithReason(const v1::Run& run) {
-  std::string status(RunStatusName(run.status()));
+  std::string status = RunStatusText(run);
   if (run.reason().empty() || run.reason() == status) return status;
   return StrCat(status, ": ", TerminalSafe(run.reason()));
 }
@@ -298,12 +307,11 @@ int ListRuns(CommandContext& ctx, const RunsOptions& options) {
   int64_t now = ctx.NowMs();
   for (const v1::Run& r : resp->runs()) {
     int64_t elapsed = RunElapsedMs(r, now);
-    table.AddRow({std::to_string(r.id()), r.workflow_name(), std::string(RunStatusName(r.status())),
-                  StageCountsSummary(r), FormatLocalTime(r.created_at_ms()),
-                  elapsed >= 0 ? FormatDuration(elapsed) : "-",
-                  r.parent_run_id() > 0 ? std::to_string(r.parent_run_id()) : "-",
-                  r.user().empty() ? "-" : r.user(),
-                  r.priority().empty() ? "normal" : r.priority()});
+    table.AddRow(
+        {std::to_string(r.id()), r.workflow_name(), RunStatusText(r), StageCountsSummary(r),
+         FormatLocalTime(r.created_at_ms()), elapsed >= 0 ? FormatDuration(elapsed) : "-",
+         r.parent_run_id() > 0 ? std::to_string(r.parent_run_id()) : "-",
+         r.user().empty() ? "-" : r.user(), r.priority().empty() ? "normal" : r.priority()});
   }
   if (table.rows() == 0) {
     ctx.err() << "no runs\n";

@@ -91,6 +91,16 @@ std::string AttemptText(const v1::Stage& stage) {
   return stage.attempt_count() > 0 ? std::to_string(stage.attempt_count()) : "-";
 }
 
+std::string LastAttemptEndText(const v1::Stage& stage) {
+  const v1::Attempt* last = nullptr;
+  for (const v1::Attempt& a : stage.attempts()) {
+    if (last == nullptr || a.number() > last->number()) last = &a;
+  }
+  if (last == nullptr || !IsTerminal(last->state())) return "";
+  return StrCat("attempt ", last->number(), " ", AttemptStateName(last->state()),
+                last->reason().empty() ? "" : StrCat(" ", last->reason()));
+}
+
 std::string MalformedWarning(const v1::Stage& stage) {
   if (stage.malformed_events() <= 0) return "";
   std::string out = StrCat("warning: ", stage.malformed_events(), " malformed event line",

@@ -45,4 +45,9 @@ std::string MalformedWarning(const v1::Stage& stage);
 // The number of the current (or last) attempt; "-" before the first.
 std::string AttemptText(const v1::Stage& stage);
 
+// How the stage's latest attempt ended, as `show --attempts` lists it: "attempt 3 killed
+// preempted: room for run 41 stage eval (high); ..."; "" when its attempts are not in `stage`
+// or the latest has not ended.
+std::string LastAttemptEndText(const v1::Stage& stage);
+
 }  // namespace longhaul::cli

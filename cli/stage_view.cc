@@ -99,6 +99,10 @@ std::string StageHeaderText(const v1::Run& run, const v1::Stage& stage, int64_t 
                        StrCat(AttemptText(stage),
                               stage.agent_id().empty() ? "" : StrCat(" on ", stage.agent_id())));
   }
+  // Waiting again (a retry, a preemption): how the attempt before ended.
+  if (std::string last = LastAttemptEndText(stage); !last.empty() && !IsTerminal(stage.status())) {
+    pairs.emplace_back("previous", last);
+  }
   std::string progress = StageProgress(stage);
   if (!progress.empty()) pairs.emplace_back("progress", progress);
   if (!stage.last_message().empty()) {

@@ -38,8 +38,8 @@ std::optional<int64_t> NextBudgetCheckMs(const GpuUse& use, double budget_hours,
   return now_ms + (missing + use.running - 1) / use.running;
 }
 
-std::string BudgetReachedReason(double budget_hours, int64_t used_ms) {
-  return StrCat("budget of ", GpuHoursText(budget_hours), " GPU-h reached (",
+std::string BudgetReachedReason(int64_t run_id, double budget_hours, int64_t used_ms) {
+  return StrCat("run ", run_id, "'s budget of ", GpuHoursText(budget_hours), " GPU-h reached (",
                 GpuHoursText(GpuHoursOfMs(used_ms)), " used)");
 }
 

@@ -28,7 +28,8 @@ int BudgetPercentReached(int64_t used_ms, double budget_hours);
 std::optional<int64_t> NextBudgetCheckMs(const GpuUse& use, double budget_hours, int reached,
                                          int64_t now_ms);
 
-// "budget of 10 GPU-h reached (10.2 used)".
-std::string BudgetReachedReason(double budget_hours, int64_t used_ms);
+// "run 12's budget of 10 GPU-h reached (10.2 used)": the run named, as a team's or workflow's
+// reason names its scope, so that "budget: " before it (a hard stop's attempt) reads once.
+std::string BudgetReachedReason(int64_t run_id, double budget_hours, int64_t used_ms);
 
 }  // namespace longhaul::scheduler

@@ -33,7 +33,7 @@ void Scheduler::CheckBudget(RunState* run) {
     }
     if (reached >= 100) {
       Notice("budget_reached", run, nullptr, 0,
-             StrCat(BudgetReachedReason(budget, used), "; no new attempts"), "");
+             StrCat(BudgetReachedReason(run->row.id, budget, used), "; no new attempts"), "");
     } else {
       Notice("budget_warning", run, nullptr, 0,
              StrCat(kBudgetWarnPercent, " % of the budget of ", budget, " GPU-h used (",
@@ -54,7 +54,7 @@ std::optional<Scheduler::BudgetHold> Scheduler::BudgetHoldOf(const RunState& run
   if (run.row.budget_gpu_hours) {
     int64_t used = GpuMsUsedAt(run.gpu, clock_->NowMs());
     if (BudgetPercentReached(used, *run.row.budget_gpu_hours) >= 100) {
-      own = BudgetReachedReason(*run.row.budget_gpu_hours, used);
+      own = BudgetReachedReason(run.row.id, *run.row.budget_gpu_hours, used);
       hold.hard = run.row.budget_hard;
     }
   }

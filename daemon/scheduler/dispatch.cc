@@ -300,6 +300,7 @@ Status Scheduler::StartAttemptOn(StageState* s, AgentState* agent) {
   s->row.agent_id = agent->row.id;
   s->current = a;
   if (s->spec->resume) s->Extras().previous_agent = agent->row.id;
+  if (s->extras) s->extras->preempted_by.clear();  // placed: no longer what it waits after
   s->attempts.push_back(std::move(attempt));
   runs_.AddLiveAttempt(a);
   a->last_progress_ms = clock_->NowMs();

@@ -73,6 +73,9 @@ struct StageExtras {
   // For a cached stage (row.cached_from_stage_id): the run and stage it reuses, for snapshots.
   int64_t cached_from_run_id = 0;
   std::string cached_from_stage;
+  // Its last attempt was preempted (PreemptedByText), until an attempt of it starts again: the
+  // start of its waiting reason.
+  std::string preempted_by;
 };
 
 struct StageState {

@@ -153,6 +153,12 @@ AgentState* Scheduler::GangAgent(const StageState* s) {
 }
 
 std::string Scheduler::ReadyReason(const StageState* s) const {
+  std::string reason = ReadyReasonAlone(s);
+  if (s->extras == nullptr || s->extras->preempted_by.empty()) return reason;
+  return StrCat(s->extras->preempted_by, "; ", reason);
+}
+
+std::string Scheduler::ReadyReasonAlone(const StageState* s) const {
   bool any_connected = false;
   for (const auto& [id, a] : agents_) any_connected = any_connected || Connected(*a);
   if (!any_connected) {

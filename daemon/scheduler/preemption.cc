@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <tuple>
 
+#include "absl/time/time.h"
+#include "core/strings.h"
 #include "daemon/scheduler/resources.h"
 
 namespace longhaul::scheduler {
@@ -75,6 +77,11 @@ std::string GpuMinutesText(int64_t gpu_ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f GPU-min", static_cast<double>(gpu_ms) / 60'000.0);
   return buf;
+}
+
+std::string PreemptedByText(const std::string& by, int64_t at_ms) {
+  return StrCat("preempted by ", by, " at ",
+                absl::FormatTime("%H:%M:%S UTC", absl::FromUnixMillis(at_ms), absl::UTCTimeZone()));
 }
 
 const PreemptionBook::Pending* PreemptionBook::Find(const StageKey& stage) const {

@@ -58,6 +58,11 @@ std::optional<PreemptChoice> ChooseVictims(std::vector<PreemptCandidate> candida
 // "12.5 GPU-min" (one decimal), for reasons and the audit trail.
 std::string GpuMinutesText(int64_t gpu_ms);
 
+// "preempted by run 41 stage eval (high) at 10:52:03 UTC": what a preempted stage's waiting
+// reason starts with until it is placed again. `by` is the preempting stage as the audit
+// trail names it.
+std::string PreemptedByText(const std::string& by, int64_t at_ms);
+
 class PreemptionBook {
  public:
   using StageKey = std::pair<int64_t, int>;  // (run id, stage index)

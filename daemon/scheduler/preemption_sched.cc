@@ -154,6 +154,7 @@ AgentState* Scheduler::PreemptFor(StageState* s, std::string* reason) {
                      FormatDurationMs(*v->stage->spec->preempt_notice_ms));
     }
     v->row.stop_for_stage_id = s->row.id;  // for RecoverPreemptions
+    v->stage->Extras().preempted_by = PreemptedByText(PreemptStageText(*s), now);
     v1::AuditEntry e;
     e.set_ts_ms(now);
     e.set_principal("longhauld");

@@ -457,8 +457,10 @@ class Scheduler {
   std::string LocalityReason(const StageState* s) const;
   // What a ready stage waits for: "no agent is connected (waiting for an agent with 1 cpus
   // free)" when none is; "no agent matches node_selector {gpu: h200}" when no connected agent
-  // has its labels; else WaitingReason (plus the agents it avoids).
+  // has its labels; else WaitingReason (plus the agents it avoids). After a preemption, it
+  // starts with who preempted it: "preempted by run 41 stage eval (high) at 10:52:03 UTC; ".
   std::string ReadyReason(const StageState* s) const;
+  std::string ReadyReasonAlone(const StageState* s) const;
   // After node_fail on `agent`: later attempts of `s` avoid the node (`node`, for an agent
   // that submits to a cluster) or the agent.
   void AvoidFailedNode(StageState* s, const AgentState& agent, const std::string& node);

@@ -42,7 +42,9 @@ class ScriptedCoordinator : public Coordinator {
     return it->second;
   }
   Result<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest&) override {
-    return absl::UnimplementedError("");
+    v1::ListRunsResponse resp;
+    for (const auto& [id, run] : runs) *resp.add_runs() = run;
+    return resp;
   }
   Result<v1::Run> CancelRun(const v1::CancelRunRequest&) override {
     return absl::UnimplementedError("");
@@ -343,6 +345,66 @@ TEST_F(CommandsTest, ShowStageSaysWhenTheFingerprintCannotBeRead) {
   EXPECT_EQ(ShowRun(ctx_, Show(5, "bench", true)), 0) << err_.str();
   EXPECT_THAT(out_.str(), HasSubstr("what went into the key: cannot read it: fingerprint: "
                                     "'definition_hash' is missing or not a string\n"));
+}
+
+// A run whose budget pauses it goes on (its attempts run to their end): `runs` says both.
+TEST_F(CommandsTest, RunsSaysARunIsPausedByABudget) {
+  auto add = [&](int64_t id, v1::RunStatus status) -> v1::Run& {
+    v1::Run& run = coordinator_->runs[id];
+    run.set_id(id);
+    run.set_workflow_name(StrCat("wf", id));
+    run.set_status(status);
+    return run;
+  };
+  add(1, v1::RUN_RUNNING).mutable_budget()->set_reached(true);  // its own budget
+  add(2, v1::RUN_PENDING)
+      .set_budget_hold("team vision's budget of 1 GPU-h for 30d reached (1 used)");
+  add(3, v1::RUN_RUNNING).mutable_budget()->set_gpu_hours(10);  // within it
+  add(4, v1::RUN_FAILED)
+      .set_budget_hold("workflow wf4's budget of 1 GPU-h for 7d reached (1 used)");
+  EXPECT_EQ(ListRuns(ctx_, RunsOptions()), 0) << err_.str();
+  std::vector<std::string> lines = StrSplit(out_.str(), '\n');
+  ASSERT_GE(lines.size(), 5u) << out_.str();
+  EXPECT_THAT(lines[1], HasSubstr("wf1       running (paused: budget)  "));
+  EXPECT_THAT(lines[2], HasSubstr("wf2       pending (paused: budget)  "));
+  EXPECT_THAT(lines[3], HasSubstr("wf3       running   "));
+  EXPECT_THAT(lines[3], Not(HasSubstr("paused")));
+  EXPECT_THAT(lines[4], Not(HasSubstr("paused"))) << "an ended run is paused by nothing";
+
+  out_.str("");
+  EXPECT_EQ(ShowRun(ctx_, Show(2)), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("  status:    pending (paused: budget)  ("));
+}
+
+// A stage back in the queue after its attempt was preempted: its page says how that ended.
+TEST_F(CommandsTest, ShowStageSaysHowTheLastAttemptEndedWhileItWaitsAgain) {
+  v1::Run& run = coordinator_->runs[5];
+  run.set_id(5);
+  run.set_status(v1::RUN_RUNNING);
+  v1::Stage* s = run.add_stages();
+  s->set_name("train");
+  s->set_status(v1::STAGE_READY);
+  s->set_reason("preempted by run 41 stage eval (high) at 10:52:03 UTC; waiting for an agent");
+  s->set_attempt_count(3);
+  for (int n : {2, 3, 1}) {
+    v1::Attempt* a = s->add_attempts();
+    a->set_number(n);
+    a->set_state(v1::ATTEMPT_KILLED);
+    a->set_reason(StrCat("preempted: room for run ", 39 + n, " stage eval (high)"));
+  }
+  EXPECT_EQ(ShowRun(ctx_, Show(5, "train")), 0) << err_.str();
+  EXPECT_THAT(
+      out_.str(),
+      HasSubstr("  previous:  attempt 3 killed preempted: room for run 42 stage eval (high)\n"));
+
+  // Its next attempt runs: that one is what the page is about.
+  v1::Attempt* next = s->add_attempts();
+  next->set_number(4);
+  next->set_state(v1::ATTEMPT_RUNNING);
+  s->set_status(v1::STAGE_RUNNING);
+  out_.str("");
+  EXPECT_EQ(ShowRun(ctx_, Show(5, "train")), 0) << err_.str();
+  EXPECT_THAT(out_.str(), Not(HasSubstr("previous:")));
 }
 
 TEST_F(CommandsTest, ShowStageErrors) {

@@ -156,11 +156,11 @@ TEST_F(SchedulingTest, ARunPausesAtItsBudgetAndContinuesWhenAnAdminRaisesIt) {
   int64_t id = CliSubmit(yaml, "budgeted.yaml");
   ASSERT_GT(id, 0);
   // The running stage finishes; the next one waits for the budget.
-  Result<v1::Run> paused = cluster().WaitForRun(id, [](const v1::Run& r) {
+  Result<v1::Run> paused = cluster().WaitForRun(id, [id](const v1::Run& r) {
     const v1::Stage* second = FindStage(r, "second");
     return FindStage(r, "first")->status() == v1::STAGE_SUCCEEDED &&
            second->status() == v1::STAGE_READY &&
-           second->reason().starts_with("budget of 0.0003 GPU-h reached (");
+           second->reason().starts_with(StrCat("run ", id, "'s budget of 0.0003 GPU-h reached ("));
   });
   ASSERT_TRUE(paused.ok()) << paused.status().message();
   EXPECT_TRUE(paused->budget().reached());
@@ -170,6 +170,10 @@ TEST_F(SchedulingTest, ARunPausesAtItsBudgetAndContinuesWhenAnAdminRaisesIt) {
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_THAT(show.out, HasSubstr("budget:"));
   EXPECT_THAT(show.out, HasSubstr("reached: no new attempts until an admin raises it"));
+  CommandResult runs = cluster().Cli({"runs"});
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  EXPECT_THAT(runs.out,
+              ::testing::ContainsRegex(StrCat(id, " +budgeted +running \\(paused: budget\\) ")));
 
   CommandResult raise = cluster().Cli({"budget", std::to_string(id), "--gpu-hours", "1"});
   ASSERT_EQ(raise.exit_code, 0) << raise.err;

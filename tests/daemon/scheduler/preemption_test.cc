@@ -3,6 +3,7 @@
 // freed room, the stopped stage's way back with its checkpoint, and what is recorded.
 #include "daemon/scheduler/preemption.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -163,6 +164,12 @@ TEST_F(PreemptionTest, AHighStageStopsALowAttemptWhichResumesFromItsCheckpointAf
   EXPECT_EQ(Stage(other, "other")->row.status, v1::STAGE_READY);
   const StageState* train = Stage(low, "train");
   EXPECT_EQ(train->row.status, v1::STAGE_READY) << "back in the queue, not failed";
+  // Its wait says who took its room and when (the fake clock: 22:13:20 UTC plus 12 minutes).
+  EXPECT_THAT(train->row.reason.str(),
+              ::testing::StartsWith(
+                  StrCat("preempted by run ", high,
+                         " stage eval (high) at 22:25:20 UTC; waiting for an agent with 1 "
+                         "cpus, 1 GPUs free")));
   EXPECT_EQ(train->row.infra_retries_used, 1);
   EXPECT_EQ(train->row.retries_used, 0);
   v1::Stage stored = GetStage(low, "train");
@@ -197,6 +204,8 @@ TEST_F(PreemptionTest, AHighStageStopsALowAttemptWhichResumesFromItsCheckpointAf
   EXPECT_EQ(starts[0].attempt(), 2);
   EXPECT_TRUE(starts[0].resume());
   EXPECT_NE(starts[0].checkpoint().find("ckpt"), std::string::npos) << starts[0].checkpoint();
+  ASSERT_NE(Stage(low, "train")->extras, nullptr);
+  EXPECT_EQ(Stage(low, "train")->extras->preempted_by, "") << "placed: the note is dropped";
 }
 
 TEST_F(PreemptionTest, TheVictimIsTheLowestClassThenTheLeastLostAndNotAnUnpreemptibleStage) {

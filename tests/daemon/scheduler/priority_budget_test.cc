@@ -156,9 +156,10 @@ TEST(BudgetTest, ThresholdsAndTheirTimes) {
 }
 
 TEST(BudgetTest, TheReasonSaysBudgetAndUse) {
-  EXPECT_EQ(BudgetReachedReason(10, GpuMsOfHours(10.2)), "budget of 10 GPU-h reached (10.2 used)");
-  EXPECT_EQ(BudgetReachedReason(0.0003, GpuMsOfHours(0.00031)),
-            "budget of 0.0003 GPU-h reached (0.00031 used)");
+  EXPECT_EQ(BudgetReachedReason(12, 10, GpuMsOfHours(10.2)),
+            "run 12's budget of 10 GPU-h reached (10.2 used)");
+  EXPECT_EQ(BudgetReachedReason(12, 0.005, GpuMsOfHours(0.00503)),
+            "run 12's budget of 0.005 GPU-h reached (0.00503 used)");
 }
 
 }  // namespace

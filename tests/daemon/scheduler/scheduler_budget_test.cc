@@ -149,9 +149,21 @@ TEST_F(SchedulerBudgetTest, AHardBudgetStopsTheRunningAttemptTheStageWaitsAndARa
 
   v1::Stage a = GetStage(run, "a");
   EXPECT_EQ(a.status(), v1::STAGE_READY) << "it waits for the budget; retry.limit 0 is not spent";
-  EXPECT_THAT(a.reason(), StartsWith("budget of 0.5 GPU-h reached ("));
+  EXPECT_EQ(a.reason(), StrCat("run ", run, "'s budget of 0.5 GPU-h reached (0.5 used)"));
+  ASSERT_EQ(a.attempts_size(), 1);
+  EXPECT_EQ(a.attempts(0).reason(),
+            StrCat("budget: run ", run, "'s budget of 0.5 GPU-h reached (0.5 used)"))
+      << "the stopped attempt says 'budget' once, and whose";
   EXPECT_EQ(RetriesUsed(run, "a"), 0);
   EXPECT_TRUE(GetRun(run).budget().reached());
+  // The runs list reads the store, not the scheduler (SetRunBudgetUse): `longhaul runs` reads
+  // this to say the run is paused.
+  auto listed_reached = [&] {
+    Result<v1::ListRunsResponse> listed = store_->ListRuns(v1::ListRunsRequest());
+    EXPECT_TRUE(listed.ok()) << listed.status();
+    return listed.ok() && listed->runs_size() == 1 && listed->runs(0).budget().reached();
+  };
+  EXPECT_TRUE(listed_reached());
   EXPECT_TRUE(TakeStarts().empty());
   clock_.AdvanceMs(kHourMs);
   Batch();
@@ -160,6 +172,7 @@ TEST_F(SchedulerBudgetTest, AHardBudgetStopsTheRunningAttemptTheStageWaitsAndARa
   Batch([&] { ASSERT_TRUE(scheduler_->SetRunBudget(run, 2, "ada").ok()); });
   int64_t second = TakeStartedIds().at("a");
   EXPECT_NE(second, first);
+  EXPECT_FALSE(listed_reached()) << "raised: no longer paused";
   Started(n1, second);
   Exit(n1, second, 0);
   EXPECT_EQ(GetRun(run).status(), v1::RUN_SUCCEEDED);
