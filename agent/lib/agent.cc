@@ -39,12 +39,12 @@ Agent::Agent(boost::asio::io_context& io, AgentConfig config,
       started_at_ms_(clock->NowMs()),
       log_(GetLogger("agent")),
       heartbeat_ms_(config_.heartbeat_ms),
-      cluster_(config_.state_dir),
       inotify_(io, [this](int64_t key, const std::string& name) { OnFileEvent(key, name); }),
       disk_(config_.state_dir, config_.disk_min_free_bytes),
       heartbeat_timer_(io),
       rate_timer_(io),
-      disk_timer_(io) {}
+      disk_timer_(io),
+      cluster_(config_.state_dir) {}
 
 Agent::~Agent() { Shutdown(); }
 
