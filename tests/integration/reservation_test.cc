@@ -8,7 +8,7 @@
 #include "core/strings.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/journal.h"
-#include "tests/integration/tokens.h"
+#include "tests/integration/tokens_cluster.h"
 
 namespace longhaul::testing {
 namespace {
@@ -16,14 +16,8 @@ namespace {
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 
-class ReservationTest : public ClusterTest {
+class ReservationTest : public TokensClusterTest {
  protected:
-  CommandResult As(const std::string& who, std::vector<std::string> args) {
-    std::vector<std::string> argv = {BinPath("longhaul")};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return RunCommand(argv, {{"LONGHAUL_COORDINATOR", cluster().address()},
-                             {"LONGHAUL_TOKEN", tokens_.by_name[who]}});
-  }
   int64_t SubmitAs(const std::string& who, const std::string& name, int gpus) {
     std::string wf = StrCat("name: ", name, "\nstages:\n",
                             StageYaml("train", YamlList({BinPath("lh-testjob")}), {},
@@ -32,9 +26,6 @@ class ReservationTest : public ClusterTest {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.exit_code == 0 ? std::stoll(r.out) : 0;
   }
-
-  TempDir dir_;
-  Tokens tokens_;
 };
 
 TEST_F(ReservationTest, ATeamsReservationKeepsAnotherTeamOffAndItsOwnRunStartsOnIt) {

@@ -8,7 +8,7 @@
 #include "core/strings.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/journal.h"
-#include "tests/integration/tokens.h"
+#include "tests/integration/tokens_cluster.h"
 
 namespace longhaul::testing {
 namespace {
@@ -25,23 +25,14 @@ std::string TwoStepGpuWorkflow(const std::string& name) {
                           {"resources: {gpus: 1, cpus: 1}"}));
 }
 
-class TeamBudgetTest : public ClusterTest {
+class TeamBudgetTest : public TokensClusterTest {
  protected:
-  CommandResult As(const std::string& who, std::vector<std::string> args) {
-    std::vector<std::string> argv = {BinPath("longhaul")};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return RunCommand(argv, {{"LONGHAUL_COORDINATOR", cluster().address()},
-                             {"LONGHAUL_TOKEN", tokens_.by_name[who]}});
-  }
   int64_t SubmitAs(const std::string& who, const std::string& name) {
     CommandResult r =
         As(who, {"submit", cluster().WriteFile(name + ".yaml", TwoStepGpuWorkflow(name))});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.exit_code == 0 ? std::stoll(r.out) : 0;
   }
-
-  TempDir dir_;
-  Tokens tokens_;
 };
 
 TEST_F(TeamBudgetTest, ATeamsBudgetPausesItsTwoRunsWhileAnotherTeamsRunGoesOn) {

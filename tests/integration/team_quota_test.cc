@@ -11,24 +11,14 @@
 #include "core/strings.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/journal.h"
-#include "tests/integration/tokens.h"
+#include "tests/integration/tokens_cluster.h"
 
 namespace longhaul::testing {
 namespace {
 
 using ::testing::HasSubstr;
 
-class TeamQuotaTest : public ClusterTest {
- protected:
-  CommandResult As(const std::string& who, std::vector<std::string> args) {
-    std::vector<std::string> argv = {BinPath("longhaul")};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return RunCommand(argv, {{"LONGHAUL_COORDINATOR", cluster().address()},
-                             {"LONGHAUL_TOKEN", tokens_.by_name[who]}});
-  }
-  TempDir dir_;
-  Tokens tokens_;
-};
+using TeamQuotaTest = TokensClusterTest;
 
 TEST_F(TeamQuotaTest, ARaisedQuotaStartsAWaitingStageWithoutARestart) {
   tokens_ = MakeTokens(dir_, {{"admin", "ada"}, {"operator", "olga"}});

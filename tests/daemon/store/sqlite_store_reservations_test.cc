@@ -3,20 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "daemon/store/sqlite_store.h"
+#include "tests/daemon/store/store_fixture.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::store {
 namespace {
 
-class ReservationStoreTest : public ::testing::Test {
+class ReservationStoreTest : public ReopenedStoreTest {
  protected:
-  void SetUp() override { Reopen(); }
-  void Reopen() {
-    store_.reset();
-    auto s = SqliteStore::Open(dir_.Join("longhaul.db"));
-    ASSERT_TRUE(s.ok()) << s.status();
-    store_ = std::move(*s);
-  }
   int64_t Insert(const std::string& holder, int64_t from_ms, int64_t until_ms) {
     ReservationRow r;
     r.agent_id = "n1";
@@ -34,9 +28,6 @@ class ReservationStoreTest : public ::testing::Test {
     EXPECT_TRUE(store_->Commit().ok());
     return id.value_or(0);
   }
-
-  testing::TempDir dir_;
-  std::unique_ptr<SqliteStore> store_;
 };
 
 TEST_F(ReservationStoreTest, InsertCancelAndListSurviveAReopen) {

@@ -3,21 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "daemon/store/sqlite_store.h"
+#include "tests/daemon/store/store_fixture.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::store {
 namespace {
 
-class TagStoreTest : public ::testing::Test {
+class TagStoreTest : public ReopenedStoreTest {
  protected:
-  void SetUp() override { Reopen(); }
-  void Reopen() {
-    store_.reset();
-    auto s = SqliteStore::Open(dir_.Join("longhaul.db"));
-    ASSERT_TRUE(s.ok()) << s.status();
-    store_ = std::move(*s);
-  }
-
   // A run with one stage `train` whose outputs are `outputs`; returns the stage row.
   StageRow MakeTrainRun(const std::map<std::string, std::string>& outputs) {
     EXPECT_TRUE(store_->Begin().ok());
@@ -53,9 +46,6 @@ class TagStoreTest : public ::testing::Test {
     }
     return store_->Commit();
   }
-
-  testing::TempDir dir_;
-  std::unique_ptr<SqliteStore> store_;
 };
 
 TEST_F(TagStoreTest, SetMoveListAndRemoveSurviveReopen) {

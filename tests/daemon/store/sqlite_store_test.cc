@@ -8,21 +8,14 @@
 #include "daemon/store/reader.h"
 #include "daemon/store/row_codec.h"
 #include "longhaul/v1/agent.pb.h"
+#include "tests/daemon/store/store_fixture.h"
 #include "tests/testing/test_util.h"
 
 namespace longhaul::store {
 namespace {
 
-class SqliteStoreTest : public ::testing::Test {
+class SqliteStoreTest : public ReopenedStoreTest {
  protected:
-  void SetUp() override { Reopen(); }
-  void Reopen() {
-    store_.reset();
-    auto s = SqliteStore::Open(dir_.Join("longhaul.db"));
-    ASSERT_TRUE(s.ok()) << s.status();
-    store_ = std::move(*s);
-  }
-
   // A run with stages a -> b, committed.
   // `prepare` fills in what the submission decides (cache key, resources) before the insert:
   // UpdateStage does not change those.
@@ -68,8 +61,6 @@ class SqliteStoreTest : public ::testing::Test {
     return at;
   }
 
-  testing::TempDir dir_;
-  std::unique_ptr<SqliteStore> store_;
   std::vector<StageRow> stages_;
 };
 
