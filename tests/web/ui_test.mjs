@@ -1511,8 +1511,7 @@ const metricRunsCases = {
     const wide = page.locator('[data-testid="compare-wide"]');
     await wide.locator("tbody tr[data-run]").first().waitFor({ timeout: T });
     // The page notes the time in the frame after the rows reached the screen.
-    await page.waitForFunction(() => document.querySelector('[data-testid="compare-wide"]')?.dataset.drawnAt,
-      null, { timeout: T });
+    await page.locator('[data-testid="compare-wide"][data-drawn-at]').waitFor({ timeout: T });
     const t = await page.evaluate(() => {
       const runs = performance.getEntriesByType("resource").filter((e) => /\/api\/v1\/runs\/\d+\?attempts=1$/.test(e.name));
       const data = Math.max(...runs.map((e) => e.responseEnd));

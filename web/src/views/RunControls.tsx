@@ -68,15 +68,16 @@ export function BudgetRaise({ run }: { run: Run }) {
   const err = a.error &&
     <span class="inline-error" role="alert" data-testid="run-budget-error">{a.error}</span>;
   if (!a.open) {
-    return <span class="confirm">
+    // The space before it only when it is shown: the cost line's text ends with its figures.
+    return <>{" "}<span class="confirm">
       <button class="link" data-testid="run-budget-raise"
               onClick={() => {
                 setText(run.budget ? formatGpuHours(run.budget.gpu_hours * 2).replace(/,/g, "") : "");
                 a.setError("");
                 a.setOpen(true);
-              }}>{run.budget ? "raise" : "set budget"}</button>{err}</span>;
+              }}>{run.budget ? "raise" : "set budget"}</button>{err}</span></>;
   }
-  return (
+  return (<>{" "}
     <span class="confirm asking">
       <input type="text" inputMode="decimal" size={6} value={text} data-testid="run-budget-input"
              aria-label="GPU-hours" placeholder="GPU-h"
@@ -90,5 +91,5 @@ export function BudgetRaise({ run }: { run: Run }) {
         <span class="inline-error">not a positive number of GPU-hours</span>}
       {err}
     </span>
-  );
+  </>);
 }

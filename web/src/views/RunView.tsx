@@ -79,7 +79,7 @@ export function RunHeader({ run, crumb, state }: { run: Run; crumb?: string; sta
           {run.budget_hold && <span data-testid="run-budget-hold" class="bad-text">
             {" "}— paused: {run.budget_hold}</span>}
           {idle && <span class="muted">, {idle}</span>}
-          {!crumb && <> <BudgetRaise run={run} /></>}</div>
+          {!crumb && <BudgetRaise run={run} />}</div>
         {run.user && <div data-testid="run-submitter"><span class="k">submitted by</span>{run.user}
           {run.team && <span class="muted"> · team {run.team}</span>}
           {run.priority !== "normal" && <span class={`tag prio-${run.priority}`}>{run.priority}</span>}</div>}
