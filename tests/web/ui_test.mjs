@@ -1873,6 +1873,12 @@ const opsCases = {
   // API, and the normal run's waiting stage then names it ahead of it in the queue.
   async ops_run_class() {
     const c = await gpuNode();
+    // The blocker needs both GPUs: bring back GPU 1 if gpu_quarantine's XID left it out of
+    // service (the fault gone first, as an admin would after a reset).
+    fakeGpus[1].xids = [];
+    writeNvmlState();
+    const g1 = (await c.api("/agents")).agents.find((a) => a.id === "gpunode").gpus[1];
+    if (g1.health !== "ok") await c.api("/agents/gpunode/gpus/1/undrain", { reason: "reset after its XID" });
     const release = path.join(tmp, "ops-class-release");
     const blockerFile = path.join(tmp, "ops-class-blocker.yaml");
     writeFileSync(blockerFile, `name: ui-ops-blocker
