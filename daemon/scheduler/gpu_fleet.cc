@@ -11,6 +11,9 @@ void GpuFleet::Load(std::vector<store::GpuRow> rows) {
     r.row = std::move(row);
     // A GPU quarantined before a restart is checked again after a cool-down from now.
     r.next_check_ms = 0;
+    // The agent's verdict that quarantined it was heard: the same verdict in its first report
+    // after a restart is not a new fault (an admin may have brought the GPU back meanwhile).
+    r.reported_unhealthy = r.row.health == "quarantined" && r.row.by == "agent";
   }
 }
 

@@ -88,6 +88,20 @@ TEST(GpuFleetTest, DrainedGpusAreNotCheckedAndUndrainBringsThemBack) {
   EXPECT_TRUE(fleet.Offered("a1", 2));
 }
 
+// After a restart (Load), the agent still calling a GPU unhealthy that an admin has brought
+// back since is not a new fault; a hardware XID in that report is.
+TEST(GpuFleetTest, AnUnhealthyVerdictHeardBeforeARestartDoesNotQuarantineAgain) {
+  GpuFleet fleet;
+  fleet.Load({store::GpuRow{"a1", 0, "GPU-0", "quarantined", "XID 79", 5, "agent", 0}});
+  fleet.Undrain("a1", 0, "ada", 10);
+  auto out = fleet.OnReport("a1", {Reading(0, 11, 0, false)}, 11);
+  EXPECT_TRUE(out.quarantined.empty());
+  EXPECT_TRUE(fleet.Offered("a1", 0));
+  out = fleet.OnReport("a1", {Reading(0, 12, 0, false, {{79, "hardware"}})}, 12);
+  ASSERT_EQ(out.quarantined.size(), 1u);
+  EXPECT_FALSE(fleet.Offered("a1", 0));
+}
+
 // A stage's gpu_fault (a failed pre-flight) quarantines a GPU in service once; a drained one
 // stays drained. QuarantinedOn counts an agent's quarantined GPUs for the node threshold.
 TEST(GpuFleetTest, AStageReportedFaultQuarantinesAGpuInService) {
