@@ -580,6 +580,10 @@ stages:
     await textMatches(page.locator('[data-agent="gpunode"] tr[data-gpu="0"] [data-testid="gpu-health"]'), /^ok$/);
     await textMatches(page.locator('[data-agent="gpunode"] tr[data-gpu="0"]'), /80 %[\s\S]*40\.0 GiB \/ 140 GiB[\s\S]*300 W[\s\S]*55 °C/);
     await shot("agents-gpus");
+    // The XID was one event: the fake stops reporting it, so a GPU 1 that passing pre-flights
+    // bring back during a later case is not quarantined again under that case's attempt.
+    fakeGpus[1].xids = [];
+    writeNvmlState();
   },
 
   // Drain on GPU 0 with a reason drains it (shown, and in the audit trail under the caller);
@@ -667,6 +671,13 @@ stages:
       await textMatches(row.locator('[data-col="message"]'),
         /GPU \d memory at 97% \(140000 of 143771 MiB\): near the limit, a CUDA OOM may follow/);
       await shot("gpu-memory-warning");
+      // Its idle time needs more than the one sample the warning came from: let the agent
+      // take a few more (100 ms apart) before the stage ends.
+      const t0 = Date.now();
+      await waitFor(async () => {
+        const node = (await c.api("/agents")).agents.find((a) => a.id === "gpunode");
+        return node.gpus.every((g) => Number(g.reading?.ts_ms ?? 0) > t0 + 300);
+      }, T, "no GPU samples after the warning");
     } finally {
       fakeGpus.forEach((g, i) => { g.mem_used = before[i]; });
       writeNvmlState();
